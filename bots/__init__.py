@@ -1,0 +1,1 @@
+"""maag.bots (see ../shared/DESIGN.md)."""

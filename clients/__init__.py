@@ -1,0 +1,1 @@
+"""maag.clients (see ../shared/DESIGN.md)."""

@@ -1,0 +1,143 @@
+"""cffi build script for the C rules core (out-of-line API mode). It only builds.
+
+Wired in two places that must agree: setup.py's ``cffi_modules`` names this file, and
+pyproject.toml's ``[build-system] requires`` lists cffi.
+
+Environment switches:
+  MAAG_CFLAGS  extra compiler flags (the tests use it for -fsanitize=address,undefined).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+
+from cffi import FFI
+
+HERE = Path(__file__).resolve().parent
+SOURCES = ["mg_rng.c", "mg_game.c", "mg_kernels.c", "heroes_state.c", "heroes_rules.c", "heroes_eval.c"]
+# -ffp-contract=off: the rules' double arithmetic must match the Java reference bit for bit.
+CFLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-ffp-contract=off"]
+
+CDEF = """
+typedef uint32_t mg_action;
+typedef struct mg_rng { uint64_t s[4]; } mg_rng;
+
+#define MG_OK ...
+#define MG_ERR_CONFIG ...
+#define MG_ERR_ILLEGAL ...
+#define MG_ERR_TERMINAL ...
+#define MG_ERR_DECODE ...
+#define MG_ERR_STATE ...
+#define MG_ERR_LEN ...
+#define MG_MAX_ACTIONS ...
+#define MG_MAX_STATE_SIZE ...
+
+typedef struct mg_game_vt {
+    int version;
+    const char *name;
+    size_t state_size;
+    size_t config_size;
+    int max_actions;
+    void (*default_config)(void *cfg);
+    int (*init)(void *st, const void *cfg, uint64_t seed, char *err);
+    int (*legal)(const void *st, mg_action *out);
+    int (*check)(const void *st, mg_action a);
+    int (*apply)(void *st, mg_action a, mg_rng *rng);
+    int (*current)(const void *st);
+    int (*terminal)(const void *st, int *winner);
+    double (*evaluate)(const void *st, int player);
+    uint64_t (*hash)(const void *st);
+    int (*rate)(const void *st, mg_action a);
+    int (*prune)(const void *st, mg_action *acts, int n);
+    void (*observe)(const void *st, int seat, void *obs);
+    void (*determinize)(const void *obs, mg_rng *rng, void *out);
+    int (*is_end_turn)(mg_action a);
+    const char *(*errstr)(int code);
+    ...;
+} mg_game_vt;
+
+const char *mg_errstr(int code);
+const mg_game_vt *mg_game_find(const char *name);
+
+void mg_rng_seed(mg_rng *r, uint64_t seed);
+uint64_t mg_rng_next(mg_rng *r);
+uint32_t mg_rng_below(mg_rng *r, uint32_t n);
+
+long mg_random_playout(const mg_game_vt *vt, void *st, mg_rng *rng, long max_actions);
+int mg_bench_playouts(const mg_game_vt *vt, const void *start, double seconds, uint64_t seed,
+                      long *games, long *actions, double *elapsed);
+int mg_bench_legal(const mg_game_vt *vt, const void *states, int n, double seconds, long *calls,
+                   double *elapsed);
+int mg_bench_clone_apply(const mg_game_vt *vt, const void *states, int n, double seconds,
+                         uint64_t seed, long *count, double *elapsed);
+
+/* heroes */
+#define HR_MAX_SQ ...
+#define HR_NCARDS ...
+#define HR_MAX_ACTIONS ...
+typedef struct hr_unit { int16_t hp; uint8_t kind; uint8_t owner; uint8_t items; ...; } hr_unit;
+typedef struct hr_config { int map; int deck; int ap; int start_ap; int turn_limit; int draws; } hr_config;
+typedef struct hr_state {
+    uint64_t zob;
+    int32_t deck_seed[2];
+    hr_unit board[45];
+    uint8_t hand[2][11];
+    uint8_t deck[2][11];
+    uint8_t hand_n[2];
+    uint8_t deck_n[2];
+    int16_t turn;
+    int16_t turn_limit;
+    int8_t ap;
+    int8_t ap_per_turn;
+    uint8_t current;
+    uint8_t terminal;
+    int8_t winner;
+    uint8_t map;
+    uint8_t w, h;
+    uint8_t draws;
+    uint8_t deck_kind;
+    int8_t observer;
+    ...;
+} hr_state;
+extern const mg_game_vt mg_heroes_vt;
+extern const uint8_t hr_decks[3][11];
+int hr_max_hp(const hr_unit *u);
+uint64_t hr_zobrist_full(const hr_state *st);
+int hr_finish_import(hr_state *st, char *err);
+int hr_reference_legal_count(const hr_state *st);
+"""
+
+VERSION_GUARD = '\nconst char *mg_build_version(void) { return "%s"; }\n'
+
+
+def _version() -> str:
+    for line in (HERE.parent / "pyproject.toml").read_text().splitlines():
+        if line.startswith("version"):
+            return line.split("=", 1)[1].strip().strip('"')
+    return "0"
+
+
+def make_ffi(module: str = "maag.engine._core", extra_cflags: list[str] | None = None) -> FFI:
+    """Build the FFI object; `module` and `extra_cflags` let tests build variants."""
+    ffi = FFI()
+    ffi.cdef(CDEF + "const char *mg_build_version(void);")
+    flags = CFLAGS + shlex.split(os.environ.get("MAAG_CFLAGS", "")) + (extra_cflags or [])
+    ffi.set_source(
+        module,
+        '#include "mg_game.h"\n#include "mg_kernels.h"\n#include "mg_heroes.h"\n'
+        + VERSION_GUARD % _version(),
+        # setuptools wants source paths relative to the project root (the build's cwd).
+        sources=[os.path.relpath(HERE / "src" / s) for s in SOURCES],
+        include_dirs=[str(HERE / "include")],
+        extra_compile_args=flags,
+        extra_link_args=[f for f in flags if f.startswith("-fsanitize")],
+    )
+    return ffi
+
+
+ffi = make_ffi()
+
+if __name__ == "__main__":
+    ffi.compile(verbose=True)

@@ -1,0 +1,202 @@
+"""The generic Python face of the C core: `Game` (a configured game), `State` (one position,
+with the RNG beside it) and `Action` (an integer code with a readable dict form).
+Every game plugs in through its C interface record plus a small Python module for its
+configuration, action dicts and JSON (heroes.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from . import heroes
+from ._lowlevel import check, errstr, ffi, lib
+
+_GAME_MODULES: dict[str, tuple[ModuleType, str]] = {"heroes": (heroes, "hr_state")}
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One action: `code` is the compact integer form; `to_dict()` the readable one."""
+
+    code: int
+    game: str = "heroes"
+
+    def to_dict(self) -> dict[str, Any]:
+        return _GAME_MODULES[self.game][0].action_to_dict(self.code)  # type: ignore[no-any-return]
+
+    def __str__(self) -> str:
+        return json.dumps(self.to_dict(), separators=(",", ":"))
+
+
+class Game:
+    """A game with its configuration, e.g. ``Game("heroes", {"map": "a-small"})``."""
+
+    def __init__(self, name: str = "heroes", config: dict[str, Any] | None = None) -> None:
+        if name not in _GAME_MODULES:
+            raise ValueError(f"unknown game {name!r}; known: {', '.join(_GAME_MODULES)}")
+        self.name = name
+        self._mod, self._ctype = _GAME_MODULES[name]
+        self.vt = lib.mg_game_find(name.encode())
+        self.config: dict[str, Any] = self._mod.make_config(config or {})
+        self._cfg = ffi.new("char[]", self.vt.config_size)
+        self._mod.fill_config(self.config, self._cfg)
+
+    def __repr__(self) -> str:
+        return f"Game({self.name!r}, {self.config!r})"
+
+    def new_state(self, seed: int | None = None) -> State:
+        """A new game. `seed` fixes the deal and any random draws; None takes one from the OS."""
+        if seed is None:
+            seed = int.from_bytes(os.urandom(8), "little")
+        st = State(self)
+        err = ffi.new("char[]", lib.MG_ERR_LEN)
+        rc = self.vt.init(st._buf, self._cfg, seed & (2**64 - 1), err)
+        check(self.vt, rc, ffi.string(err).decode() or None)
+        lib.mg_rng_seed(st._rng, (seed * 0x9E3779B97F4A7C15 + 1) & (2**64 - 1))
+        return st
+
+    def state_from_json(self, obj: dict[str, Any] | str, rng_seed: int | None = None) -> State:
+        """A full state from its JSON form (dict or text); StateError if it is inconsistent."""
+        if isinstance(obj, str):
+            obj = json.loads(obj)
+        st = State(self)
+        self._mod.state_from_json(obj, self.config, st._buf)
+        if rng_seed is None:
+            rng_seed = int.from_bytes(os.urandom(8), "little")
+        lib.mg_rng_seed(st._rng, rng_seed & (2**64 - 1))
+        return st
+
+    def action(self, d: dict[str, Any] | str | int) -> Action:
+        """An Action from its dict form, JSON text or integer code."""
+        if isinstance(d, int):
+            return Action(d, self.name)
+        if isinstance(d, str):
+            d = json.loads(d)
+        return Action(self._mod.action_from_dict(d), self.name)
+
+
+class State:
+    """One position of a game, with the RNG that supplies its chance events beside it."""
+
+    __slots__ = ("game", "_buf", "_rng")
+
+    def __init__(self, game: Game) -> None:
+        self.game = game
+        self._buf = ffi.new("char[]", game.vt.state_size)
+        self._rng = ffi.new("mg_rng *")
+
+    # -- queries -------------------------------------------------------------------------
+    @property
+    def current_player(self) -> int:
+        """The player to act, 0 or 1."""
+        return int(self.game.vt.current(self._buf))
+
+    @property
+    def is_terminal(self) -> bool:
+        return bool(self.game.vt.terminal(self._buf, ffi.NULL))
+
+    @property
+    def winner(self) -> int | None:
+        """0 or 1 once the game is won, -1 for a draw, None while it goes on."""
+        w = ffi.new("int *")
+        if not self.game.vt.terminal(self._buf, w):
+            return None
+        return int(w[0])
+
+    def legal_codes(self) -> list[int]:
+        buf = ffi.new("mg_action[]", lib.MG_MAX_ACTIONS)
+        n = self.game.vt.legal(self._buf, buf)
+        return list(ffi.unpack(buf, n))
+
+    def legal_actions(self) -> list[Action]:
+        """Legal actions in the game's documented order (heroes: the reference's order,
+        then end_turn)."""
+        return [Action(c, self.game.name) for c in self.legal_codes()]
+
+    def is_legal(self, action: Action | int) -> bool:
+        return bool(self.game.vt.check(self._buf, _code(action)) == lib.MG_OK)
+
+    def evaluate(self, player: int) -> float:
+        return float(self.game.vt.evaluate(self._buf, player))
+
+    def rate(self, action: Action | int) -> int:
+        return int(self.game.vt.rate(self._buf, _code(action)))
+
+    def prune(self, actions: list[Action]) -> list[Action]:
+        buf = ffi.new("mg_action[]", [a.code for a in actions] or [0])
+        n = self.game.vt.prune(self._buf, buf, len(actions))
+        return [Action(c, self.game.name) for c in ffi.unpack(buf, n)]
+
+    def hash(self) -> int:
+        return int(self.game.vt.hash(self._buf))
+
+    # -- changes -------------------------------------------------------------------------
+    def apply(self, action: Action | int | dict[str, Any]) -> None:
+        """Apply one action. An illegal one raises IllegalActionError (naming the rule it
+        breaks) or GameOverError, and leaves the state unchanged."""
+        if isinstance(action, dict):
+            action = self.game.action(action)
+        check(self.game.vt, self.game.vt.apply(self._buf, _code(action), self._rng))
+
+    def clone(self) -> State:
+        other = State(self.game)
+        ffi.memmove(other._buf, self._buf, self.game.vt.state_size)
+        ffi.memmove(other._rng, self._rng, ffi.sizeof("mg_rng"))
+        return other
+
+    def observation(self, seat: int) -> State:
+        """What `seat` may see: hidden cards and deck seeds removed (an observation state)."""
+        if seat not in (0, 1):
+            raise ValueError("seat must be 0 or 1")
+        obs = State(self.game)
+        self.game.vt.observe(self._buf, seat, obs._buf)
+        return obs
+
+    def determinize(self, seed: int) -> State:
+        """A full state sampled from this observation (a full state is returned as a copy)."""
+        out = State(self.game)
+        rng = ffi.new("mg_rng *")
+        lib.mg_rng_seed(rng, seed & (2**64 - 1))
+        self.game.vt.determinize(self._buf, rng, out._buf)
+        lib.mg_rng_seed(out._rng, (seed ^ 0x5DEECE66D) & (2**64 - 1))
+        return out
+
+    def random_playout(self, max_actions: int = 1_000_000) -> int:
+        """Play uniformly random actions to the end (END_TURN only when nothing else is
+        legal); returns the number of actions applied."""
+        return int(lib.mg_random_playout(self.game.vt, self._buf, self._rng, max_actions))
+
+    def seed_rng(self, seed: int) -> None:
+        lib.mg_rng_seed(self._rng, seed & (2**64 - 1))
+
+    # -- forms ---------------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        return self.game._mod.state_to_json(self._buf)  # type: ignore[no-any-return]
+
+    def to_bytes(self) -> bytes:
+        return bytes(ffi.buffer(self._buf, self.game.vt.state_size))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, State) and other.game.name == self.game.name and \
+            self.to_bytes() == other.to_bytes()
+
+    def __hash__(self) -> int:
+        return self.hash()
+
+    def __repr__(self) -> str:
+        return f"<State {self.game.name} {json.dumps(self.to_json(), separators=(',', ':'))[:120]}...>"
+
+    def error_text(self, code: int) -> str:
+        return errstr(self.game.vt, code)
+
+    @property
+    def cdata(self) -> Any:
+        """The raw C state (for the game's own struct type)."""
+        return ffi.cast(self.game._ctype + " *", self._buf)
+
+
+def _code(action: Action | int) -> int:
+    return action if isinstance(action, int) else action.code

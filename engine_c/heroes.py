@@ -1,0 +1,247 @@
+"""Heroes specifics for the Python wrapper: configuration, the readable action form and the
+JSON state format of ../shared/conformance/README.md. No rules here: those are in C."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._lowlevel import StateError, ffi, lib
+
+CARDS = ["knight", "archer", "cleric", "wizard", "ninja", "inferno", "potion", "runemetal", "scroll",
+         "dragonscale", "shining_helmet"]
+KINDS = CARDS[:5] + ["", "", "", "", "", "", "crystal"]  # board kinds by index (11 = crystal)
+CRYSTAL = 11
+MAPS = ["a", "a-small", "a-tiny"]
+DECKS = ["standard", "small", "tiny"]
+DRAWS = ["seeded", "random"]
+MAP_DECK = {"a": "standard", "a-small": "small", "a-tiny": "tiny"}
+ITEM_BITS = {"dragonscale": 1, "runemetal": 2, "shining_helmet": 4, "scroll": 8}
+ACTION_TYPES = ["end_turn", "deploy", "equip", "spell", "move", "attack", "heal", "teleport",
+                "swap_card"]
+CARD_TYPES = {"deploy", "equip", "spell"}
+UNIT_TYPES = {"move", "attack", "heal", "teleport"}
+
+
+def make_config(options: dict[str, Any]) -> dict[str, Any]:
+    """Complete a heroes config with its defaults and check names (ranges are checked in C).
+
+    Keys: map (a, a-small, a-tiny), deck (standard, small, tiny; default: the map's own),
+    ap (1..25, default 5), start_ap (default 3 for ap 5, else max(1, ap-1), as the
+    reference), turn_limit (default 100 for ap 5, else 100*max(1, 6-ap)), draws (seeded:
+    the reference's deterministic rule; random: true random draws, the default)."""
+    unknown = set(options) - {"map", "deck", "ap", "start_ap", "turn_limit", "draws"}
+    if unknown:
+        raise ValueError(f"unknown heroes option(s): {', '.join(sorted(unknown))}")
+    cfg = dict(options)
+    cfg.setdefault("map", "a")
+    if cfg["map"] not in MAPS:
+        raise ValueError(f"map must be one of {', '.join(MAPS)}, not {cfg['map']!r}")
+    cfg.setdefault("deck", MAP_DECK[cfg["map"]])
+    if cfg["deck"] not in DECKS:
+        raise ValueError(f"deck must be one of {', '.join(DECKS)}, not {cfg['deck']!r}")
+    cfg.setdefault("draws", "random")
+    if cfg["draws"] not in DRAWS:
+        raise ValueError(f"draws must be one of {', '.join(DRAWS)}, not {cfg['draws']!r}")
+    ap = int(cfg.setdefault("ap", 5))
+    cfg.setdefault("start_ap", 3 if ap == 5 else max(1, ap - 1))
+    cfg.setdefault("turn_limit", 100 if ap == 5 else 100 * max(1, 6 - ap))
+    for key in ("ap", "start_ap", "turn_limit"):
+        if isinstance(cfg[key], bool) or not isinstance(cfg[key], int):
+            raise ValueError(f"{key} must be an integer")
+    return cfg
+
+
+def fill_config(cfg: dict[str, Any], out: Any) -> None:
+    c = ffi.cast("hr_config *", out)
+    c.map = MAPS.index(cfg["map"])
+    c.deck = DECKS.index(cfg["deck"])
+    c.ap = cfg["ap"]
+    c.start_ap = cfg["start_ap"]
+    c.turn_limit = cfg["turn_limit"]
+    c.draws = DRAWS.index(cfg["draws"])
+
+
+# ---- actions -------------------------------------------------------------------------------
+
+def _pack(t: int, card: int = 0, fx: int = 0, fy: int = 0, tx: int = 0, ty: int = 0) -> int:
+    return t | card << 4 | fx << 8 | fy << 12 | tx << 16 | ty << 20
+
+
+def action_to_dict(code: int) -> dict[str, Any]:
+    t = ACTION_TYPES[code & 0xF] if (code & 0xF) < len(ACTION_TYPES) else "?"
+    card, fx, fy, tx, ty = (code >> 4) & 0xF, (code >> 8) & 0xF, (code >> 12) & 0xF, (code >> 16) & 0xF, (
+        code >> 20) & 0xF
+    if t in CARD_TYPES:
+        return {"type": t, "card": CARDS[card], "to": [tx, ty]}
+    if t in UNIT_TYPES:
+        return {"type": t, "from": [fx, fy], "to": [tx, ty]}
+    if t == "swap_card":
+        return {"type": t, "card": CARDS[card]}
+    return {"type": t}
+
+
+def _square(d: dict[str, Any], key: str) -> tuple[int, int]:
+    v = d.get(key)
+    if (not isinstance(v, (list, tuple)) or len(v) != 2
+            or not all(isinstance(c, int) and not isinstance(c, bool) for c in v)):
+        raise ValueError(f"action field {key!r} must be a pair of integers [x, y]")
+    x, y = v
+    if not (0 <= x < 16 and 0 <= y < 16):
+        raise ValueError(f"action field {key!r} is off any board: {[x, y]}")
+    return x, y
+
+
+def _card(d: dict[str, Any]) -> int:
+    c = d.get("card")
+    if c not in CARDS:
+        raise ValueError(f"action field 'card' must be one of {', '.join(CARDS)}, not {c!r}")
+    return CARDS.index(c)
+
+
+def action_from_dict(d: dict[str, Any]) -> int:
+    """The integer code of a readable action; ValueError naming the bad field."""
+    if not isinstance(d, dict):
+        raise ValueError("an action must be a map with a 'type' field")
+    t = d.get("type")
+    if t not in ACTION_TYPES:
+        raise ValueError(f"action type must be one of {', '.join(ACTION_TYPES)}, not {t!r}")
+    allowed = {"type", "engine_label"} | ({"card", "to"} if t in CARD_TYPES else {"from", "to"}
+                                           if t in UNIT_TYPES else {"card"} if t == "swap_card" else set())
+    extra = set(d) - allowed
+    if extra:
+        raise ValueError(f"unexpected field(s) for a {t} action: {', '.join(sorted(extra))}")
+    ti = ACTION_TYPES.index(t)
+    if t in CARD_TYPES:
+        return _pack(ti, _card(d), 0, 0, *_square(d, "to"))
+    if t in UNIT_TYPES:
+        return _pack(ti, 0, *_square(d, "from"), *_square(d, "to"))
+    if t == "swap_card":
+        return _pack(ti, _card(d))
+    return 0
+
+
+# ---- JSON states ---------------------------------------------------------------------------
+
+def state_to_json(st: Any) -> dict[str, Any]:
+    """Export in the conformance format, plus the configuration keys map, deck, draws,
+    ap_per_turn and turn_limit. An observation also has `observer`, `hand_sizes` and
+    `deck_sizes`; the opponent's hand is empty and its deck lists every unseen card."""
+    s = ffi.cast("hr_state *", st)
+    h = s.h
+    board = []
+    for idx in range(s.w * h):
+        u = s.board[idx]
+        if u.owner == 0:
+            continue
+        items = sorted(name for name, bit in ITEM_BITS.items() if u.items & bit)
+        board.append({"x": idx // h, "y": idx % h, "kind": KINDS[u.kind], "owner": int(u.owner),
+                      "hp": int(u.hp), "max_hp": int(lib.hr_max_hp(ffi.addressof(u))), "items": items})
+    board.sort(key=lambda b: (b["y"], b["x"]))
+    hands: dict[str, list[str]] = {}
+    decks: dict[str, dict[str, int]] = {}
+    for p in (0, 1):
+        hands[str(p + 1)] = sorted(c for i, c in enumerate(CARDS) for _ in range(s.hand[p][i]))
+        decks[str(p + 1)] = {c: int(s.deck[p][i]) for i, c in enumerate(CARDS) if s.deck[p][i] > 0}
+    out: dict[str, Any] = {
+        "turn": int(s.turn), "current": int(s.current) + 1, "ap": int(s.ap),
+        "terminal": bool(s.terminal), "winner": int(s.winner) + 1 if s.terminal and s.winner >= 0 else 0,
+        "board": board, "hands": hands, "decks": decks,
+        "deck_seed": {"1": int(s.deck_seed[0]), "2": int(s.deck_seed[1])},
+        "map": MAPS[s.map], "deck": DECKS[s.deck_kind], "draws": DRAWS[s.draws],
+        "ap_per_turn": int(s.ap_per_turn), "turn_limit": int(s.turn_limit),
+    }
+    if s.observer >= 0:
+        opp = 1 - s.observer
+        out["observer"] = int(s.observer) + 1
+        out["hands"][str(opp + 1)] = []
+        out["hand_sizes"] = {"1": int(s.hand_n[0]), "2": int(s.hand_n[1])}
+        out["deck_sizes"] = {"1": int(s.deck_n[0]), "2": int(s.deck_n[1])}
+        del out["deck_seed"]
+    return out
+
+
+def _int(obj: dict[str, Any], key: str, lo: int, hi: int) -> int:
+    v = obj.get(key)
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise StateError(lib.MG_ERR_STATE, f"state field {key!r} must be an integer in {lo}..{hi}, not {v!r}")
+    return v
+
+
+def _fail(msg: str) -> StateError:
+    return StateError(lib.MG_ERR_STATE, msg)
+
+
+def state_from_json(obj: dict[str, Any], cfg: dict[str, Any], out: Any) -> None:
+    """Fill `out` (a zeroed hr_state) from the JSON form, validating every field; the C side
+    then checks the whole (hr_finish_import). Keys map/deck/draws/ap_per_turn/turn_limit in
+    `obj` override `cfg`. Raises StateError naming the field."""
+    if not isinstance(obj, dict):
+        raise _fail("a state must be a JSON object")
+    s = ffi.cast("hr_state *", out)
+    mp = obj.get("map", cfg["map"])
+    deck = obj.get("deck", obj.get("deck_size", cfg["deck"]))
+    draws = obj.get("draws", cfg["draws"])
+    if mp not in MAPS or deck not in DECKS or draws not in DRAWS:
+        raise _fail(f"unknown map {mp!r}, deck {deck!r} or draws {draws!r}")
+    s.map, s.deck_kind, s.draws = MAPS.index(mp), DECKS.index(deck), DRAWS.index(draws)
+    dims = {"a": (9, 5), "a-small": (7, 4), "a-tiny": (5, 3)}[mp]
+    s.w, s.h = dims
+    s.turn = _int(obj, "turn", 1, 30000)
+    s.current = _int(obj, "current", 1, 2) - 1
+    s.ap = _int(obj, "ap", 0, 25)
+    s.ap_per_turn = obj.get("ap_per_turn", cfg["ap"])
+    s.turn_limit = obj.get("turn_limit", cfg["turn_limit"])
+    term = obj.get("terminal")
+    if not isinstance(term, bool):
+        raise _fail("state field 'terminal' must be true or false")
+    s.terminal = term
+    winner = _int(obj, "winner", 0, 2)
+    s.winner = (winner - 1) if term else -1
+    s.observer = -1
+    board = obj.get("board")
+    if not isinstance(board, list):
+        raise _fail("state field 'board' must be a list")
+    seen = set()
+    for u in board:
+        if not isinstance(u, dict):
+            raise _fail("board entries must be objects")
+        x, y = _int(u, "x", 0, dims[0] - 1), _int(u, "y", 0, dims[1] - 1)
+        if (x, y) in seen:
+            raise _fail(f"two units on square [{x}, {y}]")
+        seen.add((x, y))
+        kind = u.get("kind")
+        if kind not in KINDS or kind == "":
+            raise _fail(f"unknown unit kind {kind!r}")
+        items = u.get("items", [])
+        if not isinstance(items, list) or any(i not in ITEM_BITS for i in items) or len(set(items)) != len(items):
+            raise _fail(f"bad items {items!r} on [{x}, {y}]")
+        cell = s.board[x * dims[1] + y]
+        cell.kind = KINDS.index(kind)
+        cell.owner = _int(u, "owner", 1, 2)
+        cell.hp = _int(u, "hp", 0, 30000)
+        cell.items = sum(ITEM_BITS[i] for i in items)
+        if "max_hp" in u and u["max_hp"] != lib.hr_max_hp(ffi.addressof(cell)):
+            raise _fail(f"max_hp of the unit on [{x}, {y}] does not follow from its kind and items")
+    hands, decks, seeds = obj.get("hands"), obj.get("decks"), obj.get("deck_seed", {"1": 0, "2": 0})
+    if not isinstance(hands, dict) or not isinstance(decks, dict) or not isinstance(seeds, dict):
+        raise _fail("state fields 'hands', 'decks' and 'deck_seed' must be objects keyed by '1' and '2'")
+    for p in (0, 1):
+        key = str(p + 1)
+        hand, dk = hands.get(key), decks.get(key)
+        if not isinstance(hand, list) or not isinstance(dk, dict):
+            raise _fail(f"hands[{key!r}] must be a list and decks[{key!r}] an object")
+        for c in hand:
+            if c not in CARDS:
+                raise _fail(f"unknown card {c!r} in hand {key}")
+            s.hand[p][CARDS.index(c)] += 1
+        for c, n in dk.items():
+            if c not in CARDS or isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= 60:
+                raise _fail(f"bad deck entry {c!r}: {n!r} for player {key}")
+            s.deck[p][CARDS.index(c)] = n
+        s.hand_n[p] = len(hand)
+        s.deck_n[p] = sum(dk.values())
+        s.deck_seed[p] = _int(seeds, key, 0, 2**31 - 1)
+    err = ffi.new("char[]", lib.MG_ERR_LEN)
+    rc = lib.hr_finish_import(s, err)
+    if rc != lib.MG_OK:
+        raise StateError(rc, ffi.string(err).decode())

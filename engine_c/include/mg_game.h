@@ -1,0 +1,89 @@
+/* mg_game.h: the generic game interface every maag game implements, status codes, actions. */
+#ifndef MG_GAME_H
+#define MG_GAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mg_rng.h"
+
+/* ---- Status codes (SQLite style) ------------------------------------------------------
+ * MG_OK is 0. Primary codes say what broke; detail codes are primary | (n << 8), so
+ * (code & 0xff) recovers the primary class. Codes may be added later; callers must
+ * treat unknown detail codes by their primary class. mg_errstr() gives the text. */
+#define MG_OK 0
+#define MG_ERR_CONFIG 1   /* a configuration value is unknown or out of range */
+#define MG_ERR_ILLEGAL 2  /* the action is not legal in this state (state unchanged) */
+#define MG_ERR_TERMINAL 3 /* the game is over; no action is accepted */
+#define MG_ERR_DECODE 4   /* the action code does not decode to any action of this game */
+#define MG_ERR_STATE 5    /* an imported state is inconsistent */
+
+#define MG_ERR_LEN 160 /* size of caller-owned error buffers */
+
+/* An action is a small integer whose layout each game defines (heroes: mg_heroes.h). */
+typedef uint32_t mg_action;
+
+/* Upper bound on the legal-action list of any game, for caller-owned buffers. */
+#define MG_MAX_ACTIONS 1024
+
+/* ---- The game interface -----------------------------------------------------------------
+ * A const struct of function pointers. `version` comes first so entries can be appended
+ * later without breaking older games (SQLite's io_methods). Every state is a fixed-size,
+ * pointer-free struct of `state_size` bytes: cloning is memcpy. No entry allocates.
+ *
+ * Required entries are never NULL. Optional entries may be NULL; the fallback is given.
+ * Players are numbered 0 and 1. */
+typedef struct mg_game_vt {
+    int version;            /* MG_VT_VERSION */
+    const char *name;       /* short name: "heroes" */
+    size_t state_size;      /* bytes of one state (and one observation) */
+    size_t config_size;     /* bytes of the game's config struct */
+    int max_actions;        /* bound on the number of legal actions, <= MG_MAX_ACTIONS */
+
+    /* Required. Fill `cfg` with the game's defaults. */
+    void (*default_config)(void *cfg);
+    /* Required. Set up a new game from a config and a seed. Returns MG_OK, or
+     * MG_ERR_CONFIG with a message in err (the state is then unspecified). */
+    int (*init)(void *st, const void *cfg, uint64_t seed, char *err);
+    /* Required. Write the legal actions into out[] in the game's documented order and
+     * return their number. A non-terminal state has at least one (END_TURN). A terminal
+     * state has none. */
+    int (*legal)(const void *st, mg_action *out);
+    /* Required. MG_OK if the action is legal here; else an error code (state untouched). */
+    int (*check)(const void *st, mg_action a);
+    /* Required. Check, then apply. On error the state is unchanged. `rng` supplies chance
+     * events (draws) for games configured with true randomness; it may be NULL otherwise. */
+    int (*apply)(void *st, mg_action a, mg_rng *rng);
+    /* Required. The player to act (0 or 1). */
+    int (*current)(const void *st);
+    /* Required. 1 if the game is over, and then *winner = 0, 1, or -1 for a draw. */
+    int (*terminal)(const void *st, int *winner);
+    /* Required. Heuristic value of the state for `player` (higher is better). */
+    double (*evaluate)(const void *st, int player);
+    /* Required. 64-bit position hash (Zobrist). Equal states give equal hashes. */
+    uint64_t (*hash)(const void *st);
+    /* Optional (NULL: all actions rate 0). Rating used to sort actions, higher first. */
+    int (*rate)(const void *st, mg_action a);
+    /* Optional (NULL: nothing pruned). Remove dominated actions from acts[0..n) in
+     * place, keeping order; return the new count. */
+    int (*prune)(const void *st, mg_action *acts, int n);
+    /* Required. Write into `obs` what `seat` may see: the state with hidden parts
+     * removed. An observation is a state struct with its observer marked. */
+    void (*observe)(const void *st, int seat, void *obs);
+    /* Required. From an observation, sample a full state consistent with it. */
+    void (*determinize)(const void *obs, mg_rng *rng, void *out);
+    /* Required. 1 if an action code belongs to an END_TURN-like action. */
+    int (*is_end_turn)(mg_action a);
+    /* Optional (NULL: mg_errstr). Text for a game-specific detail code. */
+    const char *(*errstr)(int code);
+} mg_game_vt;
+
+#define MG_VT_VERSION 1
+
+/* Text for a status code (never NULL). */
+const char *mg_errstr(int code);
+
+/* The registered game with this short name, or NULL. */
+const mg_game_vt *mg_game_find(const char *name);
+
+#endif

@@ -1,0 +1,163 @@
+/* heroes_eval.c: the reference's heuristic evaluation (spec §14), action rating (§16.1)
+ * and action pruning (§15). */
+#include "heroes_internal.h"
+
+/* Square bonus by kind (K A C W N, then crystal) and square type (§14.2). */
+static int square_value(int kind, int sq)
+{
+    static const int16_t table[12][3] = {
+        /* ASSAULT DEFENSE POWER */
+        [HR_KNIGHT] = {120, 30, 30}, [HR_ARCHER] = {40, 80, 120}, [HR_CLERIC] = {10, 20, 40},
+        [HR_WIZARD] = {40, 70, 100}, [HR_NINJA] = {50, 60, 70},   [HR_CRYSTAL] = {0, 0, 0},
+    };
+    switch (sq) {
+    case HR_SQ_ASSAULT: return table[kind][0];
+    case HR_SQ_DEFENSE: return table[kind][1];
+    case HR_SQ_POWER: return table[kind][2];
+    case HR_SQ_DEPLOY1:
+    case HR_SQ_DEPLOY2: return -75;
+    default: return 0;
+    }
+}
+
+/* Equipment value by kind (§14.2, generic + class part). */
+static int equipment_value(const hr_unit *u)
+{
+    static const int16_t table[5][4] = {
+        /* DRAGONSCALE RUNEMETAL SHINING_HELM SCROLL */
+        [HR_KNIGHT] = {60, -30, 20, -10}, [HR_ARCHER] = {60, 60, 40, 80},
+        [HR_CLERIC] = {30, 20, 20, 30},   [HR_WIZARD] = {50, 60, 40, 80},
+        [HR_NINJA] = {30, 20, 30, 70},
+    };
+    if (u->kind > HR_NINJA)
+        return 0;
+    const int16_t *t = table[u->kind];
+    return ((u->items & HR_EQ_DRAGONSCALE) ? t[0] : 0) + ((u->items & HR_EQ_RUNEMETAL) ? t[1] : 0) +
+           ((u->items & HR_EQ_SHINING_HELM) ? t[2] : 0) + ((u->items & HR_EQ_SCROLL) ? t[3] : 0);
+}
+
+/* Board + card term of player p (0/1), without infernos. */
+static long side_value(const hr_state *st, int p)
+{
+    long v = 0;
+    const uint8_t *sq = hr_maps[st->map].sq;
+    for (int s = 0; s < st->w * st->h; s++) {
+        const hr_unit *u = &st->board[s];
+        if (u->owner != p + 1)
+            continue;
+        int up = u->hp > 0;
+        v += u->hp + hr_base_hp(u->kind) * (up ? 2 : 1) + (up ? square_value(u->kind, sq[s]) : 0) +
+             equipment_value(u) * (up ? 2 : 1);
+    }
+    for (int c = HR_KNIGHT; c <= HR_NINJA; c++)
+        v += (long)(st->hand[p][c] + st->deck[p][c]) * (c == HR_KNIGHT ? 1750 : 1400);
+    return v;
+}
+
+/* Heuristic value for `player` on the raw scale (winVal = false): +-60000 for a win or a
+ * loss, 0 for a draw. The reference's P2 view credits P1's infernos (a bug kept on
+ * purpose, spec §19 Q14). */
+double hr_evaluate(const void *vst, int player)
+{
+    const hr_state *st = vst;
+    if (st->terminal) {
+        if (st->winner < 0)
+            return 0.0;
+        return st->winner == player ? 60000.0 : -60000.0;
+    }
+    long b1 = side_value(st, 0), b2 = side_value(st, 1);
+    long i1 = 750L * (st->hand[0][HR_INFERNO] + st->deck[0][HR_INFERNO]);
+    long i2 = 750L * (st->hand[1][HR_INFERNO] + st->deck[1][HR_INFERNO]);
+    return player == 0 ? (double)((b1 + i1) - (b2 + i2)) : (double)((b2 + i1) - (b1 + i2));
+}
+
+/* The reference's ComplexActionComparator value of an action (§16.1). */
+int hr_rate(const void *vst, mg_action a)
+{
+    const hr_state *st = vst;
+    int type = HR_A_TYPE(a), card = HR_A_CARD(a);
+    if (type == HR_A_END_TURN)
+        return st->ap == 0 ? 10000 : 0;
+    if (type == HR_A_SWAP_CARD || type == HR_A_TELEPORT)
+        return 0;
+    if (type == HR_A_DEPLOY)
+        return 200;
+    int tx = HR_A_TX(a), ty = HR_A_TY(a);
+    if (!hr_on_board(st, tx, ty))
+        return 0;
+    int t = hr_idx(st, tx, ty);
+    const hr_unit *v = &st->board[t];
+    if (type == HR_A_SPELL) {
+        uint64_t m = hr_spell_targets(st, tx, ty);
+        int val = -500;
+        for (int s = 0; s < st->w * st->h; s++)
+            if (m >> s & 1)
+                val += st->board[s].hp == 0 ? 2 * hr_max_hp(&st->board[s]) : 300;
+        return val;
+    }
+    if (type == HR_A_EQUIP) {
+        if (card == HR_POTION) {
+            int items = ((v->items >> 0) & 1) + ((v->items >> 1) & 1) + ((v->items >> 2) & 1) +
+                        ((v->items >> 3) & 1);
+            return v->hp == 0 ? hr_max_hp(v) + 200 * items : hr_max_hp(v) - v->hp - 300;
+        }
+        return hr_power(st, v, t) * (v->hp / hr_max_hp(v));
+    }
+    int f = hr_idx(st, HR_A_FX(a), HR_A_FY(a));
+    const hr_unit *u = &st->board[f];
+    switch (type) {
+    case HR_A_ATTACK:
+        return hr_power(st, u, f) + (u->kind == HR_WIZARD ? 200 : 0);
+    case HR_A_HEAL:
+        return v->hp == 0 ? 1400 : hr_max_hp(v) - v->hp;
+    default: /* HR_A_MOVE */
+        if (v->owner != 0) {
+            /* A cleric onto an enemy KO'd unit within 2 is labelled HEAL by the reference. */
+            int d = hr_abs(HR_A_FX(a) - tx) + hr_abs(HR_A_FY(a) - ty);
+            if (u->kind == HR_CLERIC && d <= 2)
+                return 1400;
+            return 2 * hr_max_hp(v);
+        }
+        return hr_maps[st->map].sq[t] == HR_SQ_NONE ? 0 : 30;
+    }
+}
+
+/* The reference's ActionPruner (§15): drop swaps of cards held once, infernos that hit
+ * nothing, and infernos whose targets are a subset of another's; among infernos with the
+ * same maximal target set the last in enumeration order survives. Order is kept. */
+int hr_prune(const void *vst, mg_action *acts, int n)
+{
+    const hr_state *st = vst;
+    uint64_t targets[HR_MAX_SQ];
+    int where[HR_MAX_SQ], alive[HR_MAX_SQ], ni = 0;
+    uint8_t drop[HR_MAX_ACTIONS];
+    for (int i = 0; i < n; i++) {
+        int type = HR_A_TYPE(acts[i]);
+        drop[i] = 0;
+        if (type == HR_A_SPELL && ni < HR_MAX_SQ) {
+            targets[ni] = hr_spell_targets(st, HR_A_TX(acts[i]), HR_A_TY(acts[i]));
+            where[ni] = i;
+            alive[ni] = targets[ni] != 0;
+            if (!alive[ni])
+                drop[i] = 1;
+            ni++;
+        } else if (type == HR_A_SWAP_CARD && st->hand[st->current][HR_A_CARD(acts[i])] == 1) {
+            drop[i] = 1;
+        }
+    }
+    for (int i = 0; i < ni; i++) {
+        if (!alive[i])
+            continue;
+        for (int j = 0; j < ni; j++)
+            if (j != i && alive[j] && (targets[i] & ~targets[j]) == 0) {
+                alive[i] = 0;
+                drop[where[i]] = 1;
+                break;
+            }
+    }
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (!drop[i])
+            acts[k++] = acts[i];
+    return k;
+}

@@ -1,0 +1,66 @@
+/* heroes_internal.h: helpers shared by the heroes source files (not part of the API). */
+#ifndef HEROES_INTERNAL_H
+#define HEROES_INTERNAL_H
+
+#include "mg_heroes.h"
+
+/* Class table (spec §5.1), indexed by unit kind HR_KNIGHT..HR_NINJA, HR_CRYSTAL. */
+typedef struct hr_class {
+    int16_t max_hp;
+    int8_t speed;
+    int16_t power;
+    int8_t phys_res;
+    int8_t mag_res;
+    int8_t range;
+    int8_t magical; /* attack type: 1 magical, 0 physical */
+    double melee;   /* damage multiplier at distance 1 */
+    double ranged;  /* damage multiplier at distance >= 2 */
+} hr_class;
+
+extern const hr_class hr_classes[12];
+
+static inline int hr_abs(int v) { return v < 0 ? -v : v; }
+static inline int hr_sign(int v) { return (v > 0) - (v < 0); }
+
+static inline const hr_map *hr_map_of(const hr_state *st) { return &hr_maps[st->map]; }
+static inline int hr_idx(const hr_state *st, int x, int y) { return x * st->h + y; }
+static inline int hr_on_board(const hr_state *st, int x, int y)
+{
+    return x >= 0 && y >= 0 && x < st->w && y < st->h;
+}
+
+/* The deploy square type that player p (0/1) may not enter. */
+static inline int hr_opp_deploy_type(int p) { return p == 0 ? HR_SQ_DEPLOY2 : HR_SQ_DEPLOY1; }
+
+static inline int hr_full_health(const hr_unit *u) { return u->hp == hr_max_hp(u); }
+
+/* Board and card mutations: every change goes through these, which keep st->zob. */
+void hr_set_unit(hr_state *st, int s, hr_unit u);
+void hr_clear_square(hr_state *st, int s);
+void hr_hand_add(hr_state *st, int p, int card, int delta);
+void hr_deck_add(hr_state *st, int p, int card, int delta);
+
+/* Draw up to the hand size for player p. Returns MG_OK, or MG_ERR_CONFIG when random
+ * draws are configured and no rng was given (state unchanged then). */
+int hr_draw_up(hr_state *st, int p, mg_rng *rng);
+
+/* Power of unit u standing on square s (spec §10.1). */
+int hr_power(const hr_state *st, const hr_unit *u, int s);
+
+/* Targets of an inferno centred on square s: bit mask over square indices (spec §15). */
+uint64_t hr_spell_targets(const hr_state *st, int tx, int ty);
+
+/* Winner by the reference's getWinner (§12.3): 0, 1, or -1 for a draw. */
+int hr_winner_now(const hr_state *st);
+
+/* Type of the unit action from F to T in this state (spec §8.1), or -1 if none. Both
+ * enumeration and validation use this, so they cannot disagree. */
+int hr_unit_action_type(const hr_state *st, int fx, int fy, int tx, int ty);
+
+/* 1 if item `card` may be dropped on square s by the current player (spec §8.2). */
+int hr_item_target_ok(const hr_state *st, int card, int s);
+
+/* Rules effects (apply after validation). */
+void hr_do_action(hr_state *st, mg_action a, mg_rng *rng);
+
+#endif

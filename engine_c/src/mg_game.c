@@ -1,0 +1,28 @@
+/* mg_game.c: status-code texts and the registry of games by short name. */
+#include <string.h>
+
+#include "mg_game.h"
+#include "mg_heroes.h"
+
+const char *mg_errstr(int code)
+{
+    switch (code & 0xff) {
+    case MG_OK: return "ok";
+    case MG_ERR_CONFIG: return "invalid configuration";
+    case MG_ERR_ILLEGAL: return "illegal action";
+    case MG_ERR_TERMINAL: return "the game is over";
+    case MG_ERR_DECODE: return "the action code does not decode to an action of this game";
+    case MG_ERR_STATE: return "inconsistent state";
+    default: return "unknown error";
+    }
+}
+
+static const mg_game_vt *const registry[] = {&mg_heroes_vt};
+
+const mg_game_vt *mg_game_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof registry / sizeof *registry; i++)
+        if (strcmp(registry[i]->name, name) == 0)
+            return registry[i];
+    return NULL;
+}

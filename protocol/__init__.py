@@ -1,0 +1,1 @@
+"""maag.protocol (see ../shared/DESIGN.md)."""

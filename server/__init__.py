@@ -1,0 +1,1 @@
+"""maag.server (see ../shared/DESIGN.md)."""
