@@ -72,7 +72,7 @@ typedef struct mg_game_vt {
     void (*observe)(const void *st, int seat, void *obs);
     /* Required. From an observation, sample a full state consistent with it. */
     void (*determinize)(const void *obs, mg_rng *rng, void *out);
-    /* Required. 1 if an action code belongs to an END_TURN-like action. */
+    /* Required. 1 if an action code is the END_TURN action (at most once in a legal list). */
     int (*is_end_turn)(mg_action a);
     /* Optional (NULL: mg_errstr). Text for a game-specific detail code. */
     const char *(*errstr)(int code);

@@ -78,6 +78,9 @@ typedef struct hr_unit {
 
 typedef struct hr_state {
     uint64_t zob;                  /* Zobrist hash of board and card sets (kept incrementally) */
+    uint64_t occ[2];               /* bit s set: a unit of player 1 / 2 on square s (kept incrementally) */
+    uint64_t alive;                /* bit s set: the unit on square s has hp > 0 */
+    uint64_t crystals;             /* bit s set: a crystal stands on square s */
     int32_t deck_seed[2];          /* per-deck seed of the seeded draw rule (0 in observations) */
     hr_unit board[HR_MAX_SQ];      /* by square index x*h + y */
     uint8_t hand[2][HR_NCARDS];    /* card counts in each hand */

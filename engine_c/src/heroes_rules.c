@@ -1,6 +1,7 @@
 /* heroes_rules.c: legal-action enumeration, validation and the effects of every action
  * (spec §8-§12). Enumeration and validation share one classifier per action kind. */
 #include "heroes_internal.h"
+#include "heroes_tables.h"
 
 /* ---- Line of sight (§10.7) -------------------------------------------------------------- */
 
@@ -72,19 +73,22 @@ static int los_blocked(const hr_state *st, int x1, int y1, int x2, int y2)
 
 /* ---- Classifiers shared by enumeration and validation ----------------------------------- */
 
-int hr_unit_action_type(const hr_state *st, int fx, int fy, int tx, int ty)
+/* Type of the unit action of u (on (fx,fy)) to square t at (tx,ty), distance d, or -1:
+ * the rules of spec §8.1 written out plainly. Validation uses it; enumeration computes the
+ * same sets with square masks for speed, and a property test checks they agree. */
+static int classify(const hr_state *st, const hr_unit *u, int fx, int fy, int tx, int ty, int t,
+                    int d)
 {
-    const hr_unit *u = &st->board[hr_idx(st, fx, fy)];
-    const hr_unit *v = &st->board[hr_idx(st, tx, ty)];
+    const hr_unit *v = &st->board[t];
     const hr_class *c = &hr_classes[u->kind];
-    int d = hr_abs(tx - fx) + hr_abs(ty - fy);
     int me = st->current + 1;
-    int opp_deploy = hr_maps[st->map].sq[hr_idx(st, tx, ty)] == hr_opp_deploy_type(st->current);
-
-    if (v->owner == 0)
-        return (d <= c->speed && !opp_deploy) ? HR_A_MOVE : -1;
+    if (v->owner == 0) {
+        if (d > c->speed)
+            return -1;
+        return hr_maps[st->map].sq[t] == hr_opp_deploy_type(st->current) ? -1 : HR_A_MOVE;
+    }
     if (v->hp == 0) { /* a knocked-out unit of either owner */
-        if (opp_deploy)
+        if (hr_maps[st->map].sq[t] == hr_opp_deploy_type(st->current))
             return -1;
         if (u->kind == HR_CLERIC && d <= 2)
             /* The reference labels this HEAL but, for an enemy, executes a stomp (§9.5). */
@@ -106,6 +110,12 @@ int hr_unit_action_type(const hr_state *st, int fx, int fy, int tx, int ty)
     if (u->kind == HR_NINJA)
         return HR_A_TELEPORT;
     return -1;
+}
+
+int hr_unit_action_type(const hr_state *st, int fx, int fy, int tx, int ty)
+{
+    int d = hr_abs(tx - fx) + hr_abs(ty - fy);
+    return classify(st, &st->board[hr_idx(st, fx, fy)], fx, fy, tx, ty, hr_idx(st, tx, ty), d);
 }
 
 int hr_item_target_ok(const hr_state *st, int card, int s)
@@ -132,48 +142,111 @@ static int deploy_target_ok(const hr_state *st, int s)
 
 /* ---- Enumeration (§8) ------------------------------------------------------------------- */
 
-static int gen_unit(const hr_state *st, int fx, int fy, mg_action *out, int n)
+/* Lowest set bit index of a non-zero mask. */
+static inline int lowest_bit(uint64_t m)
 {
-    const hr_unit *u = &st->board[hr_idx(st, fx, fy)];
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_ctzll(m);
+#else
+    int i = 0;
+    while (!(m & 1)) {
+        m >>= 1;
+        i++;
+    }
+    return i;
+#endif
+}
+
+/* Square masks of one enumeration (computed once per call from the state's masks). */
+typedef struct gen_ctx {
+    uint64_t empty, ko, ko_mine, enemy_alive, friends, opp_deploy;
+} gen_ctx;
+
+/* 1 if the attack from (fx,fy) to (tx,ty) (offset within 3) is blocked: a living enemy
+ * unit or crystal on a line-of-sight cell (§10.7). */
+static inline int attack_blocked(const hr_state *st, const gen_ctx *g, int fx, int fy, int tx, int ty)
+{
+    const hr_offset *o = &hr_los3[tx - fx + 3][ty - fy + 3];
+    for (int i = 0; i < o->nlos; i++) {
+        int s = (fx + o->los[i][0]) * st->h + fy + o->los[i][1];
+        if (g->enemy_alive >> s & 1)
+            return 1;
+    }
+    return 0;
+}
+
+/* Unit actions of the unit on square f, in the reference's order (dx outer, dy inner, which
+ * is ascending square index since s = x*h + y). Each target square carries at most one
+ * action, so the targets of each kind are computed as masks (the rules of classify, §8.1)
+ * and emitted in ascending order. A property test checks this against classify. */
+static int gen_unit(const hr_state *st, const gen_ctx *g, int f, mg_action *out, int n)
+{
+    const hr_unit *u = &st->board[f];
     const hr_class *c = &hr_classes[u->kind];
-    int r = c->speed > c->range ? c->speed : c->range;
-    if (u->kind == HR_CLERIC && r < 2)
-        r = 2;
-    if (u->kind == HR_NINJA)
-        r = st->w > st->h ? st->w : st->h;
-    /* dx outer, dy inner, ascending; clipping to the board keeps that order. */
-    int x0 = fx - r < 0 ? 0 : fx - r, x1 = fx + r >= st->w ? st->w - 1 : fx + r;
-    int y0 = fy - r < 0 ? 0 : fy - r, y1 = fy + r >= st->h ? st->h - 1 : fy + r;
-    for (int x = x0; x <= x1; x++)
-        for (int y = y0; y <= y1; y++) {
-            if (x == fx && y == fy)
-                continue;
-            int t = hr_unit_action_type(st, fx, fy, x, y);
-            if (t >= 0)
-                out[n++] = HR_ACTION(t, 0, fx, fy, x, y);
+    const uint64_t *dia = hr_diamond[st->map][f];
+    int h = st->h, fx = f / h, fy = f % h;
+    uint64_t move, heal = 0, tele = 0;
+    uint64_t attack = g->enemy_alive & dia[c->range];
+    if (u->kind == HR_CLERIC) {
+        move = (g->empty | (g->ko & ~g->ko_mine)) & dia[2] & ~g->opp_deploy;
+        heal = g->ko_mine & dia[2] & ~g->opp_deploy;
+        uint64_t cand = g->friends & dia[2];
+        while (cand) {
+            int t = lowest_bit(cand);
+            cand &= cand - 1;
+            if (!hr_full_health(&st->board[t]))
+                heal |= (uint64_t)1 << t;
         }
+    } else {
+        move = (g->empty | g->ko) & dia[c->speed] & ~g->opp_deploy;
+        if (u->kind == HR_NINJA)
+            tele = g->friends & ~((uint64_t)1 << f);
+    }
+    uint64_t all = move | attack | heal | tele;
+    while (all) {
+        int t = lowest_bit(all);
+        uint64_t bit = (uint64_t)1 << t;
+        all &= all - 1;
+        int tx = t / h, ty = t % h, k;
+        if (move & bit)
+            k = HR_A_MOVE;
+        else if (heal & bit)
+            k = HR_A_HEAL;
+        else if (tele & bit)
+            k = HR_A_TELEPORT;
+        else if (hr_abs(tx - fx) + hr_abs(ty - fy) > 1 && attack_blocked(st, g, fx, fy, tx, ty))
+            continue;
+        else
+            k = HR_A_ATTACK;
+        out[n++] = HR_ACTION(k, 0, fx, fy, tx, ty);
+    }
     return n;
 }
 
-static int gen_card(const hr_state *st, int card, mg_action *out, int n)
+static int gen_card(const hr_state *st, const gen_ctx *g, int card, mg_action *out, int n)
 {
-    int w = st->w, h = st->h;
+    int w = st->w, h = st->h, me = st->current;
     if (HR_IS_ITEM_CARD(card)) {
-        for (int s = 0; s < w * h; s++)
+        uint64_t cand = st->occ[me] & ~st->crystals;
+        while (cand) {
+            int s = lowest_bit(cand);
+            cand &= cand - 1;
             if (hr_item_target_ok(st, card, s))
                 out[n++] = HR_ACTION(HR_A_EQUIP, card, 0, 0, s / h, s % h);
+        }
     } else if (card == HR_INFERNO) {
-        for (int s = 0; s < w * h; s++)
-            out[n++] = HR_ACTION(HR_A_SPELL, card, 0, 0, s / h, s % h);
+        for (int x = 0; x < w; x++)
+            for (int y = 0; y < h; y++)
+                out[n++] = HR_ACTION(HR_A_SPELL, card, 0, 0, x, y);
     } else {
         const hr_map *m = hr_map_of(st);
-        for (int i = 0; i < m->ndeploy[st->current]; i++) {
-            int s = m->deploy[st->current][i];
-            if (st->board[s].owner == 0 || st->board[s].hp == 0)
+        for (int i = 0; i < m->ndeploy[me]; i++) {
+            int s = m->deploy[me][i];
+            if ((g->empty | g->ko) >> s & 1)
                 out[n++] = HR_ACTION(HR_A_DEPLOY, card, 0, 0, s / h, s % h);
         }
     }
-    if (st->deck_n[st->current] > 0)
+    if (st->deck_n[me] > 0)
         out[n++] = HR_ACTION(HR_A_SWAP_CARD, card, 0, 0, 0, 0);
     return n;
 }
@@ -187,16 +260,28 @@ int hr_legal(const void *vst, mg_action *out)
     if (st->terminal)
         return 0;
     if (st->ap > 0) {
-        int me = st->current + 1;
-        for (int s = 0; s < st->w * st->h; s++) {
-            const hr_unit *u = &st->board[s];
-            if (u->owner == me && u->kind != HR_CRYSTAL && u->hp > 0)
-                n = gen_unit(st, s / st->h, s % st->h, out, n);
+        int me = st->current, opp = 1 - me;
+        const hr_map *m = hr_map_of(st);
+        uint64_t board = ((uint64_t)1 << (st->w * st->h)) - 1;
+        gen_ctx g;
+        g.empty = board & ~(st->occ[0] | st->occ[1]);
+        g.ko = (st->occ[0] | st->occ[1]) & ~st->alive;
+        g.ko_mine = st->occ[me] & ~st->alive;
+        g.enemy_alive = st->occ[opp] & st->alive;
+        g.friends = st->occ[me] & st->alive & ~st->crystals;
+        g.opp_deploy = 0;
+        for (int i = 0; i < m->ndeploy[opp]; i++)
+            g.opp_deploy |= (uint64_t)1 << m->deploy[opp][i];
+        uint64_t units = g.friends;
+        while (units) {
+            int s = lowest_bit(units);
+            units &= units - 1;
+            n = gen_unit(st, &g, s, out, n);
         }
-        const uint8_t *hand = st->hand[st->current];
+        const uint8_t *hand = st->hand[me];
         for (int c = 0; c < HR_NCARDS; c++)
             if (hand[c] > 0)
-                n = gen_card(st, c, out, n);
+                n = gen_card(st, &g, c, out, n);
     }
     out[n++] = HR_ACTION(HR_A_END_TURN, 0, 0, 0, 0, 0);
     return n;

@@ -109,6 +109,35 @@ void hr_set_unit(hr_state *st, int s, hr_unit u)
         memset(&u, 0, sizeof u);
     st->zob ^= unit_key(s, &st->board[s]) ^ unit_key(s, &u);
     st->board[s] = u;
+    uint64_t bit = (uint64_t)1 << s;
+    st->occ[0] &= ~bit;
+    st->occ[1] &= ~bit;
+    st->alive &= ~bit;
+    st->crystals &= ~bit;
+    if (u.owner) {
+        st->occ[u.owner - 1] |= bit;
+        if (u.hp > 0)
+            st->alive |= bit;
+        if (u.kind == HR_CRYSTAL)
+            st->crystals |= bit;
+    }
+}
+
+/* Rebuild the square masks from the board (after an import). */
+static void rebuild_masks(hr_state *st)
+{
+    st->occ[0] = st->occ[1] = st->alive = st->crystals = 0;
+    for (int s = 0; s < HR_MAX_SQ; s++) {
+        const hr_unit *u = &st->board[s];
+        uint64_t bit = (uint64_t)1 << s;
+        if (!u->owner)
+            continue;
+        st->occ[u->owner - 1] |= bit;
+        if (u->hp > 0)
+            st->alive |= bit;
+        if (u->kind == HR_CRYSTAL)
+            st->crystals |= bit;
+    }
 }
 
 void hr_clear_square(hr_state *st, int s)
@@ -418,6 +447,7 @@ int hr_finish_import(hr_state *st, char *err)
     if (rc != MG_OK)
         return rc;
     st->zob = hr_zobrist_full(st);
+    rebuild_masks(st);
     return MG_OK;
 }
 

@@ -17,19 +17,17 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* A uniformly random non-END_TURN action, or END_TURN if there is none. */
+/* A uniformly random non-END_TURN action, or END_TURN if there is none. A legal list
+ * holds END_TURN at most once, so rejection sampling is uniform over the others. */
 static mg_action random_action(const mg_game_vt *vt, const mg_action *acts, int n, mg_rng *rng)
 {
-    int others = 0;
-    for (int i = 0; i < n; i++)
-        others += !vt->is_end_turn(acts[i]);
-    if (others == 0)
+    if (n == 1)
         return acts[0];
-    int k = (int)mg_rng_below(rng, (uint32_t)others);
-    for (int i = 0; i < n; i++)
-        if (!vt->is_end_turn(acts[i]) && k-- == 0)
-            return acts[i];
-    return acts[0];
+    for (;;) {
+        mg_action a = acts[mg_rng_below(rng, (uint32_t)n)];
+        if (!vt->is_end_turn(a))
+            return a;
+    }
 }
 
 long mg_random_playout(const mg_game_vt *vt, void *st, mg_rng *rng, long max_actions)
