@@ -1,3 +1,41 @@
-"""The `maag` command line (placeholder until the CLI module lands)."""
-def main() -> int:
-    return 0
+"""The `maag` command line. Each subcommand lives in its own module with a
+`register(subparsers)` function that adds its parser and sets `func`; this file only
+assembles them."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from maag.server import cmd_bench, cmd_conformance
+
+# Subcommand modules, in the order `maag --help` lists them.
+COMMANDS = [cmd_conformance, cmd_bench]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="maag",
+        description="Referee server and bot suite for multi-action adversarial games.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in COMMANDS:
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

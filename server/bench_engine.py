@@ -1,0 +1,78 @@
+"""`maag bench engine`: single-thread throughput of the C rules core.
+
+Measures, with the timed loops in C (mg_kernels.c) so Python overhead is not counted:
+uniform-random playouts to the end of the game from the initial state of map `a` (games/s
+and actions/s), legal-action enumeration on a fixed set of mid-game states (calls/s), and
+memcpy-clone plus apply of one random legal action on those states (pairs/s). Each figure
+is the median of several runs."""
+
+from __future__ import annotations
+
+import random
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from maag.engine import Game, State
+from maag.engine._lowlevel import ffi, lib
+
+# The Java reference clone on this kind of machine (issue 2): one thread, medians of 5x10 s.
+REFERENCE = {
+    "playout_actions_per_s": 296_600.0,
+    "playout_games_per_s": 496.0,
+    "legal_actions_per_s": 603_000.0,
+    "clone_apply_per_s": 869_000.0,
+}
+
+
+def midgame_states(game: Game, count: int = 20, seed: int = 2015) -> list[State]:
+    """A fixed set of mid-game states: random play (seeded draws) for 20..120 actions."""
+    rng = random.Random(seed)
+    states: list[State] = []
+    while len(states) < count:
+        st = game.new_state(rng.randrange(2**62))
+        st.seed_rng(rng.randrange(2**62))
+        for _ in range(rng.randrange(20, 120)):
+            if st.is_terminal:
+                break
+            codes = st.legal_codes()
+            st.apply(rng.choice([c for c in codes if c != 0] or codes))
+        if not st.is_terminal and st.legal_codes() != [0]:
+            states.append(st)
+    return states
+
+
+@dataclass
+class EngineBench:
+    playout_games_per_s: float
+    playout_actions_per_s: float
+    legal_actions_per_s: float
+    clone_apply_per_s: float
+    runs: int
+    seconds: float
+
+    def as_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = dict(self.__dict__)
+        d["ratio_to_reference"] = {k: round(d[k] / v, 2) for k, v in REFERENCE.items()}
+        return d
+
+
+def run(runs: int = 5, seconds: float = 2.0, progress: Any = None) -> EngineBench:
+    game = Game("heroes", {"map": "a", "draws": "seeded"})
+    start = game.new_state(seed=1)
+    states = midgame_states(game)
+    blob = ffi.from_buffer(b"".join(s.to_bytes() for s in states))
+    a, b, el = ffi.new("long *"), ffi.new("long *"), ffi.new("double *")
+    games, actions, legal, clone = [], [], [], []
+    for i in range(runs):
+        lib.mg_bench_playouts(game.vt, start._buf, seconds, i + 1, a, b, el)
+        games.append(a[0] / el[0])
+        actions.append(b[0] / el[0])
+        lib.mg_bench_legal(game.vt, blob, len(states), seconds, a, el)
+        legal.append(a[0] / el[0])
+        lib.mg_bench_clone_apply(game.vt, blob, len(states), seconds, i + 1, a, el)
+        clone.append(a[0] / el[0])
+        if progress:
+            progress(i + 1)
+    med = statistics.median
+    return EngineBench(med(games), med(actions), med(legal), med(clone), runs, seconds)

@@ -1,0 +1,63 @@
+"""`maag bench ...`: benchmarks. Figures go to docs/benchmarks.md; tests never time."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+from typing import Any
+
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from maag.server import bench_engine
+
+
+def machine() -> dict[str, Any]:
+    model = platform.processor() or ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    import os
+
+    return {"cpu": model, "cores": os.cpu_count(), "python": platform.python_version()}
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("bench", help="benchmarks (engine, ...)")
+    bsub = p.add_subparsers(dest="bench", metavar="WHAT")
+    e = bsub.add_parser("engine", help="rules-core throughput, one thread", description=bench_engine.__doc__)
+    e.add_argument("--runs", type=int, default=5, help="runs per figure; the median is reported (default 5)")
+    e.add_argument("--seconds", type=float, default=2.0, help="seconds per run (default 2)")
+    e.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    e.set_defaults(func=run_engine)
+    p.set_defaults(func=lambda a: (p.print_help(), 2)[1])
+
+
+def run_engine(args: argparse.Namespace) -> int:
+    if args.json:
+        res = bench_engine.run(args.runs, args.seconds)
+        print(json.dumps({**res.as_dict(), "machine": machine()}))
+        return 0
+    console = Console()
+    with Progress(console=console, transient=True) as prog:
+        task = prog.add_task("bench engine", total=args.runs)
+        res = bench_engine.run(args.runs, args.seconds, progress=lambda i: prog.update(task, completed=i))
+    table = Table(title=f"maag bench engine: medians of {args.runs} runs of {args.seconds:g} s, one thread")
+    table.add_column("figure")
+    table.add_column("maag", justify="right")
+    table.add_column("Java reference", justify="right")
+    table.add_column("ratio", justify="right")
+    d = res.as_dict()
+    for key, ref in bench_engine.REFERENCE.items():
+        table.add_row(key, f"{d[key]:,.0f}", f"{ref:,.0f}", f"{d[key] / ref:.1f}x")
+    console.print(table)
+    m = machine()
+    console.print(f"machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}")
+    return 0

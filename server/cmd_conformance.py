@@ -1,0 +1,20 @@
+"""`maag conformance FILE.jsonl`: check the engine against recorded reference traces."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from maag.server import conformance
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("conformance", help="replay reference traces and compare every step",
+                       description=conformance.__doc__)
+    p.add_argument("file", help="a .jsonl trace file (see ../shared/conformance/README.md)")
+    p.add_argument("--show", type=int, default=5, metavar="N", help="print the first N mismatches (default 5)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    return conformance.run(args.file, max_report=args.show)
