@@ -213,7 +213,8 @@ def state_from_json(obj: dict[str, Any], cfg: dict[str, Any], out: Any) -> None:
         if kind not in KINDS or kind == "":
             raise _fail(f"unknown unit kind {kind!r}")
         items = u.get("items", [])
-        if not isinstance(items, list) or any(i not in ITEM_BITS for i in items) or len(set(items)) != len(items):
+        if (not isinstance(items, list) or any(i not in ITEM_BITS for i in items)
+                or len(set(items)) != len(items)):
             raise _fail(f"bad items {items!r} on [{x}, {y}]")
         cell = s.board[x * dims[1] + y]
         cell.kind = KINDS.index(kind)

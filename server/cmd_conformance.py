@@ -12,7 +12,8 @@ def register(sub: Any) -> None:
     p = sub.add_parser("conformance", help="replay reference traces and compare every step",
                        description=conformance.__doc__)
     p.add_argument("file", help="a .jsonl trace file (see ../shared/conformance/README.md)")
-    p.add_argument("--show", type=int, default=5, metavar="N", help="print the first N mismatches (default 5)")
+    p.add_argument("--show", type=int, default=5, metavar="N",
+                   help="print the first N mismatches (default 5)")
     p.set_defaults(func=run)
 
 

@@ -46,7 +46,8 @@ def diff_states(expected: dict[str, Any], actual: dict[str, Any]) -> list[str]:
     lines = []
     for path in sorted(set(exp) | set(act)):
         if exp.get(path, "<absent>") != act.get(path, "<absent>"):
-            lines.append(f"  {path}: expected {exp.get(path, '<absent>')!r}, got {act.get(path, '<absent>')!r}")
+            want, got = exp.get(path, "<absent>"), act.get(path, "<absent>")
+            lines.append(f"  {path}: expected {want!r}, got {got!r}")
     return lines
 
 

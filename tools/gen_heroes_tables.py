@@ -55,7 +55,7 @@ def los_cells(dx: int, dy: int) -> list[tuple[int, int]]:
 def entry(dx: int, dy: int) -> str:
     cells = los_cells(dx, dy)
     assert len(cells) <= 4
-    c = ", ".join("{%d, %d}" % p for p in cells) or "{0, 0}"
+    c = ", ".join(f"{{{x}, {y}}}" for x, y in cells) or "{0, 0}"
     return f"{{{dx}, {dy}, {abs(dx) + abs(dy)}, {len(cells)}, {{{c}}}}}"
 
 
