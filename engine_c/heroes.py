@@ -174,7 +174,8 @@ def _fail(msg: str) -> StateError:
 def state_from_json(obj: dict[str, Any], cfg: dict[str, Any], out: Any) -> None:
     """Fill `out` (a zeroed hr_state) from the JSON form, validating every field; the C side
     then checks the whole (hr_finish_import). Keys map/deck/draws/ap_per_turn/turn_limit in
-    `obj` override `cfg`. Raises StateError naming the field."""
+    `obj` override `cfg`. With `observer` it is an observation (as state_to_json writes
+    one). Raises StateError naming the field."""
     if not isinstance(obj, dict):
         raise _fail("a state must be a JSON object")
     s = ffi.cast("hr_state *", out)
@@ -197,7 +198,10 @@ def state_from_json(obj: dict[str, Any], cfg: dict[str, Any], out: Any) -> None:
     s.terminal = term
     winner = _int(obj, "winner", 0, 2)
     s.winner = (winner - 1) if term else -1
-    s.observer = -1
+    observer = obj.get("observer")
+    if observer is not None and observer not in (1, 2):
+        raise _fail("state field 'observer' must be 1 or 2 when present")
+    s.observer = observer - 1 if observer else -1
     board = obj.get("board")
     if not isinstance(board, list):
         raise _fail("state field 'board' must be a list")
@@ -242,6 +246,12 @@ def state_from_json(obj: dict[str, Any], cfg: dict[str, Any], out: Any) -> None:
         s.hand_n[p] = len(hand)
         s.deck_n[p] = sum(dk.values())
         s.deck_seed[p] = _int(seeds, key, 0, 2**31 - 1)
+        if observer is not None:
+            sizes = (obj.get("hand_sizes"), obj.get("deck_sizes"))
+            if not all(isinstance(z, dict) for z in sizes):
+                raise _fail("an observation needs 'hand_sizes' and 'deck_sizes' objects")
+            s.hand_n[p] = _int(sizes[0], key, 0, 60)  # type: ignore[arg-type]
+            s.deck_n[p] = _int(sizes[1], key, 0, 60)  # type: ignore[arg-type]
     err = ffi.new("char[]", lib.MG_ERR_LEN)
     rc = lib.hr_finish_import(s, err)
     if rc != lib.MG_OK:

@@ -293,6 +293,7 @@ static int hr_init(void *vst, const void *vcfg, uint64_t seed, char *err)
     st->turn = 1;
     st->turn_limit = (int16_t)cfg->turn_limit;
     st->observer = -1;
+    st->winner = -1; /* -1 while the game goes on, as after an import */
     mg_rng rng;
     mg_rng_seed(&rng, seed);
     for (int p = 0; p < 2; p++) {
@@ -393,8 +394,15 @@ static int check_cards(const hr_state *st, char *err)
             if (used > hr_decks[st->deck_kind][c])
                 return state_error(err, "more cards of a kind than the deck holds");
         }
-        if (hn != st->hand_n[p] || dn != st->deck_n[p])
+        if (st->observer == 1 - p) {
+            /* An observation's opponent: hand empty, deck[] = every unseen card. */
+            if (hn != 0 || dn != st->hand_n[p] + st->deck_n[p])
+                return state_error(err, "the unseen cards do not add up to hand_sizes + deck_sizes");
+            if (st->hand_n[p] > HR_HAND_SIZE)
+                return state_error(err, "a hand holds more than 6 cards");
+        } else if (hn != st->hand_n[p] || dn != st->deck_n[p]) {
             return state_error(err, "hand or deck size does not match the counts");
+        }
         if (st->observer != 1 - p && hn > HR_HAND_SIZE)
             return state_error(err, "a hand holds more than 6 cards");
         if (st->deck_seed[p] < 0)
