@@ -1,13 +1,43 @@
 """The only module that touches the compiled core: loads it, checks its version, and turns
-status codes into exceptions."""
+status codes into exceptions.
+
+Environment switch:
+  MAAG_CORE_MODULE=/path/to/module.so  load the core from that file instead of the installed
+      ``maag.engine._core`` (the tests use it to run the rules under a build made with
+      ``-fsanitize=address,undefined``, see tests/engine/test_sanitizer.py). The module
+      name is the file name up to its first dot, and must be the name the file was built
+      with (``make_ffi(module=...)`` in build_engine.py). ``CORE_FILE`` is the loaded path.
+"""
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import os
 from importlib.metadata import PackageNotFoundError, version
+from types import ModuleType
+from typing import Any
 
-from maag.engine._core import ffi, lib  # type: ignore[import-not-found]
 
-__all__ = ["ffi", "lib", "EngineError", "IllegalActionError", "GameOverError", "ConfigError",
+def _load_core() -> ModuleType:
+    path = os.environ.get("MAAG_CORE_MODULE")
+    if not path:
+        return importlib.import_module("maag.engine._core")
+    name = os.path.basename(path).split(".", 1)[0]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"MAAG_CORE_MODULE={path!r} is not a loadable extension module")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_core = _load_core()
+ffi: Any = _core.ffi
+lib: Any = _core.lib
+CORE_FILE: str = str(_core.__file__)
+
+__all__ = ["ffi", "lib", "CORE_FILE", "EngineError", "IllegalActionError", "GameOverError", "ConfigError",
            "StateError", "check", "errstr"]
 
 
