@@ -55,7 +55,8 @@ def postgres_url() -> str:
     try:
         psycopg.connect(url, connect_timeout=10).close()
     except psycopg.Error as e:
-        why = f"PostgreSQL unreachable at {url} ({e}); start one with: export MAAG_TEST_POSTGRES=$(.ci/postgres-start)"
+        why = (f"PostgreSQL unreachable at {url} ({e}); start one with: "
+               "export MAAG_TEST_POSTGRES=$(.ci/postgres-start)")
         if in_ci() or given:
             pytest.fail(why)
         pytest.skip(why)
