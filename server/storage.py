@@ -301,8 +301,12 @@ def open_storage(url: str | os.PathLike[str] | None = None) -> Storage:
     text = str(url)
     if text.startswith("sqlite:///"):
         return SQLiteStorage(text[len("sqlite:///"):])
+    if text.startswith(("postgresql://", "postgres://")):
+        from maag.server.storage_pg import PostgresStorage
+
+        return PostgresStorage(text)
     if "://" in text:
-        raise StorageError(f"unsupported storage URL {text!r} (use a file path or sqlite:///PATH)")
+        raise StorageError(f"unsupported storage URL {text!r} (use a file path, sqlite:///PATH or postgresql://...)")
     return SQLiteStorage(text)
 
 

@@ -1,0 +1,156 @@
+"""One storage suite, run against SQLite and a real PostgreSQL (`postgres_db` fixture)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from maag.server.storage import Storage, StorageError, open_storage
+
+BACKENDS = ["sqlite", "postgres"]
+
+
+@pytest.fixture(params=BACKENDS)
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A URL naming an empty database of each backend."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'maag.sqlite3'}"
+    return str(request.getfixturevalue("postgres_db"))
+
+
+@pytest.fixture
+def store(db_url: str) -> Iterator[Storage]:
+    s = open_storage(db_url)
+    yield s
+    s.close()
+
+
+def replay(winner: int | None = 0, reason: str = "rules", plies: int = 12, seed: int = 77) -> dict[str, Any]:
+    return {"game": "heroes", "seed": seed, "actions": [{"type": "end_turn"}] * plies,
+            "result": {"winner": winner, "reason": reason, "plies": plies},
+            "tags": {"event": "test"}, "clock": {"think_ms": [1.5, 2.5]}}
+
+
+def test_backend_class(store: Storage, db_url: str) -> None:
+    expected = "PostgresStorage" if db_url.startswith("postgresql://") else "SQLiteStorage"
+    assert type(store).__name__ == expected
+
+
+def test_bots_and_tokens(store: Storage) -> None:
+    t1 = store.add_bot("alpha")
+    t2 = store.add_bot("beta")
+    assert t1 != t2 and t1.startswith("maag_")
+    assert store.bot_by_token(t1) == "alpha" and store.bot_by_token(t2) == "beta"
+    assert store.bot_by_token("maag_nope") is None
+    assert [b.name for b in store.list_bots()] == ["alpha", "beta"]
+    with pytest.raises(StorageError):
+        store.add_bot("alpha")
+    t3 = store.add_bot("alpha", replace=True)
+    assert store.bot_by_token(t1) is None and store.bot_by_token(t3) == "alpha"
+    for bad in ("", " x", "a\nb", "n" * 65):
+        with pytest.raises(StorageError):
+            store.add_bot(bad)
+    assert len(store.list_bots()) == 2
+
+
+def test_games_results_replays(store: Storage) -> None:
+    g1 = store.create_game("heroes", {"map": "a"}, ("alpha", "beta"), "10/1+0.1", match_id="m1")
+    g2 = store.create_game("heroes", {"map": "b"}, ("beta", "alpha"), "10/1+0.1", match_id="m1")
+    g3 = store.create_game("heroes", {}, ("x", "y"), "inf")
+    assert g1 < g2 < g3
+    rec = store.get_game(g1)
+    assert rec is not None and rec.status == "running" and rec.seats == ("alpha", "beta")
+    assert rec.config == {"map": "a"} and rec.match_id == "m1" and rec.winner is None
+    store.finish_game(g1, replay(winner=1, plies=30))
+    rec = store.get_game(g1)
+    assert rec is not None and (rec.status, rec.winner, rec.reason, rec.plies) == ("finished", 1, "rules", 30)
+    assert rec.finished is not None
+    assert store.get_replay(g1) == replay(winner=1, plies=30)
+    assert store.get_replay(g2) is None and store.get_game(9999) is None
+    # Finishing twice is refused and changes nothing.
+    with pytest.raises(StorageError):
+        store.finish_game(g1, replay(winner=0))
+    assert store.get_replay(g1) == replay(winner=1, plies=30)
+    store.finish_game(g2, replay(winner=-1, reason="turn_limit"))
+    assert [g.id for g in store.list_games(match_id="m1")] == [g2, g1]
+    assert [g.id for g in store.list_games(status="running")] == [g3]
+    assert [g.id for g in store.list_games(limit=2)] == [g3, g2]
+    assert store.get_game(g2).winner == -1  # type: ignore[union-attr]
+
+
+def test_aborts(store: Storage) -> None:
+    g1 = store.create_game("heroes", {}, ("a", "b"), "inf")
+    g2 = store.create_game("heroes", {}, ("a", "b"), "inf")
+    g3 = store.create_game("heroes", {}, ("a", "b"), "inf")
+    store.finish_game(g1, replay(winner=None, reason="aborted"))
+    store.finish_game(g2, replay())
+    assert store.abort_unfinished() == 1
+    assert [store.get_game(g).status for g in (g1, g2, g3)] == ["aborted", "finished", "aborted"]  # type: ignore
+    with pytest.raises(StorageError):
+        store.finish_game(g3, replay())
+
+
+def test_reopen_sees_everything(db_url: str) -> None:
+    s = open_storage(db_url)
+    token = s.add_bot("keeper")
+    gid = s.create_game("heroes", {}, ("keeper", "other"), "inf")
+    s.finish_game(gid, replay())
+    s.close()
+    s = open_storage(db_url)
+    assert s.bot_by_token(token) == "keeper"
+    assert s.get_replay(gid) == replay()
+    s.close()
+
+
+WRITER = """
+import os, sys
+from maag.server.storage import open_storage
+s = open_storage(sys.argv[1])
+gid = s.create_game("heroes", {}, ("a", "b"), "inf")
+s.finish_game(gid, {"seed": 1, "result": {"winner": 0, "reason": "rules", "plies": 3}})
+print(gid, flush=True)
+sys.stdin.readline()  # killed here
+"""
+
+
+def test_finished_game_survives_kill_9(db_url: str) -> None:
+    """A result is durable once finish_game returns: kill -9 the writer right after."""
+    p = subprocess.Popen([sys.executable, "-c", WRITER, db_url], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    assert p.stdout is not None
+    gid = int(p.stdout.readline())
+    p.kill()
+    p.wait()
+    s = open_storage(db_url)
+    rec = s.get_game(gid)
+    assert rec is not None and rec.status == "finished" and rec.winner == 0
+    s.close()
+
+
+def test_concurrent_writers(db_url: str) -> None:
+    """Several storage objects (own connections) on one fresh database, writing at once."""
+    stores = [open_storage(db_url) for _ in range(4)]
+    ids: list[int] = []
+    lock = threading.Lock()
+
+    def work(s: Storage) -> None:
+        for _ in range(10):
+            gid = s.create_game("heroes", {}, ("a", "b"), "inf")
+            s.finish_game(gid, replay())
+            with lock:
+                ids.append(gid)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in stores]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(set(ids)) == 40
+    assert len(stores[0].list_games(status="finished")) == 40
+    for s in stores:
+        s.close()
