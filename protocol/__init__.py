@@ -1,1 +1,70 @@
-"""maag.protocol (see ../shared/DESIGN.md)."""
+"""maag.protocol: the wire protocol of maag, sans-IO (bytes in, events out; no sockets).
+
+    >>> from maag.protocol import Connection, Role, Greeting, Hello, NEED_DATA
+    >>> client, server = Connection(Role.CLIENT), Connection(Role.SERVER)
+    >>> wire = client.send(Greeting(encoding="json"))
+    >>> wire += client.send(Hello(name="bob", token="t0k", games=["heroes"]))
+    >>> server.receive_data(wire)
+    >>> server.next_event()
+    Greeting(encoding='json', version=1)
+    >>> server.next_event()
+    Hello(name='bob', token='t0k', games=('heroes',), concurrency=1, want_legal=False)
+    >>> server.next_event() is NEED_DATA
+    True
+
+The normative description is docs/protocol.md.
+"""
+
+from ._connection import (
+    DEFAULT_MAX_FRAME,
+    NEED_DATA,
+    Connection,
+    ConnectionClosed,
+    Event,
+    Sentinel,
+    event_key,
+)
+from ._errors import FATAL, ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
+from ._framing import ENCODINGS, MAX_GREETING, Greeting
+from ._messages import (
+    CLIENT_MESSAGES,
+    MAX_CONCURRENCY,
+    MAX_DEPTH,
+    MAX_GAMES,
+    MAX_ID,
+    MAX_NAME,
+    MAX_TEXT,
+    MAX_TOKEN,
+    MAX_TURN_ACTIONS,
+    MESSAGE_TYPES,
+    PROTOCOL_VERSION,
+    SERVER_MESSAGES,
+    Act,
+    Error,
+    GameEvent,
+    GameOver,
+    GameStart,
+    Hello,
+    Message,
+    Ping,
+    Pong,
+    Resign,
+    Result,
+    Turn,
+    Welcome,
+    YourTurn,
+    message_from_dict,
+    message_from_wire,
+)
+from ._state import TRANSITIONS, ConnState, Role
+
+__all__ = [
+    "Connection", "Role", "ConnState", "NEED_DATA", "Sentinel", "ConnectionClosed", "Event", "event_key",
+    "TRANSITIONS", "DEFAULT_MAX_FRAME", "MAX_GREETING", "ENCODINGS", "PROTOCOL_VERSION",
+    "ProtocolError", "LocalProtocolError", "RemoteProtocolError", "ErrorCode", "FATAL",
+    "Greeting", "Message", "Hello", "Act", "Turn", "Resign", "Ping",
+    "Welcome", "GameStart", "YourTurn", "GameEvent", "Result", "GameOver", "Error", "Pong",
+    "CLIENT_MESSAGES", "SERVER_MESSAGES", "MESSAGE_TYPES", "message_from_wire", "message_from_dict",
+    "MAX_NAME", "MAX_TOKEN", "MAX_ID", "MAX_TEXT", "MAX_GAMES", "MAX_CONCURRENCY", "MAX_TURN_ACTIONS",
+    "MAX_DEPTH",
+]

@@ -1,0 +1,185 @@
+"""The sans-IO connection of the maag protocol: bytes in, events out, events in, bytes out.
+No sockets, clocks or tasks: the caller moves the bytes (see docs/protocol.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from ._errors import FATAL, ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
+from ._framing import Codec, Greeting, JsonLinesCodec, extract_greeting, make_codec
+from ._messages import Error, Message, message_from_wire
+from ._state import TRANSITIONS, ConnState, Role
+
+DEFAULT_MAX_FRAME = 1 << 20  # bytes of one frame (or JSON line) this side accepts
+
+
+class Sentinel(Enum):
+    NEED_DATA = "NEED_DATA"
+
+    def __repr__(self) -> str:
+        return self.value
+
+
+NEED_DATA = Sentinel.NEED_DATA
+"""Returned by `next_event` when no whole event is buffered: call `receive_data` first."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionClosed:
+    """The peer closed its stream (after all buffered events). Sending it closes ours."""
+
+
+Event = Greeting | Message | ConnectionClosed
+
+
+def event_key(event: Event) -> str:
+    """The key of `event` in the transition table."""
+    if isinstance(event, Greeting):
+        return "greeting"
+    if isinstance(event, ConnectionClosed):
+        return "eof"
+    if isinstance(event, Error) and event.game_id is None and event.error_code in FATAL:
+        return "fatal_error"
+    return event.TYPE
+
+
+class Connection:
+    """One side of one maag connection.
+
+    role: Role.CLIENT (a bot) or Role.SERVER (the referee).
+    max_frame: the largest frame or JSON line accepted from the peer, in bytes; a larger one
+    is a RemoteProtocolError(frame_too_large), raised as soon as it is detected.
+
+    The client starts by sending `Greeting(encoding="json" or "msgpack")`, then `Hello`; the
+    server's first event is that Greeting. After a ProtocolError the failing side is dead:
+    after a RemoteProtocolError `next_event` raises again and `send` accepts only an `Error`
+    (to report it); after a LocalProtocolError every `send` raises.
+    """
+
+    def __init__(self, role: Role, *, max_frame: int = DEFAULT_MAX_FRAME) -> None:
+        if not isinstance(role, Role):
+            raise TypeError("role must be Role.CLIENT or Role.SERVER")
+        if max_frame < 64:
+            raise ValueError("max_frame must be at least 64 bytes")
+        self.role = role
+        self.max_frame = max_frame
+        self.state = ConnState.GREETING
+        self.encoding: str | None = None  # "msgpack" or "json", once the greeting has passed
+        self.our_error: LocalProtocolError | None = None
+        self.their_error: RemoteProtocolError | None = None
+        self._codec: Codec | None = None
+        self._buf = bytearray()
+        self._eof = False
+        self._closed_seen = False
+
+    def __repr__(self) -> str:
+        return f"<Connection {self.role.value} {self.state.value} {self.encoding or '-'}>"
+
+    # -- receiving -------------------------------------------------------------------------
+    def receive_data(self, data: bytes) -> None:
+        """Add bytes from the peer; b"" means the peer closed its stream."""
+        if self._eof:
+            if data:
+                raise RuntimeError("receive_data after end of stream")
+            return
+        if data:
+            self._buf += data
+        else:
+            self._eof = True
+
+    def next_event(self) -> Event | Sentinel:
+        """The next event from the peer: a Greeting (server only), a Message,
+        ConnectionClosed (repeated on every later call), or NEED_DATA.
+
+        Raises RemoteProtocolError when the peer broke the protocol; any other exception
+        is a bug in this module."""
+        if self.their_error is not None:
+            e = self.their_error
+            raise RemoteProtocolError(e.code, f"the peer already failed: {e.message}", field=e.field)
+        try:
+            return self._next_event()
+        except RemoteProtocolError as e:
+            self.their_error = e
+            raise
+
+    def _next_event(self) -> Event | Sentinel:
+        if self._closed_seen:
+            return ConnectionClosed()
+        event: Event | None = None
+        if self._codec is None:
+            if self.role is Role.SERVER:
+                event = extract_greeting(self._buf) if self._buf else None
+            elif self._buf:
+                raise RemoteProtocolError(ErrorCode.UNEXPECTED_MESSAGE,
+                                          "the server spoke before the greeting")
+        else:
+            frame = self._codec.extract(self._buf, self.max_frame)
+            if frame is not None:
+                event = message_from_wire(self._codec.decode(frame))
+                if event.SENDER != self.role.peer.value:
+                    raise RemoteProtocolError(ErrorCode.UNEXPECTED_MESSAGE,
+                                              f"{event.TYPE} is a {event.SENDER} message")
+        if event is None:
+            if not self._eof:
+                return NEED_DATA
+            if self._buf and (self._codec is None or self._codec.leftover_is_partial(self._buf)):
+                raise RemoteProtocolError(ErrorCode.TRUNCATED_FRAME,
+                                          f"stream ended inside a frame ({len(self._buf)} bytes)")
+            event = ConnectionClosed()
+            self._closed_seen = True
+        self.state = self._transition(self.role.peer, event, RemoteProtocolError)
+        if isinstance(event, Greeting):
+            self._set_encoding(event.encoding)
+        return event
+
+    # -- sending ---------------------------------------------------------------------------
+    def send(self, event: Event) -> bytes:
+        """The bytes that carry `event` to the peer (b"" for ConnectionClosed, which only
+        records that this side closed). Raises LocalProtocolError if this side may not send
+        it now."""
+        if self.our_error is not None:
+            raise LocalProtocolError(self.our_error.code,
+                                     f"this side already failed: {self.our_error.message}")
+        try:
+            return self._send(event)
+        except LocalProtocolError as e:
+            self.our_error = e
+            raise
+
+    def _send(self, event: Event) -> bytes:
+        if self.their_error is not None and not isinstance(event, Error):
+            raise LocalProtocolError(ErrorCode.UNEXPECTED_MESSAGE,
+                                     "the peer broke the protocol: only an error may be sent now")
+        if isinstance(event, Greeting):
+            if self.role is not Role.CLIENT:
+                raise LocalProtocolError(ErrorCode.UNEXPECTED_MESSAGE, "only the client sends the greeting")
+            self.state = self._transition(self.role, event, LocalProtocolError)
+            self._set_encoding(event.encoding)
+            return event.to_bytes()
+        if isinstance(event, ConnectionClosed):
+            self.state = self._transition(self.role, event, LocalProtocolError)
+            return b""
+        if not isinstance(event, Message):
+            raise TypeError(f"cannot send {event!r}")
+        if event.SENDER != self.role.value:
+            raise LocalProtocolError(ErrorCode.UNEXPECTED_MESSAGE,
+                                     f"{event.TYPE} is a {event.SENDER} message")
+        new_state = self._transition(self.role, event, LocalProtocolError)
+        # Before the greeting (refusing a bad one) the server answers in JSON lines.
+        data = (self._codec or JsonLinesCodec()).encode(event.to_wire())
+        self.state = new_state
+        return data
+
+    # -- internals -------------------------------------------------------------------------
+    def _transition(self, sender: Role, event: Event, exc: type[ProtocolError]) -> ConnState:
+        key = event_key(event)
+        try:
+            return TRANSITIONS[sender][self.state][key]
+        except KeyError:
+            raise exc(ErrorCode.UNEXPECTED_MESSAGE,
+                      f"{sender.value} may not send {key} in state {self.state.value}") from None
+
+    def _set_encoding(self, encoding: str) -> None:
+        self.encoding = encoding
+        self._codec = make_codec(encoding)

@@ -1,0 +1,184 @@
+"""The greeting line and the two framings (length-prefixed msgpack, JSON lines) of the maag
+wire protocol; see docs/protocol.md, "Greeting" and "Framing".
+
+A codec cuts frames off the front of a receive buffer, decodes one frame into plain data
+and encodes plain data into one frame. It knows nothing of message types or states.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import msgpack
+
+from ._errors import ErrorCode, LocalProtocolError, RemoteProtocolError
+from ._messages import PROTOCOL_VERSION
+
+ENCODINGS = ("msgpack", "json")
+MAX_GREETING = 64  # bytes of the greeting line, its newline included
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Greeting:
+    """The client's first line, `MAAG <version> <encoding>`: it picks the framing."""
+
+    encoding: str
+    version: int = PROTOCOL_VERSION
+
+    def __post_init__(self) -> None:
+        if self.encoding not in ENCODINGS:
+            raise LocalProtocolError(ErrorCode.BAD_GREETING,
+                                     f"encoding must be one of {', '.join(ENCODINGS)}, not {self.encoding!r}",
+                                     field="encoding")
+        if isinstance(self.version, bool) or not isinstance(self.version, int) or self.version < 0:
+            raise LocalProtocolError(ErrorCode.BAD_GREETING, "version must be a non-negative integer",
+                                     field="version")
+
+    def to_bytes(self) -> bytes:
+        return f"MAAG {self.version} {self.encoding}\n".encode("ascii")
+
+
+_PREFIX = b"MAAG "
+
+
+def extract_greeting(buf: bytearray) -> Greeting | None:
+    """Cut the greeting line off `buf`, or return None while it is incomplete. Raises
+    RemoteProtocolError: bad_greeting, or unsupported_version for a version other than ours."""
+    n = min(len(buf), len(_PREFIX))
+    if bytes(buf[:n]) != _PREFIX[:n]:
+        raise RemoteProtocolError(ErrorCode.BAD_GREETING, "a connection must start with 'MAAG 1 msgpack' "
+                                  "or 'MAAG 1 json' and a newline")
+    end = buf.find(b"\n", 0, MAX_GREETING)
+    if end < 0:
+        if len(buf) >= MAX_GREETING:
+            raise RemoteProtocolError(ErrorCode.BAD_GREETING,
+                                      f"greeting line longer than {MAX_GREETING} bytes")
+        return None
+    line = bytes(buf[:end])
+    del buf[:end + 1]
+    try:
+        parts = line.decode("ascii").split()
+    except UnicodeDecodeError:
+        raise RemoteProtocolError(ErrorCode.BAD_GREETING, "greeting is not ASCII") from None
+    if len(parts) != 3 or parts[0] != "MAAG" or not parts[1].isdigit() or len(parts[1]) > 6:
+        raise RemoteProtocolError(ErrorCode.BAD_GREETING, "greeting must be 'MAAG <version> <encoding>'")
+    if parts[2] not in ENCODINGS:
+        raise RemoteProtocolError(ErrorCode.BAD_GREETING,
+                                  f"encoding must be one of {', '.join(ENCODINGS)}, not {parts[2][:20]!r}")
+    if int(parts[1]) != PROTOCOL_VERSION:
+        raise RemoteProtocolError(ErrorCode.UNSUPPORTED_VERSION,
+                                  f"this server speaks version {PROTOCOL_VERSION}, not {parts[1]}")
+    return Greeting(encoding=parts[2], version=int(parts[1]))
+
+
+class Codec:
+    """One framing. `extract` cuts one frame off `buf` (None: incomplete), `decode` turns a
+    frame into plain data, `encode` plain data into a frame."""
+
+    name: ClassVar[str]
+
+    def extract(self, buf: bytearray, max_frame: int) -> bytes | None:
+        raise NotImplementedError
+
+    def decode(self, frame: bytes) -> Any:
+        raise NotImplementedError
+
+    def encode(self, data: dict[str, Any]) -> bytes:
+        raise NotImplementedError
+
+    def leftover_is_partial(self, buf: bytearray) -> bool:
+        """At end of stream: does `buf` hold the start of a frame (not just padding)?"""
+        return bool(buf)
+
+
+class MsgpackCodec(Codec):
+    """Each frame: a 4-byte big-endian length, then that many bytes holding one msgpack map."""
+
+    name = "msgpack"
+
+    def extract(self, buf: bytearray, max_frame: int) -> bytes | None:
+        if len(buf) < 4:
+            return None
+        n = int.from_bytes(buf[:4], "big")
+        if n == 0:
+            raise RemoteProtocolError(ErrorCode.BAD_FRAME, "a frame of length 0")
+        if n > max_frame:
+            raise RemoteProtocolError(ErrorCode.FRAME_TOO_LARGE,
+                                      f"frame of {n} bytes; the limit is {max_frame}")
+        if len(buf) < 4 + n:
+            return None
+        frame = bytes(buf[4:4 + n])
+        del buf[:4 + n]
+        return frame
+
+    def decode(self, frame: bytes) -> Any:
+        try:
+            return msgpack.unpackb(frame, raw=False, strict_map_key=True, use_list=True)
+        except Exception as e:  # any failure of the decoder is the peer's bad encoding
+            raise RemoteProtocolError(ErrorCode.BAD_ENCODING, f"not one valid msgpack object: {e}") from None
+
+    def encode(self, data: dict[str, Any]) -> bytes:
+        try:
+            body: bytes = msgpack.packb(data, use_bin_type=True)
+        except (TypeError, ValueError, OverflowError) as e:
+            raise LocalProtocolError(ErrorCode.BAD_ENCODING, f"not msgpack data: {e}") from None
+        if len(body) >= 2**32:
+            raise LocalProtocolError(ErrorCode.FRAME_TOO_LARGE,
+                                     f"message of {len(body)} bytes cannot be framed")
+        return len(body).to_bytes(4, "big") + body
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON data")
+
+
+class JsonLinesCodec(Codec):
+    """Each frame: one JSON object in UTF-8 on one line ending with LF (a CR before it is
+    ignored). Blank lines are skipped."""
+
+    name = "json"
+
+    def __init__(self) -> None:
+        self._scanned = 0  # bytes of the buffer already searched for a newline
+
+    def extract(self, buf: bytearray, max_frame: int) -> bytes | None:
+        while True:
+            end = buf.find(b"\n", self._scanned)
+            if end < 0:
+                self._scanned = len(buf)
+                if len(buf) > max_frame + 1:  # +1: a CR that will be dropped
+                    raise RemoteProtocolError(ErrorCode.FRAME_TOO_LARGE,
+                                              f"line over {max_frame} bytes without a newline")
+                return None
+            self._scanned = 0
+            line = bytes(buf[:end])
+            del buf[:end + 1]
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            if len(line) > max_frame:
+                raise RemoteProtocolError(ErrorCode.FRAME_TOO_LARGE,
+                                          f"line of {len(line)} bytes; the limit is {max_frame}")
+            if line.strip(b" \t"):
+                return line
+
+    def decode(self, frame: bytes) -> Any:
+        try:
+            return json.loads(frame.decode("utf-8"), parse_constant=_no_constant)
+        except (ValueError, RecursionError) as e:  # UnicodeDecodeError is a ValueError
+            raise RemoteProtocolError(ErrorCode.BAD_ENCODING, f"not one valid JSON value: {e}") from None
+
+    def encode(self, data: dict[str, Any]) -> bytes:
+        try:
+            text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as e:
+            raise LocalProtocolError(ErrorCode.BAD_ENCODING, f"not JSON data: {e}") from None
+        return text.encode("utf-8") + b"\n"
+
+    def leftover_is_partial(self, buf: bytearray) -> bool:
+        return bool(bytes(buf).strip(b" \t\r"))
+
+
+def make_codec(encoding: str) -> Codec:
+    return MsgpackCodec() if encoding == "msgpack" else JsonLinesCodec()
