@@ -16,7 +16,9 @@ from pathlib import Path
 from cffi import FFI
 
 HERE = Path(__file__).resolve().parent
-SOURCES = ["mg_rng.c", "mg_game.c", "mg_kernels.c", "heroes_state.c", "heroes_rules.c", "heroes_eval.c"]
+SOURCES = ["mg_rng.c", "mg_game.c", "mg_kernels.c", "heroes_state.c", "heroes_rules.c", "heroes_eval.c",
+           "mg_search_common.c", "mg_search_greedy.c", "mg_search_mcts.c", "mg_search_oep.c",
+           "mg_search_ucb.c"]
 # -ffp-contract=off: the rules' double arithmetic must match the Java reference bit for bit.
 CFLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-ffp-contract=off"]
 
@@ -73,6 +75,31 @@ int mg_bench_legal(const mg_game_vt *vt, const void *states, int n, double secon
 int mg_bench_clone_apply(const mg_game_vt *vt, const void *states, int n, double seconds,
                          uint64_t seed, long *count, double *elapsed);
 
+/* search (mg_search.h) */
+#define MG_ERR_NOMEM ...
+#define MG_SEARCH_MAX_PLAN ...
+enum { MG_ALGO_POLICY, MG_ALGO_GREEDY_ACTION, MG_ALGO_GREEDY_TURN, MG_ALGO_MCTS, MG_ALGO_OEP,
+       MG_ALGO_UCB, MG_ALGO_COUNT };
+enum { MG_POLICY_RANDOM, MG_POLICY_META, MG_POLICY_EGREEDY, MG_POLICY_GREEDY, MG_POLICY_COUNT };
+enum { MG_SELECT_MAX, MG_SELECT_ROBUST, MG_SELECT_MAXWINS, MG_SELECT_COUNT };
+enum { MG_STOP_DONE, MG_STOP_TIME, MG_STOP_ITERATIONS, MG_STOP_MEMORY };
+typedef struct mg_search_params {
+    int algo; double budget_ms; long iterations; double value_scale; int prune; int early_end;
+    int policy; double epsilon; double p_card; int rollout_turns;
+    double c; int transpositions; int bridge_burning; int collapse_k; int complete; long max_nodes;
+    int population; double survival; double mutation; int history; int fitness_rollouts;
+    int arms; int select;
+    ...;
+} mg_search_params;
+typedef struct mg_search_stats {
+    long iterations; long evaluations; long nodes; double elapsed_ms; double value; int stop;
+    ...;
+} mg_search_stats;
+int mg_search_defaults(int algo, mg_search_params *p);
+int mg_search_check(const mg_search_params *p, char *err);
+int mg_search(const mg_game_vt *vt, const void *st, const mg_search_params *p, mg_rng *rng,
+              mg_action *plan, int *plan_len, mg_search_stats *stats, char *err);
+
 /* heroes */
 #define HR_MAX_SQ ...
 #define HR_NCARDS ...
@@ -126,7 +153,7 @@ def make_ffi(module: str = "maag.engine._core", extra_cflags: list[str] | None =
     flags = CFLAGS + shlex.split(os.environ.get("MAAG_CFLAGS", "")) + (extra_cflags or [])
     ffi.set_source(
         module,
-        '#include "mg_game.h"\n#include "mg_kernels.h"\n#include "mg_heroes.h"\n'
+        '#include "mg_game.h"\n#include "mg_kernels.h"\n#include "mg_search.h"\n#include "mg_heroes.h"\n'
         + VERSION_GUARD % _version(),
         # setuptools wants source paths relative to the project root (the build's cwd).
         sources=[os.path.relpath(HERE / "src" / s) for s in SOURCES],

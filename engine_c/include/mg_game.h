@@ -17,6 +17,7 @@
 #define MG_ERR_TERMINAL 3 /* the game is over; no action is accepted */
 #define MG_ERR_DECODE 4   /* the action code does not decode to any action of this game */
 #define MG_ERR_STATE 5    /* an imported state is inconsistent */
+#define MG_ERR_NOMEM 6    /* a search could not allocate its arena */
 
 #define MG_ERR_LEN 160 /* size of caller-owned error buffers */
 
@@ -76,9 +77,18 @@ typedef struct mg_game_vt {
     int (*is_end_turn)(mg_action a);
     /* Optional (NULL: mg_errstr). Text for a game-specific detail code. */
     const char *(*errstr)(int code);
+    /* Optional, version >= 2 (NULL: all actions form one group). The group of an action,
+     * for the "random meta" rollout policy: MG_GROUP_UNIT | id for the actions of one
+     * unit, MG_GROUP_CARD | id for those of one card, 0 for END_TURN. */
+    int (*action_group)(mg_action a);
 } mg_game_vt;
 
-#define MG_VT_VERSION 1
+#define MG_VT_VERSION 2
+
+/* Action groups (mg_game_vt.action_group): a class in bits 16+, an id in bits 0-15. */
+#define MG_GROUP_UNIT (1 << 16)
+#define MG_GROUP_CARD (2 << 16)
+#define MG_GROUP_CLASS(g) ((g) >> 16)
 
 /* Text for a status code (never NULL). */
 const char *mg_errstr(int code);

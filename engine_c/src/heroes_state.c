@@ -323,6 +323,20 @@ static int hr_terminal(const void *vst, int *winner)
 
 static int hr_is_end_turn(mg_action a) { return a == 0; }
 
+/* Group for the meta rollout policy (mg_game_vt.action_group): a unit action belongs to
+ * its unit's square, a card action (deploy, equip, spell, swap) to its card. */
+static int hr_action_group(mg_action a)
+{
+    switch (HR_A_TYPE(a)) {
+    case HR_A_END_TURN: return 0;
+    case HR_A_DEPLOY:
+    case HR_A_EQUIP:
+    case HR_A_SPELL:
+    case HR_A_SWAP_CARD: return MG_GROUP_CARD | HR_A_CARD(a);
+    default: return MG_GROUP_UNIT | (HR_A_FX(a) << 4) | HR_A_FY(a);
+    }
+}
+
 /* ---- Hidden information ----------------------------------------------------------------- */
 
 /* Observation for `seat`: the opponent's hand is merged into its deck (deck[] then holds
@@ -510,4 +524,5 @@ const mg_game_vt mg_heroes_vt = {
     hr_determinize,
     hr_is_end_turn,
     hr_errstr,
+    hr_action_group,
 };

@@ -13,6 +13,7 @@ const char *mg_errstr(int code)
     case MG_ERR_TERMINAL: return "the game is over";
     case MG_ERR_DECODE: return "the action code does not decode to an action of this game";
     case MG_ERR_STATE: return "inconsistent state";
+    case MG_ERR_NOMEM: return "out of memory";
     default: return "unknown error";
     }
 }

@@ -1,0 +1,179 @@
+/* mg_search.h: search kernels generic over mg_game_vt: rollout policies, greedy action and
+ * greedy turn, the MCTS family (vanilla, non-exploring, bridge-burning, collapsing), Online
+ * Evolutionary Planning and flat UCB over whole turns. Each returns a plan: the actions for
+ * the rest of the current player's turn, ending with END_TURN unless the game ends first.
+ *
+ * Budgets: a wall-clock budget in milliseconds, checked inside the kernel, and an iteration
+ * budget in the algorithm's own unit (see mg_search_stats.iterations). Either may be 0
+ * (none); the search stops at whichever comes first. With budget_ms = 0, a fixed seed and
+ * an iteration budget a kernel returns the same plan every time.
+ *
+ * Memory: a kernel allocates its arena (tree nodes, transposition table, population) once
+ * per call, before the first iteration, and frees it before returning; nothing is
+ * allocated inside iterations or rollouts. */
+#ifndef MG_SEARCH_H
+#define MG_SEARCH_H
+
+#include "mg_game.h"
+
+/* Longest plan a kernel returns (actions of one turn, END_TURN included). */
+#define MG_SEARCH_MAX_PLAN 64
+
+/* Algorithms (mg_search_params.algo). */
+enum {
+    MG_ALGO_POLICY = 0,   /* play the turn with `policy` (random, random-meta, egreedy, greedy) */
+    MG_ALGO_GREEDY_ACTION, /* one ply at a time: the action whose result evaluates best */
+    MG_ALGO_GREEDY_TURN,  /* depth-first over the turn with a transposition table, anytime */
+    MG_ALGO_MCTS,         /* MCTS over single actions (variants by parameters) */
+    MG_ALGO_OEP,          /* Online Evolutionary Planning over whole-turn genomes */
+    MG_ALGO_UCB,          /* flat UCB1 bandit over sampled whole turns */
+    MG_ALGO_COUNT
+};
+
+/* Action-choice policies for rollouts and policy agents (mg_search_params.policy). */
+enum {
+    MG_POLICY_RANDOM = 0, /* uniform over the legal actions other than END_TURN */
+    MG_POLICY_META,       /* pick unit vs card actions first, then a group, then uniform */
+    MG_POLICY_EGREEDY,    /* as META, then the best-rated action of the group with prob 1-eps */
+    MG_POLICY_GREEDY,     /* the best-rated legal action (first in legal order on ties) */
+    MG_POLICY_COUNT
+};
+
+/* Final choice of the flat UCB bandit (mg_search_params.select). */
+enum {
+    MG_SELECT_MAX = 0, /* highest mean reward */
+    MG_SELECT_ROBUST,  /* most pulls */
+    MG_SELECT_MAXWINS, /* most pulls whose reward beat 0.5 (the root player ahead) */
+    MG_SELECT_COUNT
+};
+
+/* Why a search stopped (mg_search_stats.stop). */
+enum {
+    MG_STOP_DONE = 0,   /* nothing left to search (or the algorithm needs no budget) */
+    MG_STOP_TIME,       /* the time budget ran out */
+    MG_STOP_ITERATIONS, /* the iteration budget ran out */
+    MG_STOP_MEMORY      /* the arena (max_nodes) was full */
+};
+
+/* Every parameter of every kernel; mg_search_defaults() fills the papers' settings. A
+ * kernel reads only the fields it uses. */
+typedef struct mg_search_params {
+    int algo;            /* MG_ALGO_* */
+    double budget_ms;    /* wall-clock budget in milliseconds; 0 = none */
+    long iterations;     /* iteration budget in the algorithm's unit; 0 = none */
+    double value_scale;  /* evaluate() of a won game (heroes 60000); rewards in [0, 1] are
+                          * (v + value_scale) / (2 value_scale) */
+    int prune;           /* 1: search action lists pass through vt->prune */
+    int early_end;       /* 1: END_TURN is a choice while other actions remain; 0: only
+                          * when nothing else is legal (as the reference agents) */
+
+    /* policies and rollouts */
+    int policy;          /* MG_POLICY_*: the policy agent's policy, and the rollout policy */
+    double epsilon;      /* EGREEDY: probability of a uniform choice within the group */
+    double p_card;       /* META, EGREEDY: probability of trying card actions first */
+    int rollout_turns;   /* rollout depth in turns (END_TURNs applied); 0 = evaluate at once */
+
+    /* MCTS */
+    double c;            /* exploration constant: UCB = mean + 2c sqrt(2 ln N / n) */
+    int transpositions;  /* 1: nodes are shared by state hash */
+    int bridge_burning;  /* 1: split the budget into one phase per action of the turn; after
+                          * each phase only the best root child survives and becomes root */
+    int collapse_k;      /* > 0: after k end-of-turn nodes were found, drop every branch of
+                          * the turn that does not reach one; -1: 20 per second of budget;
+                          * 0: off */
+    int complete;        /* 1: a plan whose tree path stops before END_TURN is completed
+                          * greedily; 0: END_TURN is appended (the reference) */
+    long max_nodes;      /* cap on tree nodes / table entries; 0 = 1<<22 */
+
+    /* OEP */
+    int population;      /* genomes per generation */
+    double survival;     /* fraction kept each generation */
+    double mutation;     /* probability that a child is mutated */
+    int history;         /* 1: a table keyed by the outcome's hash caches fitness */
+    int fitness_rollouts; /* 0: heuristic fitness; > 0: minimum over this many rollouts
+                           * (one per generation while the genome survives) */
+
+    /* flat UCB */
+    int arms;            /* distinct whole turns sampled as arms */
+    int select;          /* MG_SELECT_* */
+} mg_search_params;
+
+/* What a search did. */
+typedef struct mg_search_stats {
+    long iterations;     /* MCTS iterations, OEP generations, greedy-turn outcomes
+                          * (distinct end-of-turn states evaluated), UCB pulls, or the
+                          * number of plan steps for the policy and greedy-action kernels */
+    long evaluations;    /* heuristic evaluations */
+    long nodes;          /* tree nodes, table entries or genomes created */
+    double elapsed_ms;   /* wall-clock time of the call */
+    double value;        /* the chosen plan's value in the kernel's own scale */
+    int stop;            /* MG_STOP_* */
+} mg_search_stats;
+
+/* Fill `p` with the defaults of algorithm `algo` (the papers' best settings): MCTS C =
+ * 1/sqrt(2), egreedy rollouts (eps 0.5) of one turn, transpositions on; OEP population
+ * 100, survival 0.5, mutation 0.1, history on; UCB 100 arms, max-reward selection; a
+ * 1000 ms time budget and no iteration budget. Returns MG_OK or MG_ERR_CONFIG for an
+ * unknown algorithm (p is then filled with the MCTS defaults). */
+int mg_search_defaults(int algo, mg_search_params *p);
+
+/* Check parameters: MG_OK, or MG_ERR_CONFIG with a message in err (MG_ERR_LEN bytes, may
+ * be NULL). */
+int mg_search_check(const mg_search_params *p, char *err);
+
+/* Run the kernel chosen by p->algo from state `st` (unchanged), for the player to act.
+ * Writes the plan into plan[0..*plan_len) (room for MG_SEARCH_MAX_PLAN actions) and, if
+ * stats is not NULL, what the search did. `rng` drives every random choice and the chance
+ * events of simulated END_TURNs. Returns MG_OK; MG_ERR_TERMINAL for a finished game;
+ * MG_ERR_CONFIG for bad parameters (message in err, which may be NULL); MG_ERR_NOMEM if
+ * the arena could not be allocated. On error *plan_len is 0. */
+int mg_search(const mg_game_vt *vt, const void *st, const mg_search_params *p, mg_rng *rng,
+              mg_action *plan, int *plan_len, mg_search_stats *stats, char *err);
+
+/* The family kernels behind mg_search (same contract; p->algo is not read). */
+
+/* Play the rest of the turn with p->policy. */
+int mg_search_policy(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                     mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats);
+
+/* Greedy action: at each step the (pruned) action whose resulting state evaluates best
+ * for the mover, ties broken at random, until END_TURN. */
+int mg_search_greedy_action(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                            mg_rng *rng, mg_action *plan, int *plan_len,
+                            mg_search_stats *stats);
+
+/* Greedy turn: depth-first over the turn's (pruned, rating-sorted) action sequences,
+ * skipping states already seen (transposition table), evaluating each distinct
+ * end-of-turn state; anytime (the best outcome found when the budget runs out). With no
+ * budget at all the search is exhaustive. */
+int mg_search_greedy_turn(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                          mg_rng *rng, mg_action *plan, int *plan_len,
+                          mg_search_stats *stats);
+
+/* MCTS over single actions: UCB1 on edges, multi-action negamax backup, transpositions,
+ * rollouts depth-limited in turns, and the non-exploring / bridge-burning / collapsing
+ * variants by parameters. Needs a budget. */
+int mg_search_mcts(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                   mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats);
+
+/* Online Evolutionary Planning: a population of whole-turn genomes, uniform crossover
+ * with the if-allowed rule and repair, mutation, truncation selection. Needs a budget. */
+int mg_search_oep(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                  mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats);
+
+/* Flat UCB1 over p->arms distinct sampled turns, each pull a rollout from the turn's
+ * outcome. Needs a budget. */
+int mg_search_ucb(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                  mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats);
+
+/* One action chosen by `policy` from the legal list acts[0..n) of state st (n > 0). The
+ * META and EGREEDY policies use vt->action_group when the game has it. */
+mg_action mg_policy_choose(const mg_game_vt *vt, const void *st, const mg_action *acts, int n,
+                           const mg_search_params *p, int policy, mg_rng *rng);
+
+/* Play `policy` from st (advanced in place) for p->rollout_turns turns or to the end of
+ * the game; return the reward in [0, 1] for `player` (see value_scale). */
+double mg_rollout(const mg_game_vt *vt, void *st, const mg_search_params *p, int player,
+                  mg_rng *rng);
+
+#endif

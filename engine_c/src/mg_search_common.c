@@ -1,0 +1,341 @@
+/* mg_search_common.c: what every search kernel shares: parameters and their defaults,
+ * budgets, action lists, the rollout policies, rollouts, and the mg_search dispatcher. */
+#define _POSIX_C_SOURCE 199309L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "mg_search_internal.h"
+
+/* ---- Budgets ------------------------------------------------------------------------------ */
+
+double ms_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+void ms_budget_start(ms_budget *b, const mg_search_params *p)
+{
+    b->t0 = ms_now();
+    b->deadline = p->budget_ms > 0 ? b->t0 + p->budget_ms : 0;
+    b->max_iter = p->iterations > 0 ? p->iterations : 0;
+}
+
+int ms_budget_spent(const ms_budget *b, long iter)
+{
+    if (b->max_iter && iter >= b->max_iter)
+        return MG_STOP_ITERATIONS;
+    if (b->deadline > 0 && ms_now() >= b->deadline)
+        return MG_STOP_TIME;
+    return -1;
+}
+
+double ms_budget_progress(const ms_budget *b, long iter)
+{
+    double f = 0;
+    if (b->max_iter)
+        f = (double)iter / (double)b->max_iter;
+    if (b->deadline > 0) {
+        double t = (ms_now() - b->t0) / (b->deadline - b->t0);
+        if (t > f)
+            f = t;
+    }
+    return f > 1 ? 1 : f;
+}
+
+unsigned long ms_pow2(unsigned long n)
+{
+    unsigned long k = 1;
+    while (k < n)
+        k <<= 1;
+    return k;
+}
+
+/* ---- Action lists ------------------------------------------------------------------------- */
+
+int ms_filter_end(const mg_game_vt *vt, mg_action *acts, int n, int early_end)
+{
+    if (n <= 1 || early_end)
+        return n;
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (!vt->is_end_turn(acts[i]))
+            acts[k++] = acts[i];
+    return k;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Stable sort by rating, highest first: keys pack (INT32_MAX - rate, index). */
+static void sort_by_rate(const mg_game_vt *vt, const void *st, mg_action *acts, int n)
+{
+    uint64_t keys[MG_MAX_ACTIONS];
+    mg_action tmp[MG_MAX_ACTIONS];
+    for (int i = 0; i < n; i++) {
+        int64_t k = (int64_t)0x7fffffff - (int64_t)vt->rate(st, acts[i]);
+        keys[i] = ((uint64_t)(uint32_t)k << 32) | (uint32_t)i;
+        tmp[i] = acts[i];
+    }
+    qsort(keys, (size_t)n, sizeof *keys, cmp_u64);
+    for (int i = 0; i < n; i++)
+        acts[i] = tmp[keys[i] & 0xffffffffu];
+}
+
+int ms_actions(const mg_game_vt *vt, const void *st, const mg_search_params *p, int flags,
+               mg_action *out)
+{
+    int n = vt->legal(st, out);
+    n = ms_filter_end(vt, out, n, p->early_end);
+    if ((flags & MS_PRUNE) && p->prune && vt->prune && n > 1) {
+        mg_action keep[MG_MAX_ACTIONS];
+        memcpy(keep, out, (size_t)n * sizeof *out);
+        int k = vt->prune(st, out, n);
+        if (k > 0)
+            n = k;
+        else /* everything pruned: search the unpruned list rather than nothing */
+            memcpy(out, keep, (size_t)n * sizeof *out);
+    }
+    if ((flags & MS_SORT) && vt->rate && n > 1)
+        sort_by_rate(vt, st, out, n);
+    return n;
+}
+
+/* ---- Policies ----------------------------------------------------------------------------- */
+
+static int has_groups(const mg_game_vt *vt)
+{
+    return vt->version >= 2 && vt->action_group != NULL;
+}
+
+/* Index in acts[] of the best-rated action among idx[0..k), the first on ties. */
+static int best_rated(const mg_game_vt *vt, const void *st, const mg_action *acts,
+                      const int *idx, int k)
+{
+    if (!vt->rate)
+        return idx[0];
+    int best = idx[0], bv = vt->rate(st, acts[idx[0]]);
+    for (int i = 1; i < k; i++) {
+        int v = vt->rate(st, acts[idx[i]]);
+        if (v > bv) {
+            bv = v;
+            best = idx[i];
+        }
+    }
+    return best;
+}
+
+/* META / EGREEDY: choose unit or card actions first (card first with probability p_card),
+ * then one group of that class uniformly, then within the group the best-rated action
+ * with probability 1 - eps (EGREEDY) or a uniform one. This is the reference's
+ * RandomHeuristicAI, which picks one unit's or one hand card's actions at random. */
+static mg_action choose_meta(const mg_game_vt *vt, const void *st, const mg_action *acts,
+                             int n, const mg_search_params *p, int greedy_ok, mg_rng *rng)
+{
+    int grp[MG_MAX_ACTIONS], idx[MG_MAX_ACTIONS];
+    int gunit[MG_MAX_ACTIONS], gcard[MG_MAX_ACTIONS], nu = 0, nc = 0;
+    int grouped = has_groups(vt), last = -1;
+    for (int i = 0; i < n; i++) {
+        /* action_group is 0 exactly for END_TURN */
+        int g = grouped ? vt->action_group(acts[i]) : (vt->is_end_turn(acts[i]) ? 0 : MG_GROUP_UNIT);
+        grp[i] = g;
+        if (g == last || !g) /* groups usually come in runs */
+            continue;
+        last = g;
+        int seen = 0;
+        if (MG_GROUP_CLASS(g) == 2) {
+            for (int j = 0; j < nc && !seen; j++)
+                seen = gcard[j] == g;
+            if (!seen)
+                gcard[nc++] = g;
+        } else {
+            for (int j = 0; j < nu && !seen; j++)
+                seen = gunit[j] == g;
+            if (!seen)
+                gunit[nu++] = g;
+        }
+    }
+    if (nu + nc == 0) {
+        for (int i = 0; i < n; i++)
+            if (!grp[i])
+                return acts[i];
+        return acts[0];
+    }
+    int cards_first = mg_rng_double(rng) < p->p_card;
+    int use_cards = (cards_first && nc) || !nu;
+    int g = use_cards ? gcard[mg_rng_below(rng, (uint32_t)nc)] : gunit[mg_rng_below(rng, (uint32_t)nu)];
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (grp[i] == g)
+            idx[k++] = i;
+    if (greedy_ok && mg_rng_double(rng) >= p->epsilon)
+        return acts[best_rated(vt, st, acts, idx, k)];
+    return acts[idx[mg_rng_below(rng, (uint32_t)k)]];
+}
+
+mg_action mg_policy_choose(const mg_game_vt *vt, const void *st, const mg_action *acts, int n,
+                           const mg_search_params *p, int policy, mg_rng *rng)
+{
+    if (n == 1)
+        return acts[0];
+    switch (policy) {
+    case MG_POLICY_META: return choose_meta(vt, st, acts, n, p, 0, rng);
+    case MG_POLICY_EGREEDY: return choose_meta(vt, st, acts, n, p, 1, rng);
+    case MG_POLICY_GREEDY: {
+        int idx[MG_MAX_ACTIONS], k = 0;
+        for (int i = 0; i < n; i++)
+            if (!vt->is_end_turn(acts[i]))
+                idx[k++] = i;
+        return k ? acts[best_rated(vt, st, acts, idx, k)] : acts[0];
+    }
+    default: { /* uniform; END_TURN appears at most once, so rejection is uniform */
+        int others = 0;
+        for (int i = 0; i < n && !others; i++)
+            others = !vt->is_end_turn(acts[i]);
+        if (!others)
+            return acts[0];
+        for (;;) {
+            mg_action a = acts[mg_rng_below(rng, (uint32_t)n)];
+            if (!vt->is_end_turn(a))
+                return a;
+        }
+    }
+    }
+}
+
+double mg_rollout(const mg_game_vt *vt, void *st, const mg_search_params *p, int player,
+                  mg_rng *rng)
+{
+    mg_action acts[MG_MAX_ACTIONS];
+    int turns = 0;
+    for (int steps = 0; turns < p->rollout_turns && steps < 4096; steps++) {
+        int n = vt->legal(st, acts);
+        if (n <= 0)
+            break;
+        mg_action a = mg_policy_choose(vt, st, acts, n, p, p->policy, rng);
+        if (vt->apply(st, a, rng) != MG_OK)
+            break;
+        if (vt->is_end_turn(a))
+            turns++;
+    }
+    return ms_norm(p, vt->evaluate(st, player));
+}
+
+/* ---- Parameters --------------------------------------------------------------------------- */
+
+int mg_search_defaults(int algo, mg_search_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->algo = algo;
+    p->budget_ms = 1000;
+    p->iterations = 0;
+    p->value_scale = 60000;
+    p->prune = 1;
+    p->early_end = 0;
+    p->policy = algo == MG_ALGO_POLICY ? MG_POLICY_RANDOM : MG_POLICY_EGREEDY;
+    p->epsilon = 0.5;
+    p->p_card = 0.25;
+    p->rollout_turns = 1;
+    p->c = 1.0 / sqrt(2.0);
+    p->transpositions = 1;
+    p->bridge_burning = 0;
+    p->collapse_k = 0;
+    p->complete = 1;
+    p->max_nodes = 0;
+    p->population = 100;
+    p->survival = 0.5;
+    p->mutation = 0.1;
+    p->history = 1;
+    p->fitness_rollouts = 0;
+    p->arms = 100;
+    p->select = MG_SELECT_MAX;
+    if (algo < 0 || algo >= MG_ALGO_COUNT) {
+        p->algo = MG_ALGO_MCTS;
+        return MG_ERR_CONFIG;
+    }
+    return MG_OK;
+}
+
+static int config_error(char *err, const char *msg)
+{
+    if (err)
+        snprintf(err, MG_ERR_LEN, "%s", msg);
+    return MG_ERR_CONFIG;
+}
+
+static int unit_interval(double v) { return v >= 0 && v <= 1; }
+
+int mg_search_check(const mg_search_params *p, char *err)
+{
+    if (p->algo < 0 || p->algo >= MG_ALGO_COUNT)
+        return config_error(err, "unknown search algorithm");
+    if (!(p->budget_ms >= 0) || p->iterations < 0)
+        return config_error(err, "budget_ms and iterations must be >= 0");
+    if ((p->algo == MG_ALGO_MCTS || p->algo == MG_ALGO_OEP || p->algo == MG_ALGO_UCB) &&
+        p->budget_ms <= 0 && p->iterations <= 0)
+        return config_error(err, "this search needs a time or an iteration budget");
+    if (!(p->value_scale > 0))
+        return config_error(err, "value_scale must be > 0");
+    if (p->policy < 0 || p->policy >= MG_POLICY_COUNT)
+        return config_error(err, "unknown policy");
+    if (!unit_interval(p->epsilon) || !unit_interval(p->p_card))
+        return config_error(err, "epsilon and p_card must be in [0, 1]");
+    if (p->rollout_turns < 0 || p->rollout_turns > 1000)
+        return config_error(err, "rollout_turns must be in 0..1000");
+    if (!(p->c >= 0))
+        return config_error(err, "c must be >= 0");
+    if (p->collapse_k < -1 || p->max_nodes < 0)
+        return config_error(err, "collapse_k must be >= -1 and max_nodes >= 0");
+    if (p->population < 2 || p->population > 100000)
+        return config_error(err, "population must be in 2..100000");
+    if (!unit_interval(p->survival) || !unit_interval(p->mutation))
+        return config_error(err, "survival and mutation must be in [0, 1]");
+    if (p->fitness_rollouts < 0)
+        return config_error(err, "fitness_rollouts must be >= 0");
+    if (p->arms < 1 || p->arms > 100000)
+        return config_error(err, "arms must be in 1..100000");
+    if (p->select < 0 || p->select >= MG_SELECT_COUNT)
+        return config_error(err, "unknown UCB selection");
+    return MG_OK;
+}
+
+/* ---- Dispatcher --------------------------------------------------------------------------- */
+
+typedef int (*kernel_fn)(const mg_game_vt *, const void *, const mg_search_params *, mg_rng *,
+                         mg_action *, int *, mg_search_stats *);
+
+int mg_search(const mg_game_vt *vt, const void *st, const mg_search_params *p, mg_rng *rng,
+              mg_action *plan, int *plan_len, mg_search_stats *stats, char *err)
+{
+    static const kernel_fn kernels[MG_ALGO_COUNT] = {
+        mg_search_policy, mg_search_greedy_action, mg_search_greedy_turn,
+        mg_search_mcts,   mg_search_oep,           mg_search_ucb,
+    };
+    mg_search_stats local;
+    if (!stats)
+        stats = &local;
+    memset(stats, 0, sizeof *stats);
+    *plan_len = 0;
+    int rc = mg_search_check(p, err);
+    if (rc != MG_OK)
+        return rc;
+    if (vt->state_size > MG_MAX_STATE_SIZE)
+        return config_error(err, "the game's state is larger than MG_MAX_STATE_SIZE");
+    if (vt->terminal(st, NULL))
+        return MG_ERR_TERMINAL;
+    double t0 = ms_now();
+    rc = kernels[p->algo](vt, st, p, rng, plan, plan_len, stats);
+    stats->elapsed_ms = ms_now() - t0;
+    if (rc != MG_OK) {
+        *plan_len = 0;
+        if (err)
+            snprintf(err, MG_ERR_LEN, "%s", mg_errstr(rc));
+    }
+    return rc;
+}

@@ -1,0 +1,265 @@
+/* mg_search_greedy.c: the policy agents (random, random meta, epsilon-greedy, greedy
+ * rating), greedy action (one ply on the heuristic) and greedy turn (depth-first over the
+ * whole turn with a transposition table). */
+#include <float.h>
+#include <stdlib.h>
+
+#include "mg_search_internal.h"
+
+/* Append END_TURN (from the legal list) if the plan is full without one. */
+static int force_end(const mg_game_vt *vt, void *st, mg_rng *rng, mg_action *plan, int len)
+{
+    mg_action acts[MG_MAX_ACTIONS];
+    if (len > 0 && ms_turn_over(vt, st, plan[len - 1]))
+        return len;
+    int n = vt->legal(st, acts);
+    for (int i = 0; i < n; i++)
+        if (vt->is_end_turn(acts[i])) {
+            vt->apply(st, acts[i], rng);
+            plan[len++] = acts[i];
+            break;
+        }
+    return len;
+}
+
+int mg_search_policy(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                     mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats)
+{
+    mg_action acts[MG_MAX_ACTIONS];
+    ms_state s;
+    int len = 0;
+    memcpy(s.b, st, vt->state_size);
+    while (len < MG_SEARCH_MAX_PLAN - 1) {
+        int n = vt->legal(s.b, acts);
+        if (n <= 0)
+            break;
+        mg_action a = mg_policy_choose(vt, s.b, acts, n, p, p->policy, rng);
+        if (vt->apply(s.b, a, rng) != MG_OK)
+            break;
+        plan[len++] = a;
+        if (ms_turn_over(vt, s.b, a))
+            break;
+    }
+    len = force_end(vt, s.b, rng, plan, len);
+    *plan_len = len;
+    stats->iterations = len;
+    stats->stop = MG_STOP_DONE;
+    return MG_OK;
+}
+
+/* One greedy-action step at st: the pruned action whose result evaluates best for the
+ * mover, ties broken uniformly (reservoir sampling). */
+static mg_action greedy_step(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                             mg_rng *rng, long *evals, double *value)
+{
+    mg_action acts[MG_MAX_ACTIONS];
+    ms_state nx;
+    int n = ms_actions(vt, st, p, MS_PRUNE, acts);
+    if (n == 1)
+        return acts[0];
+    int me = vt->current(st), ties = 0;
+    double best = -DBL_MAX;
+    mg_action choice = acts[0];
+    for (int i = 0; i < n; i++) {
+        memcpy(nx.b, st, vt->state_size);
+        if (vt->apply(nx.b, acts[i], rng) != MG_OK)
+            continue;
+        double v = vt->evaluate(nx.b, me);
+        (*evals)++;
+        if (v > best) {
+            best = v;
+            choice = acts[i];
+            ties = 1;
+        } else if (v == best && mg_rng_below(rng, (uint32_t)++ties) == 0) {
+            choice = acts[i];
+        }
+    }
+    if (value)
+        *value = best;
+    return choice;
+}
+
+int ms_complete_greedy(const mg_game_vt *vt, void *st, const mg_search_params *p, mg_rng *rng,
+                       mg_action *plan, int len, long *evals)
+{
+    while (len < MG_SEARCH_MAX_PLAN - 1 && !vt->terminal(st, NULL)) {
+        mg_action a = greedy_step(vt, st, p, rng, evals, NULL);
+        if (vt->apply(st, a, rng) != MG_OK)
+            break;
+        plan[len++] = a;
+        if (vt->is_end_turn(a))
+            break;
+    }
+    return force_end(vt, st, rng, plan, len);
+}
+
+int mg_search_greedy_action(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                            mg_rng *rng, mg_action *plan, int *plan_len,
+                            mg_search_stats *stats)
+{
+    ms_state s;
+    memcpy(s.b, st, vt->state_size);
+    *plan_len = ms_complete_greedy(vt, s.b, p, rng, plan, 0, &stats->evaluations);
+    stats->iterations = *plan_len;
+    stats->value = vt->evaluate(s.b, vt->current(st));
+    stats->stop = MG_STOP_DONE;
+    return MG_OK;
+}
+
+int ms_turn_length(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                   mg_rng *rng)
+{
+    mg_action acts[MG_MAX_ACTIONS];
+    ms_state s;
+    mg_rng r = *rng; /* a copy: measuring the turn must not shift the caller's stream */
+    int k = 0;
+    memcpy(s.b, st, vt->state_size);
+    for (int steps = 0; steps < MG_SEARCH_MAX_PLAN; steps++) {
+        int n = vt->legal(s.b, acts);
+        if (n <= 0)
+            break;
+        mg_action a = mg_policy_choose(vt, s.b, acts, n, p, MG_POLICY_GREEDY, &r);
+        if (vt->is_end_turn(a) || vt->apply(s.b, a, &r) != MG_OK)
+            break;
+        k++;
+        if (vt->terminal(s.b, NULL))
+            break;
+    }
+    return k;
+}
+
+/* ---- Greedy turn -------------------------------------------------------------------------- */
+
+typedef struct gt_ctx {
+    const mg_game_vt *vt;
+    const mg_search_params *p;
+    mg_rng *rng;
+    ms_budget budget;
+    int root;                     /* the player to act at the root */
+    uint64_t *tt;                 /* hashes of states seen; 0 = empty slot */
+    unsigned long tmask, tcount, tlimit;
+    unsigned char *states;        /* one state per depth */
+    mg_action *lists;             /* one action list per depth */
+    mg_action path[MG_SEARCH_MAX_PLAN];
+    mg_action best[MG_SEARCH_MAX_PLAN];
+    int best_len;
+    double best_v;
+    long outcomes, evals, visits;
+    int stop;                     /* MG_STOP_* once the budget is spent, else -1 */
+} gt_ctx;
+
+/* 1 if h was seen; else record it (unless the table is full) and return 0. */
+static int gt_seen(gt_ctx *c, uint64_t h)
+{
+    if (!h)
+        h = 1;
+    unsigned long i = (unsigned long)(h ^ (h >> 29)) & c->tmask;
+    while (c->tt[i]) {
+        if (c->tt[i] == h)
+            return 1;
+        i = (i + 1) & c->tmask;
+    }
+    if (c->tcount < c->tlimit) {
+        c->tt[i] = h;
+        c->tcount++;
+    }
+    return 0;
+}
+
+static void gt_leaf(gt_ctx *c, const void *s, int len)
+{
+    double v = c->vt->evaluate(s, c->root);
+    c->outcomes++;
+    c->evals++;
+    if (v > c->best_v) {
+        c->best_v = v;
+        c->best_len = len;
+        memcpy(c->best, c->path, (size_t)len * sizeof *c->path);
+    }
+}
+
+static void gt_dfs(gt_ctx *c, int depth)
+{
+    const mg_game_vt *vt = c->vt;
+    size_t ss = vt->state_size;
+    unsigned char *s = c->states + (size_t)depth * ss, *nx = s + ss;
+    mg_action *acts = c->lists + (size_t)depth * (size_t)vt->max_actions;
+    int n = ms_actions(vt, s, c->p, MS_PRUNE | MS_SORT, acts);
+    for (int i = 0; i < n && c->stop < 0; i++) {
+        memcpy(nx, s, ss);
+        if (vt->apply(nx, acts[i], c->rng) != MG_OK)
+            continue;
+        c->path[depth] = acts[i];
+        if (ms_turn_over(vt, nx, acts[i]) || depth + 2 >= MG_SEARCH_MAX_PLAN) {
+            gt_leaf(c, nx, depth + 1);
+        } else {
+            c->visits++;
+            if (gt_seen(c, vt->hash(nx)))
+                continue;
+            gt_dfs(c, depth + 1);
+        }
+        if (c->budget.max_iter || ((c->outcomes + c->visits) & 31) == 0)
+            c->stop = ms_budget_spent(&c->budget, c->outcomes);
+    }
+}
+
+int mg_search_greedy_turn(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                          mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats)
+{
+    gt_ctx c;
+    memset(&c, 0, sizeof c);
+    c.vt = vt;
+    c.p = p;
+    c.rng = rng;
+    c.root = vt->current(st);
+    c.best_v = -DBL_MAX;
+    c.stop = -1;
+    ms_budget_start(&c.budget, p);
+    /* Table size: what the budget can visit (about 3M states/s), within max_nodes. */
+    unsigned long cap = p->max_nodes > 0 ? (unsigned long)p->max_nodes : 1ul << 22;
+    unsigned long want = cap;
+    if (p->iterations > 0)
+        want = (unsigned long)p->iterations * 2;
+    if (p->budget_ms > 0 && (unsigned long)(p->budget_ms * 3000) < want)
+        want = (unsigned long)(p->budget_ms * 3000);
+    if (want > cap)
+        want = cap;
+    unsigned long slots = ms_pow2(want < 1024 ? 2048 : want * 2);
+    c.tmask = slots - 1;
+    c.tlimit = slots / 10 * 7;
+    c.tt = calloc(slots, sizeof *c.tt);
+    c.states = malloc((size_t)(MG_SEARCH_MAX_PLAN + 1) * vt->state_size);
+    c.lists = malloc((size_t)MG_SEARCH_MAX_PLAN * (size_t)vt->max_actions * sizeof(mg_action));
+    if (!c.tt || !c.states || !c.lists) {
+        free(c.tt);
+        free(c.states);
+        free(c.lists);
+        return MG_ERR_NOMEM;
+    }
+    memcpy(c.states, st, vt->state_size);
+    gt_dfs(&c, 0);
+    if (c.best_len == 0) { /* nothing evaluated (budget spent at once): complete greedily */
+        ms_state s;
+        memcpy(s.b, st, vt->state_size);
+        c.best_len = ms_complete_greedy(vt, s.b, p, rng, c.best, 0, &c.evals);
+        c.best_v = vt->evaluate(s.b, c.root);
+    }
+    if (!vt->is_end_turn(c.best[c.best_len - 1])) { /* cut by the plan cap or the game's end */
+        ms_state s;
+        memcpy(s.b, st, vt->state_size);
+        for (int i = 0; i < c.best_len; i++)
+            vt->apply(s.b, c.best[i], rng);
+        c.best_len = force_end(vt, s.b, rng, c.best, c.best_len);
+    }
+    memcpy(plan, c.best, (size_t)c.best_len * sizeof *plan);
+    *plan_len = c.best_len;
+    stats->iterations = c.outcomes;
+    stats->evaluations = c.evals;
+    stats->nodes = (long)c.tcount;
+    stats->value = c.best_v;
+    stats->stop = c.stop < 0 ? MG_STOP_DONE : c.stop;
+    free(c.tt);
+    free(c.states);
+    free(c.lists);
+    return MG_OK;
+}

@@ -1,0 +1,75 @@
+/* mg_search_internal.h: helpers shared by the search kernels (not part of the API). */
+#ifndef MG_SEARCH_INTERNAL_H
+#define MG_SEARCH_INTERNAL_H
+
+#include <string.h>
+
+#include "mg_kernels.h"
+#include "mg_search.h"
+
+/* A stack buffer that holds any state, aligned for the state structs. */
+typedef union ms_state {
+    unsigned char b[MG_MAX_STATE_SIZE];
+    uint64_t align;
+} ms_state;
+
+/* The budget of one call: start time, deadline and iteration cap. */
+typedef struct ms_budget {
+    double t0;       /* start, ms on the monotonic clock */
+    double deadline; /* t0 + budget_ms, or 0 for none */
+    long max_iter;   /* iteration cap, or 0 for none */
+} ms_budget;
+
+/* Milliseconds on the monotonic clock. */
+double ms_now(void);
+
+/* Start the budget of a call. */
+void ms_budget_start(ms_budget *b, const mg_search_params *p);
+
+/* MG_STOP_TIME or MG_STOP_ITERATIONS when the budget is spent after `iter` iterations,
+ * else -1. Reads the clock. */
+int ms_budget_spent(const ms_budget *b, long iter);
+
+/* Fraction of the budget used, in [0, 1] (the larger of time and iterations). */
+double ms_budget_progress(const ms_budget *b, long iter);
+
+/* Flags of ms_actions. */
+#define MS_PRUNE 1 /* apply vt->prune (if the game has one) */
+#define MS_SORT 2  /* stable sort by vt->rate, highest first */
+
+/* The search's action list at st: the legal actions without END_TURN unless it is the only
+ * one or p->early_end is set, then pruned (MS_PRUNE and p->prune) and sorted (MS_SORT).
+ * Returns the count (0 only in a terminal state). */
+int ms_actions(const mg_game_vt *vt, const void *st, const mg_search_params *p, int flags,
+               mg_action *out);
+
+/* Drop END_TURN from a legal list unless it is the only action (or early_end); returns the
+ * new count. */
+int ms_filter_end(const mg_game_vt *vt, mg_action *acts, int n, int early_end);
+
+/* Reward in [0, 1] for a raw evaluation. */
+static inline double ms_norm(const mg_search_params *p, double v)
+{
+    return (v + p->value_scale) / (2.0 * p->value_scale);
+}
+
+/* 1 if the plan is over after applying `a` to reach st (END_TURN applied or game over). */
+static inline int ms_turn_over(const mg_game_vt *vt, const void *st, mg_action a)
+{
+    return vt->is_end_turn(a) || vt->terminal(st, NULL);
+}
+
+/* Complete plan[0..len) from st (the state after it) with greedy action until END_TURN or
+ * the end of the game. Returns the new length. st is advanced. */
+int ms_complete_greedy(const mg_game_vt *vt, void *st, const mg_search_params *p, mg_rng *rng,
+                       mg_action *plan, int len, long *evals);
+
+/* Number of actions a greedy (rating) playout makes before END_TURN, from st (unchanged):
+ * the number of actions in the rest of the turn. */
+int ms_turn_length(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                   mg_rng *rng);
+
+/* Smallest power of two >= n (n >= 1). */
+unsigned long ms_pow2(unsigned long n);
+
+#endif

@@ -1,0 +1,385 @@
+/* mg_search_mcts.c: Monte Carlo tree search over single actions for multi-action games
+ * (Justesen et al. 2017): UCB1 on edges, the multi-action negamax backup (an edge's value
+ * is kept from the view of the player who made it), transpositions, rollouts depth-limited
+ * in turns, and the non-exploring (C = 0, greedy rollouts), bridge-burning (one budget
+ * phase per action of the turn) and collapsing (thesis, K end-of-turn nodes) variants. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "mg_search_internal.h"
+
+#define MC_MAX_DEPTH 128 /* deepest selection path (a cycle guard; turns are finite) */
+
+/* Node flags. */
+#define MC_TERMINAL 1 /* the node's state is terminal */
+#define MC_SEEN 2     /* collapse: visited */
+#define MC_LEADS 4    /* collapse: reaches an end-of-turn node */
+
+typedef struct mc_edge {
+    mg_action a;     /* the action */
+    int32_t child;   /* node reached, -1 until expanded */
+    uint32_t visits; /* times the edge was traversed */
+    uint8_t mover;   /* player who makes the action */
+    double mean;     /* mean reward in [0, 1] from the mover's view */
+    double isq;      /* 1 / sqrt(visits), kept so that selection needs no sqrt per child */
+} mc_edge;
+
+typedef struct mc_node {
+    uint32_t visits; /* times the node was reached (all parents) */
+    int32_t edges;   /* first of its edges, -1 until its action list is generated */
+    int16_t n;       /* actions (edges reserved) */
+    int16_t nexp;    /* edges expanded so far, in the list's (rating) order */
+    uint8_t mover;   /* player to act in the node's state */
+    uint8_t flags;   /* MC_* */
+} mc_node;
+
+typedef struct mc_slot {
+    uint64_t key;    /* state hash, 0 = empty */
+    int32_t node;
+} mc_slot;
+
+typedef struct mc_tree {
+    const mg_game_vt *vt;
+    const mg_search_params *p;
+    mg_rng *rng;
+    mc_node *nodes;
+    long nn, ncap;
+    mc_edge *edges;
+    long ne, ecap;
+    mc_slot *tt;
+    unsigned long tmask, tcount, tlimit;
+    int root_player;
+    double k;        /* 2c: the exploration factor */
+    long ends;       /* end-of-turn nodes created below the root's turn */
+    long evals;
+} mc_tree;
+
+/* ---- Arena -------------------------------------------------------------------------------- */
+
+static int mc_alloc(mc_tree *t, const mg_search_params *p, int max_actions)
+{
+    long cap = p->max_nodes > 0 ? p->max_nodes : 1L << 22;
+    long n = cap;
+    if (p->iterations > 0 && p->iterations + 2 < n)
+        n = p->iterations + 2;
+    t->ncap = n;
+    /* Edges are reserved per generated action list; a list is generated when a node is
+     * reached a second time, so the count tracks nodes times a small factor. */
+    long e = 8 * n + 256L * max_actions;
+    if (e > n * (long)max_actions + max_actions)
+        e = n * (long)max_actions + max_actions;
+    t->ecap = e;
+    /* The table is touched at random, so size it to what the budget can fill. */
+    long want = n;
+    if (p->budget_ms > 0 && (long)(p->budget_ms * 1500) < want)
+        want = (long)(p->budget_ms * 1500);
+    unsigned long slots = ms_pow2((unsigned long)(want < 1024 ? 2048 : 2 * want));
+    t->tmask = slots - 1;
+    t->tlimit = slots / 10 * 7;
+    t->nodes = malloc((size_t)t->ncap * sizeof *t->nodes);
+    t->edges = malloc((size_t)t->ecap * sizeof *t->edges);
+    t->tt = p->transpositions ? calloc(slots, sizeof *t->tt) : NULL;
+    return t->nodes && t->edges && (t->tt || !p->transpositions);
+}
+
+static void mc_free(mc_tree *t)
+{
+    free(t->nodes);
+    free(t->edges);
+    free(t->tt);
+}
+
+/* A new node for state st (capacity checked by the caller). */
+static int mc_new_node(mc_tree *t, const void *st)
+{
+    int i = (int)t->nn++;
+    mc_node *nd = &t->nodes[i];
+    nd->visits = 0;
+    nd->edges = -1;
+    nd->n = nd->nexp = 0;
+    nd->mover = (uint8_t)t->vt->current(st);
+    nd->flags = t->vt->terminal(st, NULL) ? MC_TERMINAL : 0;
+    return i;
+}
+
+/* The node for state st: the one already in the table, or a new one (*created set). */
+static int mc_node_for(mc_tree *t, const void *st, int *created)
+{
+    *created = 0;
+    if (!t->tt) {
+        *created = 1;
+        return mc_new_node(t, st);
+    }
+    uint64_t h = t->vt->hash(st);
+    if (!h)
+        h = 1;
+    unsigned long i = (unsigned long)(h ^ (h >> 29)) & t->tmask;
+    while (t->tt[i].key) {
+        if (t->tt[i].key == h)
+            return t->tt[i].node;
+        i = (i + 1) & t->tmask;
+    }
+    *created = 1;
+    int nd = mc_new_node(t, st);
+    if (t->tcount < t->tlimit) {
+        t->tt[i].key = h;
+        t->tt[i].node = nd;
+        t->tcount++;
+    }
+    return nd;
+}
+
+/* Generate node nd's action list (pruned, rating-sorted) as unexpanded edges. Returns 0
+ * if the edge arena is full. */
+static int mc_generate(mc_tree *t, int nd, const void *st)
+{
+    mg_action acts[MG_MAX_ACTIONS];
+    int n = ms_actions(t->vt, st, t->p, MS_PRUNE | MS_SORT, acts);
+    if (t->ne + n > t->ecap)
+        return 0;
+    mc_node *N = &t->nodes[nd];
+    N->edges = (int32_t)t->ne;
+    N->n = (int16_t)n;
+    N->nexp = 0;
+    for (int i = 0; i < n; i++) {
+        mc_edge *e = &t->edges[t->ne++];
+        e->a = acts[i];
+        e->child = -1;
+        e->visits = 0;
+        e->mover = N->mover;
+        e->mean = 0;
+        e->isq = 0;
+    }
+    return 1;
+}
+
+/* ---- Selection, evaluation, backup -------------------------------------------------------- */
+
+/* The edge of a fully expanded node with the highest UCB value, mean + 2c sqrt(2 ln N / n)
+ * = mean + 2c sqrt(2 ln N) isq; with urgent = 0 the highest mean. The first wins ties. */
+static long mc_best(const mc_tree *t, const mc_node *N, int urgent)
+{
+    const mc_edge *e = t->edges + N->edges;
+    int m = urgent ? N->n : N->nexp;
+    long best = -1;
+    double bv = -DBL_MAX;
+    double x = urgent ? t->k * sqrt(2.0 * log((double)(N->visits > 0 ? N->visits : 1))) : 0.0;
+    for (int i = 0; i < m; i++) {
+        if (e[i].visits == 0) {
+            if (urgent)
+                return N->edges + i;
+            continue;
+        }
+        double v = e[i].mean + x * e[i].isq;
+        if (v > bv) {
+            bv = v;
+            best = N->edges + i;
+        }
+    }
+    return best;
+}
+
+/* One iteration from node `top` at state `top_st`: select, expand one edge, roll out,
+ * back up. Returns -1, or MG_STOP_MEMORY if the arena is full (nothing changed then). */
+static int mc_iterate(mc_tree *t, int top, const void *top_st, unsigned char *clone)
+{
+    const mg_game_vt *vt = t->vt;
+    long path[MC_MAX_DEPTH];
+    int depth = 0, node = top;
+    if (t->nn + 1 > t->ncap || t->ne + vt->max_actions > t->ecap)
+        return MG_STOP_MEMORY;
+    memcpy(clone, top_st, vt->state_size);
+    while (depth < MC_MAX_DEPTH) {
+        mc_node *N = &t->nodes[node];
+        if (N->flags & MC_TERMINAL)
+            break;
+        if (N->edges < 0) {
+            mc_generate(t, node, clone);
+            N = &t->nodes[node];
+        }
+        if (N->n == 0)
+            break;
+        long ei;
+        if (N->nexp < N->n) { /* expansion: the next action in rating order */
+            ei = N->edges + N->nexp++;
+            mc_edge *e = &t->edges[ei];
+            vt->apply(clone, e->a, t->rng);
+            int created;
+            e->child = mc_node_for(t, clone, &created);
+            const mc_node *C = &t->nodes[e->child];
+            if (created && e->mover == t->root_player &&
+                (C->mover != t->root_player || (C->flags & MC_TERMINAL)))
+                t->ends++;
+            path[depth++] = ei;
+            break;
+        }
+        ei = mc_best(t, N, 1);
+        mc_edge *e = &t->edges[ei];
+        vt->apply(clone, e->a, t->rng);
+        path[depth++] = ei;
+        node = e->child;
+    }
+    double r = mg_rollout(vt, clone, t->p, t->root_player, t->rng);
+    t->evals++;
+    t->nodes[top].visits++;
+    for (int i = 0; i < depth; i++) {
+        mc_edge *e = &t->edges[path[i]];
+        double v = e->mover == t->root_player ? r : 1.0 - r;
+        e->visits++;
+        e->mean += (v - e->mean) / (double)e->visits;
+        e->isq = 1.0 / sqrt((double)e->visits);
+        t->nodes[e->child].visits++;
+    }
+    return -1;
+}
+
+/* ---- Collapse ----------------------------------------------------------------------------- */
+
+/* Keep, in the root player's turn below nd, only edges that reach an end-of-turn node (a
+ * node of the other player, or a terminal one); nodes become fully expanded with what is
+ * left. Returns 1 if nd reaches one. */
+static int mc_collapse(mc_tree *t, int nd)
+{
+    mc_node *N = &t->nodes[nd];
+    if (N->flags & MC_SEEN)
+        return (N->flags & MC_LEADS) != 0;
+    N->flags |= MC_SEEN;
+    int leads = 0;
+    if (N->mover != t->root_player || (N->flags & MC_TERMINAL)) {
+        leads = 1;
+    } else if (N->edges >= 0) {
+        mc_edge *e = t->edges + N->edges;
+        int k = 0;
+        for (int i = 0; i < N->nexp; i++)
+            if (mc_collapse(t, e[i].child))
+                e[k++] = e[i];
+        N = &t->nodes[nd];
+        N->n = N->nexp = (int16_t)k;
+        leads = k > 0;
+    }
+    if (leads)
+        N->flags |= MC_LEADS;
+    return leads;
+}
+
+/* ---- The plan ----------------------------------------------------------------------------- */
+
+/* Append to plan the best path (highest mean) from node nd while the root player moves;
+ * st is advanced along it. Returns the new length. */
+static int mc_best_path(mc_tree *t, int nd, void *st, mg_action *plan, int len)
+{
+    const mg_game_vt *vt = t->vt;
+    while (len < MG_SEARCH_MAX_PLAN - 1) {
+        const mc_node *N = &t->nodes[nd];
+        if (N->mover != t->root_player || (N->flags & MC_TERMINAL) || N->edges < 0 ||
+            N->nexp == 0)
+            break;
+        long ei = mc_best(t, N, 0);
+        if (ei < 0)
+            break;
+        const mc_edge *e = &t->edges[ei];
+        vt->apply(st, e->a, t->rng);
+        plan[len++] = e->a;
+        if (vt->is_end_turn(e->a))
+            break;
+        nd = e->child;
+    }
+    return len;
+}
+
+int mg_search_mcts(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                   mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats)
+{
+    mc_tree t;
+    memset(&t, 0, sizeof t);
+    t.vt = vt;
+    t.p = p;
+    t.rng = rng;
+    t.root_player = vt->current(st);
+    t.k = 2.0 * p->c;
+    if (!mc_alloc(&t, p, vt->max_actions)) {
+        mc_free(&t);
+        return MG_ERR_NOMEM;
+    }
+    ms_budget budget;
+    ms_budget_start(&budget, p);
+    ms_state top_st, clone;
+    memcpy(top_st.b, st, vt->state_size);
+    int created, top = mc_node_for(&t, st, &created);
+    mg_action committed[MG_SEARCH_MAX_PLAN];
+    int ncommit = 0;
+
+    /* Bridge burning: one phase per action of the turn; cut k happens at k/phases. */
+    int phases = p->bridge_burning ? ms_turn_length(vt, st, p, rng) : 0;
+    int cuts = 0;
+    long collapse_k = p->collapse_k;
+    if (collapse_k < 0)
+        collapse_k = p->budget_ms > 0 ? (long)(20.0 * p->budget_ms / 1000.0 + 0.5) : 20;
+    if (collapse_k < 0)
+        collapse_k = 1;
+    int collapsed = 0;
+
+    long it = 0;
+    int stop = -1;
+    while ((stop = ms_budget_spent(&budget, it)) < 0) {
+        if (phases > 1 && cuts < phases - 1 &&
+            ms_budget_progress(&budget, it) >= (double)(cuts + 1) / phases) {
+            cuts++;
+            const mc_node *N = &t.nodes[top];
+            long ei = N->edges >= 0 && N->mover == t.root_player ? mc_best(&t, N, 0) : -1;
+            if (ei >= 0) {
+                const mc_edge *e = &t.edges[ei];
+                vt->apply(top_st.b, e->a, rng);
+                committed[ncommit++] = e->a;
+                top = e->child;
+                const mc_node *C = &t.nodes[top];
+                if (vt->is_end_turn(e->a) || C->mover != t.root_player ||
+                    (C->flags & MC_TERMINAL))
+                    phases = 0; /* the turn is decided */
+            }
+        }
+        if (collapse_k > 0 && !collapsed && t.ends >= collapse_k) {
+            mc_collapse(&t, top);
+            collapsed = 1;
+        }
+        int rc = mc_iterate(&t, top, top_st.b, clone.b);
+        if (rc >= 0) {
+            stop = rc;
+            break;
+        }
+        it++;
+        if (t.nodes[top].flags & MC_TERMINAL)
+            break; /* nothing to search: the committed actions ended the game */
+    }
+
+    /* The plan: committed actions, the best path below, then completion. */
+    int len = ncommit;
+    memcpy(plan, committed, (size_t)ncommit * sizeof *plan);
+    len = mc_best_path(&t, top, top_st.b, plan, len);
+    long evals = t.evals;
+    int over = len > 0 && ms_turn_over(vt, top_st.b, plan[len - 1]);
+    if (!over && !vt->terminal(top_st.b, NULL)) {
+        if (p->complete) {
+            len = ms_complete_greedy(vt, top_st.b, p, rng, plan, len, &evals);
+        } else {
+            mg_action acts[MG_MAX_ACTIONS];
+            int n = vt->legal(top_st.b, acts);
+            for (int i = 0; i < n; i++)
+                if (vt->is_end_turn(acts[i])) {
+                    plan[len++] = acts[i];
+                    break;
+                }
+        }
+    }
+    *plan_len = len;
+    const mc_node *R = &t.nodes[top];
+    long bi = R->edges >= 0 ? mc_best(&t, R, 0) : -1;
+    stats->iterations = it;
+    stats->evaluations = evals;
+    stats->nodes = t.nn;
+    stats->value = bi >= 0 ? t.edges[bi].mean : 0.5;
+    stats->stop = stop < 0 ? MG_STOP_DONE : stop;
+    mc_free(&t);
+    return MG_OK;
+}

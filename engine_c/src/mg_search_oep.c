@@ -1,0 +1,280 @@
+/* mg_search_oep.c: Online Evolutionary Planning (Justesen et al. 2017): a population of
+ * genomes, each the action sequence of one whole turn, evolved by truncation selection,
+ * uniform crossover with the if-allowed rule and repair, and mutation; fitness is the
+ * heuristic value of the turn's outcome, or the minimum over rollouts from it; a history
+ * table keyed by the outcome's hash shares fitness between genomes with the same outcome. */
+#include <float.h>
+#include <stdlib.h>
+
+#include "mg_search_internal.h"
+
+typedef struct oe_slot {
+    uint64_t key;   /* outcome hash, 0 = empty */
+    double value;   /* fitness of that outcome (the minimum seen, with rollouts) */
+} oe_slot;
+
+typedef struct oe_rank {
+    double fit;
+    int idx;
+} oe_rank;
+
+typedef struct oe_ctx {
+    const mg_game_vt *vt;
+    const mg_search_params *p;
+    mg_rng *rng;
+    const void *root_st;
+    int root;            /* player to act at the root */
+    int pop;
+    mg_action *genes;    /* pop x MG_SEARCH_MAX_PLAN */
+    int *len;
+    double *fit;
+    int *rolls;          /* rollouts behind fit (rollout fitness) */
+    unsigned char *ends; /* outcome states (rollout fitness only) */
+    oe_rank *order;
+    oe_slot *hist;
+    unsigned long hmask, hcount, hlimit;
+    long evals, genomes;
+} oe_ctx;
+
+/* The history slot for hash h (found, or the empty slot where it would go); NULL if the
+ * table is full and h is absent. */
+static oe_slot *oe_hist(oe_ctx *c, uint64_t h, int *found)
+{
+    if (!h)
+        h = 1;
+    unsigned long i = (unsigned long)(h ^ (h >> 29)) & c->hmask;
+    while (c->hist[i].key) {
+        if (c->hist[i].key == h) {
+            *found = 1;
+            return &c->hist[i];
+        }
+        i = (i + 1) & c->hmask;
+    }
+    *found = 0;
+    if (c->hcount >= c->hlimit)
+        return NULL;
+    c->hist[i].key = h;
+    c->hcount++;
+    return &c->hist[i];
+}
+
+/* Fitness of genome g whose outcome is st: the heuristic, or one more rollout (the
+ * minimum is kept); shared through the history table when enabled. */
+static void oe_evaluate(oe_ctx *c, int g, const void *st)
+{
+    const mg_game_vt *vt = c->vt;
+    const mg_search_params *p = c->p;
+    oe_slot *slot = NULL;
+    int found = 0;
+    if (p->history)
+        slot = oe_hist(c, vt->hash(st), &found);
+    if (p->fitness_rollouts == 0) {
+        if (found) {
+            c->fit[g] = slot->value;
+            return;
+        }
+        c->fit[g] = vt->evaluate(st, c->root);
+        c->evals++;
+    } else {
+        ms_state r;
+        memcpy(r.b, st, vt->state_size);
+        double v = mg_rollout(vt, r.b, p, c->root, c->rng);
+        c->evals++;
+        if (c->rolls[g] > 0 && c->fit[g] < v)
+            v = c->fit[g];
+        if (found && slot->value < v)
+            v = slot->value;
+        c->fit[g] = v;
+        c->rolls[g]++;
+    }
+    if (slot)
+        slot->value = c->fit[g];
+}
+
+/* 1 if action a may be taken at st as a genome's gene: legal, and END_TURN only when
+ * nothing else is legal (unless early_end). */
+static int oe_allowed(const oe_ctx *c, const void *st, mg_action a)
+{
+    const mg_game_vt *vt = c->vt;
+    if (vt->is_end_turn(a) && !c->p->early_end) {
+        mg_action acts[MG_MAX_ACTIONS];
+        return vt->legal(st, acts) == 1;
+    }
+    return vt->check(st, a) == MG_OK;
+}
+
+/* Build genome g by walking the turn from the root. With parents pa, pb (>= 0): at step i
+ * take a[i] or b[i] (fair coin for which is tried first) if allowed, else a[i+1] or
+ * b[i+1], else a random pruned action (repair). Without parents every gene is random. At
+ * step mut_at (>= 0) the gene is replaced by a different random action (mutation). */
+static void oe_build(oe_ctx *c, int g, int pa, int pb, int mut_at)
+{
+    const mg_game_vt *vt = c->vt;
+    mg_action acts[MG_MAX_ACTIONS];
+    mg_action *gene = c->genes + (size_t)g * MG_SEARCH_MAX_PLAN;
+    ms_state s;
+    int len = 0;
+    memcpy(s.b, c->root_st, vt->state_size);
+    while (len < MG_SEARCH_MAX_PLAN - 1 && !vt->terminal(s.b, NULL)) {
+        mg_action choice = 0;
+        int have = 0;
+        if (pa >= 0) {
+            const mg_action *ga = c->genes + (size_t)pa * MG_SEARCH_MAX_PLAN;
+            const mg_action *gb = c->genes + (size_t)pb * MG_SEARCH_MAX_PLAN;
+            int first_a = mg_rng_below(c->rng, 2) == 0;
+            for (int k = 0; k < 4 && !have; k++) {
+                int use_a = (k & 1) ? !first_a : first_a;
+                int at = len + (k >> 1);
+                if (k >= 2)
+                    use_a = !(k & 1); /* i+1: a first, then b */
+                const mg_action *src = use_a ? ga : gb;
+                int srclen = use_a ? c->len[pa] : c->len[pb];
+                if (at < srclen && oe_allowed(c, s.b, src[at])) {
+                    choice = src[at];
+                    have = 1;
+                }
+            }
+        }
+        if (!have || len == mut_at) {
+            int n = ms_actions(vt, s.b, c->p, MS_PRUNE, acts);
+            if (n <= 0)
+                break;
+            if (have && n > 1) { /* mutation: a different action */
+                int k = 0;
+                for (int i = 0; i < n; i++)
+                    if (acts[i] != choice)
+                        acts[k++] = acts[i];
+                n = k;
+            }
+            choice = acts[mg_rng_below(c->rng, (uint32_t)n)];
+        }
+        if (vt->apply(s.b, choice, c->rng) != MG_OK)
+            break;
+        gene[len++] = choice;
+        if (vt->is_end_turn(choice))
+            break;
+    }
+    if (len == 0 || (!vt->is_end_turn(gene[len - 1]) && !vt->terminal(s.b, NULL))) {
+        int n = vt->legal(s.b, acts); /* the plan cap was reached: end the turn */
+        for (int i = 0; i < n; i++)
+            if (vt->is_end_turn(acts[i])) {
+                vt->apply(s.b, acts[i], c->rng);
+                gene[len++] = acts[i];
+                break;
+            }
+    }
+    c->len[g] = len;
+    c->rolls[g] = 0;
+    if (c->ends)
+        memcpy(c->ends + (size_t)g * vt->state_size, s.b, vt->state_size);
+    c->genomes++;
+    oe_evaluate(c, g, s.b);
+}
+
+static int oe_cmp(const void *a, const void *b)
+{
+    const oe_rank *x = a, *y = b;
+    if (x->fit != y->fit)
+        return x->fit > y->fit ? -1 : 1;
+    return x->idx - y->idx;
+}
+
+static void oe_sort(oe_ctx *c)
+{
+    for (int i = 0; i < c->pop; i++) {
+        c->order[i].fit = c->fit[i];
+        c->order[i].idx = i;
+    }
+    qsort(c->order, (size_t)c->pop, sizeof *c->order, oe_cmp);
+}
+
+/* One generation: replace all but the best `keep` by mutated crossovers of survivors;
+ * with rollout fitness, survivors get one more rollout. */
+static void oe_generation(oe_ctx *c, int keep)
+{
+    const mg_search_params *p = c->p;
+    for (int j = keep; j < c->pop; j++) {
+        int pa = c->order[mg_rng_below(c->rng, (uint32_t)keep)].idx, pb = pa;
+        while (keep > 1 && pb == pa)
+            pb = c->order[mg_rng_below(c->rng, (uint32_t)keep)].idx;
+        int mut_at = -1;
+        if (mg_rng_double(c->rng) < p->mutation) {
+            int la = c->len[pa], lb = c->len[pb], l = (la > lb ? la : lb) - 1;
+            if (l > 0)
+                mut_at = (int)mg_rng_below(c->rng, (uint32_t)l);
+        }
+        oe_build(c, c->order[j].idx, pa, pb, mut_at);
+    }
+    if (p->fitness_rollouts > 0)
+        for (int j = 0; j < keep; j++) {
+            int g = c->order[j].idx;
+            if (c->rolls[g] < p->fitness_rollouts)
+                oe_evaluate(c, g, c->ends + (size_t)g * c->vt->state_size);
+        }
+    oe_sort(c);
+}
+
+int mg_search_oep(const mg_game_vt *vt, const void *st, const mg_search_params *p, mg_rng *rng,
+                  mg_action *plan, int *plan_len, mg_search_stats *stats)
+{
+    oe_ctx c;
+    memset(&c, 0, sizeof c);
+    c.vt = vt;
+    c.p = p;
+    c.rng = rng;
+    c.root_st = st;
+    c.root = vt->current(st);
+    c.pop = p->population;
+    size_t n = (size_t)c.pop;
+    unsigned long slots = p->history ? ms_pow2(p->max_nodes > 0 ? (unsigned long)p->max_nodes
+                                                                : 1ul << 16)
+                                     : 1;
+    c.hmask = slots - 1;
+    c.hlimit = slots / 10 * 7;
+    c.genes = malloc(n * MG_SEARCH_MAX_PLAN * sizeof *c.genes);
+    c.len = malloc(n * sizeof *c.len);
+    c.fit = malloc(n * sizeof *c.fit);
+    c.rolls = malloc(n * sizeof *c.rolls);
+    c.order = malloc(n * sizeof *c.order);
+    c.hist = calloc(slots, sizeof *c.hist);
+    c.ends = p->fitness_rollouts > 0 ? malloc(n * vt->state_size) : NULL;
+    int rc = MG_OK;
+    if (!c.genes || !c.len || !c.fit || !c.rolls || !c.order || !c.hist ||
+        (p->fitness_rollouts > 0 && !c.ends)) {
+        rc = MG_ERR_NOMEM;
+        goto done;
+    }
+    ms_budget budget;
+    ms_budget_start(&budget, p);
+    for (int i = 0; i < c.pop; i++)
+        oe_build(&c, i, -1, -1, -1);
+    oe_sort(&c);
+    int keep = (int)((double)c.pop * p->survival);
+    if (keep < 1)
+        keep = 1;
+    if (keep > c.pop - 1)
+        keep = c.pop - 1;
+    long gen = 0;
+    int stop;
+    while ((stop = ms_budget_spent(&budget, gen)) < 0) {
+        oe_generation(&c, keep);
+        gen++;
+    }
+    int best = c.order[0].idx;
+    *plan_len = c.len[best];
+    memcpy(plan, c.genes + (size_t)best * MG_SEARCH_MAX_PLAN, (size_t)c.len[best] * sizeof *plan);
+    stats->iterations = gen;
+    stats->evaluations = c.evals;
+    stats->nodes = c.genomes;
+    stats->value = c.fit[best];
+    stats->stop = stop;
+done:
+    free(c.genes);
+    free(c.len);
+    free(c.fit);
+    free(c.rolls);
+    free(c.order);
+    free(c.hist);
+    free(c.ends);
+    return rc;
+}
