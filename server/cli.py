@@ -8,10 +8,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from maag.server import cmd_bench, cmd_bot, cmd_conformance, cmd_replay
+from maag.server import cmd_bench, cmd_bot, cmd_conformance, cmd_replay, cmd_serve
 
 # Subcommand modules, in the order `maag --help` lists them.
-COMMANDS = [cmd_bot, cmd_replay, cmd_conformance, cmd_bench]
+COMMANDS = [cmd_serve, cmd_bot, cmd_replay, cmd_conformance, cmd_bench]
 
 
 def build_parser() -> argparse.ArgumentParser:

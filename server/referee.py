@@ -10,9 +10,10 @@ What each seat is told (message dicts in the wire schema of docs/protocol.md):
   engine's observation state: no opponent hand, no deck order, no deck seeds, never the RNG),
   its clock, and the legal actions when the seat asked for them.
 - After each `act` or `turn` from the seat to move: a `result` to that seat (how many of its
-  actions were applied, and the error code that stopped the rest, if any), and one `event`
-  per applied action to the opponent, carrying only what became visible: the action, with
-  a swapped card's identity removed (it goes back into the hidden deck). Cards drawn at
+  actions were applied, and the error code that stopped the rest, if any), a new
+  `your_turn` if its turn goes on, and one `event` per applied action to the opponent,
+  carrying only what became visible: the action, with a swapped card's identity removed
+  (it goes back into the hidden deck). Cards drawn at
   the end of a turn show up only in the drawing seat's next observation; the opponent's
   observation shows only the new hand and deck sizes.
 - A refused action leaves the state unchanged (actions of the same plan before it stand).
@@ -24,16 +25,18 @@ Policies (the `Policy` dataclass, all configurable):
 
 - late: when a seat's thinking time in a turn exceeds its allowance (turn budget plus bank;
   the referee waits `lag_ms` more before acting on it), its turn ends (`end_turn` applied for
-  it, marked `auto` in the replay), it gets an `error` with code `timeout` and the opponent
-  an `event` of kind `timeout`; a message that
-  arrives late is refused whole. After `max_late` late turns in one game it loses on time.
-  With `late=forfeit` the first late turn loses.
+  it, marked `auto` in the replay) and both seats get an `event` of kind `timeout`. A
+  message that arrives after the allowance but before the referee acted on it is refused
+  whole, with a `result` whose error is `timeout`. After `max_late` late turns in one game
+  the seat loses (reason `timeout`); with `late=forfeit` the first late turn loses.
 - illegal actions: each gets a `result` with error `illegal_action` (and the rule it
-  breaks) or `bad_action` (not an action of this game); the turn goes on, so the seat may retry until
-  its deadline; the `max_illegal`-th one in a game loses the game (reason `illegal`).
+  breaks) or `bad_action` (not an action of this game), then a new `your_turn`: the turn
+  goes on, so the seat may retry until its deadline. The `max_illegal`-th one in a game
+  loses the game (reason `illegal_actions`).
 - disconnect: the seat may reconnect with the same token within `disconnect_grace_ms`
   (its clock keeps running meanwhile; it is then sent `game_start` and, on move, `your_turn`
-  again); after that it loses (reason `disconnect`).
+  again, and the opponent gets `event`s of kind `disconnect` and `reconnect`); after that
+  it loses (reason `disconnect`).
 - resignation: at any time, by either seat; the other seat wins (reason `resign`).
 """
 
@@ -241,7 +244,8 @@ class GameSession:
         me = self.seats[seat]
         think = self._charge(seat, now, transport_ms)
         if me.clock.late:
-            return self._late(seat, now)
+            return [self._result(seat, 0, Code.TIMEOUT, "the turn's time ran out before this message "
+                                 "arrived; the turn was ended")] + self._late(seat, now)
         events: list[Out] = []
         turn_over = False
         applied = 0
@@ -254,12 +258,12 @@ class GameSession:
             try:
                 action = self._action(raw)
             except ValueError as e:
-                return self._illegal(seat, Code.BAD_ACTION, f"action {i}: {e}", applied) + events
+                return self._illegal(seat, Code.BAD_ACTION, f"action {i}: {e}", applied, events)
             d = action.to_dict()
             try:
                 self.state.apply(action)
             except (IllegalActionError, GameOverError) as e:
-                return self._illegal(seat, Code.ILLEGAL_ACTION, f"action {i}: {e}", applied) + events
+                return self._illegal(seat, Code.ILLEGAL_ACTION, f"action {i}: {e}", applied, events)
             applied += 1
             entry: dict[str, Any] = {"seat": seat, "action": d, "t_ms": round(_now_ms(now - self._t0), 3)}
             if i == 0:
@@ -276,9 +280,7 @@ class GameSession:
                 self._close_turn(seat)
         if turn_over:
             return [self._result(seat, applied)] + events + self._prompt_turn()
-        res = self._result(seat, applied)
-        me.prompt_at = self._clock()
-        return [res] + events
+        return [self._result(seat, applied)] + events + self._prompt_turn()
 
     def resign(self, seat: int, now: float) -> list[Out]:
         """`seat` resigns (at any time); the other seat wins."""
@@ -333,6 +335,10 @@ class GameSession:
         if self.outcome is None:
             self._finish(None, Reason.ABORTED)
             self.tags["Abort"] = why
+
+    def set_want_legal(self, seat: int, want: bool) -> None:
+        """Whether `your_turn` for `seat` lists the legal actions (from its `hello`)."""
+        self.seats[seat].want_legal = want
 
     def game_over_messages(self, replay_id: int | str | None) -> list[Out]:
         """`game_over` for both seats; call once the result and replay are stored."""
@@ -412,22 +418,19 @@ class GameSession:
             msg["message"] = text or ""
         return Out(seat, msg)
 
-    def _illegal(self, seat: int, code: Code, text: str, applied: int) -> list[Out]:
+    def _illegal(self, seat: int, code: Code, text: str, applied: int, events: list[Out]) -> list[Out]:
         s = self.seats[seat]
         s.illegal += 1
-        out = self._result(seat, applied, code, text)
+        outs = [self._result(seat, applied, code, text)] + events
         if self.policy.max_illegal is not None and s.illegal >= self.policy.max_illegal:
             self._finish(1 - seat, Reason.ILLEGAL)
-            return [out]
-        s.prompt_at = self._clock()
-        return [out]
+            return outs
+        return outs + self._prompt_turn()
 
     def _late(self, seat: int, now: float) -> list[Out]:
         s = self.seats[seat]
         s.late_turns += 1
-        outs = [Out(seat, _error(Code.TIMEOUT, f"turn time exceeded ({s.clock.used_ms:.0f} ms thinking); "
-                                 "the turn was ended", self.game_id)),
-                Out(1 - seat, self._event(seat, "timeout"))]
+        outs = [Out(seat, self._event(seat, "timeout")), Out(1 - seat, self._event(seat, "timeout"))]
         if self.policy.late == LatePolicy.FORFEIT or (
                 self.policy.max_late is not None and s.late_turns >= self.policy.max_late):
             self._finish(1 - seat, Reason.TIMEOUT)

@@ -158,7 +158,8 @@ def test_partial_plans_and_actions_after_end_turn() -> None:
     a2 = st.legal_actions()[0]
     outs = s.submit(0, [a1.to_dict()], clock.advance(1))
     assert of_type(outs, "result", 0)[0] == {"type": "result", "game_id": "g1", "accepted": 1}
-    assert not of_type(outs, "your_turn")
+    (again,) = of_type(outs, "your_turn", 0)  # the turn goes on: a new observation
+    assert again["observation"]["ap"] == 2 and again["legal"] == [a.to_dict() for a in st.legal_actions()]
     outs = s.submit(0, [a2.to_dict(), {"type": "end_turn"}, {"type": "end_turn"}], clock.advance(1))
     res = of_type(outs, "result", 0)[0]
     assert res["accepted"] == 2 and res["error"] == "not_your_turn"
@@ -186,15 +187,16 @@ def test_late_turn_ends_then_forfeit() -> None:
     assert s.next_deadline() == pytest.approx(100.0 + 0.110)
     clock.advance(6)
     outs = s.tick(clock())
-    assert of_type(outs, "error", 0)[0]["code"] == "timeout"
-    assert of_type(outs, "event", 1)[0]["kind"] == "timeout"
+    assert of_type(outs, "event", 0) == of_type(outs, "event", 1) == [
+        {"type": "event", "game_id": "g1", "seat": 1, "kind": "timeout"}]
     assert of_type(outs, "your_turn", 1)
     assert s.log[-1]["auto"] is True and s.to_move == 1
     outs = s.submit(1, [{"type": "end_turn"}], clock.advance(5))
     # A message arriving after the deadline is refused whole: the second late turn loses.
     late = s.state.legal_actions()[0].to_dict()
     outs = s.submit(0, [late], clock.advance(500))
-    assert of_type(outs, "error", 0)[0]["code"] == "timeout"
+    assert of_type(outs, "result", 0)[0]["error"] == "timeout"
+    assert of_type(outs, "event", 1)[0]["kind"] == "timeout"
     assert s.outcome is not None and s.outcome.reason == Reason.TIMEOUT and s.outcome.winner == 1
     assert resimulate(s.replay()).plies == 2
 
