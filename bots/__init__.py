@@ -1,1 +1,8 @@
-"""maag.bots (see ../shared/DESIGN.md)."""
+"""maag.bots: the bundled agents (see ../shared/DESIGN.md). `make_agent(name, ...)` gives
+an agent whose `plan(state, budget_ms=..., iterations=..., seed=...)` returns the actions
+for the rest of the turn; `AGENTS` lists them with their parameters."""
+
+from .agents import AGENTS, DEFAULT_BUDGET_MS, Agent, AgentError, AgentSpec, Param, make_agent, parse_agent
+
+__all__ = ["AGENTS", "DEFAULT_BUDGET_MS", "Agent", "AgentError", "AgentSpec", "Param", "make_agent",
+           "parse_agent"]

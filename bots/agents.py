@@ -1,0 +1,307 @@
+"""The bundled search agents by name, each a C search kernel with documented, typed
+parameters whose defaults are the source papers' best settings.
+
+    >>> from maag.bots import make_agent
+    >>> agent = make_agent("ne-mcts", "rollout_turns=2")        # or make_agent("ne-mcts", rollout_turns=2)
+    >>> plan = agent.plan(state, budget_ms=500)                  # list[Action] for the rest of the turn
+
+Names: random, random-meta, egreedy, greedy-action, greedy-turn, mcts, ne-mcts, bb-mcts,
+collapse-mcts, oep, ucb (`AGENTS`). Parameters come as typed keywords or as "key=value"
+strings (the command line's form); `parse_agent("mcts:c=0.5,rollout_turns=2")` takes the
+whole spec in one string. An agent plans from the state it is given; it needs nothing
+but what the seat may see, so an observation works as well as a full state."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from maag.engine import Action, State
+from maag.engine.search import POLICIES, SELECTIONS, SearchResult, search
+
+__all__ = ["AGENTS", "Agent", "AgentError", "AgentSpec", "Param", "make_agent", "parse_agent",
+           "DEFAULT_BUDGET_MS"]
+
+# The time budget of a plan() call that names neither a time nor an iteration budget.
+DEFAULT_BUDGET_MS = 1000.0
+
+
+class AgentError(ValueError):
+    """An unknown agent, or a parameter that is unknown or does not fit."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Param:
+    """One setting of an agent.
+
+    name: the key ("name=value"); field: the kernel's parameter it sets (mg_search_params).
+    type: bool, int, float or str; choices: the allowed values of a str.
+    default: the value when the setting is not given; min/max: inclusive numeric bounds.
+    help: one line for listings.
+    """
+
+    name: str
+    type: type
+    default: Any
+    help: str
+    field: str = ""
+    choices: tuple[str, ...] = ()
+    min: float | None = None
+    max: float | None = None
+
+    @property
+    def kernel_field(self) -> str:
+        return self.field or self.name
+
+    def parse(self, value: Any) -> Any:
+        """`value` (a string, or already typed) as this parameter's type; AgentError saying
+        what is allowed when it does not fit."""
+        try:
+            v = self._convert(value)
+        except (TypeError, ValueError):
+            raise AgentError(f"parameter {self.name!r} must be {self.describe()}, not {value!r}") from None
+        if self.choices and v not in self.choices:
+            allowed = ", ".join(self.choices)
+            raise AgentError(f"parameter {self.name!r} must be one of {allowed}, not {value!r}")
+        if (self.min is not None and v < self.min) or (self.max is not None and v > self.max):
+            raise AgentError(f"parameter {self.name!r} must be {self.describe()}, not {value!r}")
+        return v
+
+    def _convert(self, value: Any) -> Any:
+        if self.type is bool:
+            if isinstance(value, bool):
+                return value
+            text = str(value).strip().lower()
+            if text in ("1", "true", "yes", "on"):
+                return True
+            if text in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(value)
+        if self.type is int:
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                raise ValueError(value)
+            return int(value)
+        if self.type is float:
+            if isinstance(value, bool):
+                raise ValueError(value)
+            v = float(value)
+            if not math.isfinite(v):
+                raise ValueError(value)
+            return v
+        return str(value)
+
+    def describe(self) -> str:
+        if self.choices:
+            return "one of " + ", ".join(self.choices)
+        if self.type is bool:
+            return "true or false"
+        kind = {int: "an integer", float: "a number"}.get(self.type, "a string")
+        bounds = [f">= {self.min:g}" if self.min is not None else "",
+                  f"<= {self.max:g}" if self.max is not None else ""]
+        return " ".join([kind, ", ".join(b for b in bounds if b)]).strip()
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSpec:
+    """An agent: the kernel it runs, its parameters, and kernel settings it fixes."""
+
+    name: str
+    kernel: str
+    summary: str
+    params: tuple[Param, ...]
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+    needs_budget: bool = True
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        known = ", ".join(p.name for p in self.params) or "none"
+        raise AgentError(f"agent {self.name!r} has no parameter {name!r} (known: {known})")
+
+    def defaults(self) -> dict[str, Any]:
+        return {p.name: p.default for p in self.params}
+
+
+# ---- parameters shared by several agents ---------------------------------------------------
+
+_POLICY_NAMES = tuple(POLICIES)
+_C = 1 / math.sqrt(2)
+
+
+def _prune() -> Param:
+    return Param(name="prune", type=bool, default=True,
+                 help="remove dominated actions first (the reference's ActionPruner)")
+
+
+def _rollout(default: str) -> tuple[Param, ...]:
+    return (
+        Param(name="rollout", field="policy", type=str, default=default, choices=_POLICY_NAMES,
+              help="rollout policy: random, meta (unit vs card, then a group), egreedy, greedy"),
+        Param(name="epsilon", type=float, default=0.5, min=0, max=1,
+              help="egreedy: probability of a uniform choice instead of the best-rated one"),
+        Param(name="rollout_turns", type=int, default=1, min=0, max=1000,
+              help="rollout depth in turns (ends of turn), then the heuristic"),
+    )
+
+
+def _mcts(c: float, rollout: str) -> tuple[Param, ...]:
+    return (
+        Param(name="c", type=float, default=c, min=0,
+              help="exploration constant: UCB = mean + 2c sqrt(2 ln N / n), rewards in [0, 1]"),
+        *_rollout(rollout),
+        Param(name="transpositions", type=bool, default=True,
+              help="share nodes between action orders reaching the same state"),
+        Param(name="complete", type=bool, default=True,
+              help="complete a plan the tree did not reach the end of turn with greedy "
+                   "action (false: end the turn early, as the reference)"),
+        Param(name="max_nodes", type=int, default=1 << 22, min=1,
+              help="tree size cap; the search stops when it is full"),
+        _prune(),
+    )
+
+
+AGENTS: dict[str, AgentSpec] = {}
+
+
+def _register(spec: AgentSpec) -> None:
+    AGENTS[spec.name] = spec
+
+
+_register(AgentSpec(
+    "random", "policy", "uniformly random legal actions (end_turn only when nothing else is legal)",
+    (), {"policy": "random"}, needs_budget=False))
+_register(AgentSpec(
+    "random-meta", "policy",
+    "random 'meta' policy: unit or card actions first, then one unit or card, then uniform",
+    (Param(name="p_card", type=float, default=0.25, min=0, max=1,
+           help="probability of trying card actions before unit actions"),),
+    {"policy": "meta"}, needs_budget=False))
+_register(AgentSpec(
+    "egreedy", "policy",
+    "epsilon-greedy over the action rating within one unit's or card's actions (the "
+    "reference's rollout policy)",
+    (Param(name="epsilon", type=float, default=0.5, min=0, max=1,
+           help="probability of a uniform choice instead of the best-rated one"),
+     Param(name="p_card", type=float, default=0.25, min=0, max=1,
+           help="probability of trying card actions before unit actions")),
+    {"policy": "egreedy"}, needs_budget=False))
+_register(AgentSpec(
+    "greedy-action", "greedy-action",
+    "one ply at a time: the action whose result has the best heuristic value",
+    (_prune(),), needs_budget=False))
+_register(AgentSpec(
+    "greedy-turn", "greedy-turn",
+    "depth-first over the whole turn (rating order, transposition table), anytime: the "
+    "best end-of-turn state found",
+    (_prune(),
+     Param(name="max_nodes", type=int, default=1 << 22, min=1,
+           help="transposition table size cap (states)"))))
+_register(AgentSpec(
+    "mcts", "mcts",
+    "vanilla MCTS over single actions: UCB1, multi-action negamax backup, transpositions, "
+    "egreedy rollouts of one turn",
+    _mcts(_C, "egreedy")))
+_register(AgentSpec(
+    "ne-mcts", "mcts",
+    "non-exploring MCTS: C = 0 and deterministic greedy rollouts, so every child is visited "
+    "once and then the best is deepened",
+    _mcts(0.0, "greedy")))
+_register(AgentSpec(
+    "bb-mcts", "mcts",
+    "bridge-burning MCTS: the budget is split into one phase per action of the turn; after "
+    "each phase only the best root child survives and becomes the root",
+    _mcts(_C, "egreedy"), {"bridge_burning": True}))
+_register(AgentSpec(
+    "collapse-mcts", "mcts",
+    "collapsing MCTS (thesis): after k end-of-turn nodes are found, branches of the turn "
+    "that reach none are dropped and the search goes on below the survivors",
+    (*_mcts(_C, "egreedy"),
+     Param(name="k", field="collapse_k", type=int, default=-1, min=-1,
+           help="end-of-turn nodes before the collapse; -1: 20 per second of budget"))))
+_register(AgentSpec(
+    "oep", "oep",
+    "Online Evolutionary Planning: whole-turn genomes, uniform crossover with repair, "
+    "mutation, truncation selection, heuristic fitness",
+    (Param(name="population", type=int, default=100, min=2, max=100000, help="genomes"),
+     Param(name="survival", type=float, default=0.5, min=0, max=1,
+           help="fraction of the population kept each generation"),
+     Param(name="mutation", type=float, default=0.1, min=0, max=1,
+           help="probability that a child is mutated"),
+     Param(name="history", type=bool, default=True,
+           help="history table: genomes with the same outcome share its fitness"),
+     Param(name="fitness_rollouts", type=int, default=0, min=0,
+           help="0: heuristic fitness; n > 0: minimum over up to n rollouts (one per "
+                "generation survived)"),
+     *_rollout("egreedy"),
+     _prune())))
+_register(AgentSpec(
+    "ucb", "ucb",
+    "flat UCB1 over whole turns: distinct sampled turns are the arms, each pull a rollout "
+    "from the turn's outcome",
+    (Param(name="arms", type=int, default=100, min=1, max=100000, help="distinct turns sampled"),
+     Param(name="select", type=str, default="max", choices=tuple(SELECTIONS),
+           help="final choice: max (highest mean), robust (most pulls), maxwins (most pulls "
+                "with the root player ahead)"),
+     Param(name="c", type=float, default=_C, min=0, help="exploration: mean + 2c sqrt(2 ln N / n)"),
+     *_rollout("egreedy"))))
+
+
+class Agent:
+    """A configured agent. `plan(state)` returns the actions for the rest of the turn of
+    the player to act, ending with end_turn unless the game ends first."""
+
+    def __init__(self, spec: AgentSpec, options: Mapping[str, Any] | None = None) -> None:
+        self.spec = spec
+        self.options = spec.defaults()
+        for key, value in (options or {}).items():
+            self.options[key] = spec.param(key).parse(value)
+        self.last: SearchResult | None = None  # the result of the latest plan() call
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def __repr__(self) -> str:
+        changed = {k: v for k, v in self.options.items() if v != self.spec.param(k).default}
+        return f"{self.name}({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
+
+    def kernel_params(self) -> dict[str, Any]:
+        """The kernel parameters (mg_search_params fields) this agent runs with."""
+        out = {self.spec.param(k).kernel_field: v for k, v in self.options.items()}
+        out.update(self.spec.fixed)
+        return out
+
+    def plan(self, state: State, budget_ms: float | None = None, iterations: int | None = None,
+             seed: int | None = None) -> list[Action]:
+        """Search from `state` (unchanged) and return the plan. `budget_ms` (wall clock)
+        and `iterations` (the kernel's unit) bound the search; with neither, the budget is
+        DEFAULT_BUDGET_MS. A fixed `seed` with an iteration budget and no time budget
+        returns the same plan every time."""
+        if budget_ms is None and iterations is None:
+            budget_ms = DEFAULT_BUDGET_MS if self.spec.needs_budget else 0.0
+        self.last = search(state, self.spec.kernel, self.kernel_params(), budget_ms=budget_ms or 0.0,
+                           iterations=iterations or 0, seed=seed)
+        return self.last.plan
+
+
+def make_agent(name: str, *settings: str, **options: Any) -> Agent:
+    """The agent `name` with settings given as "key=value" strings and/or keywords."""
+    if name not in AGENTS:
+        raise AgentError(f"unknown agent {name!r}; known: {', '.join(AGENTS)}")
+    given: dict[str, Any] = {}
+    for item in settings:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise AgentError(f"a setting must look like key=value, not {item!r}")
+        given[key.strip()] = value.strip()
+    given.update(options)
+    return Agent(AGENTS[name], given)
+
+
+def parse_agent(text: str) -> Agent:
+    """An agent from one string: "name" or "name:key=value,key=value"."""
+    name, _, rest = text.partition(":")
+    return make_agent(name.strip(), *[s for s in rest.split(",") if s.strip()])

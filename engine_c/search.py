@@ -1,0 +1,149 @@
+"""The engine-facing half of the search agents: run one C search kernel (mg_search.h) on a
+`State` and get back the plan for the rest of the turn plus what the search did.
+
+    >>> from maag.engine import Game
+    >>> from maag.engine.search import search
+    >>> s = Game("heroes").new_state(seed=1)
+    >>> r = search(s, "mcts", {"c": 0.0}, iterations=200, seed=7)
+    >>> r.plan[-1].to_dict()
+    {'type': 'end_turn'}
+
+The kernel runs in C with the GIL released (cffi API mode), so searches in several threads
+run in parallel. Parameters are the fields of `mg_search_params`; enumerated ones take
+their names (policy "egreedy", select "robust")."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ._lowlevel import check, ffi, lib
+from .game import Action, State
+
+__all__ = ["ALGORITHMS", "POLICIES", "SELECTIONS", "PARAMS", "SearchStats", "SearchResult",
+           "default_params", "search"]
+
+# Kernel names -> MG_ALGO_*.
+ALGORITHMS: dict[str, int] = {
+    "policy": lib.MG_ALGO_POLICY,
+    "greedy-action": lib.MG_ALGO_GREEDY_ACTION,
+    "greedy-turn": lib.MG_ALGO_GREEDY_TURN,
+    "mcts": lib.MG_ALGO_MCTS,
+    "oep": lib.MG_ALGO_OEP,
+    "ucb": lib.MG_ALGO_UCB,
+}
+POLICIES: dict[str, int] = {
+    "random": lib.MG_POLICY_RANDOM,
+    "meta": lib.MG_POLICY_META,
+    "egreedy": lib.MG_POLICY_EGREEDY,
+    "greedy": lib.MG_POLICY_GREEDY,
+}
+SELECTIONS: dict[str, int] = {
+    "max": lib.MG_SELECT_MAX,
+    "robust": lib.MG_SELECT_ROBUST,
+    "maxwins": lib.MG_SELECT_MAXWINS,
+}
+STOPS = ["done", "time", "iterations", "memory"]
+
+# Settable fields of mg_search_params and their Python types (budgets are separate).
+PARAMS: dict[str, type] = {
+    "value_scale": float, "prune": bool, "early_end": bool,
+    "policy": str, "epsilon": float, "p_card": float, "rollout_turns": int,
+    "c": float, "transpositions": bool, "bridge_burning": bool, "collapse_k": int,
+    "complete": bool, "max_nodes": int,
+    "population": int, "survival": float, "mutation": float, "history": bool,
+    "fitness_rollouts": int,
+    "arms": int, "select": str,
+}
+_ENUMS: dict[str, dict[str, int]] = {"policy": POLICIES, "select": SELECTIONS}
+
+# evaluate() of a won game, per game: rewards are (v + scale) / (2 scale).
+VALUE_SCALE: dict[str, float] = {"heroes": 60000.0}
+
+
+@dataclass(frozen=True, slots=True)
+class SearchStats:
+    """What one search did. `iterations` is in the kernel's unit: MCTS iterations, OEP
+    generations, greedy-turn outcomes (distinct end-of-turn states), UCB pulls, or plan
+    steps for the policy and greedy-action kernels."""
+
+    iterations: int
+    evaluations: int
+    nodes: int
+    elapsed_ms: float
+    value: float
+    stop: str  # done, time, iterations or memory
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    plan: list[Action]
+    stats: SearchStats
+
+
+def default_params(algo: str) -> dict[str, Any]:
+    """The C defaults of a kernel (mg_search_defaults), by field name."""
+    p = ffi.new("mg_search_params *")
+    lib.mg_search_defaults(_algo(algo), p)
+    out: dict[str, Any] = {}
+    for name, typ in PARAMS.items():
+        v = getattr(p, name)
+        if name in _ENUMS:
+            out[name] = next(k for k, code in _ENUMS[name].items() if code == v)
+        else:
+            out[name] = typ(v)
+    return out
+
+
+def _algo(algo: str) -> int:
+    if algo not in ALGORITHMS:
+        raise ValueError(f"unknown search kernel {algo!r}; known: {', '.join(ALGORITHMS)}")
+    return ALGORITHMS[algo]
+
+
+def _fill(p: Any, params: Mapping[str, Any]) -> None:
+    for name, value in params.items():
+        if name not in PARAMS:
+            raise ValueError(f"unknown search parameter {name!r}; known: {', '.join(PARAMS)}")
+        if name in _ENUMS:
+            if value not in _ENUMS[name]:
+                raise ValueError(f"{name} must be one of {', '.join(_ENUMS[name])}, not {value!r}")
+            value = _ENUMS[name][value]
+        setattr(p, name, value)
+
+
+def search(state: State, algo: str, params: Mapping[str, Any] | None = None, *,
+           budget_ms: float = 0.0, iterations: int = 0, seed: int | None = None) -> SearchResult:
+    """Search from `state` (unchanged) for the player to act and return the plan for the
+    rest of its turn (ending with end_turn unless the game ends first).
+
+    `budget_ms` is the wall-clock budget and `iterations` the iteration budget (0 = none
+    for either); the search stops at whichever comes first. `seed` drives every random
+    choice: a fixed seed with an iteration budget and no time budget gives the same plan
+    every time. Raises ConfigError for bad parameters and GameOverError for a finished
+    game."""
+    p = ffi.new("mg_search_params *")
+    lib.mg_search_defaults(_algo(algo), p)
+    p.value_scale = VALUE_SCALE.get(state.game.name, 1.0)
+    _fill(p, params or {})
+    p.budget_ms = float(budget_ms)
+    p.iterations = int(iterations)
+    rng = ffi.new("mg_rng *")
+    if seed is None:
+        seed = int.from_bytes(os.urandom(8), "little")
+    lib.mg_rng_seed(rng, seed & (2**64 - 1))
+    plan = ffi.new("mg_action[]", lib.MG_SEARCH_MAX_PLAN)
+    n = ffi.new("int *")
+    stats = ffi.new("mg_search_stats *")
+    err = ffi.new("char[]", lib.MG_ERR_LEN)
+    vt = state.game.vt
+    rc = lib.mg_search(vt, state._buf, p, rng, plan, n, stats, err)
+    check(vt, rc, ffi.string(err).decode() or None)
+    name = state.game.name
+    return SearchResult(
+        [Action(int(c), name) for c in ffi.unpack(plan, n[0])],
+        SearchStats(int(stats.iterations), int(stats.evaluations), int(stats.nodes),
+                    float(stats.elapsed_ms), float(stats.value), STOPS[stats.stop]),
+    )
