@@ -1,0 +1,176 @@
+"""What a bot author writes against: the abstract `Bot`, and the values it is given
+(`GameInfo`, `Observation`, `Limit`) and returns (`TurnResult`)."""
+
+from __future__ import annotations
+
+import abc
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
+
+from ._options import Option, parse_settings
+
+if TYPE_CHECKING:
+    from maag.engine import Action, Game, State
+
+
+@dataclass(frozen=True, slots=True)
+class GameInfo:
+    """One game, from its `game_start`."""
+
+    game_id: str
+    game: str
+    """The game's name, e.g. "heroes"."""
+    seat: int
+    """This bot's seat: 1 or 2 (seat 1 moves first)."""
+    config: Mapping[str, Any]
+    time_control: Mapping[str, int | None]
+    """Milliseconds: turn_ms, increment_ms, bank_ms, lag_ms (None: unlimited)."""
+    opponent: str
+
+    def engine(self) -> Game:
+        """The configured `maag.engine.Game` (cached)."""
+        return _engine_game(self.game, json.dumps(dict(self.config), sort_keys=True))
+
+
+@lru_cache(maxsize=64)
+def _engine_game(name: str, config_json: str) -> Game:
+    from maag.engine import Game
+
+    return Game(name, json.loads(config_json))
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """What the seat sees when it is to act (docs/protocol.md, section 6); `obs["ap"]` reads
+    the observation map."""
+
+    game: GameInfo
+    data: Mapping[str, Any]
+    """The observation map as sent by the server."""
+    legal: tuple[dict[str, Any], ...] | None = None
+    """The legal actions, if the bot asked for them (`Bot.want_legal`)."""
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+    def state(self) -> State:
+        """The observation as a `maag.engine` observation state (determinize it for search)."""
+        return self.game.engine().state_from_json(dict(self.data))
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """How much time the bot has for this turn, from `your_turn` and the time control;
+    all in milliseconds, None when unknown or unlimited."""
+
+    time_left_ms: int | None = None
+    """What is left of this turn's budget."""
+    bank_ms: int | None = None
+    """The overage bank, usable after time_left_ms."""
+    turn_ms: int | None = None
+    """The whole budget of a turn."""
+    increment_ms: int | None = None
+    lag_ms: int | None = None
+    """The transport allowance the server grants."""
+
+    def __repr__(self) -> str:
+        parts = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
+                 if getattr(self, f.name) is not None]
+        return f"Limit({', '.join(parts)})"
+
+    def think_ms(self, margin_ms: int = 50, use_bank: bool = False) -> int | None:
+        """A safe thinking time for this turn: what is left (plus the bank if `use_bank`)
+        less `margin_ms` for transport; None if unlimited."""
+        if self.time_left_ms is None:
+            return None
+        total = self.time_left_ms + ((self.bank_ms or 0) if use_bank else 0)
+        return max(0, total - margin_ms)
+
+
+class Info(TypedDict, total=False):
+    """Optional statistics of a search, for logs (not sent to the server)."""
+
+    time_ms: float
+    nodes: int
+    iterations: int
+    depth: int
+    score: float
+    pv: list[dict[str, Any]]
+    string: str
+
+
+@dataclass(slots=True)
+class TurnResult:
+    """What `choose_turn` returns: the actions to play now, in order (a whole turn ending
+    with the game's end-of-turn action, or its first part: the bot is asked again for the
+    rest), or `resigned=True` to give the game up."""
+
+    actions: Sequence[dict[str, Any] | Action] = ()
+    info: Info = field(default_factory=lambda: Info())
+    resigned: bool = False
+
+    def action_dicts(self) -> list[dict[str, Any]]:
+        return [a if isinstance(a, dict) else a.to_dict() for a in self.actions]
+
+
+@dataclass(frozen=True, slots=True)
+class GameRecord:
+    """How one game went, from this bot's side."""
+
+    game: GameInfo
+    winner: int | None
+    """1 or 2, None for a draw."""
+    reason: str
+    replay_id: str | None = None
+
+    @property
+    def score(self) -> float:
+        """1 for a win, 0.5 for a draw, 0 for a loss."""
+        return 0.5 if self.winner is None else float(self.winner == self.game.seat)
+
+
+class Bot(abc.ABC):
+    """Subclass this to write a bot: one instance plays one game.
+
+    Class attributes: `name` (shown to opponents unless the client overrides it), `games`
+    (the games it can play), `want_legal` (get legal actions in every observation),
+    `options` (its settings, each an `Option`). `self.settings` holds their values.
+
+    `choose_turn` may be `async def` or a plain `def`: a plain one runs in a worker thread,
+    so a long search does not stall the connection (pings, other games).
+    """
+
+    name: ClassVar[str] = "bot"
+    games: ClassVar[tuple[str, ...]] = ("heroes",)
+    want_legal: ClassVar[bool] = False
+    options: ClassVar[Sequence[Option]] = ()
+
+    def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
+        self.settings: dict[str, Any] = parse_settings(self.options, settings)
+        self.game: GameInfo | None = None
+
+    async def on_game_start(self, game: GameInfo) -> None:
+        """Called once when the game starts, before any `choose_turn`. Keep it short."""
+        self.game = game
+
+    @abc.abstractmethod
+    def choose_turn(self, observation: Observation, limit: Limit) -> Any:
+        """Return (or, if async, resolve to) a `TurnResult` for the observed position.
+        Called at the start of each of the bot's turns and again whenever the turn goes on
+        (the previous answer was partial or had an illegal action)."""
+
+    async def on_event(self, kind: str, seat: int, action: dict[str, Any] | None) -> None:
+        """Something the opponent did that this seat may see (kind "action", "timeout", ...)."""
+        return None
+
+    async def on_result(self, accepted: int, error: str | None, message: str | None) -> None:
+        """The server's answer to the last actions sent: how many were applied, and why the
+        rest were not (an error code such as "illegal_action")."""
+        return None
+
+    async def on_game_over(self, record: GameRecord) -> None:
+        """Called once when the game ends."""
+        return None

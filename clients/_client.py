@@ -1,0 +1,438 @@
+"""The asyncio client: connects to a referee, greets, says hello and plays every game it is
+given with a fresh `Bot` per game, several at once. All protocol logic is maag.protocol's
+`Connection`; this module moves bytes and calls the bot."""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import inspect
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from maag.protocol import (
+    DEFAULT_MAX_FRAME,
+    FATAL,
+    NEED_DATA,
+    Connection,
+    ConnectionClosed,
+    Error,
+    GameEvent,
+    GameOver,
+    GameStart,
+    Greeting,
+    Hello,
+    Message,
+    Ping,
+    Pong,
+    ProtocolError,
+    Resign,
+    Result,
+    Role,
+    Turn,
+    Welcome,
+    YourTurn,
+)
+
+from ._bot import Bot, GameInfo, GameRecord, Limit, Observation, TurnResult
+from ._errors import BotError, BotTerminatedError, ServerError
+from ._options import parse_settings
+
+LOGGER = logging.getLogger("maag.clients")
+
+
+# ---- transports -----------------------------------------------------------------------------
+
+class Transport(abc.ABC):
+    """A byte stream to the server. `read` returns b"" at end of stream."""
+
+    @abc.abstractmethod
+    async def read(self) -> bytes: ...
+
+    @abc.abstractmethod
+    def write(self, data: bytes) -> None: ...
+
+    async def drain(self) -> None:
+        """Wait until written data has been handed to the network."""
+        return None
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+
+class StreamTransport(Transport):
+    """A TCP connection (asyncio streams)."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+
+    @classmethod
+    async def open(cls, host: str, port: int) -> StreamTransport:
+        reader, writer = await asyncio.open_connection(host, port)
+        return cls(reader, writer)
+
+    async def read(self) -> bytes:
+        try:
+            return await self.reader.read(65536)
+        except (ConnectionError, OSError):
+            return b""
+
+    def write(self, data: bytes) -> None:
+        if not self.writer.is_closing():
+            self.writer.write(data)
+
+    async def drain(self) -> None:
+        try:
+            await self.writer.drain()
+        except (ConnectionError, OSError):
+            pass
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """"HOST:PORT" (or "[v6]:PORT", or ":PORT" for 127.0.0.1) as (host, port); BotError if malformed."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        raise BotError(f"an address must look like HOST:PORT, not {text!r}")
+    host = host.strip("[]") or "127.0.0.1"
+    return host, int(port)
+
+
+# ---- the client -----------------------------------------------------------------------------
+
+@dataclass(slots=True, eq=False)
+class _Game:
+    info: GameInfo
+    bot: Bot
+    prompt: int = 0  # number of the latest your_turn; a plan for an older one is dropped
+    task: asyncio.Task[None] | None = None
+    turns_sent: int = 0
+
+
+@dataclass(slots=True)
+class ClientStats:
+    """Counters of one connection."""
+
+    games: list[GameRecord] = field(default_factory=list)
+    turns_sent: int = 0
+    errors: list[tuple[str | None, str]] = field(default_factory=list)
+    """(game_id, code) of every error and failed result from the server."""
+
+
+BotFactory = Callable[[], Bot]
+
+
+class Client:
+    """One connection to a referee that plays games with `bot`.
+
+    bot: a `Bot` subclass (instantiated with `settings` for every game) or a function that
+    returns a fresh Bot. token: the bot's token. name: shown to opponents (default: the
+    Bot class's `name`). encoding: "msgpack" (default) or "json". concurrency: how many
+    games at once. stop_after: close the connection once this many games have ended and
+    none is running (None: play until the server closes). strict: let an exception in the
+    bot end the client (default: log it and resign that game).
+    """
+
+    def __init__(self, bot: type[Bot] | BotFactory, *, token: str, name: str | None = None,
+                 settings: Mapping[str, Any] | None = None, encoding: str = "msgpack",
+                 concurrency: int = 1, stop_after: int | None = None, strict: bool = False,
+                 games: tuple[str, ...] | None = None, want_legal: bool | None = None,
+                 max_frame: int = DEFAULT_MAX_FRAME) -> None:
+        if isinstance(bot, type):
+            if not issubclass(bot, Bot):
+                raise BotError(f"{bot.__name__} is not a Bot subclass")
+            parse_settings(bot.options, settings)  # fail now, not at the first game
+            cls = bot
+            self._factory: BotFactory = lambda: cls(settings)
+        else:
+            if settings:
+                raise BotError("settings are given to a Bot class, not to a factory")
+            self._factory = bot
+        self.hello = Hello(name=name or getattr(bot, "name", "bot"), token=token,
+                           games=games or tuple(getattr(bot, "games", ("heroes",))),
+                           concurrency=concurrency,
+                           want_legal=bool(getattr(bot, "want_legal", False)
+                                           if want_legal is None else want_legal))
+        self.encoding = encoding
+        self.stop_after = stop_after
+        self.strict = strict
+        self.conn = Connection(Role.CLIENT, max_frame=max_frame)
+        self.welcome: Welcome | None = None
+        self.stats = ClientStats()
+        self._transport: Transport | None = None
+        self._games: dict[str, _Game] = {}
+        self._pings: dict[int, asyncio.Future[float]] = {}
+        self._ping_seq = 0
+        self._failure: BaseException | None = None
+        self._closing = False
+        self._read_task: asyncio.Future[bytes] | None = None
+        self._wake: asyncio.Future[None] | None = None  # set when a task fails the client
+
+    # -- connecting ------------------------------------------------------------------------
+    async def connect(self, address: str | tuple[str, int], timeout: float | None = 10.0) -> Welcome:
+        """Open a TCP connection to "HOST:PORT" and log in; see `start`."""
+        host, port = parse_address(address) if isinstance(address, str) else address
+        try:
+            transport = await asyncio.wait_for(StreamTransport.open(host, port), timeout)
+        except (OSError, asyncio.TimeoutError) as e:
+            raise BotTerminatedError(f"cannot connect to {host}:{port}: {e or 'timed out'}") from None
+        return await self.start(transport, timeout)
+
+    async def start(self, transport: Transport, timeout: float | None = 10.0) -> Welcome:
+        """Greet and say hello over `transport`; return the server's `welcome`. Raises
+        ServerError if the server refuses (e.g. auth_failed), BotTerminatedError if it closes."""
+        self._transport = transport
+        self._send(Greeting(encoding=self.encoding))
+        self._send(self.hello)
+        await transport.drain()
+
+        async def wait_welcome() -> Welcome:
+            while True:
+                ev = await self._next()
+                if isinstance(ev, Welcome):
+                    return ev
+                if isinstance(ev, Error):
+                    raise ServerError(ev.code, ev.message)
+                if isinstance(ev, ConnectionClosed):
+                    raise BotTerminatedError("the server closed the connection before welcome")
+
+        try:
+            welcome = await asyncio.wait_for(wait_welcome(), timeout)
+        except asyncio.TimeoutError:
+            transport.close()
+            raise BotTerminatedError("no welcome from the server") from None
+        except BaseException:
+            transport.close()
+            raise
+        self.welcome = welcome
+        LOGGER.info("connected as %s to %s", welcome.bot, welcome.server)
+        return welcome
+
+    # -- running ---------------------------------------------------------------------------
+    async def run(self) -> ClientStats:
+        """Play until the server closes the connection, or `stop_after` games are over.
+        Raises ServerError on a fatal server error, BotTerminatedError if the connection
+        is lost while games are running, BotError on a protocol violation by the server."""
+        if self.welcome is None:
+            raise BotError("call connect() or start() before run()")
+        try:
+            while True:
+                ev = await self._next()
+                if isinstance(ev, ConnectionClosed):
+                    break
+                await self._dispatch(ev)
+                if self._failure is not None:
+                    raise self._failure
+                if self._done():
+                    break
+            if self._failure is not None:
+                raise self._failure
+            if self._games and not self._closing:
+                raise BotTerminatedError(f"the server closed the connection with {len(self._games)} "
+                                         "game(s) running")
+            return self.stats
+        finally:
+            await self.close()
+
+    async def ping(self, timeout: float | None = 10.0) -> float:
+        """Round-trip time to the server in seconds (needs `run()` to be running)."""
+        self._ping_seq += 1
+        fut: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+        self._pings[self._ping_seq] = fut
+        start = time.perf_counter()
+        self._send(Ping(id=self._ping_seq))
+        await asyncio.wait_for(fut, timeout)
+        return time.perf_counter() - start
+
+    async def close(self) -> None:
+        """Stop thinking, close the connection (idempotent)."""
+        self._closing = True
+        for g in self._games.values():
+            if g.task is not None:
+                g.task.cancel()
+        tasks = [g.task for g in self._games.values() if g.task is not None]
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        if self._read_task is not None:
+            self._read_task.cancel()
+            self._read_task = None
+        if self._transport is not None:
+            try:
+                self.conn.send(ConnectionClosed())
+            except ProtocolError:
+                pass
+            await self._transport.drain()
+            self._transport.close()
+            self._transport = None
+
+    def _done(self) -> bool:
+        return (self.stop_after is not None and len(self.stats.games) >= self.stop_after
+                and not self._games)
+
+    # -- I/O -------------------------------------------------------------------------------
+    def _send(self, msg: Message | Greeting) -> None:
+        if self._transport is None:
+            raise BotError("not connected")
+        data = self.conn.send(msg)
+        LOGGER.debug(">> %s %s", getattr(msg, "game_id", "-"), msg)
+        self._transport.write(data)
+
+    async def _next(self) -> Message | ConnectionClosed:
+        """The next message from the server (ConnectionClosed at the end)."""
+        assert self._transport is not None
+        while True:
+            try:
+                ev = self.conn.next_event()
+            except ProtocolError as e:
+                raise BotError(f"the server broke the protocol: {e}") from None
+            if ev is not NEED_DATA:
+                assert isinstance(ev, (Message, ConnectionClosed))
+                LOGGER.debug("<< %s %s", getattr(ev, "game_id", "-"), ev)
+                return ev
+            if self._read_task is None:
+                self._read_task = asyncio.ensure_future(self._transport.read())
+            if self._wake is None:
+                self._wake = asyncio.get_running_loop().create_future()
+            waiting: set[asyncio.Future[Any]] = {self._read_task, self._wake}
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            if self._failure is not None:
+                raise self._failure
+            if self._read_task.done():
+                data, self._read_task = self._read_task.result(), None
+                self.conn.receive_data(data)
+
+    # -- dispatch --------------------------------------------------------------------------
+    async def _dispatch(self, msg: Message) -> None:
+        g: _Game | None
+        if isinstance(msg, GameStart):
+            info = GameInfo(game_id=msg.game_id, game=msg.game, seat=msg.seat, config=msg.config,
+                            time_control=msg.time_control, opponent=msg.opponent)
+            if msg.game_id in self._games:  # a reconnect re-announces the game: keep the bot
+                return
+            g = _Game(info, self._factory())
+            self._games[msg.game_id] = g
+            LOGGER.info("game %s started: seat %d against %s", msg.game_id, msg.seat, msg.opponent)
+            await self._call(g, g.bot.on_game_start(info))
+        elif isinstance(msg, YourTurn):
+            g = self._game(msg.game_id)
+            if g is None:
+                return
+            g.prompt += 1
+            if g.task is not None and not g.task.done():
+                g.task.cancel()
+            g.task = asyncio.create_task(self._choose(g, msg, g.prompt), name=f"choose {msg.game_id}")
+        elif isinstance(msg, GameEvent):
+            g = self._game(msg.game_id)
+            if g is not None:
+                await self._call(g, g.bot.on_event(msg.kind, msg.seat, msg.action))
+        elif isinstance(msg, Result):
+            g = self._game(msg.game_id)
+            if msg.error is not None:
+                LOGGER.warning("game %s: %d action(s) accepted, then %s: %s", msg.game_id, msg.accepted,
+                               msg.error, msg.message or "")
+                self.stats.errors.append((msg.game_id, msg.error))
+            if g is not None:
+                await self._call(g, g.bot.on_result(msg.accepted, msg.error, msg.message))
+        elif isinstance(msg, GameOver):
+            g = self._games.pop(msg.game_id, None)
+            if g is None:
+                return
+            g.prompt += 1
+            if g.task is not None:
+                g.task.cancel()
+            record = GameRecord(g.info, msg.winner, msg.reason, msg.replay_id)
+            self.stats.games.append(record)
+            LOGGER.info("game %s over: winner %s (%s)", msg.game_id, msg.winner or "none (draw)", msg.reason)
+            await self._call(g, g.bot.on_game_over(record))
+        elif isinstance(msg, Error):
+            self.stats.errors.append((msg.game_id, msg.code))
+            if msg.game_id is None and (msg.error_code in FATAL or msg.error_code is None):
+                self._fail(ServerError(msg.code, msg.message))
+                return
+            LOGGER.warning("game %s: error %s: %s", msg.game_id, msg.code, msg.message)
+            g = self._game(msg.game_id) if msg.game_id else None
+            if g is not None and msg.code == "timeout":
+                g.prompt += 1  # the turn is over: a plan still being made is stale
+        elif isinstance(msg, Pong):
+            fut = self._pings.pop(msg.id, None) if isinstance(msg.id, int) else None
+            if fut is not None and not fut.done():
+                fut.set_result(0.0)
+
+    def _game(self, game_id: str) -> _Game | None:
+        g = self._games.get(game_id)
+        if g is None:
+            LOGGER.warning("message for unknown game %s ignored", game_id)
+        return g
+
+    async def _call(self, g: _Game, coro: Any) -> None:
+        """Await a bot callback; an exception resigns the game (or ends the client if strict)."""
+        try:
+            await coro
+        except Exception as e:
+            self._bot_failed(g, e)
+
+    def _bot_failed(self, g: _Game, e: BaseException) -> None:
+        if self.strict:
+            self._fail(e)
+            return
+        LOGGER.error("game %s: the bot failed; resigning", g.info.game_id, exc_info=e)
+        if g.info.game_id in self._games and not self._closing:
+            g.prompt += 1
+            try:
+                self._send(Resign(game_id=g.info.game_id))
+            except (ProtocolError, BotError):
+                pass
+
+    def _fail(self, e: BaseException) -> None:
+        """End the client with `e` (raised from run())."""
+        if self._failure is None:
+            self._failure = e
+        if self._wake is not None and not self._wake.done():
+            self._wake.set_result(None)
+
+    async def _choose(self, g: _Game, msg: YourTurn, prompt: int) -> None:
+        obs = Observation(g.info, msg.observation, msg.legal)
+        tc = g.info.time_control
+        limit = Limit(time_left_ms=msg.time_left_ms, bank_ms=msg.bank_ms, turn_ms=tc.get("turn_ms"),
+                      increment_ms=tc.get("increment_ms"), lag_ms=tc.get("lag_ms"))
+        try:
+            if inspect.iscoroutinefunction(g.bot.choose_turn):
+                result = await g.bot.choose_turn(obs, limit)
+            else:
+                result = await asyncio.to_thread(g.bot.choose_turn, obs, limit)
+            if not isinstance(result, TurnResult):
+                raise BotError(f"choose_turn returned {type(result).__name__}, not a TurnResult")
+            if prompt != g.prompt or self._closing:
+                LOGGER.info("game %s: plan dropped (the turn moved on)", g.info.game_id)
+                return
+            if result.resigned:
+                g.prompt += 1
+                self._send(Resign(game_id=g.info.game_id))
+            else:
+                actions = result.action_dicts()
+                if not actions:
+                    raise BotError("choose_turn returned no actions (end the turn explicitly)")
+                self._send(Turn(game_id=g.info.game_id, actions=actions))
+                g.turns_sent += 1
+                self.stats.turns_sent += 1
+            if result.info:
+                LOGGER.info("game %s: %s", g.info.game_id, dict(result.info))
+            if self._transport is not None:
+                await self._transport.drain()
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            self._bot_failed(g, e)
+
+
+async def run_bot(bot: type[Bot] | BotFactory, address: str, *, token: str, **kwargs: Any) -> ClientStats:
+    """Connect to "HOST:PORT", play until the server closes (or `stop_after`), return stats."""
+    client = Client(bot, token=token, **kwargs)
+    await client.connect(address)
+    return await client.run()
