@@ -8,10 +8,18 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from maag.server import cmd_bench, cmd_bot, cmd_conformance, cmd_replay, cmd_serve
+from maag.server import (
+    cmd_bench,
+    cmd_bot,
+    cmd_conformance,
+    cmd_match,
+    cmd_replay,
+    cmd_serve,
+    cmd_tournament,
+)
 
 # Subcommand modules, in the order `maag --help` lists them.
-COMMANDS = [cmd_serve, cmd_bot, cmd_replay, cmd_conformance, cmd_bench]
+COMMANDS = [cmd_match, cmd_serve, cmd_bot, cmd_replay, cmd_tournament, cmd_conformance, cmd_bench]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -14,7 +14,8 @@ Conventions (all functions of this module):
     ``sum s*log p + (1-s)*log(1-p)`` with ``p`` the expected score. The Elo gaps are then
     score gaps. Intervals are scaled by the Pearson dispersion (draws make results less
     variable than win/loss coin flips; without the correction the intervals are too wide),
-    once there are at least MIN_DISPERSION_DOF residual degrees of freedom.
+    shrunk towards 1 by DISPERSION_PRIOR_DOF pseudo-games (so a handful of draws does not
+    make the intervals vanish).
   * ``"davidson"``: Davidson's draw model ``P(win) : P(draw) : P(loss) =
     pi_a : nu*sqrt(pi_a*pi_b) : pi_b`` with ``pi = 10**(elo/400)`` and one draw parameter
     ``nu`` fitted with the ratings. Elo gaps are gaps among decisive games (larger than
@@ -45,7 +46,7 @@ from scipy.stats import norm
 
 K = math.log(10.0) / 400.0  # natural-log units per Elo point
 Z95 = float(norm.ppf(0.975))  # 1.959964...
-MIN_DISPERSION_DOF = 20  # fewer residual degrees of freedom: no dispersion correction
+DISPERSION_PRIOR_DOF = 20.0  # the dispersion estimate counts this many pseudo-games at dispersion 1
 
 DrawModel = Literal["half", "davidson"]
 CiMethod = Literal["wald", "bootstrap"]
@@ -328,10 +329,9 @@ def _fit_point(t: _Table, draw_model: DrawModel, virtual_draws: float,
         x = theta[t.i] - theta[t.j]
         p = 1.0 / (1.0 + np.exp(-x))
         sq = t.w * (1 - p) ** 2 + t.d * (0.5 - p) ** 2 + t.lo * p ** 2
-        # Estimated only from enough games (below that it is too noisy to trust).
-        dof = float(np.sum(t.n)) - (m - 1)
-        disp = float(np.sum(sq / (p * (1 - p))) / dof) if dof >= MIN_DISPERSION_DOF else 1.0
-        disp = max(disp, 1e-3)
+        # Shrunk towards 1 (few games give a noisy estimate; all draws would give 0).
+        dof = max(float(np.sum(t.n)) - (m - 1), 0.0)
+        disp = float((np.sum(sq / (p * (1 - p))) + DISPERSION_PRIOR_DOF) / (dof + DISPERSION_PRIOR_DOF))
     else:
         def fun(z: np.ndarray) -> tuple[float, np.ndarray]:
             f, g = _nll_davidson(np.concatenate([[0.0], z]), t)

@@ -1,0 +1,243 @@
+"""An arena: an embedded referee server (`RefereeServer`, the real one, on 127.0.0.1) plus one
+process per bot, in which a tournament or a cluster worker plays the games it is given.
+
+Bots are processes that connect to the arena's port with a token made up for this run (kept
+in memory only, never stored). A bundled agent runs as `maag bot run AGENT` (or, for the
+trivial agents `random` and `first` when `maag bot run` does not know them, as the referee's
+own test bot); an external command is run through the shell with these placeholders and
+environment variables filled in:
+
+    {host} {port} {connect} {token} {concurrency}      MAAG_HOST MAAG_PORT MAAG_CONNECT MAAG_TOKEN
+                                                         MAAG_CONCURRENCY MAAG_BOT
+
+e.g. `--bot mine="python3 mybot.py --connect {connect} --token {token}"`. A bot process that
+exits while the arena runs is restarted (its games in progress are lost by disconnect, as
+the referee's policy says); after `max_restarts` exits the arena gives up with BotCrashed.
+
+Storage: the arena writes games to the database given by URL. `shared=True` (cluster
+workers, several arenas on one database) keeps the server from marking other arenas' running
+games aborted when it starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import importlib.util
+import logging
+import os
+import secrets
+import shlex
+import signal
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from maag.server.clock import TimeControl
+from maag.server.server import GameSummary, RefereeServer, ServerConfig
+from maag.server.storage import BotRecord, GameRecord, Storage, open_storage
+from maag.server.tournament import BotSpec
+
+__all__ = ["Arena", "BotCrashed", "SharedStorage", "bot_command", "MINIBOT_AGENTS"]
+
+LOG = logging.getLogger(__name__)
+
+MINIBOT_AGENTS = ("random", "first")  # agents of maag.server.minibot
+
+
+class BotCrashed(RuntimeError):
+    """A bot process keeps exiting."""
+
+
+class SharedStorage(Storage):
+    """A Storage shared with other servers: `abort_unfinished` is a no-op (the running games
+    may belong to another arena); everything else is passed through."""
+
+    def __init__(self, inner: Storage) -> None:
+        self.inner = inner
+
+    def add_bot(self, name: str, *, replace: bool = False) -> str:
+        return self.inner.add_bot(name, replace=replace)
+
+    def bot_by_token(self, token: str) -> str | None:
+        return self.inner.bot_by_token(token)
+
+    def list_bots(self) -> list[BotRecord]:
+        return self.inner.list_bots()
+
+    def create_game(self, game: str, config: dict[str, Any], seats: tuple[str, str], time_control: str,
+                    match_id: str | None = None) -> int:
+        return self.inner.create_game(game, config, seats, time_control, match_id)
+
+    def finish_game(self, game_id: int, replay: dict[str, Any]) -> None:
+        self.inner.finish_game(game_id, replay)
+
+    def abort_unfinished(self) -> int:
+        return 0
+
+    def get_game(self, game_id: int) -> GameRecord | None:
+        return self.inner.get_game(game_id)
+
+    def list_games(self, match_id: str | None = None, status: str | None = None,
+                   limit: int = 1000) -> list[GameRecord]:
+        return self.inner.list_games(match_id, status, limit)
+
+    def get_replay(self, game_id: int) -> dict[str, Any] | None:
+        return self.inner.get_replay(game_id)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def _bot_run_available() -> bool:
+    """Whether `maag bot run` (maag.clients.cli) is installed."""
+    try:
+        return importlib.util.find_spec("maag.clients.cli") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def bot_command(bot: BotSpec, host: str, port: int, token: str,
+                concurrency: int) -> tuple[list[str] | str, bool]:
+    """The command line of a bot process, and whether it must run through the shell."""
+    connect = f"{host}:{port}"
+    if bot.command is not None:
+        values = {"host": host, "port": str(port), "connect": connect, "token": token,
+                  "concurrency": str(concurrency)}
+        text = bot.command
+        for k, v in values.items():
+            text = text.replace("{" + k + "}", v)
+        return text, True
+    if bot.name in MINIBOT_AGENTS and (bot.name == "first" or not _bot_run_available()):
+        return [sys.executable, "-m", "maag.server.minibot", "--connect", connect, "--token", token,
+                "--agent", bot.name, "--concurrency", str(concurrency), "--name", bot.name], False
+    return [sys.executable, "-m", "maag.server", "bot", "run", bot.name, "--connect", connect,
+            "--token", token, "--concurrency", str(concurrency)], False
+
+
+class _BotProcess:
+    def __init__(self, bot: BotSpec, token: str, concurrency: int, log: IO[bytes] | int) -> None:
+        self.bot, self.token, self.concurrency, self.log = bot, token, concurrency, log
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.exits = 0
+
+    def start(self, host: str, port: int) -> None:
+        cmd, shell = bot_command(self.bot, host, port, self.token, self.concurrency)
+        env = {**os.environ, "MAAG_HOST": host, "MAAG_PORT": str(port), "MAAG_CONNECT": f"{host}:{port}",
+               "MAAG_TOKEN": self.token, "MAAG_CONCURRENCY": str(self.concurrency), "MAAG_BOT": self.bot.name}
+        LOG.info("bot %s: %s", self.bot.name, cmd if shell else shlex.join(cmd))  # type: ignore[arg-type]
+        self.proc = subprocess.Popen(cmd, shell=shell, env=env, stdin=subprocess.DEVNULL, stdout=self.log,
+                                     stderr=self.log, start_new_session=True)
+
+    def stop(self, grace: float = 5.0) -> None:
+        p = self.proc
+        if p is None or p.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGTERM)
+        try:
+            p.wait(grace)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+
+
+class Arena:
+    """An embedded referee and the processes of `bots`, each offering `slots` game slots.
+
+    Use as `async with Arena(...) as arena: summary = await arena.play(...)`.
+    """
+
+    def __init__(self, bots: Sequence[BotSpec], db_url: str, *, game: str = "heroes",
+                 game_config: dict[str, Any] | None = None, tc: str = "1s", slots: int = 1,
+                 shared: bool = False, log_dir: str | os.PathLike[str] | None = None,
+                 max_restarts: int = 3, server_options: dict[str, Any] | None = None) -> None:
+        self.bots = list(bots)
+        self.db_url = db_url
+        self.config = ServerConfig(host="127.0.0.1", port=0, game=game, game_config=dict(game_config or {}),
+                                   tc=TimeControl.parse(tc), auto_pair=False, **(server_options or {}))
+        self.slots = slots
+        self.shared = shared
+        self.log_dir = Path(log_dir) if log_dir is not None else None
+        self.max_restarts = max_restarts
+        self.server: RefereeServer | None = None
+        self.procs: dict[str, _BotProcess] = {}
+        self._logs: list[IO[bytes]] = []
+        self._watch: asyncio.Task[None] | None = None
+        self._failed: BotCrashed | None = None
+
+    async def __aenter__(self) -> Arena:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def start(self) -> None:
+        storage: Storage = open_storage(self.db_url)
+        if self.shared:
+            storage = SharedStorage(storage)
+        self.server = RefereeServer(self.config, storage)
+        await self.server.start()
+        for bot in self.bots:
+            token = "arena_" + secrets.token_urlsafe(18)
+            self.server._tokens[token] = bot.name  # in memory only: never stored
+            log: IO[bytes] | int = subprocess.DEVNULL
+            if self.log_dir is not None:
+                self.log_dir.mkdir(parents=True, exist_ok=True)
+                f = open(self.log_dir / f"{bot.name}.log", "ab")  # noqa: SIM115 (closed in stop)
+                self._logs.append(f)
+                log = f
+            p = _BotProcess(bot, token, self.slots, log)
+            p.start(self.config.host, self.server.port)
+            self.procs[bot.name] = p
+        self._watch = asyncio.get_running_loop().create_task(self._watchdog())
+
+    async def _watchdog(self) -> None:
+        """Restart bot processes that exit; give up after max_restarts exits of one bot."""
+        assert self.server is not None
+        while True:
+            await asyncio.sleep(0.2)
+            for p in self.procs.values():
+                if p.proc is not None and p.proc.poll() is not None:
+                    p.exits += 1
+                    LOG.warning("bot %s exited with code %s (%d exits)", p.bot.name, p.proc.returncode,
+                                p.exits)
+                    if p.exits > self.max_restarts:
+                        self._failed = BotCrashed(f"bot {p.bot.name!r} exited {p.exits} times "
+                                                  f"(last exit code {p.proc.returncode})")
+                        for r in list(self.server.requests):
+                            if p.bot.name in r.seats and r.future is not None and not r.future.done():
+                                r.future.set_exception(self._failed)
+                        p.proc = None
+                        continue
+                    p.start(self.config.host, self.server.port)
+
+    async def play(self, seat0: str, seat1: str, *, seed: int | None = None, match_id: str | None = None,
+                   tags: dict[str, Any] | None = None) -> GameSummary:
+        """Play one game (seat 0 moves first) and return its summary once it is stored."""
+        assert self.server is not None
+        if self._failed is not None:
+            raise self._failed
+        fut = self.server.request_game(seat0, seat1, match_id=match_id, tags=tags, seed=seed)
+        return await fut
+
+    async def stop(self) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watch
+        if self.server is not None:
+            await self.server.stop()
+        await asyncio.get_running_loop().run_in_executor(None, self._stop_procs)
+        for f in self._logs:
+            f.close()
+        self._logs.clear()
+
+    def _stop_procs(self) -> None:
+        for p in self.procs.values():
+            p.stop()
