@@ -1,9 +1,10 @@
 """A minimal bot process for the referee's own tests, benchmarks and `maag match` fallback:
 plays uniformly random legal actions (or the first legal one) on the engine's copy of its
-observation. Bots for people are written with maag.clients; bundled agents run with
-`maag bot run`.
+observation, or any agent of maag.bots ("mcts", "oep:population=50", ...) on a
+determinization of it. Bots for people are written with maag.clients; bundled agents
+normally run with `maag bot run`.
 
-    python -m maag.server.minibot --connect 127.0.0.1:7878 --token T [--agent random|first]
+    python -m maag.server.minibot --connect 127.0.0.1:7878 --token T [--agent random|first|SPEC]
         [--mode act|turn] [--encoding msgpack|json] [--concurrency N] [--seed S]
 
 `--mode act` sends one `act` per `your_turn` (the server sends a new `your_turn` while the
@@ -58,10 +59,22 @@ class MiniBot:
         self.max_games = max_games
         self.errors: list[Message] = []
         self._writer: asyncio.StreamWriter | None = None
+        self._agent: Any = None
 
     def _send(self, msg: Message | Greeting) -> None:
         assert self._writer is not None
         self._writer.write(self.conn.send(msg))
+
+    def _plan(self, gid: str, time_left_ms: int) -> list[dict[str, Any]]:
+        """A whole-turn plan from a maag.bots agent, searched on a determinization."""
+        if self._agent is None:
+            from maag.bots import parse_agent
+
+            self._agent = parse_agent(self.agent)
+        st = self.states[gid]
+        full = st.determinize(self.rng.getrandbits(62))
+        budget = max(1.0, min(time_left_ms * 0.8, time_left_ms - 50.0))
+        return [a.to_dict() for a in self._agent.plan(full, budget_ms=budget, seed=self.rng.getrandbits(62))]
 
     def _choose(self, st: State) -> dict[str, Any]:
         legal = st.legal_actions()
@@ -81,6 +94,11 @@ class MiniBot:
             self._send(Turn(game_id=gid, actions=plan))
         else:
             self._send(Act(game_id=gid, action=self._choose(st)))
+
+    async def _search(self, gid: str, time_left_ms: int) -> None:
+        plan = await asyncio.to_thread(self._plan, gid, time_left_ms)
+        if gid in self.games and plan:
+            self._send(Turn(game_id=gid, actions=plan))
 
     async def run(self) -> int:
         reader, self._writer = await asyncio.open_connection(self.host, self.port)
@@ -108,7 +126,10 @@ class MiniBot:
             self.games[ev.game_id] = Game(ev.game, ev.config)
         elif isinstance(ev, YourTurn):
             self.states[ev.game_id] = self.games[ev.game_id].state_from_json(ev.observation)
-            self._play(ev.game_id)
+            if self.agent in ("random", "first"):
+                self._play(ev.game_id)
+            else:
+                asyncio.get_running_loop().create_task(self._search(ev.game_id, ev.time_left_ms))
         elif isinstance(ev, Result):
             if ev.error is not None:
                 self.errors.append(ev)
@@ -126,7 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--connect", required=True, metavar="HOST:PORT")
     p.add_argument("--token", required=True)
-    p.add_argument("--agent", choices=("random", "first"), default="random")
+    p.add_argument("--agent", default="random",
+                   help="random, first, or a maag.bots agent: NAME or NAME:key=value,...")
     p.add_argument("--mode", choices=("act", "turn"), default="act")
     p.add_argument("--encoding", choices=("msgpack", "json"), default="msgpack")
     p.add_argument("--concurrency", type=int, default=1)

@@ -301,6 +301,10 @@ class RefereeServer:
         self._tasks.add(t)
         t.add_done_callback(self._tasks.discard)
 
+    def add_token(self, token: str, bot: str) -> None:
+        """Accept `token` for bot `bot` in this server's lifetime only (never stored)."""
+        self._tokens[token] = bot
+
     # -- pairing ------------------------------------------------------------------------
     def request_game(self, seat1: str, seat2: str, *, match_id: str | None = None,
                      tags: dict[str, Any] | None = None, seed: int | None = None,
