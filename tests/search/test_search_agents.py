@@ -1,0 +1,215 @@
+"""Every bundled agent: legal plans, budgets, reproducibility, parameters; and the greedy
+kernels against brute force in Python. Searches use iteration budgets, never timing."""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+import pytest
+from maag.bots import AGENTS, AgentError, make_agent, parse_agent
+from maag.engine import ConfigError, Game, GameOverError, State
+from maag.engine.search import default_params
+from maag.server.bench_engine import midgame_states
+
+from .positions import GAME, position, unit
+
+# Small iteration budgets, in each kernel's unit (plan steps for the budget-free agents).
+ITERATIONS = {"greedy-turn": 2000, "oep": 5, "mcts": 300, "ne-mcts": 300, "bb-mcts": 300,
+              "collapse-mcts": 300, "ucb": 300}
+BUDGETED = [n for n, spec in AGENTS.items() if spec.needs_budget]
+
+
+def _states() -> dict[str, State]:
+    out = {"start": GAME.new_state(seed=11)}
+    for i, st in enumerate(midgame_states(GAME, count=3, seed=7)):
+        out[f"mid{i}"] = st
+    tiny = Game("heroes", {"map": "a-tiny", "draws": "random"}).new_state(seed=3)
+    tiny.random_playout(max_actions=17)
+    if not tiny.is_terminal:
+        out["tiny-random-draws"] = tiny
+    return out
+
+
+STATES = _states()
+
+
+def busy_state() -> State:
+    """A mid-game state with 5 AP and a wide action list (for the time-budget tests)."""
+    for st in midgame_states(GAME, count=20):
+        if st.to_json()["ap"] == 5 and len(st.legal_codes()) > 30:
+            return st
+    raise AssertionError("no busy mid-game state")
+
+
+def apply_plan(state: State, plan: list) -> State:
+    """Apply a whole plan on a clone (IllegalActionError if any step is illegal) and check
+    its shape: end_turn last and only last, unless the game ended."""
+    s = state.clone()
+    assert plan, "empty plan"
+    for i, a in enumerate(plan):
+        assert not s.is_terminal, f"action {i} after the game ended"
+        if i < len(plan) - 1:
+            assert a.to_dict() != {"type": "end_turn"} or s.legal_codes() == [0], "early end_turn"
+        s.apply(a)
+    assert s.is_terminal or plan[-1].to_dict() == {"type": "end_turn"}
+    return s
+
+
+@pytest.mark.parametrize("state_name", list(STATES))
+@pytest.mark.parametrize("name", list(AGENTS))
+def test_plans_are_legal(name: str, state_name: str) -> None:
+    state = STATES[state_name]
+    before = state.to_bytes()
+    agent = make_agent(name)
+    plan = agent.plan(state, iterations=ITERATIONS.get(name, 1), seed=5)
+    assert state.to_bytes() == before, "the search changed its input state"
+    after = apply_plan(state, plan)
+    assert after.is_terminal or after.current_player != state.current_player
+
+
+@pytest.mark.parametrize("name", list(AGENTS))
+def test_same_seed_same_plan(name: str) -> None:
+    state = STATES["mid1"]
+    it = ITERATIONS.get(name, 1)
+    first = make_agent(name).plan(state, iterations=it, seed=99)
+    second = make_agent(name).plan(state, iterations=it, seed=99)
+    assert [a.code for a in first] == [a.code for a in second]
+
+
+def test_seed_matters_for_random_agents() -> None:
+    state = STATES["mid0"]
+    agent = make_agent("random")
+    plans = {tuple(a.code for a in agent.plan(state, seed=s)) for s in range(20)}
+    assert len(plans) > 1
+
+
+@pytest.mark.parametrize("name", BUDGETED)
+def test_time_budget(name: str) -> None:
+    """The kernel reads the clock itself: a 100 ms budget ends the search ("time"), far
+    sooner than the unbounded search would. The bound is generous on purpose."""
+    agent = make_agent(name)
+    t0 = time.perf_counter()
+    plan = agent.plan(busy_state(), budget_ms=100, seed=1)
+    elapsed_ms = (time.perf_counter() - t0) * 1000
+    assert agent.last is not None
+    assert agent.last.stats.stop in ("time", "done")
+    if name != "greedy-turn":  # greedy turn may exhaust a small turn first
+        assert agent.last.stats.stop == "time"
+    assert elapsed_ms < 100 + 2000
+    apply_plan(busy_state(), plan)
+
+
+@pytest.mark.parametrize("name", ["mcts", "oep", "ucb", "greedy-turn"])
+def test_iteration_budget_is_exact(name: str) -> None:
+    agent = make_agent(name)
+    agent.plan(busy_state(), iterations=ITERATIONS[name], seed=2)
+    assert agent.last is not None
+    assert agent.last.stats.stop == "iterations"
+    assert agent.last.stats.iterations == ITERATIONS[name]
+
+
+def test_observation_is_enough() -> None:
+    """An agent plans from what its seat sees; the plan is legal in the real game."""
+    state = STATES["mid2"]
+    obs = state.observation(state.current_player)
+    for name in ("greedy-action", "oep", "mcts"):
+        plan = make_agent(name).plan(obs, iterations=ITERATIONS.get(name, 1), seed=4)
+        apply_plan(state, plan)
+
+
+def test_errors() -> None:
+    with pytest.raises(AgentError, match="unknown agent"):
+        make_agent("alphazero")
+    with pytest.raises(AgentError, match="no parameter"):
+        make_agent("mcts", "temperature=1")
+    with pytest.raises(AgentError, match="must be"):
+        make_agent("oep", population=1)
+    with pytest.raises(AgentError, match="one of"):
+        make_agent("mcts", rollout="smart")
+    with pytest.raises(AgentError, match="key=value"):
+        make_agent("mcts", "c")
+    with pytest.raises(ConfigError, match="budget"):
+        make_agent("mcts").plan(STATES["start"], budget_ms=0, iterations=0)
+    done = STATES["start"].clone()
+    done.random_playout()
+    with pytest.raises(GameOverError):
+        make_agent("greedy-action").plan(done)
+
+
+def test_parse_agent_and_defaults() -> None:
+    agent = parse_agent("mcts:c=0.25, rollout=greedy ,rollout_turns=2")
+    assert agent.options["c"] == 0.25 and agent.options["rollout"] == "greedy"
+    assert agent.kernel_params()["policy"] == "greedy" and agent.kernel_params()["rollout_turns"] == 2
+    assert repr(agent) == "mcts(c=0.25, rollout='greedy', rollout_turns=2)"
+    assert make_agent("bb-mcts").kernel_params()["bridge_burning"] is True
+    assert make_agent("ne-mcts").options["c"] == 0 and make_agent("ne-mcts").options["rollout"] == "greedy"
+    oep = default_params("oep")
+    assert (oep["population"], oep["survival"], oep["mutation"]) == (100, 0.5, 0.1)
+    assert abs(default_params("mcts")["c"] - 2 ** -0.5) < 1e-12
+    for spec in AGENTS.values():  # the registry's defaults pass its own checks
+        for p in spec.params:
+            assert p.parse(p.default) == p.default
+
+
+# ---- the greedy kernels against brute force ---------------------------------------------------
+
+def _pruned(s: State) -> list[int]:
+    codes = [c for c in s.legal_codes() if c != 0] or [0]
+    return [a.code for a in s.prune([s.game.action(c) for c in codes])]
+
+
+def test_greedy_action_takes_the_best_first_action() -> None:
+    for name, state in STATES.items():
+        me = state.current_player
+        values = {}
+        for code in _pruned(state):
+            nxt = state.clone()
+            nxt.apply(code)
+            values[code] = nxt.evaluate(me)
+        plan = make_agent("greedy-action").plan(state, seed=3)
+        assert values[plan[0].code] == max(values.values()), name
+
+
+def _best_turn_value(state: State) -> float:
+    """Brute force over every pruned action sequence of the turn; each outcome is
+    evaluated after end_turn, as the kernel does."""
+    me = state.current_player
+    best = -float("inf")
+    frontier = [state]
+    while frontier:
+        s = frontier.pop()
+        for code in _pruned(s):
+            nxt = s.clone()
+            nxt.apply(code)
+            if code == 0 or nxt.is_terminal:
+                best = max(best, nxt.evaluate(me))
+            else:
+                frontier.append(nxt)
+    return best
+
+
+def test_greedy_turn_is_exhaustive_on_a_small_turn() -> None:
+    s = position(
+        unit(1, "crystal", 2, 1), unit(1, "crystal", 1, 3), unit(1, "archer", 3, 2),
+        unit(1, "cleric", 2, 3, hp=300), unit(2, "crystal", 6, 1), unit(2, "crystal", 7, 3),
+        unit(2, "knight", 5, 2, hp=700), unit(2, "wizard", 6, 3),
+        hands={1: ["scroll", "knight"], 2: ["archer"]}, decks={1: {"potion": 1}, 2: {"cleric": 1}},
+        ap=2)
+    agent = make_agent("greedy-turn")
+    plan = agent.plan(s, budget_ms=0, iterations=0, seed=1)
+    assert agent.last is not None and agent.last.stats.stop == "done"
+    after = apply_plan(s, plan)
+    assert after.evaluate(0) == agent.last.stats.value == _best_turn_value(s)
+
+
+def test_plans_agree_with_turn_order() -> None:
+    """Each plan is the current player's: every action but the last is taken with AP left,
+    and the plan never reaches into the opponent's turn."""
+    state = STATES["mid0"]
+    for name in ("random-meta", "egreedy", "greedy-turn", "ne-mcts", "ucb"):
+        plan = make_agent(name).plan(state, iterations=ITERATIONS.get(name, 1), seed=8)
+        s = state.clone()
+        for a in itertools.islice(plan, len(plan) - 1):
+            s.apply(a)
+            assert s.current_player == state.current_player
