@@ -2,10 +2,10 @@
 process per bot, in which a tournament or a cluster worker plays the games it is given.
 
 Bots are processes that connect to the arena's port with a token made up for this run (kept
-in memory only, never stored). A bundled agent runs as `maag bot run AGENT` (or, for the
-trivial agents `random` and `first` when `maag bot run` does not know them, as the referee's
-own test bot); an external command is run through the shell with these placeholders and
-environment variables filled in:
+in memory only, never stored), started exactly as `maag match` starts them
+(`maag.server.match.BotProcess`): a bundled agent runs as `maag bot run AGENT`; an external
+command is run through the shell with these placeholders and environment variables filled
+in:
 
     {host} {port} {connect} {token} {concurrency}      MAAG_HOST MAAG_PORT MAAG_CONNECT MAAG_TOKEN
                                                          MAAG_CONCURRENCY MAAG_BOT
@@ -23,30 +23,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
-import importlib.util
 import logging
 import os
 import secrets
-import shlex
-import signal
-import subprocess
-import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from maag.server.clock import TimeControl
+from maag.server.match import BotProcess
 from maag.server.server import GameSummary, RefereeServer, ServerConfig
 from maag.server.storage import BotRecord, GameRecord, Storage, open_storage
 from maag.server.tournament import BotSpec
 
-__all__ = ["Arena", "BotCrashed", "SharedStorage", "bot_command", "MINIBOT_AGENTS"]
+__all__ = ["Arena", "BotCrashed", "SharedStorage", "bot_spec_text"]
 
 LOG = logging.getLogger(__name__)
-
-MINIBOT_AGENTS = ("random", "first")  # agents of maag.server.minibot
-
 
 class BotCrashed(RuntimeError):
     """A bot process keeps exiting."""
@@ -92,58 +85,24 @@ class SharedStorage(Storage):
         self.inner.close()
 
 
-def _bot_run_available() -> bool:
-    """Whether `maag bot run` (maag.clients.cli) is installed."""
-    try:
-        return importlib.util.find_spec("maag.clients.cli") is not None
-    except (ImportError, ValueError):
-        return False
+def bot_spec_text(bot: BotSpec) -> str:
+    """The bot as `maag match` names it: a bundled agent spec, or a command line (which
+    `maag match` recognises by its whitespace; a bare program gets an `exec` in front)."""
+    if bot.command is None:
+        return bot.name
+    cmd = bot.command.strip()
+    return cmd if any(ch.isspace() for ch in cmd) else f"exec {cmd}"
 
 
-def bot_command(bot: BotSpec, host: str, port: int, token: str,
-                concurrency: int) -> tuple[list[str] | str, bool]:
-    """The command line of a bot process, and whether it must run through the shell."""
-    connect = f"{host}:{port}"
-    if bot.command is not None:
-        values = {"host": host, "port": str(port), "connect": connect, "token": token,
-                  "concurrency": str(concurrency)}
-        text = bot.command
-        for k, v in values.items():
-            text = text.replace("{" + k + "}", v)
-        return text, True
-    if bot.name in MINIBOT_AGENTS and (bot.name == "first" or not _bot_run_available()):
-        return [sys.executable, "-m", "maag.server.minibot", "--connect", connect, "--token", token,
-                "--agent", bot.name, "--concurrency", str(concurrency), "--name", bot.name], False
-    return [sys.executable, "-m", "maag.server", "bot", "run", bot.name, "--connect", connect,
-            "--token", token, "--concurrency", str(concurrency)], False
+_LOG_DIR: Path | None = None
 
 
-class _BotProcess:
-    def __init__(self, bot: BotSpec, token: str, concurrency: int, log: IO[bytes] | int) -> None:
-        self.bot, self.token, self.concurrency, self.log = bot, token, concurrency, log
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.exits = 0
-
-    def start(self, host: str, port: int) -> None:
-        cmd, shell = bot_command(self.bot, host, port, self.token, self.concurrency)
-        env = {**os.environ, "MAAG_HOST": host, "MAAG_PORT": str(port), "MAAG_CONNECT": f"{host}:{port}",
-               "MAAG_TOKEN": self.token, "MAAG_CONCURRENCY": str(self.concurrency), "MAAG_BOT": self.bot.name}
-        LOG.info("bot %s: %s", self.bot.name, cmd if shell else shlex.join(cmd))  # type: ignore[arg-type]
-        self.proc = subprocess.Popen(cmd, shell=shell, env=env, stdin=subprocess.DEVNULL, stdout=self.log,
-                                     stderr=self.log, start_new_session=True)
-
-    def stop(self, grace: float = 5.0) -> None:
-        p = self.proc
-        if p is None or p.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(p.pid, signal.SIGTERM)
-        try:
-            p.wait(grace)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
+def _default_log_dir() -> Path:
+    """One temporary folder per process for the bot logs of arenas without a log_dir."""
+    global _LOG_DIR
+    if _LOG_DIR is None:
+        _LOG_DIR = Path(tempfile.mkdtemp(prefix="maag-arena-"))
+    return _LOG_DIR
 
 
 class Arena:
@@ -165,8 +124,7 @@ class Arena:
         self.log_dir = Path(log_dir) if log_dir is not None else None
         self.max_restarts = max_restarts
         self.server: RefereeServer | None = None
-        self.procs: dict[str, _BotProcess] = {}
-        self._logs: list[IO[bytes]] = []
+        self.procs: dict[str, BotProcess] = {}
         self._watch: asyncio.Task[None] | None = None
         self._failed: BotCrashed | None = None
 
@@ -183,16 +141,14 @@ class Arena:
             storage = SharedStorage(storage)
         self.server = RefereeServer(self.config, storage)
         await self.server.start()
+        log_dir = self.log_dir or _default_log_dir()
+        log_dir.mkdir(parents=True, exist_ok=True)
         for bot in self.bots:
             token = "arena_" + secrets.token_urlsafe(18)
-            self.server._tokens[token] = bot.name  # in memory only: never stored
-            log: IO[bytes] | int = subprocess.DEVNULL
-            if self.log_dir is not None:
-                self.log_dir.mkdir(parents=True, exist_ok=True)
-                f = open(self.log_dir / f"{bot.name}.log", "ab")  # noqa: SIM115 (closed in stop)
-                self._logs.append(f)
-                log = f
-            p = _BotProcess(bot, token, self.slots, log)
+            self.server.add_token(token, bot.name)  # in memory only: never stored
+            safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in bot.name)
+            p = BotProcess(bot_spec_text(bot), bot.name, token, self.slots, log_dir / f"{safe}.log")
+            LOG.info("bot %s: %s", bot.name, p.spec)
             p.start(self.config.host, self.server.port)
             self.procs[bot.name] = p
         self._watch = asyncio.get_running_loop().create_task(self._watchdog())
@@ -205,13 +161,13 @@ class Arena:
             for p in self.procs.values():
                 if p.proc is not None and p.proc.poll() is not None:
                     p.exits += 1
-                    LOG.warning("bot %s exited with code %s (%d exits)", p.bot.name, p.proc.returncode,
-                                p.exits)
+                    LOG.warning("bot %s exited with code %s (%d exits)", p.name, p.proc.returncode, p.exits)
                     if p.exits > self.max_restarts:
-                        self._failed = BotCrashed(f"bot {p.bot.name!r} exited {p.exits} times "
-                                                  f"(last exit code {p.proc.returncode})")
+                        self._failed = BotCrashed(f"bot {p.name!r} exited {p.exits} times (last exit code "
+                                                  f"{p.proc.returncode}); its log {p.log_path} ends with:\n"
+                                                  f"{p.log_tail()}")
                         for r in list(self.server.requests):
-                            if p.bot.name in r.seats and r.future is not None and not r.future.done():
+                            if p.name in r.seats and r.future is not None and not r.future.done():
                                 r.future.set_exception(self._failed)
                         p.proc = None
                         continue
@@ -234,9 +190,6 @@ class Arena:
         if self.server is not None:
             await self.server.stop()
         await asyncio.get_running_loop().run_in_executor(None, self._stop_procs)
-        for f in self._logs:
-            f.close()
-        self._logs.clear()
 
     def _stop_procs(self) -> None:
         for p in self.procs.values():
