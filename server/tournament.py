@@ -33,7 +33,7 @@ from maag.server import ratings
 from maag.server.tournament_store import GameRow, ScheduledGame
 
 __all__ = ["BotSpec", "TournamentSpec", "FORMATS", "parse_bot", "schedule_round", "rounds_total",
-           "Standings", "standings", "to_csv", "to_json", "to_html", "match_id"]
+           "Standings", "standings", "rate", "to_csv", "to_json", "to_html", "match_id"]
 
 FORMATS = ("round-robin", "gauntlet", "swiss")
 
@@ -242,38 +242,34 @@ def _pair_up(players: list[str], met: set[frozenset[str]]) -> list[tuple[str, st
 
 @dataclass
 class Standings:
-    """Everything a leaderboard shows."""
+    """Everything a leaderboard shows (of a tournament or a ladder)."""
 
-    tournament: str
-    spec: TournamentSpec
+    tournament: str  # the tournament's id or the ladder's name
+    format: str  # round-robin, gauntlet, swiss or ladder
     games: int  # finished games
     scheduled: int
     table: list[dict[str, Any]]  # per bot, best first: bot, games, wins, draws, losses, score, elo, elo_ci95
     crosstable: dict[str, dict[str, dict[str, float]]]  # a -> b -> {points, games}
     ratings: ratings.Ratings | None
+    settings: dict[str, Any] = field(default_factory=dict)  # the specification, for exports
+    description: str = ""  # one line about the event, for the HTML page
 
     def summary(self) -> dict[str, Any]:
-        """The JSON summary of `maag tournament --json`."""
+        """The JSON summary of `maag tournament --json` (and `maag ladder --json`)."""
         return {
-            "tournament": self.tournament, "format": self.spec.format, "games": self.games,
+            "tournament": self.tournament, "format": self.format, "games": self.games,
             "scheduled": self.scheduled, "standings": self.table,
             "crosstable": self.crosstable,
         }
 
 
-def standings(tid: str, spec: TournamentSpec, rows: Sequence[GameRow],
-              anchor: str | None = None) -> Standings:
-    """Standings over the finished games among `rows`."""
-    names = spec.names
-    outcomes: list[ratings.Outcome] = []
+def rate(event: str, fmt: str, names: Sequence[str], outcomes: Sequence[ratings.Outcome], *,
+         scheduled: int | None = None, anchor: str | None = None, settings: dict[str, Any] | None = None,
+         description: str = "") -> Standings:
+    """Standings of `names` over `outcomes` (first, second, points of first)."""
     wdl = {b: [0, 0, 0] for b in names}
     cross: dict[str, dict[str, dict[str, float]]] = {a: {} for a in names}
-    for row in rows:
-        s = row.score0
-        if s is None:
-            continue
-        a, b = row.game.seat0, row.game.seat1
-        outcomes.append((a, b, s))
+    for a, b, s in outcomes:
         for x, y, p in ((a, b, s), (b, a, 1 - s)):
             wdl[x][0 if p == 1 else 1 if p == 0.5 else 2] += 1
             c = cross[x].setdefault(y, {"points": 0.0, "games": 0})
@@ -292,7 +288,25 @@ def standings(tid: str, spec: TournamentSpec, rows: Sequence[GameRow],
     table.sort(key=lambda r: (-float(r["elo"] or 0.0), -float(r["score"]), str(r["bot"])))
     for i, r in enumerate(table):
         r["rank"] = i + 1
-    return Standings(tid, spec, len(outcomes), len(rows), table, cross, fit)
+    zero = f"{anchor} at 0" if anchor else "mean 0"
+    text = (f"{description} Elo: Bradley–Terry maximum likelihood, draws as half points, {zero}; "
+            "95% intervals from the likelihood.")
+    total = len(outcomes) if scheduled is None else scheduled
+    return Standings(event, fmt, len(outcomes), total, table, cross, fit, dict(settings or {}), text.strip())
+
+
+def standings(tid: str, spec: TournamentSpec, rows: Sequence[GameRow],
+              anchor: str | None = None) -> Standings:
+    """Standings of a tournament over the finished games among `rows`."""
+    outcomes: list[ratings.Outcome] = []
+    for row in rows:
+        s = row.score0
+        if s is not None:
+            outcomes.append((row.game.seat0, row.game.seat1, s))
+    desc = (f"{spec.format}, {len(outcomes)} of {len(rows)} games played, {spec.games_per_pair} games per "
+            f"pairing, time control {spec.tc}.")
+    return rate(tid, spec.format, spec.names, outcomes, scheduled=len(rows), anchor=anchor,
+                settings=spec.to_dict(), description=desc)
 
 
 def _round(x: float) -> float | None:
@@ -320,7 +334,7 @@ def to_json(st: Standings, rows: Sequence[GameRow]) -> str:
     games = [{"key": r.game.key, "round": r.game.round, "seat0": r.game.seat0, "seat1": r.game.seat1,
               "seed": r.game.seed, "status": r.status, "game_id": r.game_id, "winner": r.winner,
               "reason": r.reason} for r in rows]
-    return json.dumps({**st.summary(), "spec": st.spec.to_dict(), "game_list": games}, indent=1)
+    return json.dumps({**st.summary(), "spec": st.settings, "game_list": games}, indent=1)
 
 
 def to_html(st: Standings) -> str:
@@ -347,7 +361,7 @@ def to_html(st: Standings) -> str:
             cells.append("<td class=self></td>" if a == b else
                          f"<td>{c['points']:g}/{c['games']:g}</td>" if c else "<td></td>")
         xrows.append(f"<tr><th>{e(a)}</th>{''.join(cells)}</tr>")
-    title = e(f"maag tournament {st.tournament}")
+    title = e(f"maag {'ladder' if st.format == 'ladder' else 'tournament'} {st.tournament}")
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <style>
@@ -358,9 +372,7 @@ td:nth-child(2), th:first-child {{ text-align: left; }}
 td.self {{ background: #ddd; }}
 </style></head><body>
 <h1>{title}</h1>
-<p>{e(st.spec.format)}, {st.games} of {st.scheduled} games played, {st.spec.games_per_pair} games per pairing,
-time control {e(st.spec.tc)}. Elo: Bradley–Terry maximum likelihood, draws as half points, mean 0;
-95% intervals from the likelihood.</p>
+<p>{e(st.description)}</p>
 <h2>Standings</h2>
 <table><tr>{head}</tr>
 {chr(10).join(body)}
