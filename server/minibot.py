@@ -47,7 +47,8 @@ class MiniBot:
 
     def __init__(self, host: str, port: int, token: str, *, agent: str = "random", mode: str = "act",
                  encoding: str = "msgpack", concurrency: int = 1, seed: int | None = None,
-                 name: str = "minibot", max_games: int | None = None) -> None:
+                 name: str = "minibot", max_games: int | None = None, delay_ms: float = 0.0,
+                 want_legal: bool = False) -> None:
         self.host, self.port, self.token = host, port, token
         self.agent, self.mode, self.encoding = agent, mode, encoding
         self.concurrency, self.name = concurrency, name
@@ -60,6 +61,8 @@ class MiniBot:
         self.errors: list[Message] = []
         self._writer: asyncio.StreamWriter | None = None
         self._agent: Any = None
+        self.delay_ms = delay_ms
+        self.want_legal = want_legal
 
     def _send(self, msg: Message | Greeting) -> None:
         assert self._writer is not None
@@ -82,7 +85,9 @@ class MiniBot:
         return a.to_dict()
 
     def _play(self, gid: str) -> None:
-        st = self.states[gid]
+        st = self.states.get(gid)
+        if st is None or self._writer is None or self._writer.is_closing():
+            return
         if self.mode == "turn":
             plan = []
             while True:
@@ -103,7 +108,8 @@ class MiniBot:
     async def run(self) -> int:
         reader, self._writer = await asyncio.open_connection(self.host, self.port)
         self._send(Greeting(encoding=self.encoding))
-        self._send(Hello(name=self.name, token=self.token, games=["heroes"], concurrency=self.concurrency))
+        self._send(Hello(name=self.name, token=self.token, games=["heroes"], concurrency=self.concurrency,
+                         want_legal=self.want_legal))
         while True:
             data = await reader.read(65536)
             self.conn.receive_data(data)
@@ -126,8 +132,10 @@ class MiniBot:
             self.games[ev.game_id] = Game(ev.game, ev.config)
         elif isinstance(ev, YourTurn):
             self.states[ev.game_id] = self.games[ev.game_id].state_from_json(ev.observation)
-            if self.agent in ("random", "first"):
+            if self.agent in ("random", "first") and not self.delay_ms:
                 self._play(ev.game_id)
+            elif self.agent in ("random", "first"):
+                asyncio.get_running_loop().call_later(self.delay_ms / 1000, self._play, ev.game_id)
             else:
                 asyncio.get_running_loop().create_task(self._search(ev.game_id, ev.time_left_ms))
         elif isinstance(ev, Result):
@@ -137,6 +145,7 @@ class MiniBot:
             self.games.pop(ev.game_id, None)
             self.states.pop(ev.game_id, None)
             self.finished += 1
+            print(f"game_over {ev.game_id} {ev.winner} {ev.reason} {ev.replay_id}", flush=True)
         elif isinstance(ev, Error):
             self.errors.append(ev)
             print(f"minibot: error {ev.code}: {ev.message}", file=sys.stderr)
@@ -154,10 +163,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--concurrency", type=int, default=1)
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--name", default="minibot")
+    p.add_argument("--delay", type=float, default=0.0, metavar="MS", help="wait this long before each answer")
+    p.add_argument("--want-legal", action="store_true", help="ask for the legal actions in every your_turn")
     args = p.parse_args(argv)
     host, _, port = args.connect.rpartition(":")
     bot = MiniBot(host or "127.0.0.1", int(port), args.token, agent=args.agent, mode=args.mode,
-                  encoding=args.encoding, concurrency=args.concurrency, seed=args.seed, name=args.name)
+                  encoding=args.encoding, concurrency=args.concurrency, seed=args.seed, name=args.name,
+                  delay_ms=args.delay, want_legal=args.want_legal)
     try:
         return asyncio.run(bot.run())
     except (ConnectionError, KeyboardInterrupt):

@@ -165,6 +165,7 @@ class _Client:
         self.reserved = 0
         self.free_since = 0.0
         self.closed = False
+        self.linger = False  # after a fatal error: half-close, drain the input, then close
         self.out: list[bytes] = []
 
     def __repr__(self) -> str:
@@ -504,6 +505,23 @@ class RefereeServer:
                 c.flush()
         finally:
             self._drop(c)
+            if c.linger:
+                await self._linger(c, reader)
+            c.close()
+
+    async def _linger(self, c: _Client, reader: asyncio.StreamReader) -> None:
+        """Close gracefully after a fatal error: end our side (so the error is delivered and
+        not lost to a reset caused by unread input), discard input until the peer closes or
+        two seconds pass."""
+        with contextlib.suppress(Exception):
+            c.writer.write_eof()
+
+        async def drain() -> None:
+            while await reader.read(65536):
+                pass
+
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(drain(), 2.0)
 
     async def _read_loop(self, c: _Client, reader: asyncio.StreamReader) -> None:
         hello_by = time.monotonic() + self.config.hello_timeout_ms / 1000
@@ -555,7 +573,8 @@ class RefereeServer:
             pass
         c.flush()
         if code in FATAL:
-            c.close()
+            c.closed = True
+            c.linger = True
 
     async def _hello(self, c: _Client, h: Hello) -> None:
         if self.stopping:
@@ -649,7 +668,8 @@ class RefereeServer:
         c.flush()
 
     def _drop(self, c: _Client) -> None:
-        c.close()
+        """Forget a connection: its seats are disconnected (the writer is closed by the caller)."""
+        c.closed = True
         self.clients.discard(c)
         LOG.info("%s disconnected", c)
         now = time.monotonic()
