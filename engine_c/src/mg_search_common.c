@@ -3,7 +3,6 @@
 #define _POSIX_C_SOURCE 199309L
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <time.h>
 
 #include "mg_search_internal.h"
@@ -67,25 +66,53 @@ int ms_filter_end(const mg_game_vt *vt, mg_action *acts, int n, int early_end)
     return k;
 }
 
-static int cmp_u64(const void *a, const void *b)
+/* Sort keys[0..n) ascending (bottom-up merge sort; tmp holds n keys). */
+static void sort_keys(uint64_t *keys, uint64_t *tmp, int n)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
+    for (int i = 1; i < n; i++) { /* insertion sort of runs of 8 */
+        uint64_t k = keys[i];
+        int j = i;
+        if ((i & 7) == 0)
+            continue;
+        while ((j & 7) && keys[j - 1] > k) {
+            keys[j] = keys[j - 1];
+            j--;
+        }
+        keys[j] = k;
+    }
+    uint64_t *a = keys, *b = tmp;
+    for (int w = 8; w < n; w *= 2) {
+        for (int lo = 0; lo < n; lo += 2 * w) {
+            int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            int i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                b[k++] = a[j] < a[i] ? a[j++] : a[i++];
+            while (i < mid)
+                b[k++] = a[i++];
+            while (j < hi)
+                b[k++] = a[j++];
+        }
+        uint64_t *t = a;
+        a = b;
+        b = t;
+    }
+    if (a != keys)
+        memcpy(keys, a, (size_t)n * sizeof *keys);
 }
 
 /* Stable sort by rating, highest first: keys pack (INT32_MAX - rate, index). */
 static void sort_by_rate(const mg_game_vt *vt, const void *st, mg_action *acts, int n)
 {
-    uint64_t keys[MG_MAX_ACTIONS];
-    mg_action tmp[MG_MAX_ACTIONS];
+    uint64_t keys[MG_MAX_ACTIONS], tmp[MG_MAX_ACTIONS];
+    mg_action orig[MG_MAX_ACTIONS];
     for (int i = 0; i < n; i++) {
         int64_t k = (int64_t)0x7fffffff - (int64_t)vt->rate(st, acts[i]);
         keys[i] = ((uint64_t)(uint32_t)k << 32) | (uint32_t)i;
-        tmp[i] = acts[i];
+        orig[i] = acts[i];
     }
-    qsort(keys, (size_t)n, sizeof *keys, cmp_u64);
+    sort_keys(keys, tmp, n);
     for (int i = 0; i < n; i++)
-        acts[i] = tmp[keys[i] & 0xffffffffu];
+        acts[i] = orig[keys[i] & 0xffffffffu];
 }
 
 int ms_actions(const mg_game_vt *vt, const void *st, const mg_search_params *p, int flags,

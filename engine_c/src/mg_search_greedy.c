@@ -130,15 +130,24 @@ int ms_turn_length(const mg_game_vt *vt, const void *st, const mg_search_params 
 
 /* ---- Greedy turn -------------------------------------------------------------------------- */
 
+/* Children are made in batches; the table slots of a batch are prefetched before the
+ * first lookup, which hides most of the table's cache misses. */
+#define GT_BATCH 8
+#if defined(__GNUC__)
+#define GT_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define GT_PREFETCH(p) ((void)(p))
+#endif
+
 typedef struct gt_ctx {
     const mg_game_vt *vt;
     const mg_search_params *p;
     mg_rng *rng;
     ms_budget budget;
     int root;                     /* the player to act at the root */
-    uint64_t *tt;                 /* hashes of states seen; 0 = empty slot */
+    uint32_t *tt;                 /* tags (high hash bits | 1) of states seen; 0 = empty */
     unsigned long tmask, tcount, tlimit;
-    unsigned char *states;        /* one state per depth */
+    unsigned char *batches;       /* GT_BATCH child states per depth */
     mg_action *lists;             /* one action list per depth */
     mg_action path[MG_SEARCH_MAX_PLAN];
     mg_action best[MG_SEARCH_MAX_PLAN];
@@ -148,19 +157,24 @@ typedef struct gt_ctx {
     int stop;                     /* MG_STOP_* once the budget is spent, else -1 */
 } gt_ctx;
 
-/* 1 if h was seen; else record it (unless the table is full) and return 0. */
+static unsigned long gt_slot(const gt_ctx *c, uint64_t h)
+{
+    return (unsigned long)(h ^ (h >> 29)) & c->tmask;
+}
+
+/* 1 if a state with hash h was seen; else record it (unless the table is full) and
+ * return 0. The slot comes from the low bits, the tag from the high ones. */
 static int gt_seen(gt_ctx *c, uint64_t h)
 {
-    if (!h)
-        h = 1;
-    unsigned long i = (unsigned long)(h ^ (h >> 29)) & c->tmask;
+    uint32_t tag = (uint32_t)(h >> 32) | 1u;
+    unsigned long i = gt_slot(c, h);
     while (c->tt[i]) {
-        if (c->tt[i] == h)
+        if (c->tt[i] == tag)
             return 1;
         i = (i + 1) & c->tmask;
     }
     if (c->tcount < c->tlimit) {
-        c->tt[i] = h;
+        c->tt[i] = tag;
         c->tcount++;
     }
     return 0;
@@ -178,28 +192,46 @@ static void gt_leaf(gt_ctx *c, const void *s, int len)
     }
 }
 
-static void gt_dfs(gt_ctx *c, int depth)
+/* Search below state s, reached by path[0..depth). */
+static void gt_dfs(gt_ctx *c, int depth, const void *s)
 {
     const mg_game_vt *vt = c->vt;
     size_t ss = vt->state_size;
-    unsigned char *s = c->states + (size_t)depth * ss, *nx = s + ss;
+    unsigned char *batch = c->batches + (size_t)depth * GT_BATCH * ss;
     mg_action *acts = c->lists + (size_t)depth * (size_t)vt->max_actions;
     int n = ms_actions(vt, s, c->p, MS_PRUNE | MS_SORT, acts);
-    for (int i = 0; i < n && c->stop < 0; i++) {
-        memcpy(nx, s, ss);
-        if (vt->apply(nx, acts[i], c->rng) != MG_OK)
-            continue;
-        c->path[depth] = acts[i];
-        if (ms_turn_over(vt, nx, acts[i]) || depth + 2 >= MG_SEARCH_MAX_PLAN) {
-            gt_leaf(c, nx, depth + 1);
-        } else {
-            c->visits++;
-            if (gt_seen(c, vt->hash(nx)))
-                continue;
-            gt_dfs(c, depth + 1);
+    for (int b0 = 0; b0 < n && c->stop < 0; b0 += GT_BATCH) {
+        int m = n - b0 < GT_BATCH ? n - b0 : GT_BATCH;
+        uint64_t hs[GT_BATCH];
+        int kind[GT_BATCH]; /* 0 illegal, 1 end of turn (leaf), 2 inner */
+        for (int j = 0; j < m; j++) {
+            unsigned char *nx = batch + (size_t)j * ss;
+            mg_action a = acts[b0 + j];
+            memcpy(nx, s, ss);
+            if (vt->apply(nx, a, c->rng) != MG_OK) {
+                kind[j] = 0;
+            } else if (ms_turn_over(vt, nx, a) || depth + 2 >= MG_SEARCH_MAX_PLAN) {
+                kind[j] = 1;
+            } else {
+                kind[j] = 2;
+                hs[j] = vt->hash(nx);
+                GT_PREFETCH(&c->tt[gt_slot(c, hs[j])]);
+            }
         }
-        if (c->budget.max_iter || ((c->outcomes + c->visits) & 31) == 0)
-            c->stop = ms_budget_spent(&c->budget, c->outcomes);
+        for (int j = 0; j < m && c->stop < 0; j++) {
+            const unsigned char *nx = batch + (size_t)j * ss;
+            c->path[depth] = acts[b0 + j];
+            if (kind[j] == 1) {
+                gt_leaf(c, nx, depth + 1);
+            } else if (kind[j] == 2) {
+                c->visits++;
+                if (gt_seen(c, hs[j]))
+                    continue;
+                gt_dfs(c, depth + 1, nx);
+            }
+            if (c->budget.max_iter || ((c->outcomes + c->visits) & 31) == 0)
+                c->stop = ms_budget_spent(&c->budget, c->outcomes);
+        }
     }
 }
 
@@ -228,16 +260,15 @@ int mg_search_greedy_turn(const mg_game_vt *vt, const void *st, const mg_search_
     c.tmask = slots - 1;
     c.tlimit = slots / 10 * 7;
     c.tt = calloc(slots, sizeof *c.tt);
-    c.states = malloc((size_t)(MG_SEARCH_MAX_PLAN + 1) * vt->state_size);
+    c.batches = malloc((size_t)MG_SEARCH_MAX_PLAN * GT_BATCH * vt->state_size);
     c.lists = malloc((size_t)MG_SEARCH_MAX_PLAN * (size_t)vt->max_actions * sizeof(mg_action));
-    if (!c.tt || !c.states || !c.lists) {
+    if (!c.tt || !c.batches || !c.lists) {
         free(c.tt);
-        free(c.states);
+        free(c.batches);
         free(c.lists);
         return MG_ERR_NOMEM;
     }
-    memcpy(c.states, st, vt->state_size);
-    gt_dfs(&c, 0);
+    gt_dfs(&c, 0, st);
     if (c.best_len == 0) { /* nothing evaluated (budget spent at once): complete greedily */
         ms_state s;
         memcpy(s.b, st, vt->state_size);
@@ -259,7 +290,7 @@ int mg_search_greedy_turn(const mg_game_vt *vt, const void *st, const mg_search_
     stats->value = c.best_v;
     stats->stop = c.stop < 0 ? MG_STOP_DONE : c.stop;
     free(c.tt);
-    free(c.states);
+    free(c.batches);
     free(c.lists);
     return MG_OK;
 }
