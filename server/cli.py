@@ -12,6 +12,7 @@ from maag.server import (
     cmd_bench,
     cmd_bot,
     cmd_conformance,
+    cmd_ladder,
     cmd_match,
     cmd_replay,
     cmd_serve,
@@ -19,7 +20,7 @@ from maag.server import (
 )
 
 # Subcommand modules, in the order `maag --help` lists them.
-COMMANDS = [cmd_match, cmd_serve, cmd_bot, cmd_replay, cmd_tournament, cmd_conformance, cmd_bench]
+COMMANDS = [cmd_match, cmd_serve, cmd_bot, cmd_replay, cmd_tournament, cmd_ladder, cmd_conformance, cmd_bench]
 
 
 def build_parser() -> argparse.ArgumentParser:
