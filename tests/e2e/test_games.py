@@ -1,0 +1,240 @@
+"""Whole games over real sockets: hidden information as non-interference, no result lost
+when the server is killed, `maag match` and `maag replay` as a user runs them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from maag.engine import Game
+from maag.server.clock import TimeControl
+from maag.server.replay import resimulate
+from maag.server.storage import SQLiteStorage
+
+from .conftest import WAIT, MakeServer, Raw, token_for, until
+
+UNITS = ["knight", "archer", "cleric", "wizard", "ninja"]
+
+
+def variants() -> tuple[dict[str, Any], dict[str, Any], str, str, str]:
+    """An initial state and a variant in which player 2 holds unit card `d` instead of its
+    unit card `x` (swapped with its deck); `common` is a unit card of both hands."""
+    for seed in range(1, 500):
+        st = Game("heroes", {"map": "a"}).new_state(seed).to_json()
+        hand, deck = st["hands"]["2"], st["decks"]["2"]
+        units = [c for c in dict.fromkeys(hand) if c in UNITS]
+        missing = [c for c in UNITS if c not in hand and deck.get(c, 0) > 0]
+        if len(units) >= 2 and missing:
+            common, x, d = units[0], units[1], missing[0]
+            var = json.loads(json.dumps(st))
+            var["hands"]["2"].remove(x)
+            var["hands"]["2"].append(d)
+            var["decks"]["2"][d] -= 1
+            var["decks"]["2"][x] = var["decks"]["2"].get(x, 0) + 1
+            var["decks"]["2"] = {k: v for k, v in var["decks"]["2"].items() if v}
+            return st, var, common, x, d
+    raise AssertionError("no suitable seed")
+
+
+async def observed_bytes(referee: MakeServer, start: dict[str, Any], hidden: str, common: str) -> list[bytes]:
+    """Play a scripted game from `start`; return every frame seat 1 received, up to the
+    event in which seat 2 plays `hidden` (on its 5th turn, after playing `common` and
+    drawing on its 1st)."""
+    srv = await referee(game_config={"map": "a"}, tc=TimeControl.parse("inf"))
+    obs, opp = await Raw.connect(srv.port, "msgpack"), await Raw.connect(srv.port, "json")
+    await obs.hello(token_for(srv, "observer"), "observer", want_legal=True)
+    await opp.hello(token_for(srv, "opponent"), "opponent", want_legal=True)
+    srv.request_game("observer", "opponent", seed=1234, start_state=start)
+    opp_turns = 0
+    while True:
+        m = await obs.recv()
+        assert m is not None
+        if m["type"] == "event" and m["action"].get("card") == hidden:
+            return obs.received
+        if m["type"] == "your_turn" and m["legal"]:
+            first = m["legal"][0]
+            plan = [first] if first["type"] == "end_turn" else [first, {"type": "end_turn"}]
+            obs.send({"type": "turn", "game_id": m["game_id"], "actions": plan})
+            yt = await opp.recv_type("your_turn")
+            opp_turns += 1
+            card = common if opp_turns == 1 else hidden if opp_turns == 5 else None
+            deploy = [a for a in yt["legal"] if a["type"] == "deploy" and a["card"] == card][:1]
+            assert deploy or card is None
+            opp.send({"type": "turn", "game_id": yt["game_id"], "actions": deploy + [{"type": "end_turn"}]})
+
+
+async def test_hidden_cards_do_not_change_a_single_byte(referee: MakeServer) -> None:
+    base, var, common, x, d = variants()
+    a = await observed_bytes(referee, base, x, common)
+    b = await observed_bytes(referee, var, d, common)
+    assert len(a) == len(b) > 12
+    assert a[:-1] == b[:-1]  # welcome, game_start, observations, events: byte for byte
+    assert a[-1] != b[-1]  # until the hidden card is played
+    assert x.encode() in a[-1] and d.encode() in b[-1]
+
+
+def _maag(*args: str, env: dict[str, str] | None = None, **kw: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "maag.server", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=300,
+        **kw,
+    )
+
+
+def test_match_command_and_replays(tmp_path: Path) -> None:
+    db = str(tmp_path / "match.sqlite3")
+    r = _maag(
+        "match",
+        "random",
+        "first",
+        "--games",
+        "4",
+        "--concurrency",
+        "2",
+        "--tc",
+        "500ms",
+        "--map",
+        "a-tiny",
+        "--seed",
+        "7",
+        "--json",
+        "--db",
+        db,
+    )
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(line) for line in r.stdout.splitlines()]
+    summary = lines[-1]
+    assert summary["games"] == 4 == summary["wins"] + summary["draws"] + summary["losses"]
+    lo, hi = summary["score_ci95"]
+    assert 0 <= lo <= summary["score"] <= hi <= 1
+    assert "elo" in summary and len(summary["elo_ci95"]) == 2
+    games = [g for g in lines[:-1] if g["event"] == "game"]
+    assert sorted(g["game_id"] for g in games) == summary["game_ids"]
+    assert sorted((g["seat1"], g["n"] % 2) for g in games) == [
+        ("first", 0),
+        ("first", 0),
+        ("random", 1),
+        ("random", 1),
+    ]
+    st = SQLiteStorage(db)
+    for gid in summary["game_ids"]:
+        rec = st.get_game(gid)
+        assert rec is not None and rec.status == "finished"
+        replay = st.get_replay(gid)
+        assert replay is not None and resimulate(replay).plies == rec.plies
+    # Mirrored seeds: games 1 and 2 (and 3 and 4) start from the same deal.
+    seeds = [st.get_replay(g["game_id"])["seed"] for g in sorted(games, key=lambda g: g["n"])]  # type: ignore
+    assert seeds[0] == seeds[1] != seeds[2] == seeds[3]
+    st.close()
+    one = summary["game_ids"][0]
+    r = _maag("replay", str(one), "--db", db)
+    assert r.returncode == 0 and "OK" in r.stdout, r.stdout + r.stderr
+    r = _maag("replay", str(one), "--db", db, "--at", "3", "--json")
+    state = json.loads(r.stdout)
+    assert state["turn"] >= 1 and "deck_seed" in state
+    Game("heroes", {"map": "a-tiny"}).state_from_json(state)  # a start position for a new game
+
+
+async def test_kill_9_mid_match_loses_no_finished_game(tmp_path: Path) -> None:
+    db = tmp_path / "crash.sqlite3"
+    store = SQLiteStorage(db)
+    tokens = [store.add_bot(n) for n in ("k1", "k2")]
+    store.close()
+    port_file = tmp_path / "port"
+    server = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "maag.server",
+        "serve",
+        "--port",
+        "0",
+        "--port-file",
+        str(port_file),
+        "--db",
+        str(db),
+        "--map",
+        "a-tiny",
+        "--tc",
+        "2s",
+        "-q",
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    await until(lambda: port_file.exists() and port_file.read_text().strip() != "")
+    port = int(port_file.read_text())
+    bots = [
+        await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "maag.server.minibot",
+            "--connect",
+            f"127.0.0.1:{port}",
+            "--token",
+            t,
+            "--delay",
+            "1",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        for t in tokens
+    ]
+    seen: list[list[str]] = [[], []]
+
+    async def read(i: int) -> None:
+        assert bots[i].stdout is not None
+        async for line in bots[i].stdout:
+            seen[i].append(line.decode().split()[1])
+
+    readers = [asyncio.create_task(read(i)) for i in (0, 1)]
+    await until(lambda: len(seen[0]) >= 3, timeout=120)
+    server.send_signal(signal.SIGKILL)
+    await server.wait()
+    await asyncio.wait_for(asyncio.gather(*readers), WAIT)
+    for b in bots:
+        await b.wait()
+    # Every game a bot was told is over is stored, finished, with a replay that re-simulates.
+    st = SQLiteStorage(db)
+    told = set(seen[0]) | set(seen[1])
+    assert len(told) >= 3
+    finished = {str(g.id): g for g in st.list_games(status="finished")}
+    assert told <= set(finished)
+    for gid, rec in finished.items():
+        replay = st.get_replay(int(gid))
+        assert replay is not None
+        check = resimulate(replay)
+        assert check.plies == rec.plies and check.winner == rec.winner
+    running = st.list_games(status="running")
+    st.close()
+    # A restarted server marks the game it was playing as aborted; the rest is untouched.
+    r = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "maag.server",
+        "serve",
+        "--port",
+        "0",
+        "--port-file",
+        str(port_file),
+        "--db",
+        str(db),
+        "-q",
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    port_file.write_text("")
+    await until(lambda: port_file.read_text().strip() != "")
+    r.send_signal(signal.SIGTERM)
+    assert await asyncio.wait_for(r.wait(), WAIT) == 0
+    st = SQLiteStorage(db)
+    assert {g.id for g in st.list_games(status="aborted")} == {g.id for g in running}
+    assert {str(g.id) for g in st.list_games(status="finished")} == set(finished)
+    st.close()
