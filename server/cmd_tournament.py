@@ -2,12 +2,14 @@
 commands, through the real referee, resumable, with a live leaderboard and exports.
 
     maag tournament --bot random --bot first --bot greedy-action --games-per-pair 4 --tc 1s \\
-        --db sqlite:///cup.sqlite3 --concurrency 2 --out-html cup.html
+        --map a-small --db sqlite:///cup.sqlite3 --concurrency 2 --out-html cup.html
 
 Each pairing is played as game pairs with the same seed and the seats swapped. The schedule
 lives in the database: killed at any moment and restarted with the same command, the
 tournament continues where it stopped, and a finished one just prints its standings. The
-tournament's name is a hash of its settings unless --name is given.
+tournament's name is a hash of its settings unless --name is given. The game options, time
+control and policies are those of `maag serve` and `maag match`; --seed is the base seed of
+the schedule (default 1), from which every game pair's seed is derived.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from maag.server.cmd_serve import add_game_arguments, game_config, policy
 from maag.server.storage import default_db_path
 from maag.server.tournament import FORMATS, Standings, TournamentSpec, parse_bot, to_csv, to_html, to_json
 from maag.server.tournament_run import Event, TournamentRunner
@@ -26,6 +29,8 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.table import Table
 from rich.text import Text
+
+DEFAULT_SEED = 1  # the schedule's base seed without --seed: the same command, the same tournament
 
 
 def db_url_arg(value: str | None) -> str:
@@ -59,13 +64,6 @@ def parse_sprt(text: str) -> dict[str, float]:
     return out
 
 
-def _config_value(v: str) -> Any:
-    try:
-        return json.loads(v)
-    except ValueError:
-        return v
-
-
 def register(sub: Any) -> None:
     p = sub.add_parser("tournament", help="round robin, gauntlet or Swiss among bots (resumable)",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -79,11 +77,7 @@ def register(sub: Any) -> None:
     p.add_argument("--rounds", type=int, default=None, help="Swiss rounds (default ceil(log2(bots)) + 1)")
     p.add_argument("--gauntlet", metavar="NAME", default=None,
                    help="the bot that plays everyone in a gauntlet (default the first --bot)")
-    p.add_argument("--tc", default="1s", help="time control, as in `maag match` (default 1s per turn)")
-    p.add_argument("--game", default="heroes")
-    p.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
-                   help="game configuration (e.g. map=a); repeat")
-    p.add_argument("--seed", type=int, default=1, help="base seed of the schedule's deals (default 1)")
+    add_game_arguments(p, "1s")  # --game --map --option --tc --seed --late --max-late --max-illegal --grace
     p.add_argument("--name", default=None, help="the tournament's name (default: a hash of its settings)")
     p.add_argument("--db", default=None, metavar="URL",
                    help=f"sqlite:///PATH, postgresql://... or a path (default sqlite:///{default_db_path()})")
@@ -108,18 +102,15 @@ def register(sub: Any) -> None:
 
 def spec_from_args(args: argparse.Namespace) -> TournamentSpec:
     bots = tuple(parse_bot(b) for b in args.bot)
-    config: dict[str, Any] = {}
-    for c in args.config:
-        config.update({k: _config_value(v) for k, v in parse_kv(c, "--config").items()})
-    extra: dict[str, Any] = {}
+    extra: dict[str, Any] = {"policy": policy(args).to_dict()}
     if args.sprt is not None:
         if len(bots) != 2:
             raise ValueError("--sprt needs exactly two bots")
         extra["sprt"] = args.sprt
-    return TournamentSpec(format=args.format, bots=bots, games_per_pair=args.games_per_pair, tc=args.tc,
-                          seed=args.seed, game=args.game, config=tuple(sorted(config.items())),
-                          rounds=args.rounds, gauntlet=args.gauntlet, name=args.name,
-                          extra=tuple(sorted(extra.items())))
+    return TournamentSpec(format=args.format, bots=bots, games_per_pair=args.games_per_pair, tc=str(args.tc),
+                          seed=DEFAULT_SEED if args.seed is None else args.seed, game=args.game,
+                          config=tuple(sorted(game_config(args).items())), rounds=args.rounds,
+                          gauntlet=args.gauntlet, name=args.name, extra=tuple(sorted(extra.items())))
 
 
 def leaderboard(st: Standings, title: str | None = None) -> Table:

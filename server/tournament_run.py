@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from maag.server import ratings
+from maag.server.referee import LatePolicy, Policy
 from maag.server.storage import Storage, open_storage
 from maag.server.tournament import (
     Standings,
@@ -73,6 +74,15 @@ def recover(store: TournamentStore, storage: Storage, tid: str) -> tuple[int, in
             store.release(tid, row.game.key)
             released += 1
     return adopted, released
+
+
+def arena_options(spec: TournamentSpec) -> dict[str, Any]:
+    """ServerConfig fields of the tournament's arenas (the referee's policy)."""
+    d = dict(spec.extra).get("policy")
+    if not d:
+        return {}
+    return {"policy": Policy(late=LatePolicy(d["late"]), max_late=d["max_late"], max_illegal=d["max_illegal"],
+                             disconnect_grace_ms=float(d["disconnect_grace_ms"]))}
 
 
 def sprt_state(spec: TournamentSpec, rows: list[GameRow]) -> ratings.SprtResult | None:
@@ -216,7 +226,8 @@ class TournamentRunner:
 
         spec = self.spec
         async with Arena(spec.bots, self.db_url, game=spec.game, game_config=dict(spec.config), tc=spec.tc,
-                         slots=self.concurrency, log_dir=self.log_dir) as arena:
+                         slots=self.concurrency, log_dir=self.log_dir,
+                         server_options=arena_options(spec)) as arena:
             inflight: dict[asyncio.Task[Any], ScheduledGame] = {}
             while True:
                 while len(inflight) < self.concurrency:
@@ -285,7 +296,7 @@ def play_on_worker(spec_dict: dict[str, Any], db_url: str, tid: str, game: dict[
 
     async def go() -> dict[str, Any]:
         async with Arena(bots, db_url, game=spec.game, game_config=dict(spec.config), tc=spec.tc, slots=1,
-                         shared=True, log_dir=log_dir) as arena:
+                         shared=True, log_dir=log_dir, server_options=arena_options(spec)) as arena:
             s = await arena.play(g.seat0, g.seat1, seed=g.seed, match_id=match_id(tid, g.key),
                                  tags={"Tournament": tid, "Round": g.round, "GameKey": g.key})
             return {"game_id": s.game_id, "winner": s.winner, "reason": s.reason, "plies": s.plies,
