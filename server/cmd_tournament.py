@@ -242,6 +242,8 @@ def run(args: argparse.Namespace) -> int:
         res = sprt_state(spec, rows)
         if res is not None:
             summary["sprt"] = res.as_dict()
+        if runner.workers:
+            summary["workers"] = runner.workers
         sys.stdout.write(json.dumps(summary) + "\n")
     return 0
 

@@ -125,6 +125,7 @@ class TournamentRunner:
         self._done = 0
         self._total = 0
         self._stop = False
+        self.workers: dict[str, int] = {}  # Dask worker address -> games it played in this run
 
     # -- the whole run ----------------------------------------------------------------
     def run(self) -> Standings:
@@ -253,7 +254,7 @@ class TournamentRunner:
         cluster: LocalCluster | None = None
         if self.cluster == "local":
             cluster = LocalCluster(n_workers=self.concurrency, threads_per_worker=1, processes=True,
-                                   dashboard_address=None)
+                                   dashboard_address=":0")
             client = Client(cluster)
         else:
             client = Client(self.cluster)
@@ -273,7 +274,10 @@ class TournamentRunner:
                 finished = wait(list(inflight), return_when="FIRST_COMPLETED").done
                 for fut in finished:
                     g = inflight.pop(fut)
-                    self._record(g, fut.result())
+                    res = fut.result()
+                    if res.get("worker"):
+                        self.workers[res["worker"]] = self.workers.get(res["worker"], 0) + 1
+                    self._record(g, res)
         finally:
             client.close()
             if cluster is not None:
@@ -282,6 +286,15 @@ class TournamentRunner:
 
 def _game_dict(g: ScheduledGame) -> dict[str, Any]:
     return {"key": g.key, "round": g.round, "seq": g.seq, "seat0": g.seat0, "seat1": g.seat1, "seed": g.seed}
+
+
+def _worker_address() -> str | None:
+    try:
+        from distributed import get_worker
+
+        return str(get_worker().address)
+    except (ImportError, ValueError):
+        return None
 
 
 def play_on_worker(spec_dict: dict[str, Any], db_url: str, tid: str, game: dict[str, Any],
@@ -300,6 +313,6 @@ def play_on_worker(spec_dict: dict[str, Any], db_url: str, tid: str, game: dict[
             s = await arena.play(g.seat0, g.seat1, seed=g.seed, match_id=match_id(tid, g.key),
                                  tags={"Tournament": tid, "Round": g.round, "GameKey": g.key})
             return {"game_id": s.game_id, "winner": s.winner, "reason": s.reason, "plies": s.plies,
-                    "stored": s.stored}
+                    "stored": s.stored, "worker": _worker_address()}
 
     return asyncio.run(go())
