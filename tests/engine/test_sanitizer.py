@@ -1,0 +1,80 @@
+"""The rules tests once more, against the C core built with AddressSanitizer and
+UndefinedBehaviorSanitizer (-fno-sanitize-recover: any UB report aborts the run).
+
+The core is compiled from a copy of engine_c/ into a temporary directory (build_engine's
+make_ffi with another module name and extra flags), then pytest runs tests/engine (minus
+this file) in a subprocess with the ASan runtime preloaded and MAAG_CORE_MODULE pointing at
+the sanitized module; the C playout loop runs longer there (MAAG_FUZZ_SECONDS). The test
+fails if the build or the run fails, or if the run did not load the sanitized module."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined", "-fno-omit-frame-pointer", "-g"]
+MODULE = "_maag_core_sanitized"
+
+
+def asan_runtime() -> str:
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        pytest.fail("gcc is needed to build the sanitized core")
+    path = subprocess.run([gcc, "-print-file-name=libasan.so"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    if not os.path.isabs(path) or not os.path.exists(path):
+        pytest.fail(f"gcc has no AddressSanitizer runtime (libasan.so -> {path!r}); install libasan")
+    return path
+
+
+def build_sanitized(tmp: Path, source_root: Path = REPO) -> Path:
+    """Compile engine_c from `source_root` with the sanitizers into `tmp`; returns the module."""
+    shutil.copytree(source_root / "engine_c" / "src", tmp / "engine_c" / "src")
+    shutil.copytree(source_root / "engine_c" / "include", tmp / "engine_c" / "include")
+    shutil.copy(source_root / "engine_c" / "build_engine.py", tmp / "engine_c")
+    shutil.copy(source_root / "pyproject.toml", tmp)  # the version compiled into the core
+    script = ("import sys; sys.path.insert(0, 'engine_c'); import build_engine as b; "
+              f"ffi = b.make_ffi(module={MODULE!r}, extra_cflags={FLAGS!r}); print(ffi.compile(tmpdir='.'))")
+    env = {k: v for k, v in os.environ.items() if k != "MAAG_CFLAGS"}
+    r = subprocess.run([sys.executable, "-c", script], cwd=tmp, capture_output=True, text=True, env=env)
+    assert r.returncode == 0, "sanitized build failed:\n" + r.stdout[-3000:] + r.stderr[-6000:]
+    module = Path(r.stdout.strip().splitlines()[-1])
+    assert module.is_file() and module.name.startswith(MODULE + ".")
+    return module
+
+
+def run_rules_tests(module: Path, tests_dir: Path = HERE, fuzz_seconds: float = 10.0,
+                    timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """Run the rules tests against `module`, with pytest's output capture off (-s) so that
+    a sanitizer report reaches stderr even though the process dies with it."""
+    env = dict(os.environ)
+    env.update({
+        "LD_PRELOAD": asan_runtime(),
+        "ASAN_OPTIONS": "detect_leaks=0:halt_on_error=1",
+        "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1",
+        "MAAG_CORE_MODULE": str(module),
+        "MAAG_FUZZ_SECONDS": str(fuzz_seconds),
+    })
+    cmd = [sys.executable, "-m", "pytest", str(tests_dir), f"--ignore={tests_dir / 'test_sanitizer.py'}",
+           "-p", "no:cacheprovider", "-x", "-s", "-W", "ignore::pytest.PytestDeprecationWarning"]
+    return subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.sanitizer
+def test_rules_under_address_and_undefined_behaviour_sanitizers(tmp_path: Path) -> None:
+    module = build_sanitized(tmp_path)
+    r = run_rules_tests(module)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, "rules tests failed under the sanitizers:\n" + out[-12000:]
+    assert f"maag core module: {os.path.realpath(module)}" in out, "the run did not load the sanitized core"
+    assert "AddressSanitizer" not in out and "runtime error" not in out, out[-12000:]
+    passed = re.search(r"(\d+) passed", out)
+    assert passed and int(passed.group(1)) > 200, out[-3000:]
