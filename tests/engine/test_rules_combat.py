@@ -210,6 +210,22 @@ def test_chain_continues_after_the_primary_target_is_knocked_out() -> None:
     assert (hp(s, (4, 2)), hp(s, (5, 2))) == (0, 575)
 
 
+def test_chain_continues_from_a_destroyed_crystal() -> None:
+    s = pos("1 wizard 4,1", "2 crystal 6,1 hp=100", "2 archer 7,1", "2 knight 6,2")
+    play(s, attack((4, 1), (6, 1)))
+    assert at(s, (6, 1)) is None and not s.is_terminal
+    # From (6,1), direction E: (7,1) (same direction, 10) beats (6,2) (S, 5); jump 2 goes
+    # from (7,1) to (6,2) (SW, the only candidate).
+    assert (hp(s, (7, 1)), hp(s, (6, 2))) == (800 - 150, 1000 - 112)
+
+
+def test_chain_destroying_the_last_crystal_ends_the_game_and_still_jumps() -> None:
+    s = pos("1 wizard 4,2", "2 archer 5,2", "2 crystal 6,2 hp=150", "2 knight 7,2", without=((6, 1), (7, 3)))
+    play(s, attack((4, 2), (5, 2)))
+    assert s.is_terminal and s.winner == 0 and at(s, (6, 2)) is None
+    assert hp(s, (7, 2)) == 1000 - 112  # jump 2 still happens: trunc(200 * 0.56)
+
+
 # ---- knockback (§10.8) ---------------------------------------------------------------------------
 
 def test_knockback_onto_a_knocked_out_unit_17_5() -> None:
