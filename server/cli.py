@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 
 from maag.server import (
+    cmd_arena,
     cmd_bench,
     cmd_bot,
     cmd_conformance,
@@ -20,7 +21,8 @@ from maag.server import (
 )
 
 # Subcommand modules, in the order `maag --help` lists them.
-COMMANDS = [cmd_match, cmd_serve, cmd_bot, cmd_replay, cmd_tournament, cmd_ladder, cmd_conformance, cmd_bench]
+COMMANDS = [cmd_match, cmd_serve, cmd_bot, cmd_replay, cmd_tournament, cmd_ladder, cmd_conformance, cmd_bench,
+            cmd_arena]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,56 @@
+"""`maag arena`: the in-process round robin (schedule, scoring, intervals, command line)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from maag.server.cli import main
+from maag.server.local_arena import ArenaConfig, run_arena, schedule, wilson
+
+
+def test_schedule_balances_seats_and_mirrors_deals() -> None:
+    tasks = schedule(3, 3, seed=5)  # 3 pairs, 3 games rounded up to 4
+    assert len(tasks) == 3 * 4
+    for a, b in [(0, 1), (0, 2), (1, 2)]:
+        pair = [t for t in tasks if (t.a, t.b) == (a, b)]
+        assert sorted(t.a_seat for t in pair) == [0, 0, 1, 1]
+        seeds = [t.seed for t in pair]
+        assert seeds[0] == seeds[1] and seeds[2] == seeds[3] and seeds[0] != seeds[2]
+
+
+def test_wilson() -> None:
+    lo, hi = wilson(50, 100)
+    assert lo == pytest.approx(0.4038, abs=1e-3) and hi == pytest.approx(0.5962, abs=1e-3)
+    lo, hi = wilson(10, 10)
+    assert hi == 1.0 and lo == pytest.approx(0.7225, abs=1e-3)
+    assert wilson(0, 0) == (0.0, 1.0)
+
+
+def test_round_robin_is_reproducible_with_iteration_budgets() -> None:
+    cfg = ArenaConfig(turn_ms=None, iterations=50, game_config={"map": "a-tiny", "draws": "seeded"})
+    specs = ["random", "greedy-action", "ne-mcts"]
+    first = run_arena(specs, 2, cfg, seed=3)
+    second = run_arena(specs, 2, cfg, seed=3)
+    assert [(g.winner, g.turns) for g in first.games] == [(g.winner, g.turns) for g in second.games]
+    for i in range(3):
+        for j in range(3):
+            if i != j:
+                s_ij, n, (lo, hi) = first.score(i, j)
+                s_ji, _, _ = first.score(j, i)
+                assert n == 2 and s_ij + s_ji == pytest.approx(1.0) and lo <= s_ij <= hi
+    assert not any(g.forfeit for g in first.games)
+
+
+def test_command_line_json(capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["arena", "random", "greedy-action", "--games", "2", "--turn-ms", "0", "--iterations", "1",
+               "--map", "a-tiny", "--json"])
+    assert rc == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    games = [json.loads(x) for x in lines[:-1]]
+    summary = json.loads(lines[-1])
+    assert len(games) == 2 and all(g["type"] == "game" for g in games)
+    assert summary["type"] == "summary" and summary["agents"] == ["random", "greedy-action"]
+    cell = summary["matrix"][1][0]
+    assert cell["games"] == 2 and cell["wins"] + cell["draws"] + cell["losses"] == 2
+    assert main(["arena", "random", "nosuchagent", "--games", "2"]) == 2
