@@ -7,7 +7,7 @@ import json
 import platform
 from typing import Any
 
-from maag.server import bench_engine, bench_search
+from maag.server import bench_engine, bench_search, bench_server
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
@@ -41,6 +41,7 @@ def register(sub: Any) -> None:
     s.add_argument("--states", type=int, default=20, help="mid-game states; medians over them (default 20)")
     s.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     s.set_defaults(func=run_search)
+    bench_server.register_cli(bsub, machine)
     p.set_defaults(func=lambda a: (p.print_help(), 2)[1])
 
 

@@ -147,6 +147,13 @@ UNLIMITED_MS = 2**31 - 1
 """time_left_ms sent when the time control is unlimited."""
 
 
+_ACTION_DICTS: dict[str, dict[int, dict[str, Any]]] = {}
+
+
+def _action_dicts(game: str) -> dict[int, dict[str, Any]]:
+    return _ACTION_DICTS.setdefault(game, {})
+
+
 def _now_ms(t: float) -> float:
     return t * 1000.0
 
@@ -191,6 +198,7 @@ class GameSession:
         else:
             self.state = self.game.new_state(self.seed)
         self._view = _VIEWS[self.game.name]
+        self._dicts = _action_dicts(self.game.name)
         if len(names) != 2 or len(want_legal) != 2:
             raise ValueError("a game has two seats")
         self.seats = [_Seat(str(n), SeatClock(self.tc), want_legal=bool(w))
@@ -259,7 +267,7 @@ class GameSession:
                 action = self._action(raw)
             except ValueError as e:
                 return self._illegal(seat, Code.BAD_ACTION, f"action {i}: {e}", applied, events)
-            d = action.to_dict()
+            d = self._dict(action.code)
             try:
                 self.state.apply(action)
             except (IllegalActionError, GameOverError) as e:
@@ -444,6 +452,14 @@ class GameSession:
         self._close_turn(seat)
         return outs + self._prompt_turn()
 
+    def _dict(self, code: int) -> dict[str, Any]:
+        """The readable form of an action code (cached per game: the same objects are
+        shared by messages and the log, and never modified)."""
+        d = self._dicts.get(code)
+        if d is None:
+            d = self._dicts[code] = self.game.action(code).to_dict()
+        return d
+
     def _event(self, seat: int, kind: str, action: dict[str, Any] | None = None) -> dict[str, Any]:
         msg = {"type": "event", "game_id": self.game_id, "seat": seat + 1, "kind": kind}
         if action is not None:
@@ -473,7 +489,7 @@ class GameSession:
                                "observation": self.state.observation(seat).to_json(),
                                "time_left_ms": left, "bank_ms": bank}
         if s.want_legal:
-            msg["legal"] = [a.to_dict() for a in self.state.legal_actions()]
+            msg["legal"] = [self._dict(c) for c in self.state.legal_codes()]
         return msg
 
     def _game_start(self, seat: int) -> dict[str, Any]:
