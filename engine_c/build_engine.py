@@ -18,7 +18,7 @@ from cffi import FFI
 HERE = Path(__file__).resolve().parent
 SOURCES = ["mg_rng.c", "mg_game.c", "mg_kernels.c", "heroes_state.c", "heroes_rules.c", "heroes_eval.c",
            "mg_search_common.c", "mg_search_greedy.c", "mg_search_mcts.c", "mg_search_oep.c",
-           "mg_search_ucb.c"]
+           "mg_search_ucb.c", "heroes_hidden.c", "mg_search_pimc.c", "mg_search_ismcts.c"]
 # -ffp-contract=off: the rules' double arithmetic must match the Java reference bit for bit.
 CFLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-ffp-contract=off"]
 
@@ -100,6 +100,26 @@ int mg_search_check(const mg_search_params *p, char *err);
 int mg_search(const mg_game_vt *vt, const void *st, const mg_search_params *p, mg_rng *rng,
               mg_action *plan, int *plan_len, mg_search_stats *stats, char *err);
 
+/* hidden information (mg_game.h MG_DET_*, mg_hidden.h) */
+#define MG_DET_UNIFORM ...
+#define MG_DET_MOST_PROBABLE ...
+#define MG_DET_ALL_UNSEEN ...
+#define MG_DET_COUNT ...
+#define MG_PIMC_MAX_K ...
+enum { MG_COMBINE_VOTE, MG_COMBINE_SUM, MG_COMBINE_COUNT };
+typedef struct mg_det_params { int k; int mode; int combine; ...; } mg_det_params;
+int mg_determinize(const mg_game_vt *vt, const void *obs, int mode, mg_rng *rng, void *out);
+int mg_det_check(const mg_det_params *d, char *err);
+int mg_search_pimc(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
+                   const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
+                   mg_search_stats *stats, char *err);
+int mg_search_ismcts(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
+                     const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
+                     mg_search_stats *stats, char *err);
+int mg_search_oep_hidden(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
+                         const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
+                         mg_search_stats *stats, char *err);
+
 /* heroes */
 #define HR_MAX_SQ ...
 #define HR_NCARDS ...
@@ -153,7 +173,8 @@ def make_ffi(module: str = "maag.engine._core", extra_cflags: list[str] | None =
     flags = CFLAGS + shlex.split(os.environ.get("MAAG_CFLAGS", "")) + (extra_cflags or [])
     ffi.set_source(
         module,
-        '#include "mg_game.h"\n#include "mg_kernels.h"\n#include "mg_search.h"\n#include "mg_heroes.h"\n'
+        '#include "mg_game.h"\n#include "mg_kernels.h"\n#include "mg_search.h"\n'
+        '#include "mg_hidden.h"\n#include "mg_heroes.h"\n'
         + VERSION_GUARD % _version(),
         # setuptools wants source paths relative to the project root (the build's cwd).
         sources=[os.path.relpath(HERE / "src" / s) for s in SOURCES],

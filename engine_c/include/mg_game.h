@@ -81,9 +81,20 @@ typedef struct mg_game_vt {
      * for the "random meta" rollout policy: MG_GROUP_UNIT | id for the actions of one
      * unit, MG_GROUP_CARD | id for those of one card, 0 for END_TURN. */
     int (*action_group)(mg_action a);
+    /* Optional, version >= 3 (NULL: MG_DET_UNIFORM is `determinize`, the other strategies
+     * are refused with MG_ERR_CONFIG). Sample a full state from an observation with a
+     * strategy MG_DET_*; a full state is copied. Returns MG_OK or MG_ERR_CONFIG for an
+     * unknown strategy (out unspecified). Callers use mg_determinize (mg_hidden.h). */
+    int (*determinize_mode)(const void *obs, int mode, mg_rng *rng, void *out);
 } mg_game_vt;
 
-#define MG_VT_VERSION 2
+#define MG_VT_VERSION 3
+
+/* Determinization strategies (mg_game_vt.determinize_mode). */
+#define MG_DET_UNIFORM 0       /* hidden cards drawn uniformly from the unseen ones */
+#define MG_DET_MOST_PROBABLE 1 /* the most probable hidden hand (deterministic) */
+#define MG_DET_ALL_UNSEEN 2    /* every unseen card in the opponent's hand (limit lifted) */
+#define MG_DET_COUNT 3
 
 /* Action groups (mg_game_vt.action_group): a class in bits 16+, an id in bits 0-15. */
 #define MG_GROUP_UNIT (1 << 16)

@@ -502,6 +502,7 @@ int hr_apply(void *st, mg_action a, mg_rng *rng);
 double hr_evaluate(const void *st, int player);
 int hr_rate(const void *st, mg_action a);
 int hr_prune(const void *st, mg_action *acts, int n);
+int hr_determinize_mode(const void *obs, int mode, mg_rng *rng, void *out); /* heroes_hidden.c */
 
 const mg_game_vt mg_heroes_vt = {
     MG_VT_VERSION,
@@ -525,4 +526,5 @@ const mg_game_vt mg_heroes_vt = {
     hr_is_end_turn,
     hr_errstr,
     hr_action_group,
+    hr_determinize_mode,
 };

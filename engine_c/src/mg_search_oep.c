@@ -2,15 +2,21 @@
  * genomes, each the action sequence of one whole turn, evolved by truncation selection,
  * uniform crossover with the if-allowed rule and repair, and mutation; fitness is the
  * heuristic value of the turn's outcome, or the minimum over rollouts from it; a history
- * table keyed by the outcome's hash shares fitness between genomes with the same outcome. */
+ * table keyed by the outcome's hash shares fitness between genomes with the same outcome.
+ * From an observation (mg_search_oep_hidden, mg_hidden.h) each rollout starts from a fresh
+ * determinization and the fitness is the mean of the rollouts. */
 #include <float.h>
+#include <stdio.h>
 #include <stdlib.h>
 
+#include "mg_hidden.h"
 #include "mg_search_internal.h"
 
 typedef struct oe_slot {
     uint64_t key;   /* outcome hash, 0 = empty */
-    double value;   /* fitness of that outcome (the minimum seen, with rollouts) */
+    double value;   /* fitness of that outcome (the minimum seen, with rollouts; their mean
+                     * from an observation) */
+    long n;         /* rollouts behind value (from an observation) */
 } oe_slot;
 
 typedef struct oe_rank {
@@ -23,6 +29,8 @@ typedef struct oe_ctx {
     const mg_search_params *p;
     mg_rng *rng;
     const void *root_st;
+    const void *obs;     /* the observation searched from, or NULL (mg_search_oep_hidden) */
+    int det_mode;        /* MG_DET_* of the rollouts' determinizations */
     int root;            /* player to act at the root */
     int pop;
     mg_action *genes;    /* pop x MG_SEARCH_MAX_PLAN */
@@ -58,6 +66,32 @@ static oe_slot *oe_hist(oe_ctx *c, uint64_t h, int *found)
     return &c->hist[i];
 }
 
+/* From an observation: one more rollout of genome g, from a fresh determinization with the
+ * genome's turn replayed on it (st, the outcome on the build's determinization, if the turn
+ * does not replay); the fitness is the mean of the rollouts, pooled over the genomes with
+ * the same outcome when the history table holds it. */
+static void oe_evaluate_hidden(oe_ctx *c, int g, const void *st, oe_slot *slot)
+{
+    const mg_game_vt *vt = c->vt;
+    const mg_action *gene = c->genes + (size_t)g * MG_SEARCH_MAX_PLAN;
+    ms_state r;
+    int ok = mg_determinize(vt, c->obs, c->det_mode, c->rng, r.b) == MG_OK;
+    for (int i = 0; i < c->len[g] && ok; i++)
+        ok = vt->apply(r.b, gene[i], c->rng) == MG_OK;
+    if (!ok)
+        memcpy(r.b, st, vt->state_size);
+    double v = mg_rollout(vt, r.b, c->p, c->root, c->rng);
+    c->evals++;
+    if (slot) {
+        slot->value = slot->n > 0 ? slot->value + (v - slot->value) / (double)(slot->n + 1) : v;
+        slot->n++;
+        c->fit[g] = slot->value;
+    } else {
+        c->fit[g] = c->rolls[g] > 0 ? c->fit[g] + (v - c->fit[g]) / (double)(c->rolls[g] + 1) : v;
+    }
+    c->rolls[g]++;
+}
+
 /* Fitness of genome g whose outcome is st: the heuristic, or one more rollout (the
  * minimum is kept); shared through the history table when enabled. */
 static void oe_evaluate(oe_ctx *c, int g, const void *st)
@@ -75,6 +109,9 @@ static void oe_evaluate(oe_ctx *c, int g, const void *st)
         }
         c->fit[g] = vt->evaluate(st, c->root);
         c->evals++;
+    } else if (c->obs) {
+        oe_evaluate_hidden(c, g, st, slot);
+        return;
     } else {
         ms_state r;
         memcpy(r.b, st, vt->state_size);
@@ -214,8 +251,9 @@ static void oe_generation(oe_ctx *c, int keep)
     oe_sort(c);
 }
 
-int mg_search_oep(const mg_game_vt *vt, const void *st, const mg_search_params *p, mg_rng *rng,
-                  mg_action *plan, int *plan_len, mg_search_stats *stats)
+static int oep_run(const mg_game_vt *vt, const void *st, const void *obs, int det_mode,
+                   const mg_search_params *p, mg_rng *rng, mg_action *plan, int *plan_len,
+                   mg_search_stats *stats)
 {
     oe_ctx c;
     memset(&c, 0, sizeof c);
@@ -223,6 +261,8 @@ int mg_search_oep(const mg_game_vt *vt, const void *st, const mg_search_params *
     c.p = p;
     c.rng = rng;
     c.root_st = st;
+    c.obs = obs;
+    c.det_mode = det_mode;
     c.root = vt->current(st);
     c.pop = p->population;
     size_t n = (size_t)c.pop;
@@ -276,5 +316,44 @@ done:
     free(c.order);
     free(c.hist);
     free(c.ends);
+    return rc;
+}
+
+int mg_search_oep(const mg_game_vt *vt, const void *st, const mg_search_params *p, mg_rng *rng,
+                  mg_action *plan, int *plan_len, mg_search_stats *stats)
+{
+    return oep_run(vt, st, NULL, 0, p, rng, plan, plan_len, stats);
+}
+
+int mg_search_oep_hidden(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
+                         const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
+                         mg_search_stats *stats, char *err)
+{
+    mg_search_stats local;
+    if (!stats)
+        stats = &local;
+    memset(stats, 0, sizeof *stats);
+    *plan_len = 0;
+    mg_search_params q = *p;
+    q.algo = MG_ALGO_OEP;
+    int rc = mg_search_check(&q, err);
+    if (rc == MG_OK)
+        rc = mg_det_check(d, err);
+    if (rc != MG_OK)
+        return rc;
+    if (vt->state_size > MG_MAX_STATE_SIZE)
+        return MG_ERR_CONFIG;
+    if (vt->terminal(obs, NULL))
+        return MG_ERR_TERMINAL;
+    double t0 = ms_now();
+    ms_state det;
+    rc = mg_determinize(vt, obs, d->mode, rng, det.b);
+    if (rc == MG_OK)
+        rc = oep_run(vt, det.b, obs, d->mode, &q, rng, plan, plan_len, stats);
+    else if (err)
+        snprintf(err, MG_ERR_LEN, "%s", "the game does not offer this determinization strategy");
+    stats->elapsed_ms = ms_now() - t0;
+    if (rc != MG_OK)
+        *plan_len = 0;
     return rc;
 }

@@ -1,0 +1,83 @@
+/* mg_hidden.h: hidden information: determinization strategies and the search kernels that
+ * play from an observation: perfect-information Monte Carlo (PIMC: any mg_search kernel
+ * on K determinizations, combined), single-observer information-set MCTS (ISMCTS), and
+ * OEP whose rollout fitness is averaged over determinizations of the opponent's reply.
+ *
+ * Each kernel takes an observation (mg_game_vt.observe) and returns a plan as mg_search
+ * does: the actions for the rest of the current player's turn, ending with END_TURN unless
+ * the game ends first. Given a full state instead (a "determinization" of a full state is
+ * the state itself), the same code searches the true position: that is how experiments
+ * build the cheating twin of each agent. Budgets, seeds and memory follow mg_search.h. */
+#ifndef MG_HIDDEN_H
+#define MG_HIDDEN_H
+
+#include "mg_search.h"
+
+/* Sample a full state consistent with observation `obs` by strategy `mode` (MG_DET_*,
+ * mg_game.h) into `out` (a full state is copied). Uses vt->determinize_mode when the game
+ * has it; otherwise MG_DET_UNIFORM falls back to vt->determinize. Returns MG_OK, or
+ * MG_ERR_CONFIG for a strategy the game does not offer (out unspecified). */
+int mg_determinize(const mg_game_vt *vt, const void *obs, int mode, mg_rng *rng, void *out);
+
+/* How determinized searches combine the K searches (mg_det_params.combine). */
+enum {
+    MG_COMBINE_VOTE = 0, /* majority vote on the plan, one action at a time: the first action
+                          * most plans start with, then the next among the plans that share
+                          * that prefix, ...; ties go to the larger summed kernel value, then
+                          * to the earlier determinization */
+    MG_COMBINE_SUM,      /* every distinct plan is scored in every determinization (the
+                          * kernel's leaf value: a rollout of rollout_turns turns with its
+                          * policy from the end of the turn, so the opponent replies with that
+                          * determinization's hand); the best total wins */
+    MG_COMBINE_COUNT
+};
+
+/* Most determinizations a PIMC search runs. */
+#define MG_PIMC_MAX_K 1024
+
+/* Settings of the determinized kernels. */
+typedef struct mg_det_params {
+    int k;       /* PIMC: determinizations, 1..MG_PIMC_MAX_K */
+    int mode;    /* MG_DET_*: the strategy of every determinization */
+    int combine; /* PIMC: MG_COMBINE_* */
+} mg_det_params;
+
+/* Check determinized settings: MG_OK, or MG_ERR_CONFIG with a message in err (may be NULL). */
+int mg_det_check(const mg_det_params *d, char *err);
+
+/* PIMC: run the kernel p->algo on d->k determinizations of obs (unchanged) and combine the
+ * plans by d->combine. The budgets in p are those of the whole call, split evenly over the
+ * determinizations (the time budget adaptively: each search gets an equal share of what is
+ * left; iterations: the total, shared out so that the parts add up to it, at least 1 each).
+ * Under a time budget, determinizations the clock leaves no room for are skipped (at least
+ * one always runs). stats: sums over the searches (plus the SUM combine's rollouts);
+ * value = the fraction of searches whose plan won the vote (VOTE) or the winning plan's
+ * mean score (SUM). Returns as mg_search (MG_ERR_CONFIG for bad p or d). */
+int mg_search_pimc(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
+                   const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
+                   mg_search_stats *stats, char *err);
+
+/* Single-observer ISMCTS (Cowling, Powley and Whitehouse 2012) for multi-action turns: one
+ * tree whose nodes are the observer's information sets (states with the same observation
+ * share a node), a new determinization (strategy d->mode) per iteration, UCB1 with
+ * availability counts at the opponent's nodes (an edge's exploration term uses how often it
+ * was legal when its node was passed, not the node's visits), the multi-action negamax
+ * backup, rollouts and plan completion as the MCTS kernel (p: c, policy, epsilon, p_card,
+ * rollout_turns, prune, complete, max_nodes; the algo field is not read). Needs a budget;
+ * an iteration is one determinization. Returns as mg_search. */
+int mg_search_ismcts(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
+                     const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
+                     mg_search_stats *stats, char *err);
+
+/* OEP (mg_search_oep) from an observation: genomes are built on one determinization (the
+ * player to act's own turn does not depend on hidden cards), and with rollout fitness
+ * (p->fitness_rollouts > 0) every fitness rollout starts from a fresh determinization
+ * (strategy d->mode) with the genome's turn replayed on it, and the fitness is the mean of
+ * the rollouts rather than their minimum: the opponent's reply is averaged over its
+ * possible hands. With heuristic fitness this is OEP on one determinization. Returns as
+ * mg_search. */
+int mg_search_oep_hidden(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
+                         const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
+                         mg_search_stats *stats, char *err);
+
+#endif

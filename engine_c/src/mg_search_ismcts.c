@@ -1,0 +1,435 @@
+/* mg_search_ismcts.c: single-observer information-set MCTS for multi-action games: one tree
+ * over the observer's information sets, a new determinization per iteration, availability
+ * counts at the opponent's nodes, the multi-action negamax backup (mg_hidden.h).
+ *
+ * A node is an information set of the observer: states reached in different
+ * determinizations share a node when the observer's observation of them is the same (the
+ * transposition table is keyed by the hash of that observation). At the observer's own
+ * nodes the action list depends only on what the observer sees, so it is generated once
+ * and expanded in rating order, as in the MCTS kernel. At the opponent's nodes the legal
+ * actions depend on the sampled hand: each iteration expands the first legal action
+ * (rating order) that has no edge yet, else selects among the legal ones by UCB1 with
+ * availability counts: mean + 2c sqrt(2 ln avail / visits). */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "mg_hidden.h"
+#include "mg_search_internal.h"
+
+#define IS_MAX_DEPTH 128  /* deepest selection path */
+#define IS_LOOKUP 4096    /* lookup slots for the opponent's edges (power of two) */
+#define IS_MAX_CHAIN 2000 /* edges per opponent node at most (keeps lookups sparse) */
+
+/* Node flags. */
+#define IS_TERMINAL 1 /* the information set is terminal */
+#define IS_FIXED 2    /* the observer moves: one action list for every determinization */
+
+typedef struct is_edge {
+    mg_action a;     /* the action */
+    int32_t next;    /* next edge of an opponent node's chain, -1 at the end */
+    uint32_t visits; /* times the edge was traversed */
+    uint32_t avail;  /* opponent nodes: times the edge was legal when its node was selected from */
+    uint8_t mover;   /* player who makes the action */
+    double mean;     /* mean reward in [0, 1] from the mover's view */
+} is_edge;
+
+typedef struct is_node {
+    uint32_t visits; /* times the node was on an iteration's path */
+    int32_t edges;   /* fixed nodes: first of n contiguous edges; opponent: chain head; -1 */
+    int16_t n;       /* edges */
+    int16_t nexp;    /* fixed nodes: edges expanded so far, in rating order */
+    uint8_t mover;   /* player to act */
+    uint8_t flags;   /* IS_* */
+} is_node;
+
+typedef struct is_slot {
+    uint64_t key; /* information-set hash, 0 = empty */
+    int32_t node;
+} is_slot;
+
+typedef struct is_look {
+    uint32_t stamp;  /* lookup generation; stale slots are empty */
+    mg_action a;
+    int32_t edge;
+} is_look;
+
+typedef struct is_tree {
+    const mg_game_vt *vt;
+    const mg_search_params *p;
+    mg_rng *rng;
+    int observer;
+    double k;        /* 2c */
+    is_node *nodes;
+    long nn, ncap;
+    is_edge *edges;
+    long ne, ecap;
+    is_slot *tt;
+    unsigned long tmask, tcount, tlimit;
+    is_look *look;
+    uint32_t stamp;
+    long evals;
+} is_tree;
+
+static int is_alloc(is_tree *t, const mg_search_params *p, int max_actions)
+{
+    long cap = p->max_nodes > 0 ? p->max_nodes : 1L << 22;
+    long n = cap;
+    if (p->iterations > 0 && 2 * p->iterations + 2 < n)
+        n = 2 * p->iterations + 2; /* at most one new node per step that expands, plus a lookup */
+    t->ncap = n;
+    long e = 8 * n + 256L * max_actions;
+    if (e > n * (long)max_actions + max_actions)
+        e = n * (long)max_actions + max_actions;
+    t->ecap = e;
+    long want = n;
+    if (p->budget_ms > 0 && (long)(p->budget_ms * 1500) < want)
+        want = (long)(p->budget_ms * 1500);
+    unsigned long slots = ms_pow2((unsigned long)(want < 1024 ? 2048 : 2 * want));
+    t->tmask = slots - 1;
+    t->tlimit = slots / 10 * 7;
+    t->nodes = malloc((size_t)t->ncap * sizeof *t->nodes);
+    t->edges = malloc((size_t)t->ecap * sizeof *t->edges);
+    t->tt = calloc(slots, sizeof *t->tt);
+    t->look = calloc(IS_LOOKUP, sizeof *t->look);
+    return t->nodes && t->edges && t->tt && t->look;
+}
+
+static void is_free(is_tree *t)
+{
+    free(t->nodes);
+    free(t->edges);
+    free(t->tt);
+    free(t->look);
+}
+
+/* Hash of the observer's information set containing st. */
+static uint64_t is_key(const is_tree *t, const void *st, unsigned char *scratch)
+{
+    t->vt->observe(st, t->observer, scratch);
+    uint64_t h = t->vt->hash(scratch);
+    return h ? h : 1;
+}
+
+/* The node of st's information set, created if new (-1 if the arena is full). */
+static int is_node_for(is_tree *t, const void *st, unsigned char *scratch)
+{
+    uint64_t h = is_key(t, st, scratch);
+    unsigned long i = (unsigned long)(h ^ (h >> 29)) & t->tmask;
+    while (t->tt[i].key) {
+        if (t->tt[i].key == h)
+            return t->tt[i].node;
+        i = (i + 1) & t->tmask;
+    }
+    if (t->nn >= t->ncap)
+        return -1;
+    int nd = (int)t->nn++;
+    is_node *N = &t->nodes[nd];
+    N->visits = 0;
+    N->edges = -1;
+    N->n = N->nexp = 0;
+    N->mover = (uint8_t)t->vt->current(st);
+    N->flags = t->vt->terminal(st, NULL) ? IS_TERMINAL : 0;
+    if (N->mover == t->observer)
+        N->flags |= IS_FIXED;
+    if (t->tcount < t->tlimit) {
+        t->tt[i].key = h;
+        t->tt[i].node = nd;
+        t->tcount++;
+    }
+    return nd;
+}
+
+static void is_edge_init(is_edge *e, mg_action a, int mover)
+{
+    e->a = a;
+    e->next = -1;
+    e->visits = e->avail = 0;
+    e->mover = (uint8_t)mover;
+    e->mean = 0;
+}
+
+/* A fixed node's action list as unexpanded edges. 0 if the arena is full. */
+static int is_generate(is_tree *t, int nd, const void *st)
+{
+    mg_action acts[MG_MAX_ACTIONS];
+    int n = ms_actions(t->vt, st, t->p, MS_PRUNE | MS_SORT, acts);
+    if (t->ne + n > t->ecap)
+        return 0;
+    is_node *N = &t->nodes[nd];
+    N->edges = (int32_t)t->ne;
+    N->n = (int16_t)n;
+    N->nexp = 0;
+    for (int i = 0; i < n; i++)
+        is_edge_init(&t->edges[t->ne++], acts[i], N->mover);
+    return 1;
+}
+
+/* Fixed node: the next unexpanded edge, else the best by UCB1 over all (node visits). */
+static long is_select_fixed(is_tree *t, is_node *N)
+{
+    if (N->nexp < N->n)
+        return N->edges + N->nexp++;
+    const is_edge *e = t->edges + N->edges;
+    double x = t->k * sqrt(2.0 * log((double)(N->visits > 0 ? N->visits : 1)));
+    long best = N->edges;
+    double bv = -DBL_MAX;
+    for (int i = 0; i < N->n; i++) {
+        if (e[i].visits == 0)
+            return N->edges + i;
+        double v = e[i].mean + x / sqrt((double)e[i].visits);
+        if (v > bv) {
+            bv = v;
+            best = N->edges + i;
+        }
+    }
+    return best;
+}
+
+/* Opponent node at st: expand the first legal action without an edge (rating order), else
+ * select among the legal ones by UCB1 with availability. Returns the edge, -1 if none
+ * (no legal action), or -2 if the arena is full. */
+static long is_select_open(is_tree *t, int nd, const void *st)
+{
+    mg_action acts[MG_MAX_ACTIONS];
+    int n = ms_actions(t->vt, st, t->p, MS_PRUNE | MS_SORT, acts);
+    if (n <= 0)
+        return -1;
+    is_node *N = &t->nodes[nd];
+    uint32_t stamp = ++t->stamp;
+    for (long ei = N->edges; ei >= 0; ei = t->edges[ei].next) {
+        mg_action a = t->edges[ei].a;
+        unsigned long i = (unsigned long)(a * 0x9E3779B1u) & (IS_LOOKUP - 1);
+        while (t->look[i].stamp == stamp)
+            i = (i + 1) & (IS_LOOKUP - 1);
+        t->look[i].stamp = stamp;
+        t->look[i].a = a;
+        t->look[i].edge = (int32_t)ei;
+    }
+    long found[MG_MAX_ACTIONS];
+    for (int j = 0; j < n; j++) {
+        unsigned long i = (unsigned long)(acts[j] * 0x9E3779B1u) & (IS_LOOKUP - 1);
+        found[j] = -1;
+        while (t->look[i].stamp == stamp) {
+            if (t->look[i].a == acts[j]) {
+                found[j] = t->look[i].edge;
+                break;
+            }
+            i = (i + 1) & (IS_LOOKUP - 1);
+        }
+        if (found[j] < 0 && N->n < IS_MAX_CHAIN) { /* expansion */
+            if (t->ne >= t->ecap)
+                return -2;
+            long ei = t->ne++;
+            is_edge_init(&t->edges[ei], acts[j], N->mover);
+            t->edges[ei].next = N->edges;
+            N->edges = (int32_t)ei;
+            N->n++;
+            return ei;
+        }
+    }
+    long best = -1;
+    double bv = -DBL_MAX;
+    for (int j = 0; j < n; j++) {
+        if (found[j] < 0)
+            continue;
+        is_edge *e = &t->edges[found[j]];
+        e->avail++;
+        double v = e->visits == 0 ? DBL_MAX
+                                  : e->mean + t->k * sqrt(2.0 * log((double)e->avail) /
+                                                          (double)e->visits);
+        if (v > bv) {
+            bv = v;
+            best = found[j];
+        }
+    }
+    return best;
+}
+
+/* One iteration on determinization `det` (advanced in place). Returns -1, or
+ * MG_STOP_MEMORY if the arena is full. */
+static int is_iterate(is_tree *t, int root, unsigned char *det, unsigned char *scratch)
+{
+    const mg_game_vt *vt = t->vt;
+    long path[IS_MAX_DEPTH];
+    int nodes[IS_MAX_DEPTH + 1];
+    int depth = 0, node = root;
+    nodes[0] = root;
+    if (t->ne + vt->max_actions > t->ecap || t->nn + 2 > t->ncap)
+        return MG_STOP_MEMORY;
+    while (depth < IS_MAX_DEPTH) {
+        is_node *N = &t->nodes[node];
+        if (N->flags & IS_TERMINAL)
+            break;
+        long ei;
+        int expanded;
+        if (N->flags & IS_FIXED) {
+            if (N->edges < 0 && !is_generate(t, node, det))
+                return MG_STOP_MEMORY;
+            N = &t->nodes[node];
+            if (N->n == 0)
+                break;
+            expanded = N->nexp < N->n;
+            ei = is_select_fixed(t, N);
+        } else {
+            int before = N->n;
+            ei = is_select_open(t, node, det);
+            if (ei == -2)
+                return MG_STOP_MEMORY;
+            if (ei < 0)
+                break;
+            expanded = t->nodes[node].n > before;
+        }
+        vt->apply(det, t->edges[ei].a, t->rng);
+        int child = is_node_for(t, det, scratch);
+        if (child < 0)
+            return MG_STOP_MEMORY;
+        path[depth++] = ei;
+        nodes[depth] = child;
+        if (expanded)
+            break;
+        node = child;
+    }
+    double r = mg_rollout(vt, det, t->p, t->observer, t->rng);
+    t->evals++;
+    t->nodes[root].visits++;
+    for (int i = 0; i < depth; i++) {
+        is_edge *e = &t->edges[path[i]];
+        double v = e->mover == t->observer ? r : 1.0 - r;
+        e->visits++;
+        e->mean += (v - e->mean) / (double)e->visits;
+        t->nodes[nodes[i + 1]].visits++;
+    }
+    return -1;
+}
+
+/* The edge of node N with the highest mean among visited ones, -1 if none. */
+static long is_best_mean(const is_tree *t, const is_node *N)
+{
+    long best = -1;
+    double bv = -DBL_MAX;
+    if (N->flags & IS_FIXED) {
+        for (int i = 0; i < N->nexp; i++) {
+            const is_edge *e = &t->edges[N->edges + i];
+            if (e->visits && e->mean > bv) {
+                bv = e->mean;
+                best = N->edges + i;
+            }
+        }
+    }
+    return best;
+}
+
+/* The plan: the best path (highest mean) from the root while the observer moves, on the
+ * determinization st (advanced), then completion as the MCTS kernel. */
+static int is_plan(is_tree *t, int root, unsigned char *st, unsigned char *scratch,
+                   mg_action *plan)
+{
+    const mg_game_vt *vt = t->vt;
+    int len = 0, nd = root;
+    while (nd >= 0 && len < MG_SEARCH_MAX_PLAN - 1) {
+        const is_node *N = &t->nodes[nd];
+        if (!(N->flags & IS_FIXED) || (N->flags & IS_TERMINAL))
+            break;
+        long ei = is_best_mean(t, N);
+        if (ei < 0)
+            break;
+        mg_action a = t->edges[ei].a;
+        if (vt->apply(st, a, t->rng) != MG_OK)
+            break;
+        plan[len++] = a;
+        if (ms_turn_over(vt, st, a))
+            return len;
+        uint64_t h = is_key(t, st, scratch);
+        unsigned long i = (unsigned long)(h ^ (h >> 29)) & t->tmask;
+        nd = -1;
+        while (t->tt[i].key) {
+            if (t->tt[i].key == h) {
+                nd = t->tt[i].node;
+                break;
+            }
+            i = (i + 1) & t->tmask;
+        }
+    }
+    if (vt->terminal(st, NULL))
+        return len;
+    if (t->p->complete)
+        return ms_complete_greedy(vt, st, t->p, t->rng, plan, len, &t->evals);
+    mg_action acts[MG_MAX_ACTIONS];
+    int n = vt->legal(st, acts);
+    for (int i = 0; i < n; i++)
+        if (vt->is_end_turn(acts[i])) {
+            plan[len++] = acts[i];
+            break;
+        }
+    return len;
+}
+
+int mg_search_ismcts(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
+                     const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
+                     mg_search_stats *stats, char *err)
+{
+    mg_search_stats local;
+    if (!stats)
+        stats = &local;
+    memset(stats, 0, sizeof *stats);
+    *plan_len = 0;
+    mg_search_params q = *p;
+    q.algo = MG_ALGO_MCTS; /* for the budget rule: ISMCTS needs one too */
+    int rc = mg_search_check(&q, err);
+    if (rc == MG_OK)
+        rc = mg_det_check(d, err);
+    if (rc != MG_OK)
+        return rc;
+    if (vt->state_size > MG_MAX_STATE_SIZE)
+        return MG_ERR_CONFIG;
+    if (vt->terminal(obs, NULL))
+        return MG_ERR_TERMINAL;
+    double t0 = ms_now();
+    is_tree t;
+    memset(&t, 0, sizeof t);
+    t.vt = vt;
+    t.p = p;
+    t.rng = rng;
+    t.observer = vt->current(obs);
+    t.k = 2.0 * p->c;
+    ms_state det, scratch;
+    if (!is_alloc(&t, p, vt->max_actions)) {
+        is_free(&t);
+        return MG_ERR_NOMEM;
+    }
+    rc = mg_determinize(vt, obs, d->mode, rng, det.b);
+    if (rc != MG_OK) {
+        is_free(&t);
+        if (err)
+            snprintf(err, MG_ERR_LEN, "%s", "the game does not offer this determinization strategy");
+        return rc;
+    }
+    int root = is_node_for(&t, det.b, scratch.b);
+    ms_budget budget;
+    ms_budget_start(&budget, p);
+    long it = 0;
+    int stop;
+    while ((stop = ms_budget_spent(&budget, it)) < 0) {
+        mg_determinize(vt, obs, d->mode, rng, det.b);
+        int s = is_iterate(&t, root, det.b, scratch.b);
+        if (s >= 0) {
+            stop = s;
+            break;
+        }
+        it++;
+    }
+    mg_determinize(vt, obs, d->mode, rng, det.b);
+    int len = is_plan(&t, root, det.b, scratch.b, plan);
+    *plan_len = len;
+    long bi = is_best_mean(&t, &t.nodes[root]);
+    stats->iterations = it;
+    stats->evaluations = t.evals;
+    stats->nodes = t.nn;
+    stats->value = bi >= 0 ? t.edges[bi].mean : 0.5;
+    stats->stop = stop < 0 ? MG_STOP_DONE : stop;
+    stats->elapsed_ms = ms_now() - t0;
+    is_free(&t);
+    return MG_OK;
+}

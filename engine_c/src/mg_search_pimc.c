@@ -1,0 +1,220 @@
+/* mg_search_pimc.c: the generic determinization entry (mg_determinize) and perfect-
+ * information Monte Carlo: any search kernel run on K determinizations of an observation,
+ * the plans combined by a vote on the plan or by summed scores (mg_hidden.h). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "mg_hidden.h"
+#include "mg_search_internal.h"
+
+int mg_determinize(const mg_game_vt *vt, const void *obs, int mode, mg_rng *rng, void *out)
+{
+    if (vt->version >= 3 && vt->determinize_mode)
+        return vt->determinize_mode(obs, mode, rng, out);
+    if (mode != MG_DET_UNIFORM)
+        return MG_ERR_CONFIG;
+    vt->determinize(obs, rng, out);
+    return MG_OK;
+}
+
+static int det_error(char *err, const char *msg)
+{
+    if (err)
+        snprintf(err, MG_ERR_LEN, "%s", msg);
+    return MG_ERR_CONFIG;
+}
+
+int mg_det_check(const mg_det_params *d, char *err)
+{
+    if (d->k < 1 || d->k > MG_PIMC_MAX_K)
+        return det_error(err, "the number of determinizations must be in 1..1024");
+    if (d->mode < 0 || d->mode >= MG_DET_COUNT)
+        return det_error(err, "unknown determinization strategy");
+    if (d->combine < 0 || d->combine >= MG_COMBINE_COUNT)
+        return det_error(err, "unknown combine mode");
+    return MG_OK;
+}
+
+/* The K searches of one call: their plans, values and determinized states. */
+typedef struct pm_runs {
+    int k;               /* searches that ran */
+    mg_action *plans;    /* k x MG_SEARCH_MAX_PLAN */
+    int *len;
+    double *value;
+    unsigned char *dets; /* k x state_size */
+} pm_runs;
+
+static const mg_action *pm_plan(const pm_runs *r, int i)
+{
+    return r->plans + (size_t)i * MG_SEARCH_MAX_PLAN;
+}
+
+/* Majority vote, one action at a time, among the plans that share the chosen prefix.
+ * Returns the index of a plan equal to the result (all survivors are equal at the end). */
+static int pm_vote(const pm_runs *r, double *share)
+{
+    int alive[MG_PIMC_MAX_K], na = r->k;
+    for (int i = 0; i < na; i++)
+        alive[i] = i;
+    for (int depth = 0; depth < MG_SEARCH_MAX_PLAN; depth++) {
+        int best = -1, best_n = 0;
+        double best_v = 0;
+        for (int i = 0; i < na; i++) { /* candidates in order of first appearance */
+            int pi = alive[i];
+            if (r->len[pi] <= depth)
+                continue;
+            mg_action a = pm_plan(r, pi)[depth];
+            int seen = 0;
+            for (int j = 0; j < i && !seen; j++)
+                seen = r->len[alive[j]] > depth && pm_plan(r, alive[j])[depth] == a;
+            if (seen)
+                continue;
+            int n = 0;
+            double v = 0;
+            for (int j = i; j < na; j++)
+                if (r->len[alive[j]] > depth && pm_plan(r, alive[j])[depth] == a) {
+                    n++;
+                    v += r->value[alive[j]];
+                }
+            if (n > best_n || (n == best_n && v > best_v)) {
+                best = pi;
+                best_n = n;
+                best_v = v;
+            }
+        }
+        if (best < 0)
+            break; /* every survivor ends here */
+        mg_action a = pm_plan(r, best)[depth];
+        int k = 0;
+        for (int i = 0; i < na; i++)
+            if (r->len[alive[i]] > depth && pm_plan(r, alive[i])[depth] == a)
+                alive[k++] = alive[i];
+        na = k;
+    }
+    *share = (double)na / (double)r->k;
+    return alive[0];
+}
+
+static int pm_same(const pm_runs *r, int a, int b)
+{
+    return r->len[a] == r->len[b] &&
+           memcmp(pm_plan(r, a), pm_plan(r, b), (size_t)r->len[a] * sizeof(mg_action)) == 0;
+}
+
+/* Summed scores: every distinct plan is played in every determinization, followed by one
+ * rollout (the kernel's leaf value). Returns the index of the best plan. */
+static int pm_sum(const mg_game_vt *vt, const pm_runs *r, const mg_search_params *p, int root,
+                  mg_rng *rng, double *mean, long *evals)
+{
+    ms_state s;
+    int best = 0;
+    double best_total = -1;
+    for (int c = 0; c < r->k; c++) {
+        int dup = 0;
+        for (int e = 0; e < c && !dup; e++)
+            dup = pm_same(r, c, e);
+        if (dup)
+            continue;
+        double total = 0;
+        for (int j = 0; j < r->k; j++) {
+            memcpy(s.b, r->dets + (size_t)j * vt->state_size, vt->state_size);
+            int ok = 1;
+            for (int i = 0; i < r->len[c] && ok; i++)
+                ok = vt->apply(s.b, pm_plan(r, c)[i], rng) == MG_OK;
+            if (ok) /* an illegal plan (only in games whose own turn hides chance) scores 0 */
+                total += mg_rollout(vt, s.b, p, root, rng);
+            (*evals)++;
+        }
+        if (total > best_total) {
+            best_total = total;
+            best = c;
+        }
+    }
+    *mean = best_total / (double)r->k;
+    return best;
+}
+
+int mg_search_pimc(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
+                   const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
+                   mg_search_stats *stats, char *err)
+{
+    mg_search_stats local;
+    if (!stats)
+        stats = &local;
+    memset(stats, 0, sizeof *stats);
+    *plan_len = 0;
+    int rc = mg_search_check(p, err);
+    if (rc == MG_OK)
+        rc = mg_det_check(d, err);
+    if (rc != MG_OK)
+        return rc;
+    if (vt->state_size > MG_MAX_STATE_SIZE)
+        return det_error(err, "the game's state is larger than MG_MAX_STATE_SIZE");
+    if (vt->terminal(obs, NULL))
+        return MG_ERR_TERMINAL;
+    double t0 = ms_now();
+    pm_runs r;
+    size_t k = (size_t)d->k;
+    r.k = 0;
+    r.plans = malloc(k * MG_SEARCH_MAX_PLAN * sizeof *r.plans);
+    r.len = malloc(k * sizeof *r.len);
+    r.value = malloc(k * sizeof *r.value);
+    r.dets = malloc(k * vt->state_size);
+    if (!r.plans || !r.len || !r.value || !r.dets) {
+        rc = MG_ERR_NOMEM;
+        goto done;
+    }
+    int root = vt->current(obs);
+    int stop = MG_STOP_DONE;
+    for (int i = 0; i < d->k; i++) {
+        mg_search_params sub = *p;
+        if (p->budget_ms > 0) {
+            double left = p->budget_ms - (ms_now() - t0);
+            if (i > 0 && left <= 0) {
+                stop = MG_STOP_TIME;
+                break;
+            }
+            sub.budget_ms = left > 0 ? left / (double)(d->k - i) : 1e-3;
+        }
+        if (p->iterations > 0) {
+            sub.iterations = p->iterations / d->k + (i < p->iterations % d->k);
+            if (sub.iterations < 1)
+                sub.iterations = 1;
+        }
+        unsigned char *det = r.dets + (size_t)i * vt->state_size;
+        rc = mg_determinize(vt, obs, d->mode, rng, det);
+        if (rc != MG_OK) {
+            det_error(err, "the game does not offer this determinization strategy");
+            goto done;
+        }
+        mg_search_stats s;
+        rc = mg_search(vt, det, &sub, rng, r.plans + (size_t)i * MG_SEARCH_MAX_PLAN, &r.len[i], &s,
+                       err);
+        if (rc != MG_OK)
+            goto done;
+        r.value[i] = s.value;
+        r.k++;
+        stats->iterations += s.iterations;
+        stats->evaluations += s.evaluations;
+        stats->nodes += s.nodes;
+        if (s.stop != MG_STOP_DONE)
+            stop = s.stop;
+    }
+    int chosen;
+    if (d->combine == MG_COMBINE_SUM)
+        chosen = pm_sum(vt, &r, p, root, rng, &stats->value, &stats->evaluations);
+    else
+        chosen = pm_vote(&r, &stats->value);
+    *plan_len = r.len[chosen];
+    memcpy(plan, pm_plan(&r, chosen), (size_t)r.len[chosen] * sizeof *plan);
+    stats->stop = stop;
+done:
+    stats->elapsed_ms = ms_now() - t0;
+    free(r.plans);
+    free(r.len);
+    free(r.value);
+    free(r.dets);
+    if (rc != MG_OK)
+        *plan_len = 0;
+    return rc;
+}
