@@ -8,17 +8,25 @@ parameters whose defaults are the source papers' best settings.
 Names: random, random-meta, egreedy, greedy-action, greedy-turn, mcts, ne-mcts, bb-mcts,
 collapse-mcts, oep, ucb (`AGENTS`). Parameters come as typed keywords or as "key=value"
 strings (the command line's form); `parse_agent("mcts:c=0.5,rollout_turns=2")` takes the
-whole spec in one string. An agent plans from the state it is given; it needs nothing
-but what the seat may see, so an observation works as well as a full state."""
+whole spec in one string.
+
+An agent only ever sees what its seat may see: `plan` takes a `maag.engine.Observation`
+(a full `State` given instead is first reduced to the observation of the player to act),
+and agents that search full states sample one from it (a uniform determinization). The
+determinized agents `pimc` and `ismcts` (maag.bots.hidden) are registered here too; the
+cheating twins that see the true state exist only for experiments (maag.bots.cheating)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from maag.engine import Action, State
+from maag.engine import Action, Observation, State
+from maag.engine.hidden import run_on_state
+from maag.engine.observation import observer_of
 from maag.engine.search import POLICIES, SELECTIONS, SearchResult, search
 
 __all__ = ["AGENTS", "Agent", "AgentError", "AgentSpec", "Param", "make_agent", "parse_agent",
@@ -113,6 +121,8 @@ class AgentSpec:
     params: tuple[Param, ...]
     fixed: Mapping[str, Any] = field(default_factory=dict)
     needs_budget: bool = True
+    factory: Callable[[AgentSpec, Mapping[str, Any]], Agent] | None = None
+    """Builds the agent (default: `Agent`); the determinized agents have their own classes."""
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -274,17 +284,41 @@ class Agent:
         out.update(self.spec.fixed)
         return out
 
-    def plan(self, state: State, budget_ms: float | None = None, iterations: int | None = None,
+    def plan(self, view: Observation | State, budget_ms: float | None = None, iterations: int | None = None,
              seed: int | None = None) -> list[Action]:
-        """Search from `state` (unchanged) and return the plan. `budget_ms` (wall clock)
-        and `iterations` (the kernel's unit) bound the search; with neither, the budget is
+        """Search from what the player to act sees and return the plan. `view` is an
+        `Observation`; a full `State` is first reduced to the observation of the player to
+        act, so hidden cards never reach the agent. `budget_ms` (wall clock) and
+        `iterations` (the kernel's unit) bound the search; with neither, the budget is
         DEFAULT_BUDGET_MS. A fixed `seed` with an iteration budget and no time budget
         returns the same plan every time."""
+        obs = view if isinstance(view, Observation) else Observation.of(view)
+        return self._plan_root(obs._root(), budget_ms, iterations, seed)
+
+    def _plan_root(self, root: State, budget_ms: float | None, iterations: int | None,
+                   seed: int | None) -> list[Action]:
+        """Plan from `root`: an observation state, or (maag.bots.cheating only) a full one."""
         if budget_ms is None and iterations is None:
             budget_ms = DEFAULT_BUDGET_MS if self.spec.needs_budget else 0.0
-        self.last = search(state, self.spec.kernel, self.kernel_params(), budget_ms=budget_ms or 0.0,
-                           iterations=iterations or 0, seed=seed)
+        if seed is None:
+            seed = int.from_bytes(os.urandom(8), "little") >> 2
+        self.last = self._search(root, budget_ms or 0.0, iterations or 0, seed)
         return self.last.plan
+
+    def _search(self, root: State, budget_ms: float, iterations: int, seed: int) -> SearchResult:
+        """The kernel on one uniform determinization of `root` (a full root as it is); OEP
+        with rollout fitness averages its rollouts over fresh determinizations instead."""
+        params = self.kernel_params()
+        if self.spec.kernel == "oep" and params.get("fitness_rollouts", 0) > 0:
+            return run_on_state("oep-hidden", root, "oep", params, budget_ms=budget_ms, iterations=iterations,
+                                seed=seed)
+        full = root if observer_of(root) is None else root.determinize(determinization_seed(seed))
+        return search(full, self.spec.kernel, params, budget_ms=budget_ms, iterations=iterations, seed=seed)
+
+
+def determinization_seed(seed: int) -> int:
+    """The seed of the determinization an agent searches, derived from its search seed."""
+    return (seed * 0x9E3779B97F4A7C15 + 0xD1B54A32D192ED03) & (2**64 - 1)
 
 
 def make_agent(name: str, *settings: str, **options: Any) -> Agent:
@@ -298,7 +332,8 @@ def make_agent(name: str, *settings: str, **options: Any) -> Agent:
             raise AgentError(f"a setting must look like key=value, not {item!r}")
         given[key.strip()] = value.strip()
     given.update(options)
-    return Agent(AGENTS[name], given)
+    spec = AGENTS[name]
+    return (spec.factory or Agent)(spec, given)
 
 
 def parse_agent(text: str) -> Agent:

@@ -8,6 +8,7 @@
 
 from ._lowlevel import ConfigError, EngineError, GameOverError, IllegalActionError, StateError
 from .game import Action, Game, State
+from .observation import Observation
 
-__all__ = ["Action", "Game", "State", "EngineError", "IllegalActionError", "GameOverError",
+__all__ = ["Action", "Game", "State", "Observation", "EngineError", "IllegalActionError", "GameOverError",
            "ConfigError", "StateError"]

@@ -19,7 +19,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from maag.bots import Agent, parse_agent
-from maag.engine import Game, IllegalActionError
+from maag.bots.cheating import CheatingAgent
+from maag.engine import Game, IllegalActionError, Observation
 
 __all__ = ["ArenaConfig", "GameResult", "ArenaResult", "schedule", "play_game", "run_arena", "wilson"]
 
@@ -104,9 +105,12 @@ def play_game(task: GameTask, specs: Sequence[str], cfg: ArenaConfig) -> GameRes
     turns = 0
     while not state.is_terminal:
         p = state.current_player
-        view = state if cfg.view == "full" else state.observation(p)
-        plan = agents[p].plan(view, budget_ms=cfg.turn_ms, iterations=cfg.iterations,
-                              seed=rng.getrandbits(63))
+        if cfg.view == "full":  # the research setting: the agent searches the true state
+            plan = CheatingAgent(agents[p]).plan(state, budget_ms=cfg.turn_ms, iterations=cfg.iterations,
+                                                 seed=rng.getrandbits(63))
+        else:
+            plan = agents[p].plan(Observation.of(state, p), budget_ms=cfg.turn_ms, iterations=cfg.iterations,
+                                  seed=rng.getrandbits(63))
         last = agents[p].last
         if last is not None:
             iters[seat_agent[p]].append(last.stats.iterations)

@@ -21,7 +21,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from maag.engine import Game, State
+from maag.engine import Game, Observation, State
 from maag.protocol import (
     NEED_DATA,
     Act,
@@ -69,15 +69,14 @@ class MiniBot:
         self._writer.write(self.conn.send(msg))
 
     def _plan(self, gid: str, time_left_ms: int) -> list[dict[str, Any]]:
-        """A whole-turn plan from a maag.bots agent, searched on a determinization."""
+        """A whole-turn plan from a maag.bots agent, given the seat's observation."""
         if self._agent is None:
             from maag.bots import parse_agent
 
             self._agent = parse_agent(self.agent)
-        st = self.states[gid]
-        full = st.determinize(self.rng.getrandbits(62))
+        obs = Observation.of(self.states[gid])  # agents determinize it themselves
         budget = max(1.0, min(time_left_ms * 0.8, time_left_ms - 50.0))
-        return [a.to_dict() for a in self._agent.plan(full, budget_ms=budget, seed=self.rng.getrandbits(62))]
+        return [a.to_dict() for a in self._agent.plan(obs, budget_ms=budget, seed=self.rng.getrandbits(62))]
 
     def _choose(self, st: State) -> dict[str, Any]:
         legal = st.legal_actions()

@@ -1,0 +1,95 @@
+"""The determinized agents, registered in maag.bots.AGENTS on import:
+
+- `pimc`: perfect-information Monte Carlo. Any perfect-information agent of maag.bots
+  (`inner`) runs on `k` determinizations of the observation (strategy `det`), the budget
+  split evenly over them, and the plans are combined by `combine`: `vote` (majority on the
+  plan, one action at a time) or `sum` (every plan scored in every determinization by the
+  inner agent's rollout, the best total wins). Settings other than pimc's own go to the
+  inner agent: ``pimc:inner=mcts,k=8,rollout_turns=2``.
+- `ismcts`: single-observer information-set MCTS: one tree over the seat's information
+  sets, a new determinization (strategy `det`) every iteration, availability counts at the
+  opponent's nodes, multi-action turns and rollouts as `mcts`.
+
+Both search only from an Observation (maag.engine.hidden's C kernels)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from maag.engine import State
+from maag.engine.hidden import COMBINES, run_on_state
+from maag.engine.observation import STRATEGIES
+from maag.engine.search import SearchResult
+
+from .agents import AGENTS, Agent, AgentError, AgentSpec, Param, _mcts, _register
+
+__all__ = ["PimcAgent", "IsmctsAgent", "PERFECT_INFORMATION"]
+
+# The agents PIMC can run inside (every registered agent that searches a full state).
+PERFECT_INFORMATION: tuple[str, ...] = tuple(name for name, spec in AGENTS.items() if spec.factory is None)
+
+
+def _det_param() -> Param:
+    return Param(name="det", type=str, default="uniform", choices=tuple(STRATEGIES),
+                 help="determinization strategy: uniform (sampled hands), most-probable (the "
+                      "likeliest hand, fixed), all-unseen (the opponent holds every unseen card)")
+
+
+class PimcAgent(Agent):
+    """An inner perfect-information agent on K determinizations, combined (see the module)."""
+
+    def __init__(self, spec: AgentSpec, options: Mapping[str, Any] | None = None) -> None:
+        own = {p.name for p in spec.params}
+        given = dict(options or {})
+        super().__init__(spec, {k: v for k, v in given.items() if k in own})
+        inner = self.options["inner"]
+        try:
+            self.inner = Agent(AGENTS[inner], {k: v for k, v in given.items() if k not in own})
+        except AgentError as e:
+            raise AgentError(f"pimc (inner agent {inner}): {e}") from None
+
+    def __repr__(self) -> str:
+        changed = {k: v for k, v in self.options.items() if v != self.spec.param(k).default}
+        changed.update((k, v) for k, v in self.inner.options.items() if v != self.inner.spec.param(k).default)
+        return f"{self.name}({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
+
+    def kernel_params(self) -> dict[str, Any]:
+        return self.inner.kernel_params()
+
+    def _search(self, root: State, budget_ms: float, iterations: int, seed: int) -> SearchResult:
+        o = self.options
+        return run_on_state("pimc", root, self.inner.spec.kernel, self.inner.kernel_params(), k=o["k"],
+                            det=o["det"], combine=o["combine"], budget_ms=budget_ms, iterations=iterations,
+                            seed=seed)
+
+
+class IsmctsAgent(Agent):
+    """Single-observer information-set MCTS (see the module)."""
+
+    def _search(self, root: State, budget_ms: float, iterations: int, seed: int) -> SearchResult:
+        params = self.kernel_params()
+        det = params.pop("det")
+        return run_on_state("ismcts", root, "mcts", params, det=det, budget_ms=budget_ms,
+                            iterations=iterations, seed=seed)
+
+
+_register(AgentSpec(
+    "pimc", "pimc",
+    "perfect-information Monte Carlo: an inner agent on k determinizations of the observation, "
+    "plans combined by vote or by summed scores; other settings go to the inner agent",
+    (Param(name="inner", type=str, default="mcts", choices=PERFECT_INFORMATION,
+           help="the perfect-information agent run on each determinization"),
+     Param(name="k", type=int, default=8, min=1, max=1024, help="determinizations"),
+     Param(name="combine", type=str, default="vote", choices=tuple(COMBINES),
+           help="vote: majority on the plan, action by action; sum: each plan scored by a rollout "
+                "in every determinization, best total"),
+     _det_param()),
+    factory=PimcAgent))
+_register(AgentSpec(
+    "ismcts", "ismcts",
+    "single-observer information-set MCTS: one tree over information sets, a new "
+    "determinization per iteration, availability counts; multi-action turns as mcts",
+    (*[p for p in _mcts(1 / math.sqrt(2), "egreedy") if p.name != "transpositions"], _det_param()),
+    factory=IsmctsAgent))
