@@ -11,7 +11,10 @@ game after game. After a warm-up, for `seconds`:
 - actions_per_s: actions the referee accepted, counted by the bots, per second;
 - p50_ms / p99_ms: referee time, measured inside the referee from the moment a bot's
   message is read to the moment its replies (result, events, the next your_turn) are
-  written, for every act;
+  written, for every act or turn (wall clock: it includes any time the referee's process
+  was not running because other processes had the cores);
+- cpu_p50_ms / cpu_p99_ms: the same interval in CPU time of the referee's thread (the
+  work itself, without preemption);
 - rtt_p50_ms / rtt_p99_ms: the same seen by the bots, from writing an act to reading the
   next your_turn of that game (includes both processes' event loops and the kernel).
 """
@@ -166,10 +169,12 @@ def run_level(games: int, warmup: float, seconds: float, mode: str = "act") -> d
         finally:
             server.send_signal(signal.SIGTERM)
             server.wait(60)
-        lat = json.loads(stats_file.read_text())["latencies_ms"]
+        stats = json.loads(stats_file.read_text())
+        lat, cpu = stats["latencies_ms"], stats["cpu_ms"]
     rtt = res["rtt"]
     return {"actions_per_s": res["actions"] / res["seconds"], "p50_ms": _pct(lat, 0.5),
-            "p99_ms": _pct(lat, 0.99), "rtt_p50_ms": _pct(rtt, 0.5), "rtt_p99_ms": _pct(rtt, 0.99),
+            "p99_ms": _pct(lat, 0.99), "cpu_p50_ms": _pct(cpu, 0.5), "cpu_p99_ms": _pct(cpu, 0.99),
+            "rtt_p50_ms": _pct(rtt, 0.5), "rtt_p99_ms": _pct(rtt, 0.99),
             "errors": res["errors"]}
 
 
@@ -248,11 +253,12 @@ def _run_cli(args: argparse.Namespace, machine: Callable[[], dict[str, Any]]) ->
     for mode in modes:
         t = Table(title=f"maag bench server ({mode} mode): medians of {args.runs} run(s) of "
                         f"{args.seconds:g} s")
-        for col in ("games", "actions/s", "referee p50 ms", "referee p99 ms", "bot rtt p50 ms",
-                    "bot rtt p99 ms"):
+        for col in ("games", "actions/s", "referee p50 ms", "referee p99 ms", "cpu p50 ms", "cpu p99 ms",
+                    "bot rtt p50 ms", "bot rtt p99 ms"):
             t.add_column(col, justify="right")
         for g, r in results[mode].items():
             t.add_row(g, f"{r['actions_per_s']:,.0f}", f"{r['p50_ms']:.3f}", f"{r['p99_ms']:.3f}",
+                      f"{r['cpu_p50_ms']:.3f}", f"{r['cpu_p99_ms']:.3f}",
                       f"{r['rtt_p50_ms']:.2f}", f"{r['rtt_p99_ms']:.2f}")
         console.print(t)
     m = machine()

@@ -141,5 +141,6 @@ async def _serve(cfg: ServerConfig, args: argparse.Namespace) -> int:
     await server.stop()
     if args.stats_out:
         with open(args.stats_out, "w") as f:
-            json.dump({"stats": server.stats, "latencies_ms": server.latencies_ms}, f)
+            json.dump({"stats": server.stats, "latencies_ms": server.latencies_ms,
+                       "cpu_ms": server.cpu_ms}, f)
     return 0

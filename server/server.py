@@ -170,6 +170,7 @@ class _Client:
         self.free_since = 0.0
         self.closed = False
         self.linger = False  # after a fatal error: half-close, drain the input, then close
+        self.cpu0 = 0.0  # thread CPU time when the current input was read (benchmarks)
         self.out: list[bytes] = []
 
     def __repr__(self) -> str:
@@ -267,6 +268,7 @@ class RefereeServer:
         self._tokens: dict[str, str] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self.latencies_ms: list[float] = []
+        self.cpu_ms: list[float] = []  # the same, in CPU time of the event-loop thread
         self.stats = {"connections": 0, "messages_in": 0, "messages_out": 0, "actions": 0, "games_started": 0,
                       "games_finished": 0, "errors_sent": 0}
         self.stopping = False
@@ -556,6 +558,8 @@ class RefereeServer:
             else:
                 data = await reader.read(65536)
             now = time.monotonic()
+            if self.config.record_latency:
+                c.cpu0 = time.thread_time()
             c.conn.receive_data(data)
             while not c.closed:
                 try:
@@ -676,6 +680,7 @@ class RefereeServer:
             self._after(game)
             if self.config.record_latency:
                 self.latencies_ms.append((time.monotonic() - now) * 1000)
+                self.cpu_ms.append((time.thread_time() - c.cpu0) * 1000)
             return
         self._violation(c, ErrorCode.UNEXPECTED_MESSAGE, f"{m.TYPE} is not expected here")
 
