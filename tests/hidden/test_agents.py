@@ -1,0 +1,170 @@
+"""The determinized agents: pimc (every inner agent, both combine modes, every strategy),
+ismcts and OEP with determinized rollout fitness return legal plans for the true game, the
+same plan for the same seed and iteration budget, and honour their settings."""
+
+from __future__ import annotations
+
+import pytest
+from maag.bots import AGENTS, AgentError, make_agent, parse_agent
+from maag.bots.cheating import CheatingAgent
+from maag.bots.hidden import PERFECT_INFORMATION
+from maag.engine import Action, Game, Observation, State
+from maag.engine.hidden import ismcts, pimc
+from maag.engine.observation import STRATEGIES
+
+from .helpers import GAME, midgame
+
+STATES = [midgame(s) for s in (5, 6, 7)] + [GAME.new_state(seed=9)]
+INNER_IT = {"greedy-turn": 400, "oep": 4, "ucb": 200}
+
+
+def apply_plan(state: State, plan: list[Action]) -> State:
+    """Apply the plan to a clone of the true state (IllegalActionError if a step is
+    illegal); it must end the turn with end_turn, last and only last, unless the game ends."""
+    s = state.clone()
+    assert plan
+    for i, a in enumerate(plan):
+        assert not s.is_terminal
+        if i < len(plan) - 1:
+            assert a.code != 0
+        s.apply(a)
+    assert s.is_terminal or (plan[-1].code == 0 and s.current_player != state.current_player)
+    return s
+
+
+@pytest.mark.parametrize("inner", PERFECT_INFORMATION)
+def test_pimc_over_every_inner_agent(inner: str) -> None:
+    it = INNER_IT.get(inner, 300)
+    for combine in ("vote", "sum"):
+        for state in STATES[:2]:
+            agent = make_agent("pimc", inner=inner, k=3, combine=combine)
+            plan = agent.plan(state, iterations=it, seed=4)
+            apply_plan(state, plan)
+            again = make_agent("pimc", inner=inner, k=3, combine=combine).plan(state, iterations=it, seed=4)
+            assert [a.code for a in plan] == [a.code for a in again]
+
+
+@pytest.mark.parametrize("det", list(STRATEGIES))
+def test_pimc_and_ismcts_with_each_strategy(det: str) -> None:
+    for state in STATES:
+        for spec in (f"pimc:k=4,det={det},rollout_turns=2", f"ismcts:det={det},rollout_turns=2"):
+            plan = parse_agent(spec).plan(state, iterations=600, seed=2)
+            apply_plan(state, plan)
+            assert [a.code for a in parse_agent(spec).plan(state, iterations=600, seed=2)] == \
+                [a.code for a in plan]
+
+
+def test_pimc_budgets_and_statistics() -> None:
+    state = STATES[0]
+    agent = make_agent("pimc", k=4)
+    agent.plan(state, iterations=1000, seed=1)
+    assert agent.last is not None
+    st = agent.last.stats
+    assert st.iterations == 1000 and st.stop == "iterations"  # the total, shared out over k
+    assert 0 < st.value <= 1  # the share of searches whose plan won the vote
+    agent = make_agent("pimc", k=5, combine="sum")
+    agent.plan(state, iterations=10, seed=1)
+    assert agent.last is not None and agent.last.stats.iterations == 10
+    # fewer iterations than determinizations: every search still gets one
+    agent = make_agent("pimc", k=8)
+    agent.plan(state, iterations=3, seed=1)
+    assert agent.last is not None and agent.last.stats.iterations == 8
+
+
+def test_pimc_with_one_determinization_is_its_inner_agent_on_one_sample() -> None:
+    """k=1, vote: the plan is the inner kernel's on the single determinization drawn."""
+    from maag.engine.search import search
+
+    state = STATES[1]
+    obs = Observation.of(state)
+    r = pimc(obs, "greedy-action", {}, k=1, seed=3)
+    # greedy action does not depend on the sample, so any determinization gives its plan
+    ref = search(obs.determinize(0), "greedy-action", {}, seed=3)
+    assert [a.code for a in r.plan] == [a.code for a in ref.plan]
+
+
+def test_ismcts_statistics_and_reproducibility() -> None:
+    state = STATES[0]
+    obs = Observation.of(state)
+    a = ismcts(obs, {"rollout_turns": 2}, iterations=1500, seed=8)
+    b = ismcts(obs, {"rollout_turns": 2}, iterations=1500, seed=8)
+    assert [x.code for x in a.plan] == [x.code for x in b.plan]
+    assert a.stats.iterations == 1500 and a.stats.stop == "iterations"
+    assert a.stats.evaluations >= 1500 and 0 < a.stats.nodes
+    assert 0 <= a.stats.value <= 1
+    apply_plan(state, a.plan)
+    c = ismcts(obs, {"rollout_turns": 2}, iterations=1500, seed=9)
+    assert c.stats.iterations == 1500
+
+
+def test_ismcts_needs_a_budget_and_refuses_finished_games() -> None:
+    from maag.engine import ConfigError, GameOverError
+
+    with pytest.raises(ConfigError, match="budget"):
+        make_agent("ismcts").plan(STATES[0], budget_ms=0, iterations=0)
+    done = GAME.new_state(seed=3)
+    done.random_playout()
+    with pytest.raises(GameOverError):
+        make_agent("ismcts").plan(done, iterations=10)
+    with pytest.raises(GameOverError):
+        make_agent("pimc").plan(done, iterations=10)
+
+
+def test_ismcts_finds_a_lethal_strike() -> None:
+    """The tactical position of tests/search (a four-action crystal kill) with the opponent's
+    hand hidden: the win does not depend on it, and ISMCTS finds it."""
+    from tests.search.positions import TACTICS
+
+    state = TACTICS["lethal-strike"]()
+    for seed in (1, 2):
+        plan = make_agent("ismcts", c=0.0, rollout="greedy").plan(state, iterations=20000, seed=seed)
+        s = apply_plan(state, plan)
+        assert s.is_terminal and s.winner == 0
+
+
+def test_pimc_settings() -> None:
+    agent = parse_agent("pimc:inner=oep,k=4,combine=sum,det=most-probable,population=30,fitness_rollouts=2")
+    assert agent.inner.options["population"] == 30 and agent.options["k"] == 4
+    assert repr(agent) == ("pimc(inner='oep', k=4, combine='sum', det='most-probable', population=30, "
+                           "fitness_rollouts=2)")
+    plan = agent.plan(STATES[0], iterations=8, seed=5)
+    apply_plan(STATES[0], plan)
+    with pytest.raises(AgentError, match="inner"):
+        make_agent("pimc", inner="pimc")
+    with pytest.raises(AgentError, match="inner agent mcts"):
+        make_agent("pimc", population=3)  # an OEP setting for the default inner agent (mcts)
+    with pytest.raises(AgentError):
+        make_agent("pimc", k=0)
+    with pytest.raises(AgentError):
+        make_agent("ismcts", det="oracle")
+    assert "pimc" in AGENTS and "ismcts" in AGENTS
+    assert "pimc" not in PERFECT_INFORMATION and "ismcts" not in PERFECT_INFORMATION
+
+
+def test_oep_rollout_fitness_averages_over_determinizations() -> None:
+    """With rollout fitness, OEP's value is a mean over rollouts from fresh determinizations;
+    its cheating twin (every rollout from the truth) is a different search."""
+    state = STATES[2]
+    agent = make_agent("oep", fitness_rollouts=4, rollout_turns=2, population=20)
+    plan = agent.plan(state, iterations=6, seed=7)
+    apply_plan(state, plan)
+    assert agent.last is not None and 0 <= agent.last.stats.value <= 1
+    again = make_agent("oep", fitness_rollouts=4, rollout_turns=2, population=20).plan(state, iterations=6, seed=7)
+    assert [a.code for a in plan] == [a.code for a in again]
+    twin = CheatingAgent(make_agent("oep", fitness_rollouts=4, rollout_turns=2, population=20))
+    apply_plan(state, twin.plan(state, iterations=6, seed=7))
+
+
+def test_real_game_to_the_end() -> None:
+    """A whole game with random draws between pimc and ismcts, each given only its seat's
+    observation, every plan legal in the true state (small map, iteration budgets)."""
+    game = Game("heroes", {"map": "a-tiny", "draws": "random"})
+    state = game.new_state(seed=12)
+    agents = [parse_agent("pimc:k=3,rollout_turns=2"), parse_agent("ismcts:rollout_turns=2")]
+    turns = 0
+    while not state.is_terminal and turns < 200:
+        p = state.current_player
+        plan = agents[p].plan(Observation.of(state, p), iterations=300, seed=turns)
+        state = apply_plan(state, plan)
+        turns += 1
+    assert state.is_terminal
