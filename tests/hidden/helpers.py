@@ -45,7 +45,8 @@ def hidden_twin(state: State) -> State:
                 deck[card] = deck.get(card, 0) + 1
                 obj["hands"][opp] = sorted(hand)
                 obj["decks"][opp] = {c: k for c, k in deck.items() if k}
-                obj["deck_seed"] = {"1": 1 + obj["deck_seed"]["1"] % 999, "2": 1 + obj["deck_seed"]["2"] % 999}
+                seeds = obj["deck_seed"]
+                obj["deck_seed"] = {"1": 1 + seeds["1"] % 999, "2": 1 + seeds["2"] % 999}
                 return state.game.state_from_json(obj, rng_seed=99)
     raise ValueError("the opponent's hand and deck hold only one kind of card")
 

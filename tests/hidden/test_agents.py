@@ -149,7 +149,8 @@ def test_oep_rollout_fitness_averages_over_determinizations() -> None:
     plan = agent.plan(state, iterations=6, seed=7)
     apply_plan(state, plan)
     assert agent.last is not None and 0 <= agent.last.stats.value <= 1
-    again = make_agent("oep", fitness_rollouts=4, rollout_turns=2, population=20).plan(state, iterations=6, seed=7)
+    again = make_agent("oep", fitness_rollouts=4, rollout_turns=2, population=20).plan(state, iterations=6,
+                                                                                       seed=7)
     assert [a.code for a in plan] == [a.code for a in again]
     twin = CheatingAgent(make_agent("oep", fitness_rollouts=4, rollout_turns=2, population=20))
     apply_plan(state, twin.plan(state, iterations=6, seed=7))

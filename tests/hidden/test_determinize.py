@@ -18,7 +18,7 @@ from .helpers import GAME, custom_observation_state, midgame, opponent_deck, opp
 
 ALPHA = 1e-3  # strict: a correct sampler fails one such test in a thousand (and seeds are fixed)
 MIDGAMES = [midgame(s) for s in (1, 2, 3, 4)]
-STANDARD = (3, 3, 3, 3, 1, 2, 2, 3, 2, 3, 3)  # the standard deck by card index (the board holds a wizard of P2)
+STANDARD = (3, 3, 3, 3, 1, 2, 2, 3, 2, 3, 3)  # the standard deck by card index
 
 
 def _all_hands(unseen: tuple[int, ...], k: int, i: int = 0) -> list[tuple[int, ...]]:
@@ -205,4 +205,5 @@ def test_full_states_and_unknown_strategies() -> None:
         assert lib.mg_determinize(GAME.vt, state._buf, code, rng, out._buf) == lib.MG_OK
         assert out.to_bytes() == state.to_bytes()
     out = State(GAME)
-    assert lib.mg_determinize(GAME.vt, obs._root()._buf, 99, ffi.new("mg_rng *"), out._buf) == lib.MG_ERR_CONFIG
+    rc = lib.mg_determinize(GAME.vt, obs._root()._buf, 99, ffi.new("mg_rng *"), out._buf)
+    assert rc == lib.MG_ERR_CONFIG
