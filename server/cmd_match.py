@@ -22,13 +22,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import time
 from typing import Any
 
 from maag.server.cmd_bot import add_db_argument
 from maag.server.cmd_serve import add_game_arguments, game_config, policy, setup_logging
-from maag.server.match import MatchResult, display_names, match_stats, run_match
+from maag.server.match import MatchResult, display_names, match_stats, run_match, run_remote_match
 from maag.server.server import GameSummary, ServerConfig
 from maag.server.storage import open_storage
 from rich.console import Console
@@ -46,7 +47,12 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true",
                    help="machine-readable: one JSON object per finished game, then the summary object last")
     p.add_argument("--connect", metavar="HOST:PORT", default=None,
-                   help="use a running referee instead of an embedded one (not supported yet)")
+                   help="play on a running referee (which pairs the bots itself) instead of an embedded one; "
+                        "needs --token-a and --token-b")
+    p.add_argument("--token-a", default=os.environ.get("MAAG_TOKEN_A"),
+                   help="with --connect: BOT_A's token on that referee (default $MAAG_TOKEN_A)")
+    p.add_argument("--token-b", default=os.environ.get("MAAG_TOKEN_B"),
+                   help="with --connect: BOT_B's token on that referee (default $MAAG_TOKEN_B)")
     add_db_argument(p)
     add_game_arguments(p, "1s")
     p.add_argument("-v", "--verbose", action="count", default=0, help="log the referee's work to stderr")
@@ -61,8 +67,8 @@ def run(args: argparse.Namespace) -> int:
     if args.games < 1 or args.concurrency < 1:
         print("maag match: --games and --concurrency must be at least 1", file=sys.stderr)
         return 2
-    if args.connect:
-        print("maag match: --connect is not supported yet; run without it (an embedded referee)",
+    if args.connect and not (args.token_a and args.token_b):
+        print("maag match: --connect needs --token-a and --token-b (from `maag bot add` on that server)",
               file=sys.stderr)
         return 2
     setup_logging(args.verbose)
@@ -97,6 +103,12 @@ def run(args: argparse.Namespace) -> int:
         progress.update(task, advance=1, score=f"+{tally[0]} ={tally[1]} -{tally[2]}  score {s.score:.3f}")
 
     async def go() -> MatchResult:
+        if args.connect:
+            host, _, port = args.connect.rpartition(":")
+            res = await run_remote_match(host or "127.0.0.1", int(port), args.bot_a, args.bot_b,
+                                         (args.token_a, args.token_b), args.games, args.concurrency,
+                                         on_game=on_game)
+            return res
         return await run_match(None, args.bot_a, args.bot_b, args.games, args.concurrency, config=cfg,
                                storage=open_storage(args.db), seed=args.seed, on_game=on_game)
 

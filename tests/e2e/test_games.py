@@ -238,3 +238,39 @@ async def test_kill_9_mid_match_loses_no_finished_game(tmp_path: Path) -> None:
     assert {g.id for g in st.list_games(status="aborted")} == {g.id for g in running}
     assert {str(g.id) for g in st.list_games(status="finished")} == set(finished)
     st.close()
+
+
+async def test_match_on_a_running_referee(referee: MakeServer) -> None:
+    srv = await referee(game_config={"map": "a-tiny"}, tc=TimeControl.parse("1s"), auto_pair=True)
+    ta, tb = token_for(srv, "ra"), token_for(srv, "rb")
+    p = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "maag.server",
+        "match",
+        "random",
+        "first",
+        "--games",
+        "3",
+        "--json",
+        "--connect",
+        f"127.0.0.1:{srv.port}",
+        "--token-a",
+        ta,
+        "--token-b",
+        tb,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(p.communicate(), 120)
+    assert p.returncode == 0, err.decode()
+    lines = [json.loads(line) for line in out.decode().splitlines()]
+    summary = lines[-1]
+    assert summary["games"] == 3 == summary["wins"] + summary["draws"] + summary["losses"]
+    stored = {g.id: g for g in srv.storage.storage.list_games(status="finished")}
+    assert set(summary["game_ids"]) <= set(stored)
+    for g in lines[:-1]:  # what the relay saw is what the referee stored
+        rec = stored[g["game_id"]]
+        expect = {0: "1-0", 1: "0-1", -1: "1/2-1/2"}[rec.winner]  # type: ignore[index]
+        names = {"ra": "random", "rb": "first"}
+        assert (names[rec.seats[0]], names[rec.seats[1]], expect) == (g["seat1"], g["seat2"], g["result"])
