@@ -134,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _fmt_elo(x: float | None, sign: str) -> str:
-    return f"{sign}inf" if x is None else f"{x:+.0f}"
+    return f"{sign}inf" if x is None else f"{round(x) + 0:+d}"
 
 
 def _table(console: Console, names: tuple[str, str], stats: Any, result: MatchResult, tc: str,
