@@ -17,6 +17,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +116,7 @@ def wait_for_done(db: str, tid: str, n: int, proc: subprocess.Popen[str]) -> Non
                     return
         except Exception:  # the runner has not created the tables yet
             pass
+        time.sleep(0.05)
     raise AssertionError(f"the runner exited ({proc.returncode}) before {n} games were done: "
                          f"{proc.stderr.read() if proc.stderr else ''}")
 
@@ -163,6 +165,7 @@ def _tournament_id(db: str, proc: subprocess.Popen[str]) -> str:
                 return str(ts[0][0])
         except Exception:
             pass
+        time.sleep(0.05)
     raise AssertionError(f"the runner exited early: {proc.stderr.read() if proc.stderr else ''}")
 
 
