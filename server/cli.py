@@ -13,6 +13,7 @@ from maag.server import (
     cmd_bench,
     cmd_bot,
     cmd_conformance,
+    cmd_experiment,
     cmd_ladder,
     cmd_match,
     cmd_replay,
@@ -22,7 +23,7 @@ from maag.server import (
 
 # Subcommand modules, in the order `maag --help` lists them.
 COMMANDS = [cmd_match, cmd_serve, cmd_bot, cmd_replay, cmd_tournament, cmd_ladder, cmd_conformance, cmd_bench,
-            cmd_arena]
+            cmd_arena, cmd_experiment]
 
 
 def build_parser() -> argparse.ArgumentParser:

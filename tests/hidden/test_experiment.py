@@ -1,0 +1,91 @@
+"""`maag experiment hidden`: honest entrants get their seat's Observation, cheating twins the
+true state; presets, statistics and the --json output (tiny iteration budgets, small map)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from maag.bots import AgentError
+from maag.engine import Game, Observation
+from maag.server.experiment_hidden import CHEAT, Entrant, HiddenConfig, play_game, preset_pairs, run_pairs
+
+
+def test_presets() -> None:
+    cost = preset_pairs("cost", "mcts:rollout_turns=2,c=0.5", k=4)
+    assert cost == [("mcts:rollout_turns=2,c=0.5", "cheat:mcts:rollout_turns=2,c=0.5"),
+                    ("pimc:inner=mcts,k=4,rollout_turns=2,c=0.5",
+                     "cheat:pimc:inner=mcts,k=4,rollout_turns=2,c=0.5"),
+                    ("ismcts:rollout_turns=2,c=0.5", "cheat:ismcts:rollout_turns=2,c=0.5")]
+    assert preset_pairs("baseline", "oep", k=8) == [("pimc:inner=oep,k=8", "oep"), ("ismcts", "oep")]
+    assert preset_pairs("k", "mcts", ks=(2, 3)) == [("pimc:inner=mcts,k=2", "mcts"),
+                                                    ("pimc:inner=mcts,k=3", "mcts")]
+    with pytest.raises(ValueError):
+        preset_pairs("nope", "mcts")
+    for a, b in cost:
+        Entrant(a), Entrant(b)  # every preset entrant is a valid spec
+    with pytest.raises(AgentError):
+        Entrant("cheat:nope")
+
+
+def test_honest_entrants_get_observations_and_twins_the_truth() -> None:
+    game = Game("heroes", {"map": "a-tiny", "draws": "random"})
+    state = game.new_state(seed=4)
+    honest, cheat = Entrant("mcts"), Entrant(CHEAT + "mcts")
+    assert not honest.cheats and cheat.cheats and cheat.twin is not None
+    seen: dict[str, Any] = {}
+    real_plan = honest.agent.plan
+    real_root = cheat.agent._plan_root
+
+    def spy_plan(view: Any, *a: Any, **kw: Any) -> Any:
+        seen["honest"] = view
+        return real_plan(view, *a, **kw)
+
+    def spy_root(root: Any, *a: Any, **kw: Any) -> Any:
+        seen["cheat"] = root
+        return real_root(root, *a, **kw)
+
+    honest.agent.plan = spy_plan  # type: ignore[method-assign]
+    cheat.agent._plan_root = spy_root  # type: ignore[method-assign]
+    honest.plan(state, state.current_player, None, 50, 1)
+    cheat.plan(state, state.current_player, None, 50, 1)
+    assert isinstance(seen["honest"], Observation) and seen["honest"].seat == state.current_player
+    assert seen["cheat"] is state
+
+
+def test_games_and_statistics() -> None:
+    cfg = HiddenConfig(turn_ms=None, iterations=100, game_config={"map": "a-tiny", "draws": "random"})
+    rec = play_game(0, 0, ("ismcts", "cheat:mcts"), 1, 77, cfg)
+    assert rec.turns > 0 and not rec.forfeit and rec.winner in (0, 1, None)
+    assert rec.iterations[0] == rec.iterations[1] == 100
+    again = play_game(0, 0, ("ismcts", "cheat:mcts"), 1, 77, cfg)
+    assert (again.winner, again.turns) == (rec.winner, rec.turns)  # iteration budgets: reproducible
+    res = run_pairs([("pimc:k=2", "random"), ("random", "cheat:random")], 3, cfg, seed=3)
+    assert [len(r.games) for r in res] == [4, 4]  # rounded up to even, both seats
+    for r in res:
+        assert sorted(g.a_seat for g in r.games) == [0, 0, 1, 1]
+        seeds = [g.seed for g in r.games]
+        assert seeds[0] == seeds[1] and seeds[2] == seeds[3]
+        d = r.as_dict()
+        assert d["games"] == 4 and 0 <= d["p_value"] <= 1
+        assert d["score_ci95"][0] <= d["score"] <= d["score_ci95"][1]
+
+
+def test_command_line_json() -> None:
+    maag = [sys.executable, "-m", "maag.server", "experiment", "hidden"]
+    r = subprocess.run([*maag, "--pair", "ismcts", "cheat:ismcts", "--preset", "k", "--best", "greedy-action",
+                        "--ks", "2", "--games", "2", "--iterations", "60", "--turn-ms", "0", "--map",
+                        "a-tiny", "--jobs", "2", "--json"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(x) for x in r.stdout.splitlines()]
+    summary = lines[-1]
+    assert summary["experiment"] == "hidden" and summary["config"]["game_config"]["draws"] == "random"
+    assert [(p["a"], p["b"]) for p in summary["pairs"]] == [("pimc:inner=greedy-action,k=2", "greedy-action"),
+                                                           ("ismcts", "cheat:ismcts")]
+    assert sum(1 for x in lines[:-1] if x["event"] == "game") == 4
+    bad = subprocess.run([*maag, "--pair", "cheat:x", "y", "--games", "2"], capture_output=True, text=True,
+                         timeout=120)
+    assert bad.returncode == 2 and "unknown agent" in bad.stderr
