@@ -16,8 +16,9 @@ BOT_SUBCOMMANDS: list[str] = ["maag.clients.cli:register_bot"]
 
 
 def add_db_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--db", metavar="PATH", default=None,
-                   help=f"SQLite file of bots, games and replays (default: $MAAG_DB or {default_db_path()})")
+    p.add_argument("--db", metavar="PATH|URL", default=None,
+                   help="database of bots, games and replays: an SQLite file (PATH or sqlite:///PATH) or "
+                        f"postgresql://USER:PASSWORD@HOST:PORT/DB (default: $MAAG_DB or {default_db_path()})")
 
 
 def register(sub: Any) -> None:
