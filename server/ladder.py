@@ -39,7 +39,7 @@ from maag.server.server import GameSummary, RefereeServer, ServerConfig
 from maag.server.storage import Storage, open_storage
 from maag.server.tournament import Standings, rate, to_csv, to_html
 
-__all__ = ["Ladder", "LadderEvent", "ladder_match_id", "ladder_standings"]
+__all__ = ["Ladder", "LadderEvent", "choose_pairs", "ladder_match_id", "ladder_standings"]
 
 LOG = logging.getLogger(__name__)
 
@@ -79,6 +79,34 @@ def ladder_standings(storage: Storage, name: str, anchor: str | None = None,
             outcomes.append(o)
     names = sorted({x for o in outcomes for x in o[:2]} | set(extra_bots or ()))
     return rate(name, "ladder", names, outcomes, anchor=anchor, description=f"Ladder {name}.")
+
+
+def choose_pairs(cap: dict[str, int], elo: dict[str, float], idle_since: dict[str, float],
+                 last_opponent: dict[str, str], rng: random.Random, spread: float,
+                 limit: int | None = None) -> list[tuple[str, str]]:
+    """The games to start now, as (seat 0, seat 1) pairs, given each bot's free capacity
+    `cap`: repeatedly, the bot idle the longest picks an opponent among the others with
+    capacity, weighted exp(-|Elo gap| / spread) (a rematch of its previous game weighs
+    REMATCH_WEIGHT), and the seats are drawn at random. Unrated bots count as Elo 0."""
+    cap = {b: n for b, n in cap.items() if n > 0}
+    waited = dict(idle_since)
+    pairs: list[tuple[str, str]] = []
+    while len(cap) >= 2 and (limit is None or len(pairs) < limit):
+        a = min(cap, key=lambda b: (waited.get(b, -math.inf), b))
+        others = sorted(b for b in cap if b != a)
+        weights = [math.exp(-abs(elo.get(a, 0.0) - elo.get(b, 0.0)) / spread)
+                   * (REMATCH_WEIGHT if last_opponent.get(a) == b and len(others) > 1 else 1.0)
+                   for b in others]
+        if sum(weights) <= 0.0:  # every gap is huge: fall back to uniform
+            weights = [1.0] * len(others)
+        b = rng.choices(others, weights)[0]
+        pairs.append((a, b) if rng.random() < 0.5 else (b, a))
+        for x in (a, b):
+            cap[x] -= 1
+            if cap[x] <= 0:
+                del cap[x]
+            waited[x] = math.inf  # to the back of the queue
+    return pairs
 
 
 class Ladder:
@@ -189,24 +217,16 @@ class Ladder:
 
     def _schedule(self) -> None:
         self._track_connections()
-        cap = self.free_slots()
-        while len(cap) >= 2 and not self._stopping:
-            left = self._budget_left()
-            if left is not None and left <= 0:
-                return
-            a = min(cap, key=lambda b: (self.idle_since.get(b, 0.0), b))
-            others = sorted(b for b in cap if b != a)
-            weights = [math.exp(-abs(self.elo.get(a, 0.0) - self.elo.get(b, 0.0)) / self.spread)
-                       * (REMATCH_WEIGHT if self.last_opponent.get(a) == b and len(others) > 1 else 1.0)
-                       for b in others]
-            b = self.rng.choices(others, weights)[0]
-            seats = (a, b) if self.rng.random() < 0.5 else (b, a)
+        left = self._budget_left()
+        if self._stopping or (left is not None and left <= 0):
+            return
+        pairs = choose_pairs(self.free_slots(), self.elo, self.idle_since, self.last_opponent, self.rng,
+                             self.spread, limit=left)
+        for seats in pairs:
             self._request(seats)
-            for x in (a, b):
-                cap[x] -= 1
-                if cap[x] <= 0:
-                    del cap[x]
-                self.idle_since[x] = time.monotonic()
+            now = time.monotonic()
+            a, b = seats
+            self.idle_since[a] = self.idle_since[b] = now
             self.last_opponent[a], self.last_opponent[b] = b, a
 
     def _request(self, seats: tuple[str, str]) -> None:

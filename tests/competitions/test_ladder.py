@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from maag.server.ladder import REMATCH_WEIGHT, choose_pairs
 from maag.server.storage import GameRecord, open_storage
 
 STUCK = 180.0  # seconds: a safety net against a hung test, not a timing requirement
@@ -30,6 +32,42 @@ def until(what: str, cond: Callable[[], bool], procs: list[subprocess.Popen[str]
         if time.monotonic() - t0 > STUCK:
             raise AssertionError(f"stuck waiting for {what}")
         time.sleep(0.05)
+
+
+def test_pairing_prefers_close_ratings_with_some_randomness() -> None:
+    rng = random.Random(1)
+    elo = {"a": 0.0, "b": 10.0, "c": 400.0, "d": 420.0}
+    seen = []
+    for _ in range(300):
+        pairs = choose_pairs({"a": 1, "b": 1, "c": 1, "d": 1}, elo, {}, {}, rng, spread=100.0)
+        assert len(pairs) == 2
+        seen.append({frozenset(p) for p in pairs})
+    close = sum(s == {frozenset("ab"), frozenset("cd")} for s in seen)
+    # P(a picks b) = 1 / (1 + e^-4 + e^-4.2) = 0.967 per draw: mostly close, sometimes not.
+    assert 0.88 * 300 < close < 300
+    # Equal ratings: every opponent comes up; the previous opponent at a quarter of the weight.
+    idle = {"a": 0.0, "b": 1.0, "c": 1.0, "d": 1.0}  # a has waited longest: a chooses
+    four = {"a": 1, "b": 1, "c": 1, "d": 1}
+    picks = [next(iter(set(p) - {"a"})) for _ in range(3000)
+             for p in choose_pairs(four, {}, idle, {"a": "b"}, rng, 100.0, limit=1)]
+    share_b = picks.count("b") / len(picks)
+    expected = REMATCH_WEIGHT / (REMATCH_WEIGHT + 2)
+    assert abs(share_b - expected) < 0.03 and picks.count("c") > 900 and picks.count("d") > 900
+
+
+def test_pairing_respects_capacity_and_limit() -> None:
+    rng = random.Random(2)
+    for _ in range(200):
+        pairs = choose_pairs({"a": 2, "b": 1, "c": 1, "z": 0}, {}, {}, {}, rng, 100.0)
+        used = [x for p in pairs for x in p]
+        assert all(p[0] != p[1] for p in pairs) and "z" not in used
+        assert used.count("a") <= 2 and used.count("b") <= 1 and used.count("c") <= 1
+        assert len(pairs) == 2  # a-b and a-c: all capacity used
+    assert len(choose_pairs({"a": 5, "b": 5}, {}, {}, {}, rng, 100.0, limit=3)) == 3
+    assert choose_pairs({"a": 3}, {}, {}, {}, rng, 100.0) == []
+    # The bot that has waited longest chooses first (it is in the first pair).
+    idle = {"a": 5.0, "b": 4.0, "c": 1.0}
+    assert "c" in choose_pairs({"a": 1, "b": 1, "c": 1}, {}, idle, {}, rng, 100.0)[0]
 
 
 def ladder_games(db: str) -> list[GameRecord]:
