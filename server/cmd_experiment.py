@@ -27,20 +27,17 @@ import argparse
 import json
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from maag.bots import AgentError
 from maag.server.cmd_bench import machine
-from maag.server.experiment_hidden import (
-    PRESETS,
-    GameRecord,
-    HiddenConfig,
-    PairResult,
-    preset_pairs,
-    run_pairs,
-)
 from rich.console import Console
 from rich.table import Table
+
+if TYPE_CHECKING:  # loaded on demand: other commands (maag bot run) never load the cheating twins
+    from maag.server.experiment_hidden import GameRecord, PairResult
+
+PRESETS = ("cost", "baseline", "k")  # maag.server.experiment_hidden.PRESETS
 
 DEFAULT_BEST = "mcts:rollout_turns=2"
 
@@ -78,6 +75,8 @@ def register(sub: Any) -> None:
 
 
 def _pairs(args: argparse.Namespace) -> list[tuple[str, str]]:
+    from maag.server.experiment_hidden import preset_pairs
+
     ks = [int(k) for k in args.ks.split(",") if k.strip()]
     pairs: list[tuple[str, str]] = []
     for name in args.preset:
@@ -121,6 +120,8 @@ def run_hidden(args: argparse.Namespace) -> int:
     if turn_ms is None and not args.iterations:
         print("maag experiment hidden: give --turn-ms or --iterations", file=sys.stderr)
         return 2
+    from maag.server.experiment_hidden import HiddenConfig, run_pairs
+
     cfg = HiddenConfig(turn_ms=turn_ms, iterations=args.iterations,
                        game_config={"map": args.map, "draws": args.draws})
     console = Console(stderr=args.json)

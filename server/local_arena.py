@@ -19,7 +19,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from maag.bots import Agent, parse_agent
-from maag.bots.cheating import CheatingAgent
 from maag.engine import Game, IllegalActionError, Observation
 
 __all__ = ["ArenaConfig", "GameResult", "ArenaResult", "schedule", "play_game", "run_arena", "wilson"]
@@ -106,6 +105,8 @@ def play_game(task: GameTask, specs: Sequence[str], cfg: ArenaConfig) -> GameRes
     while not state.is_terminal:
         p = state.current_player
         if cfg.view == "full":  # the research setting: the agent searches the true state
+            from maag.bots.cheating import CheatingAgent  # experiments only: loaded on demand
+
             plan = CheatingAgent(agents[p]).plan(state, budget_ms=cfg.turn_ms, iterations=cfg.iterations,
                                                  seed=rng.getrandbits(63))
         else:

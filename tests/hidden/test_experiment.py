@@ -25,6 +25,9 @@ def test_presets() -> None:
                                                     ("pimc:inner=mcts,k=3", "mcts")]
     with pytest.raises(ValueError):
         preset_pairs("nope", "mcts")
+    from maag.server import cmd_experiment, experiment_hidden
+
+    assert cmd_experiment.PRESETS == experiment_hidden.PRESETS
     for a, b in cost:
         Entrant(a), Entrant(b)  # every preset entrant is a valid spec
     with pytest.raises(AgentError):

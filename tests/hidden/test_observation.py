@@ -152,11 +152,12 @@ def test_cheating_twins_need_the_true_state() -> None:
 
 
 def test_bot_and_server_paths_never_load_the_cheating_twins() -> None:
-    """Importing everything `maag bot run`, `maag match` and `maag serve` run (the referee,
-    the server, the match runner, the minibot, the client SDK, the agents) does not load
-    maag.bots.cheating."""
-    mods = ["maag.server.server", "maag.server.referee", "maag.server.match", "maag.server.minibot",
-            "maag.server.cmd_match", "maag.server.cmd_serve", "maag.clients", "maag.bots", "maag.bots.hidden"]
+    """Importing everything `maag bot run`, `maag match` and `maag serve` run (the command
+    line with all its subcommands, the referee, the server, the match runner, the minibot,
+    the client SDK, the agents) does not load maag.bots.cheating."""
+    mods = ["maag.server.cli", "maag.server.server", "maag.server.referee", "maag.server.match",
+            "maag.server.minibot", "maag.server.cmd_match", "maag.server.cmd_serve", "maag.clients",
+            "maag.bots", "maag.bots.hidden"]
     try:
         import maag.clients.cli  # noqa: F401  (maag bot run, when installed)
 
