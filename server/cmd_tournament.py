@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from maag.server.cmd_serve import add_game_arguments, game_config, policy
+from maag.server.cmd_serve import add_game_arguments, game_config, policy, setup_logging
 from maag.server.storage import default_db_path
 from maag.server.tournament import FORMATS, Standings, TournamentSpec, parse_bot, to_csv, to_html, to_json
 from maag.server.tournament_run import Event, TournamentRunner
@@ -97,6 +97,8 @@ def register(sub: Any) -> None:
                    help="line output: print the ranking every N games (default 10; 0 never)")
     p.add_argument("--json", action="store_true",
                    help="progress lines go to stderr; print one JSON summary object on stdout")
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   help="log the referee's and the runner's work to stderr (-vv: every message)")
     p.set_defaults(func=run)
 
 
@@ -198,11 +200,12 @@ class _Display:
 
 
 def run(args: argparse.Namespace) -> int:
+    setup_logging(args.verbose)
     err = Console(stderr=True)
     try:
         spec = spec_from_args(args)
     except (ValueError, argparse.ArgumentTypeError) as e:
-        err.print(f"maag tournament: {e}", markup=False)
+        err.print(f"maag tournament: {e}", markup=False, soft_wrap=True)
         return 2
     db = db_url_arg(args.db)
     out = Console(stderr=True) if args.json else Console()
@@ -217,14 +220,14 @@ def run(args: argparse.Namespace) -> int:
         with display:
             st = runner.run()
     except (TournamentBusy, SpecMismatch) as e:
-        err.print(f"maag tournament: {e}", markup=False)
+        err.print(f"maag tournament: {e}", markup=False, soft_wrap=True)
         return 1
     except KeyboardInterrupt:
-        err.print("maag tournament: interrupted; run the same command again to resume")
+        err.print("maag tournament: interrupted; run the same command again to resume", soft_wrap=True)
         return 130
     except Exception as e:  # a bot that keeps crashing, a database that went away, ...
         err.print(f"maag tournament: {type(e).__name__}: {e}; run the same command again to resume",
-                  markup=False)
+                  markup=False, soft_wrap=True)
         return 1
     rows = _rows(runner, db)
     if args.out_csv:

@@ -256,3 +256,14 @@ def test_tournament_on_a_dask_cluster_with_two_workers(tmp_path: Path) -> None:
     assert s["games"] == 4
     assert set(s["workers"]) == workers and len(workers) == 2 and sum(s["workers"].values()) == 4
     check_exactly_once(db, s["tournament"], 4)
+
+
+def test_a_bot_that_keeps_crashing_stops_the_tournament_resumably(tmp_path: Path) -> None:
+    db = str(tmp_path / "c.sqlite3")
+    r = maag("tournament", "--bot", "first", "--bot", "bad=exit 3", "--map", "a-tiny", "--db", db,
+             cwd=tmp_path)
+    assert r.returncode == 1
+    assert "'bad' exited 4 times" in r.stderr and "run the same command again to resume" in r.stderr
+    with _Store(f"sqlite:///{db}") as store:
+        rows = store.rows(store.tournaments()[0][0])
+    assert not any(row.status == "done" for row in rows)
