@@ -2,7 +2,7 @@
 
 For each level (1, 10 and 100 concurrent games), a fresh referee runs as its own process
 (`maag serve`, SQLite in a temporary folder, no time limit, no rate limit) and one client
-process opens two connections per game: random bots that ask for the legal actions and
+process (two from 10 games on) opens two connections per game: random bots that ask for the legal actions and
 answer every `your_turn` with one `act` (the most messages per action a bot can make).
 (`mode` "turn": bots that send each whole random turn as one `turn` message instead,
 played out on the engine's copy of the observation.) The referee pairs them and they play
@@ -147,8 +147,7 @@ def run_level(games: int, warmup: float, seconds: float, mode: str = "act") -> d
         st = SQLiteStorage(db)
         tokens = [st.add_bot(f"b{i}") for i in range(2 * games)]
         st.close()
-        port_file, stats_file, tokens_file = tmp / "port", tmp / "stats.json", tmp / "tokens.json"
-        tokens_file.write_text(json.dumps(tokens))
+        port_file, stats_file = tmp / "port", tmp / "stats.json"
         server = subprocess.Popen([sys.executable, "-m", "maag.server", "serve", "--port", "0", "--port-file",
                                    str(port_file), "--db", str(db), "--tc", "inf", "--max-rate", "0",
                                    "--stats-out", str(stats_file), "-q"],
@@ -160,12 +159,26 @@ def run_level(games: int, warmup: float, seconds: float, mode: str = "act") -> d
                     raise RuntimeError("the referee did not start")
                 time.sleep(0.05)
             port = int(port_file.read_text())
-            client = subprocess.run([sys.executable, "-m", "maag.server.bench_server", "--client", str(port),
-                                     str(tokens_file), str(warmup), str(seconds), mode],
-                                    capture_output=True, text=True, timeout=warmup + seconds + 120)
-            if client.returncode != 0:
-                raise RuntimeError(f"bench client failed: {client.stderr[-2000:]}")
-            res = json.loads(client.stdout)
+            # The bots' work is spread over two processes from 10 games on, so that they do
+            # not become the bottleneck on a 2-core machine.
+            k = 2 if games >= 10 else 1
+            clients = []
+            for i in range(k):
+                part = tmp / f"tokens{i}.json"
+                part.write_text(json.dumps(tokens[i::k]))
+                clients.append(subprocess.Popen([sys.executable, "-m", "maag.server.bench_server", "--client",
+                                                 str(port), str(part), str(warmup), str(seconds), mode],
+                                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+            res: dict[str, Any] = {"actions": 0, "seconds": 0.0, "rtt": [], "errors": 0}
+            for c in clients:
+                out, err = c.communicate(timeout=warmup + seconds + 120)
+                if c.returncode != 0:
+                    raise RuntimeError(f"bench client failed: {err[-2000:]}")
+                r = json.loads(out)
+                res["actions"] += r["actions"]
+                res["seconds"] = max(res["seconds"], r["seconds"])
+                res["rtt"] += r["rtt"]
+                res["errors"] += r["errors"]
         finally:
             server.send_signal(signal.SIGTERM)
             server.wait(60)
