@@ -19,15 +19,17 @@ import asyncio
 import json
 import signal
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from maag.server.cmd_bot import add_db_argument
 from maag.server.cmd_serve import add_game_arguments, game_config, policy, setup_logging
 from maag.server.cmd_tournament import RESULT_TEXT, crosstable, leaderboard
-from maag.server.ladder import Ladder, LadderEvent, ladder_standings
 from maag.server.server import ServerConfig
 from maag.server.storage import open_storage
 from rich.console import Console
+
+if TYPE_CHECKING:  # the ladder (and scipy) load only when it runs
+    from maag.server.ladder import Ladder, LadderEvent
 
 
 def register(sub: Any) -> None:
@@ -60,6 +62,8 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from maag.server.ladder import Ladder, ladder_standings
+
     setup_logging(args.verbose)
     out = Console(stderr=True) if args.json else Console()
     if args.standings:

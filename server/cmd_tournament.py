@@ -18,17 +18,19 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from maag.server.cmd_serve import add_game_arguments, game_config, policy, setup_logging
 from maag.server.storage import default_db_path
 from maag.server.tournament import FORMATS, Standings, TournamentSpec, parse_bot, to_csv, to_html, to_json
-from maag.server.tournament_run import Event, TournamentRunner
 from maag.server.tournament_store import SpecMismatch, TournamentBusy
 from rich.console import Console, Group
 from rich.live import Live
 from rich.table import Table
 from rich.text import Text
+
+if TYPE_CHECKING:  # the runner (and scipy) load only when a tournament runs
+    from maag.server.tournament_run import Event, TournamentRunner
 
 DEFAULT_SEED = 1  # the schedule's base seed without --seed: the same command, the same tournament
 
@@ -209,6 +211,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     db = db_url_arg(args.db)
     out = Console(stderr=True) if args.json else Console()
+    from maag.server.tournament_run import TournamentRunner
+
     runner = TournamentRunner(spec, db, concurrency=args.concurrency, cluster=args.cluster,
                               anchor=args.anchor, log_dir=args.log_dir)
     display = _Display(runner, out, live=out.is_terminal and not args.json, interval=args.rating_interval)

@@ -27,10 +27,12 @@ import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from maag.server import ratings
 from maag.server.tournament_store import GameRow, ScheduledGame
+
+if TYPE_CHECKING:  # maag.server.ratings loads scipy: only when standings are computed
+    from maag.server import ratings
 
 __all__ = ["BotSpec", "TournamentSpec", "FORMATS", "parse_bot", "schedule_round", "rounds_total",
            "Standings", "standings", "rate", "to_csv", "to_json", "to_html", "match_id"]
@@ -275,7 +277,9 @@ def rate(event: str, fmt: str, names: Sequence[str], outcomes: Sequence[ratings.
             c = cross[x].setdefault(y, {"points": 0.0, "games": 0})
             c["points"] += p
             c["games"] += 1
-    fit = ratings.fit(outcomes, names=names, anchor=anchor) if outcomes else None
+    from maag.server.ratings import fit as fit_ratings
+
+    fit = fit_ratings(outcomes, names=names, anchor=anchor) if outcomes else None
     table: list[dict[str, Any]] = []
     for b in names:
         w, d, lo = wdl[b]
