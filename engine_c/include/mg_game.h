@@ -77,10 +77,11 @@ typedef struct mg_game_vt {
     int (*is_end_turn)(mg_action a);
     /* Optional (NULL: mg_errstr). Text for a game-specific detail code. */
     const char *(*errstr)(int code);
-    /* Optional, version >= 2 (NULL: all actions form one group). The group of an action,
-     * for the "random meta" rollout policy: MG_GROUP_UNIT | id for the actions of one
-     * unit, MG_GROUP_CARD | id for those of one card, 0 for END_TURN. */
-    int (*action_group)(mg_action a);
+    /* Optional, version >= 2 (NULL: all actions form one group). The groups of the actions
+     * acts[0..n) at st, for the "random meta" rollout policy, into groups[0..n):
+     * MG_GROUP_UNIT | id for the actions of one unit, MG_GROUP_CARD | id for those of one
+     * card, 0 for END_TURN. One call per list, so the policy's inner loop makes no calls. */
+    void (*action_groups)(const void *st, const mg_action *acts, int n, int *groups);
     /* Optional, version >= 3 (NULL: MG_DET_UNIFORM is `determinize`, the other strategies
      * are refused with MG_ERR_CONFIG). Sample a full state from an observation with a
      * strategy MG_DET_*; a full state is copied. Returns MG_OK or MG_ERR_CONFIG for an
@@ -96,7 +97,7 @@ typedef struct mg_game_vt {
 #define MG_DET_ALL_UNSEEN 2    /* every unseen card in the opponent's hand (limit lifted) */
 #define MG_DET_COUNT 3
 
-/* Action groups (mg_game_vt.action_group): a class in bits 16+, an id in bits 0-15. */
+/* Action groups (mg_game_vt.action_groups): a class in bits 16+, an id in bits 0-15. */
 #define MG_GROUP_UNIT (1 << 16)
 #define MG_GROUP_CARD (2 << 16)
 #define MG_GROUP_CLASS(g) ((g) >> 16)

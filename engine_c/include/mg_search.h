@@ -167,7 +167,7 @@ int mg_search_ucb(const mg_game_vt *vt, const void *st, const mg_search_params *
                   mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats);
 
 /* One action chosen by `policy` from the legal list acts[0..n) of state st (n > 0). The
- * META and EGREEDY policies use vt->action_group when the game has it. */
+ * META and EGREEDY policies use vt->action_groups when the game has it. */
 mg_action mg_policy_choose(const mg_game_vt *vt, const void *st, const mg_action *acts, int n,
                            const mg_search_params *p, int policy, mg_rng *rng);
 

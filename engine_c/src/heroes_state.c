@@ -323,17 +323,18 @@ static int hr_terminal(const void *vst, int *winner)
 
 static int hr_is_end_turn(mg_action a) { return a == 0; }
 
-/* Group for the meta rollout policy (mg_game_vt.action_group): a unit action belongs to
+/* Groups for the meta rollout policy (mg_game_vt.action_groups): a unit action belongs to
  * its unit's square, a card action (deploy, equip, spell, swap) to its card. */
-static int hr_action_group(mg_action a)
+static void hr_action_groups(const void *st, const mg_action *acts, int n, int *groups)
 {
-    switch (HR_A_TYPE(a)) {
-    case HR_A_END_TURN: return 0;
-    case HR_A_DEPLOY:
-    case HR_A_EQUIP:
-    case HR_A_SPELL:
-    case HR_A_SWAP_CARD: return MG_GROUP_CARD | HR_A_CARD(a);
-    default: return MG_GROUP_UNIT | (HR_A_FX(a) << 4) | HR_A_FY(a);
+    /* by action type: 0 END_TURN, 1 unit action, 2 card action */
+    static const uint8_t cls[16] = {0, 2, 2, 2, 1, 1, 1, 1, 2};
+    (void)st;
+    for (int i = 0; i < n; i++) {
+        mg_action a = acts[i];
+        int c = cls[HR_A_TYPE(a)];
+        groups[i] = c == 2 ? MG_GROUP_CARD | HR_A_CARD(a)
+                  : c == 1 ? MG_GROUP_UNIT | (HR_A_FX(a) << 4) | HR_A_FY(a) : 0;
     }
 }
 
@@ -525,6 +526,6 @@ const mg_game_vt mg_heroes_vt = {
     hr_determinize,
     hr_is_end_turn,
     hr_errstr,
-    hr_action_group,
+    hr_action_groups,
     hr_determinize_mode,
 };

@@ -138,7 +138,7 @@ int ms_actions(const mg_game_vt *vt, const void *st, const mg_search_params *p, 
 
 static int has_groups(const mg_game_vt *vt)
 {
-    return vt->version >= 2 && vt->action_group != NULL;
+    return vt->version >= 2 && vt->action_groups != NULL;
 }
 
 /* Index in acts[] of the best-rated action among idx[0..k), the first on ties. */
@@ -165,42 +165,51 @@ static int best_rated(const mg_game_vt *vt, const void *st, const mg_action *act
 static mg_action choose_meta(const mg_game_vt *vt, const void *st, const mg_action *acts,
                              int n, const mg_search_params *p, int greedy_ok, mg_rng *rng)
 {
+    /* distinct groups per class (unit 0, card 1): value, first index, last index, size */
     int grp[MG_MAX_ACTIONS], idx[MG_MAX_ACTIONS];
-    int gunit[MG_MAX_ACTIONS], gcard[MG_MAX_ACTIONS], nu = 0, nc = 0;
-    int grouped = has_groups(vt), last = -1;
-    for (int i = 0; i < n; i++) {
-        /* action_group is 0 exactly for END_TURN */
-        int g = grouped ? vt->action_group(acts[i]) : (vt->is_end_turn(acts[i]) ? 0 : MG_GROUP_UNIT);
-        grp[i] = g;
-        if (g == last || !g) /* groups usually come in runs */
+    int gval[2][MG_MAX_ACTIONS], gfirst[2][MG_MAX_ACTIONS], glast[2][MG_MAX_ACTIONS];
+    int gsize[2][MG_MAX_ACTIONS], ng[2] = {0, 0};
+    if (has_groups(vt)) /* the group is 0 exactly for END_TURN */
+        vt->action_groups(st, acts, n, grp);
+    else
+        for (int i = 0; i < n; i++)
+            grp[i] = vt->is_end_turn(acts[i]) ? 0 : MG_GROUP_UNIT;
+    for (int i = 0, r; i < n; i = r) { /* runs of equal groups */
+        int g = grp[i];
+        for (r = i + 1; r < n && grp[r] == g; r++)
+            ;
+        if (!g)
             continue;
-        last = g;
-        int seen = 0;
-        if (MG_GROUP_CLASS(g) == 2) {
-            for (int j = 0; j < nc && !seen; j++)
-                seen = gcard[j] == g;
-            if (!seen)
-                gcard[nc++] = g;
-        } else {
-            for (int j = 0; j < nu && !seen; j++)
-                seen = gunit[j] == g;
-            if (!seen)
-                gunit[nu++] = g;
+        int c = MG_GROUP_CLASS(g) == 2, j = 0;
+        while (j < ng[c] && gval[c][j] != g)
+            j++;
+        if (j == ng[c]) {
+            gval[c][j] = g;
+            gfirst[c][j] = i;
+            gsize[c][j] = 0;
+            ng[c]++;
         }
+        glast[c][j] = r - 1;
+        gsize[c][j] += r - i;
     }
-    if (nu + nc == 0) {
+    if (ng[0] + ng[1] == 0) {
         for (int i = 0; i < n; i++)
             if (!grp[i])
                 return acts[i];
         return acts[0];
     }
     int cards_first = mg_rng_double(rng) < p->p_card;
-    int use_cards = (cards_first && nc) || !nu;
-    int g = use_cards ? gcard[mg_rng_below(rng, (uint32_t)nc)] : gunit[mg_rng_below(rng, (uint32_t)nu)];
-    int k = 0;
-    for (int i = 0; i < n; i++)
-        if (grp[i] == g)
+    int c = (cards_first && ng[1]) || !ng[0];
+    int j = (int)mg_rng_below(rng, (uint32_t)ng[c]);
+    int k = 0, lo = gfirst[c][j], hi = glast[c][j];
+    if (hi - lo + 1 == gsize[c][j]) { /* one run: the members are lo..hi */
+        for (int i = lo; i <= hi; i++)
             idx[k++] = i;
+    } else {
+        for (int i = lo; i <= hi; i++)
+            if (grp[i] == gval[c][j])
+                idx[k++] = i;
+    }
     if (greedy_ok && mg_rng_double(rng) >= p->epsilon)
         return acts[best_rated(vt, st, acts, idx, k)];
     return acts[idx[mg_rng_below(rng, (uint32_t)k)]];
@@ -236,13 +245,13 @@ mg_action mg_policy_choose(const mg_game_vt *vt, const void *st, const mg_action
     }
 }
 
-double mg_rollout(const mg_game_vt *vt, void *st, const mg_search_params *p, int player,
-                  mg_rng *rng)
+double ms_rollout_from(const mg_game_vt *vt, void *st, const mg_search_params *p, int player,
+                       mg_rng *rng, mg_action *acts, int n)
 {
-    mg_action acts[MG_MAX_ACTIONS];
     int turns = 0;
     for (int steps = 0; turns < p->rollout_turns && steps < 4096; steps++) {
-        int n = vt->legal(st, acts);
+        if (steps > 0 || n < 0)
+            n = vt->legal(st, acts);
         if (n <= 0)
             break;
         mg_action a = mg_policy_choose(vt, st, acts, n, p, p->policy, rng);
@@ -252,6 +261,13 @@ double mg_rollout(const mg_game_vt *vt, void *st, const mg_search_params *p, int
             turns++;
     }
     return ms_norm(p, vt->evaluate(st, player));
+}
+
+double mg_rollout(const mg_game_vt *vt, void *st, const mg_search_params *p, int player,
+                  mg_rng *rng)
+{
+    mg_action acts[MG_MAX_ACTIONS];
+    return ms_rollout_from(vt, st, p, player, rng, acts, -1);
 }
 
 /* ---- Parameters --------------------------------------------------------------------------- */

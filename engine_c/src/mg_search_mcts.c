@@ -11,6 +11,12 @@
 
 #define MC_MAX_DEPTH 128 /* deepest selection path (a cycle guard; turns are finite) */
 
+#if defined(__GNUC__)
+#define MC_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define MC_PREFETCH(p) ((void)(p))
+#endif
+
 /* Node flags. */
 #define MC_TERMINAL 1 /* the node's state is terminal */
 #define MC_SEEN 2     /* collapse: visited */
@@ -21,6 +27,7 @@ typedef struct mc_edge {
     int32_t child;   /* node reached, -1 until expanded */
     uint32_t visits; /* times the edge was traversed */
     uint8_t mover;   /* player who makes the action */
+    uint8_t auto_end; /* 1: END_TURN follows at once (nothing else was legal), as one edge */
     double mean;     /* mean reward in [0, 1] from the mover's view */
     double isq;      /* 1 / sqrt(visits), kept so that selection needs no sqrt per child */
 } mc_edge;
@@ -52,6 +59,7 @@ typedef struct mc_tree {
     int root_player;
     double k;        /* 2c: the exploration factor */
     long ends;       /* end-of-turn nodes created below the root's turn */
+    mg_action end;   /* the END_TURN action, once seen */
     long evals;
 } mc_tree;
 
@@ -91,39 +99,64 @@ static void mc_free(mc_tree *t)
 }
 
 /* A new node for state st (capacity checked by the caller). */
-static int mc_new_node(mc_tree *t, const void *st)
+static int mc_new_node(mc_tree *t, int mover, int terminal)
 {
     int i = (int)t->nn++;
     mc_node *nd = &t->nodes[i];
     nd->visits = 0;
     nd->edges = -1;
     nd->n = nd->nexp = 0;
-    nd->mover = (uint8_t)t->vt->current(st);
-    nd->flags = t->vt->terminal(st, NULL) ? MC_TERMINAL : 0;
+    nd->mover = (uint8_t)mover;
+    nd->flags = terminal ? MC_TERMINAL : 0;
     return i;
 }
 
-/* The node for state st: the one already in the table, or a new one (*created set). */
-static int mc_node_for(mc_tree *t, const void *st, int *created)
+/* What identifies a child before its node is looked up: the state's hash (0 without a
+ * table), the player to act and whether the game is over. */
+typedef struct mc_key {
+    uint64_t h;
+    int mover, terminal;
+} mc_key;
+
+static unsigned long mc_index(const mc_tree *t, uint64_t h)
 {
-    *created = 0;
-    if (!t->tt) {
-        *created = 1;
-        return mc_new_node(t, st);
+    return (unsigned long)(h ^ (h >> 29)) & t->tmask;
+}
+
+/* The key of state st; its table slot is prefetched, so that the lookup after the
+ * rollout finds it in cache. */
+static mc_key mc_key_of(const mc_tree *t, const void *st)
+{
+    mc_key k;
+    k.h = 0;
+    k.mover = t->vt->current(st);
+    k.terminal = t->vt->terminal(st, NULL);
+    if (t->tt) {
+        k.h = t->vt->hash(st);
+        if (!k.h)
+            k.h = 1;
+        MC_PREFETCH(&t->tt[mc_index(t, k.h)]);
     }
-    uint64_t h = t->vt->hash(st);
-    if (!h)
-        h = 1;
-    unsigned long i = (unsigned long)(h ^ (h >> 29)) & t->tmask;
+    return k;
+}
+
+/* The node for key k: the one already in the table, or a new one (*created set). */
+static int mc_node_for(mc_tree *t, mc_key k, int *created)
+{
+    *created = 1;
+    if (!t->tt)
+        return mc_new_node(t, k.mover, k.terminal);
+    unsigned long i = mc_index(t, k.h);
     while (t->tt[i].key) {
-        if (t->tt[i].key == h)
+        if (t->tt[i].key == k.h) {
+            *created = 0;
             return t->tt[i].node;
+        }
         i = (i + 1) & t->tmask;
     }
-    *created = 1;
-    int nd = mc_new_node(t, st);
+    int nd = mc_new_node(t, k.mover, k.terminal);
     if (t->tcount < t->tlimit) {
-        t->tt[i].key = h;
+        t->tt[i].key = k.h;
         t->tt[i].node = nd;
         t->tcount++;
     }
@@ -148,6 +181,7 @@ static int mc_generate(mc_tree *t, int nd, const void *st)
         e->child = -1;
         e->visits = 0;
         e->mover = N->mover;
+        e->auto_end = 0;
         e->mean = 0;
         e->isq = 0;
     }
@@ -180,13 +214,26 @@ static long mc_best(const mc_tree *t, const mc_node *N, int urgent)
     return best;
 }
 
+/* Apply edge e's action to st, and END_TURN after it for an auto_end edge. */
+static void mc_step(mc_tree *t, const mc_edge *e, void *st)
+{
+    t->vt->apply(st, e->a, t->rng);
+    if (e->auto_end)
+        t->vt->apply(st, t->end, t->rng);
+}
+
 /* One iteration from node `top` at state `top_st`: select, expand one edge, roll out,
- * back up. Returns -1, or MG_STOP_MEMORY if the arena is full (nothing changed then). */
+ * back up. Returns -1, or MG_STOP_MEMORY if the arena is full (nothing changed then).
+ * As in the reference, an action after which only END_TURN is legal takes the END_TURN
+ * along (one edge), so the new node and its rollout start at the next player's turn. */
 static int mc_iterate(mc_tree *t, int top, const void *top_st, unsigned char *clone)
 {
     const mg_game_vt *vt = t->vt;
+    mg_action acts[MG_MAX_ACTIONS];
     long path[MC_MAX_DEPTH];
-    int depth = 0, node = top;
+    int depth = 0, node = top, nacts = -1;
+    long expanded = -1; /* the edge expanded in this iteration */
+    mc_key key = {0, 0, 0};
     if (t->nn + 1 > t->ncap || t->ne + vt->max_actions > t->ecap)
         return MG_STOP_MEMORY;
     memcpy(clone, top_st, vt->state_size);
@@ -205,23 +252,36 @@ static int mc_iterate(mc_tree *t, int top, const void *top_st, unsigned char *cl
             ei = N->edges + N->nexp++;
             mc_edge *e = &t->edges[ei];
             vt->apply(clone, e->a, t->rng);
-            int created;
-            e->child = mc_node_for(t, clone, &created);
-            const mc_node *C = &t->nodes[e->child];
-            if (created && e->mover == t->root_player &&
-                (C->mover != t->root_player || (C->flags & MC_TERMINAL)))
-                t->ends++;
+            if (!vt->terminal(clone, NULL)) {
+                nacts = vt->legal(clone, acts);
+                if (nacts == 1 && vt->is_end_turn(acts[0]) && !vt->is_end_turn(e->a)) {
+                    t->end = acts[0];
+                    e->auto_end = 1;
+                    vt->apply(clone, t->end, t->rng);
+                    nacts = -1;
+                }
+            }
+            key = mc_key_of(t, clone); /* the node is looked up after the rollout */
+            expanded = ei;
             path[depth++] = ei;
             break;
         }
         ei = mc_best(t, N, 1);
         mc_edge *e = &t->edges[ei];
-        vt->apply(clone, e->a, t->rng);
+        mc_step(t, e, clone);
         path[depth++] = ei;
         node = e->child;
     }
-    double r = mg_rollout(vt, clone, t->p, t->root_player, t->rng);
+    double r = ms_rollout_from(vt, clone, t->p, t->root_player, t->rng, acts, nacts);
     t->evals++;
+    if (expanded >= 0) {
+        mc_edge *e = &t->edges[expanded];
+        int created;
+        e->child = mc_node_for(t, key, &created);
+        if (created && e->mover == t->root_player &&
+            (key.mover != t->root_player || key.terminal))
+            t->ends++;
+    }
     t->nodes[top].visits++;
     for (int i = 0; i < depth; i++) {
         mc_edge *e = &t->edges[path[i]];
@@ -279,9 +339,11 @@ static int mc_best_path(mc_tree *t, int nd, void *st, mg_action *plan, int len)
         if (ei < 0)
             break;
         const mc_edge *e = &t->edges[ei];
-        vt->apply(st, e->a, t->rng);
+        mc_step(t, e, st);
         plan[len++] = e->a;
-        if (vt->is_end_turn(e->a))
+        if (e->auto_end)
+            plan[len++] = t->end;
+        if (vt->is_end_turn(e->a) || e->auto_end)
             break;
         nd = e->child;
     }
@@ -306,7 +368,7 @@ int mg_search_mcts(const mg_game_vt *vt, const void *st, const mg_search_params 
     ms_budget_start(&budget, p);
     ms_state top_st, clone;
     memcpy(top_st.b, st, vt->state_size);
-    int created, top = mc_node_for(&t, st, &created);
+    int created, top = mc_node_for(&t, mc_key_of(&t, st), &created);
     mg_action committed[MG_SEARCH_MAX_PLAN];
     int ncommit = 0;
 
@@ -330,11 +392,13 @@ int mg_search_mcts(const mg_game_vt *vt, const void *st, const mg_search_params 
             long ei = N->edges >= 0 && N->mover == t.root_player ? mc_best(&t, N, 0) : -1;
             if (ei >= 0) {
                 const mc_edge *e = &t.edges[ei];
-                vt->apply(top_st.b, e->a, rng);
+                mc_step(&t, e, top_st.b);
                 committed[ncommit++] = e->a;
+                if (e->auto_end)
+                    committed[ncommit++] = t.end;
                 top = e->child;
                 const mc_node *C = &t.nodes[top];
-                if (vt->is_end_turn(e->a) || C->mover != t.root_player ||
+                if (vt->is_end_turn(e->a) || e->auto_end || C->mover != t.root_player ||
                     (C->flags & MC_TERMINAL))
                     phases = 0; /* the turn is decided */
             }
