@@ -1,6 +1,6 @@
 """Running a tournament: claim scheduled games from the database, play them through the real
-referee (locally in one `Arena`, or spread over a Dask cluster, one arena per game on the
-workers), and record each result exactly once.
+referee (locally in one `Arena`, or spread over a Dask cluster: one task per game, each
+worker keeping an arena of its own for the tournament), and record each result exactly once.
 
 Resuming: the runner takes the tournament's runner lock, then looks at every game left
 `claimed` by a runner that died. If the referee stored a finished game under that game's
@@ -12,10 +12,13 @@ played again. Standings count schedule rows, one result each, so nothing is coun
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from maag.server import ratings
 from maag.server.referee import LatePolicy, Policy
@@ -30,7 +33,10 @@ from maag.server.tournament import (
 )
 from maag.server.tournament_store import GameRow, ScheduledGame, TournamentStore, open_tournament_store
 
-__all__ = ["Event", "TournamentRunner", "GameFailed", "play_on_worker", "recover"]
+if TYPE_CHECKING:
+    from maag.server.server import GameSummary
+
+__all__ = ["Event", "TournamentRunner", "GameFailed", "play_on_worker", "close_worker_arenas", "recover"]
 
 LOG = logging.getLogger(__name__)
 
@@ -279,6 +285,8 @@ class TournamentRunner:
                         self.workers[res["worker"]] = self.workers.get(res["worker"], 0) + 1
                     self._record(g, res)
         finally:
+            with contextlib.suppress(Exception):
+                client.run(close_worker_arenas, self.tid)
             client.close()
             if cluster is not None:
                 cluster.close()
@@ -297,22 +305,118 @@ def _worker_address() -> str | None:
         return None
 
 
+class _WorkerArena:
+    """An arena kept alive on a Dask worker between the games of one tournament: its own
+    event loop on a thread, the referee, and every bot's process (one slot per worker
+    thread). It closes itself after `idle_s` seconds without a game (e.g. when the runner
+    died), and at the end of the tournament (`close_worker_arenas`)."""
+
+    def __init__(self, spec: TournamentSpec, db_url: str, log_dir: str | None, slots: int,
+                 idle_s: float) -> None:
+        from maag.server.arena import Arena
+
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="maag-arena", daemon=True)
+        self.thread.start()
+        self.arena = Arena(spec.bots, db_url, game=spec.game, game_config=dict(spec.config), tc=spec.tc,
+                           slots=slots, shared=True, log_dir=log_dir, server_options=arena_options(spec))
+        self.idle_s = idle_s
+        self.busy = 0
+        self.last_used = time.monotonic()
+        self.closed = False
+        self._run(self.arena.start())
+        self.loop.call_soon_threadsafe(self._schedule_idle_check)
+
+    def _run(self, coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def _schedule_idle_check(self) -> None:
+        self.loop.call_later(self.idle_s / 4, self._idle_check)
+
+    def _idle_check(self) -> None:
+        if self.closed:
+            return
+        if self.busy == 0 and time.monotonic() - self.last_used > self.idle_s:
+            LOG.info("closing an idle tournament arena")
+            with _WORKER_LOCK:
+                for k, v in list(_WORKER_ARENAS.items()):
+                    if v is self:
+                        del _WORKER_ARENAS[k]
+            self.closed = True
+            self.loop.create_task(self._shutdown())
+            return
+        self._schedule_idle_check()
+
+    async def _shutdown(self) -> None:
+        await self.arena.stop()
+        self.loop.stop()
+
+    def play(self, g: ScheduledGame, tid: str) -> GameSummary:
+        with _WORKER_LOCK:
+            self.busy += 1
+        try:
+            return cast("GameSummary", self._run(self.arena.play(
+                g.seat0, g.seat1, seed=g.seed, match_id=match_id(tid, g.key),
+                tags={"Tournament": tid, "Round": g.round, "GameKey": g.key})))
+        finally:
+            with _WORKER_LOCK:
+                self.busy -= 1
+                self.last_used = time.monotonic()
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            self._run(self.arena.stop())
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(10)
+
+
+_WORKER_ARENAS: dict[tuple[str, str], _WorkerArena] = {}
+_WORKER_LOCK = threading.RLock()
+WORKER_IDLE_S = 300.0  # a worker's arena outlives its last game by this much at most
+
+
+def _worker_slots() -> int:
+    try:
+        from distributed import get_worker
+
+        return max(1, int(get_worker().state.nthreads))
+    except (ImportError, ValueError, AttributeError):
+        return 1
+
+
 def play_on_worker(spec_dict: dict[str, Any], db_url: str, tid: str, game: dict[str, Any],
                    log_dir: str | None = None) -> dict[str, Any]:
-    """Play one scheduled game in a fresh arena (on a Dask worker) and return its summary:
-    game_id, winner (0, 1, -1, None if aborted), reason, plies, stored."""
-    from maag.server.arena import Arena
-
+    """Play one scheduled game on this (Dask worker) process and return its summary:
+    game_id, winner (0, 1, -1, None if aborted), reason, plies, stored, worker. The worker
+    keeps one arena per tournament (referee and bot processes) across games."""
     spec = TournamentSpec.from_dict(spec_dict)
     g = ScheduledGame(**game)
-    bots = [b for b in spec.bots if b.name in (g.seat0, g.seat1)]
+    key = (tid, db_url)
+    with _WORKER_LOCK:
+        arena = _WORKER_ARENAS.get(key)
+        if arena is None or arena.closed:
+            arena = _WORKER_ARENAS[key] = _WorkerArena(spec, db_url, log_dir, _worker_slots(), WORKER_IDLE_S)
+    try:
+        s = arena.play(g, tid)
+    except Exception:
+        with _WORKER_LOCK:  # a broken arena (a bot that keeps crashing) is not reused
+            if _WORKER_ARENAS.get(key) is arena:
+                del _WORKER_ARENAS[key]
+        arena.close()
+        raise
+    return {"game_id": s.game_id, "winner": s.winner, "reason": s.reason, "plies": s.plies,
+            "stored": s.stored, "worker": _worker_address()}
 
-    async def go() -> dict[str, Any]:
-        async with Arena(bots, db_url, game=spec.game, game_config=dict(spec.config), tc=spec.tc, slots=1,
-                         shared=True, log_dir=log_dir, server_options=arena_options(spec)) as arena:
-            s = await arena.play(g.seat0, g.seat1, seed=g.seed, match_id=match_id(tid, g.key),
-                                 tags={"Tournament": tid, "Round": g.round, "GameKey": g.key})
-            return {"game_id": s.game_id, "winner": s.winner, "reason": s.reason, "plies": s.plies,
-                    "stored": s.stored, "worker": _worker_address()}
 
-    return asyncio.run(go())
+def close_worker_arenas(tid: str | None = None) -> int:
+    """Close this process's arenas (of tournament `tid`, or all); returns how many."""
+    with _WORKER_LOCK:
+        keys = [k for k in _WORKER_ARENAS if tid is None or k[0] == tid]
+        arenas = [_WORKER_ARENAS.pop(k) for k in keys]
+    for a in arenas:
+        a.close()
+    return len(arenas)
