@@ -1,0 +1,49 @@
+"""Every message the referee core produces is a valid protocol message, and the server's
+unvalidated fast path for `your_turn` gives exactly what the validated one gives."""
+
+from __future__ import annotations
+
+import random
+
+from maag.protocol import MESSAGE_TYPES, YourTurn
+from maag.server.clock import TimeControl
+from maag.server.referee import GameSession
+from maag.server.server import _trusted
+
+
+def test_session_messages_are_valid_and_fast_path_is_identical() -> None:
+    rng = random.Random(4)
+    s = GameSession(
+        "7",
+        "heroes",
+        ["a", "b"],
+        config={"map": "a-small"},
+        tc=TimeControl.parse("1s"),
+        seed=4,
+        want_legal=(True, False),
+    )
+    outs = s.start(0.0)
+    seen = set()
+    t = 0.0
+    while True:
+        for o in outs:
+            d = dict(o.msg)
+            cls = MESSAGE_TYPES[d.pop("type")]
+            wire = cls(**d).to_wire()  # raises if the referee built an invalid message
+            seen.add(cls.TYPE)
+            if cls is YourTurn:
+                assert _trusted(YourTurn, d).to_wire() == wire
+        if s.finished:
+            break
+        t += 0.001
+        legal = s.state.legal_actions()
+        pick = (
+            [rng.choice(legal).to_dict()]
+            if rng.random() < 0.9
+            else [{"type": "move", "from": [0, 0], "to": [6, 3]}]
+        )
+        outs = s.submit(s.to_move, pick, t)
+    for o in s.game_over_messages(7):
+        d = dict(o.msg)
+        MESSAGE_TYPES[d.pop("type")](**d)
+    assert {"game_start", "your_turn", "result", "event"} <= seen
