@@ -27,9 +27,12 @@ Conventions (all functions of this module):
   i.e. Wald intervals; ``ci="wald"``) or from a seeded bootstrap over games
   (``ci="bootstrap"``, percentile intervals).
 - The maximum likelihood estimate does not exist when some group of bots never lost a game
-  to the others (e.g. a bot with 100%): the win/draw graph is not strongly connected. Only
-  then the fit adds `virtual_draws` draws between every pair that has played (a weak prior
-  that pulls towards equality), and says so in `Ratings.regularized`.
+  to the others (e.g. a bot with 100%), or when groups of bots never met: the win/draw graph
+  is not strongly connected. Only then the fit adds a virtual opponent rated 0 with which
+  every bot drew `virtual_draws` games (a weak prior that pulls towards the mean), and says
+  so in `Ratings.regularized`.
+- Bots given in `names` without any game are left out of the fit (rating 0, infinite
+  interval).
 """
 
 from __future__ import annotations
@@ -302,12 +305,14 @@ def _num_hessian(grad: Any, x: np.ndarray, eps: float = 1e-5) -> np.ndarray:
     return 0.5 * (h + h.T)
 
 
-def _fit_point(t: _Table, draw_model: DrawModel, virtual_draws: float,
-               reg: bool) -> tuple[np.ndarray, np.ndarray, float | None, float]:
+PRIOR = "\x00prior"  # the virtual opponent of a regularized fit (fixed at rating 0)
+
+
+def _fit_point(t: _Table, draw_model: DrawModel, real_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+                                                                                   float | None, float]:
     """The estimate in natural-log units with bot 0 fixed at 0, the covariance of all
-    ratings (bot 0's row and column zero), nu, and the dispersion."""
-    if reg:
-        t = _Table(t.names, t.i, t.j, t.w, t.d + virtual_draws, t.lo)
+    ratings (bot 0's row and column zero), nu, and the dispersion (estimated on the rows
+    flagged in `real_rows`, i.e. without virtual games)."""
     m = len(t.names)
     if m == 1:
         return np.zeros(1), np.zeros((1, 1)), None, 1.0
@@ -326,11 +331,12 @@ def _fit_point(t: _Table, draw_model: DrawModel, virtual_draws: float,
         h = hess(res.x)
         # Pearson dispersion: observed per-game variance around the fitted score over the
         # binomial variance the quasi-likelihood assumes.
-        x = theta[t.i] - theta[t.j]
+        r = real_rows
+        x = theta[t.i[r]] - theta[t.j[r]]
         p = 1.0 / (1.0 + np.exp(-x))
-        sq = t.w * (1 - p) ** 2 + t.d * (0.5 - p) ** 2 + t.lo * p ** 2
+        sq = t.w[r] * (1 - p) ** 2 + t.d[r] * (0.5 - p) ** 2 + t.lo[r] * p ** 2
         # Shrunk towards 1 (few games give a noisy estimate; all draws would give 0).
-        dof = max(float(np.sum(t.n)) - (m - 1), 0.0)
+        dof = max(float(np.sum(t.n[r])) - (m - 1), 0.0)
         disp = float((np.sum(sq / (p * (1 - p))) + DISPERSION_PRIOR_DOF) / (dof + DISPERSION_PRIOR_DOF))
     else:
         def fun(z: np.ndarray) -> tuple[float, np.ndarray]:
@@ -349,56 +355,81 @@ def _fit_point(t: _Table, draw_model: DrawModel, virtual_draws: float,
     return theta, cov, nu, disp
 
 
+def _with_prior(t: _Table, virtual_draws: float) -> _Table:
+    """`t` with a virtual opponent (index 0) that drew `virtual_draws` games with every bot."""
+    m = len(t.names)
+    k = np.arange(1, m + 1)
+    zeros = np.zeros(m)
+    return _Table([PRIOR, *t.names], np.concatenate([np.zeros(m, dtype=int), t.i + 1]),
+                  np.concatenate([k, t.j + 1]), np.concatenate([zeros, t.w]),
+                  np.concatenate([np.full(m, float(virtual_draws)), t.d]), np.concatenate([zeros, t.lo]))
+
+
 def fit(games: Iterable[Outcome], *, names: Sequence[str] | None = None, draw_model: DrawModel = "half",
         anchor: str | None = None, anchor_elo: float = 0.0, ci: CiMethod = "wald",
         bootstrap_samples: int = 200, seed: int = 0, virtual_draws: float = 1.0) -> Ratings:
     """Fit Elo ratings to game outcomes by maximum likelihood (see the module docstring).
 
-    `names` adds bots that may have no games yet (they get rating 0 and an infinite
-    interval unless connected). Raises ValueError on a malformed outcome or unknown anchor.
+    `names` adds bots that may have no games yet: they are left out of the fit and get
+    rating 0 with an infinite interval (an anchor without games is ignored: the mean of the
+    bots with games is 0). Raises ValueError on a malformed outcome or unknown anchor.
     """
     games = list(games)
-    t = _table(games, names)
-    m = len(t.names)
-    if anchor is not None and anchor not in t.names:
+    full = _table(games, names)
+    if anchor is not None and anchor not in full.names:
         raise ValueError(f"anchor {anchor!r} is not among the bots")
-    reg = not _mle_exists(t)
-    theta, cov, nu, disp = _fit_point(t, draw_model, virtual_draws, reg)
+    played_names = sorted({g[0] for g in games} | {g[1] for g in games})
+    t = _table(games, played_names)
+    m = len(played_names)
+    reg = m > 1 and not _mle_exists(t)
+    if reg:
+        theta, cov, nu, disp = _fit_point(_with_prior(t, virtual_draws), draw_model,
+                                          np.arange(m + len(t.i)) >= m)
+        theta, cov = theta[1:], cov[1:, 1:]  # relative to the virtual opponent, which is fixed
+    elif m:
+        theta, cov, nu, disp = _fit_point(t, draw_model, np.ones(len(t.i), dtype=bool))
+    else:
+        theta, cov, nu, disp = np.zeros(0), np.zeros((0, 0)), None, 1.0
+    if anchor is not None and anchor not in played_names:
+        anchor = None
     # Anchor: a linear map A of the ratings (centre them, or subtract the anchor's).
     if anchor is None:
-        a = np.eye(m) - np.full((m, m), 1.0 / m)
+        a = np.eye(m) - np.full((m, m), 1.0 / max(m, 1))
     else:
         a = np.eye(m)
-        a[:, t.names.index(anchor)] -= 1.0
-    elo = (a @ theta) / K
-    if anchor is not None:
-        elo = elo + anchor_elo
-    cov_elo = a @ cov @ a.T / K**2
-    se = np.sqrt(np.clip(np.diag(cov_elo), 0.0, None))
-    # Bots with no games are not identified: their interval is infinite.
-    played = np.zeros(m, dtype=bool)
-    played[t.i[t.n > 0]] = True
-    played[t.j[t.n > 0]] = True
-    se = np.where(played, se, math.inf)
+        a[:, played_names.index(anchor)] -= 1.0
+    elo_p = (a @ theta) / K + (anchor_elo if anchor is not None else 0.0)
+    cov_p = a @ cov @ a.T / K**2
+    se_p = np.sqrt(np.clip(np.diag(cov_p), 0.0, None))
+    # Bots without games: rating 0, not identified.
+    where = {b: k for k, b in enumerate(played_names)}
+    elo = {b: float(elo_p[where[b]]) if b in where else 0.0 for b in full.names}
+    se = {b: float(se_p[where[b]]) if b in where else math.inf for b in full.names}
     if ci == "bootstrap":
-        lo, hi = _bootstrap(games, t.names, draw_model, anchor, anchor_elo, virtual_draws,
+        lo, hi = _bootstrap(games, full.names, draw_model, anchor, anchor_elo, virtual_draws,
                             bootstrap_samples, seed)
-        ci95 = {b: (float(lo[k]), float(hi[k])) for k, b in enumerate(t.names)}
+        ci95 = {b: (float(lo[k]), float(hi[k])) if b in where else (-math.inf, math.inf)
+                for k, b in enumerate(full.names)}
         covariance = None
     else:
-        ci95 = {b: (float(elo[k] - Z95 * se[k]), float(elo[k] + Z95 * se[k])) for k, b in enumerate(t.names)}
-        covariance = cov_elo
-    n_games = {b: 0 for b in t.names}
-    points = {b: 0.0 for b in t.names}
-    for x, y, s in games:
+        ci95 = {b: (elo[b] - Z95 * se[b], elo[b] + Z95 * se[b]) for b in full.names}
+        covariance = np.zeros((len(full.names), len(full.names)))
+        idx = [full.names.index(b) for b in played_names]
+        covariance[np.ix_(idx, idx)] = cov_p
+        for b in full.names:
+            if b not in where:
+                k = full.names.index(b)
+                covariance[k, k] = math.inf
+    n_games = {b: 0 for b in full.names}
+    points = {b: 0.0 for b in full.names}
+    for x, y, sc in games:
         n_games[x] += 1
         n_games[y] += 1
-        points[x] += s
-        points[y] += 1 - s
-    order = sorted(t.names, key=lambda b: (-elo[t.names.index(b)], b))
+        points[x] += sc
+        points[y] += 1 - sc
+    order = sorted(full.names, key=lambda b: (-elo[b], b))
     return Ratings(
-        bots=order, elo={b: float(elo[k]) for k, b in enumerate(t.names)}, ci95=ci95,
-        stderr={b: float(se[k]) for k, b in enumerate(t.names)}, games=n_games, score=points,
+        bots=order, elo=elo, ci95=ci95, stderr=se, games=n_games, score=points,
         draw_model=draw_model, ci_method=ci, anchor=anchor, regularized=reg, nu=nu,
         dispersion=disp, covariance=covariance,
     )

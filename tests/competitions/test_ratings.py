@@ -182,3 +182,23 @@ def test_sprt_input_checks() -> None:
         R.sprt([1, 2, 3], elo0=5, elo1=0)
     with pytest.raises(ValueError):
         R.sprt([1, 2, 3, 4], elo0=0, elo1=5)
+
+
+def test_bots_without_games_and_separate_groups() -> None:
+    rng = np.random.default_rng(8)
+    games = round_robin(rng, TRUE, per_pair=100)
+    base = R.fit(games)
+    more = R.fit(games, names=[*TRUE, "newcomer"])
+    assert more.elo["newcomer"] == 0.0 and more.ci95["newcomer"] == (-math.inf, math.inf)
+    for b in TRUE:  # a bot without games changes nothing
+        assert more.elo[b] == pytest.approx(base.elo[b], abs=1e-6)
+        assert more.ci95[b] == pytest.approx(base.ci95[b], abs=1e-6)
+    assert not more.regularized
+    # Two groups that never met: each is centred by the prior, with finite intervals.
+    two = [("a", "b", 1.0), ("b", "a", 0.5)] * 5 + [("c", "d", 1.0), ("d", "c", 0.5)] * 5
+    r = R.fit(two)
+    assert r.regularized
+    assert r.elo["a"] > r.elo["b"] and r.elo["c"] > r.elo["d"]
+    assert r.elo["a"] == pytest.approx(-r.elo["b"], abs=1e-3)
+    assert r.elo["c"] == pytest.approx(r.elo["a"], abs=1e-3)
+    assert all(math.isfinite(lo) and math.isfinite(hi) for lo, hi in r.ci95.values())
