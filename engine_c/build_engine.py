@@ -128,6 +128,9 @@ typedef struct hr_unit { int16_t hp; uint8_t kind; uint8_t owner; uint8_t items;
 typedef struct hr_config { int map; int deck; int ap; int start_ap; int turn_limit; int draws; } hr_config;
 typedef struct hr_state {
     uint64_t zob;
+    uint64_t occ[2];
+    uint64_t alive;
+    uint64_t crystals;
     int32_t deck_seed[2];
     hr_unit board[45];
     uint8_t hand[2][11];

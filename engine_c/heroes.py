@@ -3,6 +3,7 @@ JSON state format of ../shared/conformance/README.md. No rules here: those are i
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 from ._lowlevel import StateError, ffi, lib
@@ -122,40 +123,61 @@ def action_from_dict(d: dict[str, Any]) -> int:
 
 # ---- JSON states ---------------------------------------------------------------------------
 
+_BASE_HP = [1000, 800, 800, 800, 800, 0, 0, 0, 0, 0, 0, 4500]
+# Item names of each 4-bit equipment mask, sorted as the JSON form lists them.
+_ITEMS_OF = [sorted(n for n, bit in ITEM_BITS.items() if m & bit) for m in range(16)]
+_SORTED_CARDS = sorted(range(len(CARDS)), key=lambda i: CARDS[i])
+_UNIT = struct.Struct("=hBBBB")  # hr_unit, checked against the C layout at import
+if _UNIT.size != ffi.sizeof("hr_unit") or ffi.offsetof("hr_unit", "items") != 4:
+    raise ImportError("hr_unit's C layout changed: update heroes._UNIT")
+
+
 def state_to_json(st: Any) -> dict[str, Any]:
     """Export in the conformance format, plus the configuration keys map, deck, draws,
     ap_per_turn and turn_limit. An observation also has `observer`, `hand_sizes` and
-    `deck_sizes`; the opponent's hand is empty and its deck lists every unseen card."""
+    `deck_sizes`; the opponent's hand is empty and its deck lists every unseen card.
+
+    The referee calls this for every observation it sends, so it reads the occupied
+    squares from the state's masks and reads each cffi field once."""
     s = ffi.cast("hr_state *", st)
-    h = s.h
+    h, w = s.h, s.w
+    occupied = s.occ[0] | s.occ[1]
     board = []
-    for idx in range(s.w * h):
-        u = s.board[idx]
-        if u.owner == 0:
-            continue
-        items = sorted(name for name, bit in ITEM_BITS.items() if u.items & bit)
-        board.append({"x": idx // h, "y": idx % h, "kind": KINDS[u.kind], "owner": int(u.owner),
-                      "hp": int(u.hp), "max_hp": int(lib.hr_max_hp(ffi.addressof(u))), "items": items})
-    board.sort(key=lambda b: (b["y"], b["x"]))
+    # One copy of the board, unpacked in C: (hp, kind, owner, items, pad) per square.
+    cells = list(_UNIT.iter_unpack(ffi.buffer(s.board)))
+    for y in range(h):  # the JSON board is sorted by (y, x)
+        for x in range(w):
+            idx = x * h + y
+            if not occupied >> idx & 1:
+                continue
+            hp, kind, owner, items, _ = cells[idx]
+            base = _BASE_HP[kind]
+            max_hp = base + (base // 10 if items & 1 else 0) + (base // 10 if items & 4 else 0)
+            board.append({"x": x, "y": y, "kind": KINDS[kind], "owner": owner, "hp": hp,
+                          "max_hp": max_hp, "items": list(_ITEMS_OF[items])})
     hands: dict[str, list[str]] = {}
     decks: dict[str, dict[str, int]] = {}
     for p in (0, 1):
-        hands[str(p + 1)] = sorted(c for i, c in enumerate(CARDS) for _ in range(s.hand[p][i]))
-        decks[str(p + 1)] = {c: int(s.deck[p][i]) for i, c in enumerate(CARDS) if s.deck[p][i] > 0}
+        hand = ffi.unpack(s.hand[p], len(CARDS))
+        deck = ffi.unpack(s.deck[p], len(CARDS))
+        hands[str(p + 1)] = [CARDS[i] for i in _SORTED_CARDS for _ in range(hand[i])]
+        decks[str(p + 1)] = {CARDS[i]: deck[i] for i in _SORTED_CARDS if deck[i]}
+    terminal, winner = bool(s.terminal), s.winner
     out: dict[str, Any] = {
-        "turn": int(s.turn), "current": int(s.current) + 1, "ap": int(s.ap),
-        "terminal": bool(s.terminal), "winner": int(s.winner) + 1 if s.terminal and s.winner >= 0 else 0,
+        "turn": s.turn, "current": s.current + 1, "ap": s.ap,
+        "terminal": terminal, "winner": winner + 1 if terminal and winner >= 0 else 0,
         "board": board, "hands": hands, "decks": decks,
-        "deck_seed": {"1": int(s.deck_seed[0]), "2": int(s.deck_seed[1])},
+        "deck_seed": {"1": s.deck_seed[0], "2": s.deck_seed[1]},
         "map": MAPS[s.map], "deck": DECKS[s.deck_kind], "draws": DRAWS[s.draws],
-        "ap_per_turn": int(s.ap_per_turn), "turn_limit": int(s.turn_limit),
+        "ap_per_turn": s.ap_per_turn, "turn_limit": s.turn_limit,
     }
-    if s.observer >= 0:
-        opp = 1 - s.observer
-        out["observer"] = int(s.observer) + 1
-        out["hands"][str(opp + 1)] = []
-        out["hand_sizes"] = {"1": int(s.hand_n[0]), "2": int(s.hand_n[1])}
-        out["deck_sizes"] = {"1": int(s.deck_n[0]), "2": int(s.deck_n[1])}
+    observer = s.observer
+    if observer >= 0:
+        opp = 1 - observer
+        out["observer"] = observer + 1
+        hands[str(opp + 1)] = []
+        out["hand_sizes"] = {"1": s.hand_n[0], "2": s.hand_n[1]}
+        out["deck_sizes"] = {"1": s.deck_n[0], "2": s.deck_n[1]}
         del out["deck_seed"]
     return out
 
