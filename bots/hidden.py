@@ -31,6 +31,10 @@ __all__ = ["PimcAgent", "IsmctsAgent", "PERFECT_INFORMATION"]
 PERFECT_INFORMATION: tuple[str, ...] = tuple(name for name, spec in AGENTS.items() if spec.factory is None)
 
 
+# The MCTS settings the ISMCTS kernel reads (it always shares nodes by information set).
+_ISMCTS_PARAMS = ("c", "rollout", "epsilon", "rollout_turns", "complete", "max_nodes", "prune")
+
+
 def _det_param() -> Param:
     return Param(name="det", type=str, default="uniform", choices=tuple(STRATEGIES),
                  help="determinization strategy: uniform (sampled hands), most-probable (the "
@@ -91,5 +95,5 @@ _register(AgentSpec(
     "ismcts", "ismcts",
     "single-observer information-set MCTS: one tree over information sets, a new "
     "determinization per iteration, availability counts; multi-action turns as mcts",
-    (*[p for p in _mcts(1 / math.sqrt(2), "egreedy") if p.name != "transpositions"], _det_param()),
+    (*[p for p in _mcts(1 / math.sqrt(2), "egreedy") if p.name in _ISMCTS_PARAMS], _det_param()),
     factory=IsmctsAgent))

@@ -7,9 +7,10 @@
  * transposition table is keyed by the hash of that observation). At the observer's own
  * nodes the action list depends only on what the observer sees, so it is generated once
  * and expanded in rating order, as in the MCTS kernel. At the opponent's nodes the legal
- * actions depend on the sampled hand: each iteration expands the first legal action
- * (rating order) that has no edge yet, else selects among the legal ones by UCB1 with
- * availability counts: mean + 2c sqrt(2 ln avail / visits). */
+ * actions depend on the sampled hand: each iteration expands the best-rated legal action
+ * that has no edge yet (the first in legal order on ties), else selects among the legal ones
+ * by UCB1 with availability counts: mean + 2c sqrt(2 ln avail / visits). The opponent's
+ * edges are found through one hash table keyed by (node, action). */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -19,8 +20,6 @@
 #include "mg_search_internal.h"
 
 #define IS_MAX_DEPTH 128  /* deepest selection path */
-#define IS_LOOKUP 4096    /* lookup slots for the opponent's edges (power of two) */
-#define IS_MAX_CHAIN 2000 /* edges per opponent node at most (keeps lookups sparse) */
 
 /* Node flags. */
 #define IS_TERMINAL 1 /* the information set is terminal */
@@ -28,7 +27,6 @@
 
 typedef struct is_edge {
     mg_action a;     /* the action */
-    int32_t next;    /* next edge of an opponent node's chain, -1 at the end */
     uint32_t visits; /* times the edge was traversed */
     uint32_t avail;  /* opponent nodes: times the edge was legal when its node was selected from */
     uint8_t mover;   /* player who makes the action */
@@ -37,8 +35,8 @@ typedef struct is_edge {
 
 typedef struct is_node {
     uint32_t visits; /* times the node was on an iteration's path */
-    int32_t edges;   /* fixed nodes: first of n contiguous edges; opponent: chain head; -1 */
-    int16_t n;       /* edges */
+    int32_t edges;   /* fixed nodes: first of n contiguous edges, -1 until generated */
+    int16_t n;       /* edges (opponent nodes: those created so far, at most INT16_MAX) */
     int16_t nexp;    /* fixed nodes: edges expanded so far, in rating order */
     uint8_t mover;   /* player to act */
     uint8_t flags;   /* IS_* */
@@ -49,11 +47,10 @@ typedef struct is_slot {
     int32_t node;
 } is_slot;
 
-typedef struct is_look {
-    uint32_t stamp;  /* lookup generation; stale slots are empty */
-    mg_action a;
+typedef struct is_eslot {
+    uint64_t key;    /* (node + 1) << 32 | action of an opponent edge, 0 = empty */
     int32_t edge;
-} is_look;
+} is_eslot;
 
 typedef struct is_tree {
     const mg_game_vt *vt;
@@ -67,8 +64,8 @@ typedef struct is_tree {
     long ne, ecap;
     is_slot *tt;
     unsigned long tmask, tcount, tlimit;
-    is_look *look;
-    uint32_t stamp;
+    is_eslot *et;    /* the opponent's edges by (node, action) */
+    unsigned long emask, ecount, elimit;
     long evals;
 } is_tree;
 
@@ -76,8 +73,8 @@ static int is_alloc(is_tree *t, const mg_search_params *p, int max_actions)
 {
     long cap = p->max_nodes > 0 ? p->max_nodes : 1L << 22;
     long n = cap;
-    if (p->iterations > 0 && 2 * p->iterations + 2 < n)
-        n = 2 * p->iterations + 2; /* at most one new node per step that expands, plus a lookup */
+    if (p->iterations > 0 && 16 * p->iterations + 64 < n)
+        n = 16 * p->iterations + 64; /* new information sets per iteration: a few at most */
     t->ncap = n;
     long e = 8 * n + 256L * max_actions;
     if (e > n * (long)max_actions + max_actions)
@@ -92,8 +89,10 @@ static int is_alloc(is_tree *t, const mg_search_params *p, int max_actions)
     t->nodes = malloc((size_t)t->ncap * sizeof *t->nodes);
     t->edges = malloc((size_t)t->ecap * sizeof *t->edges);
     t->tt = calloc(slots, sizeof *t->tt);
-    t->look = calloc(IS_LOOKUP, sizeof *t->look);
-    return t->nodes && t->edges && t->tt && t->look;
+    t->emask = slots - 1; /* at most one opponent edge per iteration, so the node table's size */
+    t->elimit = slots / 10 * 7;
+    t->et = calloc(slots, sizeof *t->et);
+    return t->nodes && t->edges && t->tt && t->et;
 }
 
 static void is_free(is_tree *t)
@@ -101,7 +100,7 @@ static void is_free(is_tree *t)
     free(t->nodes);
     free(t->edges);
     free(t->tt);
-    free(t->look);
+    free(t->et);
 }
 
 /* Hash of the observer's information set containing st. */
@@ -144,7 +143,6 @@ static int is_node_for(is_tree *t, const void *st, unsigned char *scratch)
 static void is_edge_init(is_edge *e, mg_action a, int mover)
 {
     e->a = a;
-    e->next = -1;
     e->visits = e->avail = 0;
     e->mover = (uint8_t)mover;
     e->mean = 0;
@@ -187,47 +185,55 @@ static long is_select_fixed(is_tree *t, is_node *N)
     return best;
 }
 
-/* Opponent node at st: expand the first legal action without an edge (rating order), else
- * select among the legal ones by UCB1 with availability. Returns the edge, -1 if none
- * (no legal action), or -2 if the arena is full. */
+/* The slot of opponent edge (nd, a) in the edge table: its slot, or the empty one where it
+ * would go (NULL if absent and the table is full). */
+static is_eslot *is_eslot_for(is_tree *t, int nd, mg_action a)
+{
+    uint64_t key = ((uint64_t)(nd + 1) << 32) | a;
+    unsigned long i = (unsigned long)mg_mix64(key) & t->emask;
+    while (t->et[i].key) {
+        if (t->et[i].key == key)
+            return &t->et[i];
+        i = (i + 1) & t->emask;
+    }
+    return t->ecount < t->elimit ? &t->et[i] : NULL;
+}
+
+/* Opponent node at st: expand the best-rated legal action without an edge, else select
+ * among the legal ones by UCB1 with availability. Returns the edge, -1 if none (no legal
+ * action, or nothing new can be stored), or -2 if the edge arena is full. */
 static long is_select_open(is_tree *t, int nd, const void *st)
 {
+    const mg_game_vt *vt = t->vt;
     mg_action acts[MG_MAX_ACTIONS];
-    int n = ms_actions(t->vt, st, t->p, MS_PRUNE | MS_SORT, acts);
+    long found[MG_MAX_ACTIONS];
+    int n = ms_actions(vt, st, t->p, MS_PRUNE, acts);
     if (n <= 0)
         return -1;
     is_node *N = &t->nodes[nd];
-    uint32_t stamp = ++t->stamp;
-    for (long ei = N->edges; ei >= 0; ei = t->edges[ei].next) {
-        mg_action a = t->edges[ei].a;
-        unsigned long i = (unsigned long)(a * 0x9E3779B1u) & (IS_LOOKUP - 1);
-        while (t->look[i].stamp == stamp)
-            i = (i + 1) & (IS_LOOKUP - 1);
-        t->look[i].stamp = stamp;
-        t->look[i].a = a;
-        t->look[i].edge = (int32_t)ei;
-    }
-    long found[MG_MAX_ACTIONS];
+    int fresh = -1, fresh_rate = 0;
     for (int j = 0; j < n; j++) {
-        unsigned long i = (unsigned long)(acts[j] * 0x9E3779B1u) & (IS_LOOKUP - 1);
-        found[j] = -1;
-        while (t->look[i].stamp == stamp) {
-            if (t->look[i].a == acts[j]) {
-                found[j] = t->look[i].edge;
-                break;
+        is_eslot *slot = is_eslot_for(t, nd, acts[j]);
+        found[j] = slot && slot->key ? slot->edge : -1;
+        if (found[j] < 0 && slot && N->n < INT16_MAX) {
+            int r = vt->rate ? vt->rate(st, acts[j]) : 0;
+            if (fresh < 0 || r > fresh_rate) {
+                fresh = j;
+                fresh_rate = r;
             }
-            i = (i + 1) & (IS_LOOKUP - 1);
         }
-        if (found[j] < 0 && N->n < IS_MAX_CHAIN) { /* expansion */
-            if (t->ne >= t->ecap)
-                return -2;
-            long ei = t->ne++;
-            is_edge_init(&t->edges[ei], acts[j], N->mover);
-            t->edges[ei].next = N->edges;
-            N->edges = (int32_t)ei;
-            N->n++;
-            return ei;
-        }
+    }
+    if (fresh >= 0) { /* expansion */
+        if (t->ne >= t->ecap)
+            return -2;
+        is_eslot *slot = is_eslot_for(t, nd, acts[fresh]);
+        long ei = t->ne++;
+        is_edge_init(&t->edges[ei], acts[fresh], N->mover);
+        slot->key = ((uint64_t)(nd + 1) << 32) | acts[fresh];
+        slot->edge = (int32_t)ei;
+        t->ecount++;
+        N->n++;
+        return ei;
     }
     long best = -1;
     double bv = -DBL_MAX;
