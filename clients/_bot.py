@@ -14,6 +14,7 @@ from ._options import Option, parse_settings
 
 if TYPE_CHECKING:
     from maag.engine import Action, Game, State
+    from maag.engine import Observation as EngineObservation
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +60,12 @@ class Observation:
     def state(self) -> State:
         """The observation as a `maag.engine` observation state (determinize it for search)."""
         return self.game.engine().state_from_json(dict(self.data))
+
+    def view(self) -> EngineObservation:
+        """The observation as a `maag.engine.Observation`, what every maag.bots agent plans from."""
+        from maag.engine import Observation as EngineObservation
+
+        return EngineObservation.from_json(self.game.engine(), dict(self.data))
 
 
 @dataclass(frozen=True, slots=True)

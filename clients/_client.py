@@ -330,6 +330,8 @@ class Client:
         elif isinstance(msg, GameEvent):
             g = self._game(msg.game_id)
             if g is not None:
+                if msg.kind == "timeout" and msg.seat == g.info.seat:
+                    g.prompt += 1  # the referee ended our turn: a plan still being made is stale
                 await self._call(g, g.bot.on_event(msg.kind, msg.seat, msg.action))
         elif isinstance(msg, Result):
             g = self._game(msg.game_id)

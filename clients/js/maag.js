@@ -196,6 +196,7 @@ class Client extends EventEmitter {
         if (game) this._choose(game, m);
         return;
       case 'event':
+        if (game && m.kind === 'timeout' && m.seat === game.info.seat) game.prompt += 1; // turn ended
         if (game) this._call(game, 'onEvent', m);
         return;
       case 'result':
