@@ -80,6 +80,10 @@ def register(sub: Any) -> None:
     p.add_argument("--gauntlet", metavar="NAME", default=None,
                    help="the bot that plays everyone in a gauntlet (default the first --bot)")
     add_game_arguments(p, "1s")  # --game --map --option --tc --seed --late --max-late --max-illegal --grace
+    for action in p._actions:
+        if action.dest == "seed":
+            action.help = (f"base seed of the schedule: every game pair's seed derives from it "
+                           f"(default {DEFAULT_SEED}: the same command plays the same deals)")
     p.add_argument("--name", default=None, help="the tournament's name (default: a hash of its settings)")
     p.add_argument("--db", default=None, metavar="URL",
                    help=f"sqlite:///PATH, postgresql://... or a path (default sqlite:///{default_db_path()})")
