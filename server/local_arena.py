@@ -75,6 +75,7 @@ class GameResult:
     seconds: float
     forfeit: bool = False  # the loser's plan held an illegal action
     iterations: dict[int, float] = field(default_factory=dict)  # agent -> mean per turn
+    turn_ms: dict[int, float] = field(default_factory=dict)  # agent -> mean search time per turn
 
 
 def schedule(n_agents: int, games: int, seed: int) -> list[GameTask]:
@@ -100,6 +101,7 @@ def play_game(task: GameTask, specs: Sequence[str], cfg: ArenaConfig) -> GameRes
     agents: list[Agent] = [parse_agent(specs[i]) for i in seat_agent]
     rng = random.Random(task.seed ^ 0x5EED)
     iters: dict[int, list[int]] = {task.a: [], task.b: []}
+    times: dict[int, list[float]] = {task.a: [], task.b: []}
     t0 = time.monotonic()
     turns = 0
     while not state.is_terminal:
@@ -115,6 +117,7 @@ def play_game(task: GameTask, specs: Sequence[str], cfg: ArenaConfig) -> GameRes
         last = agents[p].last
         if last is not None:
             iters[seat_agent[p]].append(last.stats.iterations)
+            times[seat_agent[p]].append(last.stats.elapsed_ms)
         turns += 1
         try:
             for action in plan:
@@ -128,7 +131,8 @@ def play_game(task: GameTask, specs: Sequence[str], cfg: ArenaConfig) -> GameRes
     winner = None if w is None or w < 0 else seat_agent[w]
     return GameResult(task.index, task.a, task.b, task.a_seat, task.seed, winner, turns,
                       time.monotonic() - t0,
-                      iterations={k: statistics.fmean(v) if v else 0.0 for k, v in iters.items()})
+                      iterations={k: statistics.fmean(v) if v else 0.0 for k, v in iters.items()},
+                      turn_ms={k: statistics.fmean(v) if v else 0.0 for k, v in times.items()})
 
 
 @dataclass
@@ -172,6 +176,10 @@ class ArenaResult:
         vals = [g.iterations[i] for g in self.games if i in g.iterations and g.iterations[i] > 0]
         return statistics.fmean(vals) if vals else 0.0
 
+    def mean_turn_ms(self, i: int) -> float:
+        vals = [g.turn_ms[i] for g in self.games if i in g.turn_ms]
+        return statistics.fmean(vals) if vals else 0.0
+
     def as_dict(self) -> dict[str, Any]:
         n = len(self.agents)
         matrix = []
@@ -191,7 +199,8 @@ class ArenaResult:
             s, g, (lo, hi) = self.overall(i)
             overall.append({"agent": self.agents[i], "score": round(s, 4), "games": g,
                             "ci95": [round(lo, 4), round(hi, 4)],
-                            "mean_iterations_per_turn": round(self.mean_iterations(i), 1)})
+                            "mean_iterations_per_turn": round(self.mean_iterations(i), 1),
+                            "mean_search_ms_per_turn": round(self.mean_turn_ms(i), 1)})
         return {"agents": self.agents, "config": asdict(self.config), "games": len(self.games),
                 "forfeits": sum(g.forfeit for g in self.games),
                 "mean_turns": round(statistics.fmean(g.turns for g in self.games), 1) if self.games else 0,

@@ -81,6 +81,8 @@ typedef struct mg_search_params {
     int collapse_k;      /* > 0: after k end-of-turn nodes were found, drop every branch of
                           * the turn that does not reach one; -1: 20 per second of budget;
                           * 0: off */
+    int horizon_root;    /* 1: rollout_turns counts from the root, so every leaf is evaluated
+                          * at the same point of the game; 0: from the leaf (the reference) */
     int complete;        /* 1: a plan whose tree path stops before END_TURN is completed
                           * greedily; 0: END_TURN is appended (the reference) */
     long max_nodes;      /* cap on tree nodes / table entries; 0 = 1<<22 */

@@ -246,10 +246,10 @@ mg_action mg_policy_choose(const mg_game_vt *vt, const void *st, const mg_action
 }
 
 double ms_rollout_from(const mg_game_vt *vt, void *st, const mg_search_params *p, int player,
-                       mg_rng *rng, mg_action *acts, int n)
+                       mg_rng *rng, mg_action *acts, int n, int depth)
 {
     int turns = 0;
-    for (int steps = 0; turns < p->rollout_turns && steps < 4096; steps++) {
+    for (int steps = 0; turns < depth && steps < 4096; steps++) {
         if (steps > 0 || n < 0)
             n = vt->legal(st, acts);
         if (n <= 0)
@@ -267,7 +267,7 @@ double mg_rollout(const mg_game_vt *vt, void *st, const mg_search_params *p, int
                   mg_rng *rng)
 {
     mg_action acts[MG_MAX_ACTIONS];
-    return ms_rollout_from(vt, st, p, player, rng, acts, -1);
+    return ms_rollout_from(vt, st, p, player, rng, acts, -1, p->rollout_turns);
 }
 
 /* ---- Parameters --------------------------------------------------------------------------- */

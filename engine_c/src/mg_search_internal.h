@@ -69,10 +69,10 @@ int ms_complete_greedy(const mg_game_vt *vt, void *st, const mg_search_params *p
 int ms_turn_length(const mg_game_vt *vt, const void *st, const mg_search_params *p,
                    mg_rng *rng);
 
-/* mg_rollout whose first step uses the legal list acts[0..n) of st when n >= 0 (acts has
- * room for MG_MAX_ACTIONS and is overwritten). */
+/* mg_rollout for `depth` turns whose first step uses the legal list acts[0..n) of st when
+ * n >= 0 (acts has room for MG_MAX_ACTIONS and is overwritten). */
 double ms_rollout_from(const mg_game_vt *vt, void *st, const mg_search_params *p, int player,
-                       mg_rng *rng, mg_action *acts, int n);
+                       mg_rng *rng, mg_action *acts, int n, int depth);
 
 /* Smallest power of two >= n (n >= 1). */
 unsigned long ms_pow2(unsigned long n);

@@ -272,7 +272,16 @@ static int mc_iterate(mc_tree *t, int top, const void *top_st, unsigned char *cl
         path[depth++] = ei;
         node = e->child;
     }
-    double r = ms_rollout_from(vt, clone, t->p, t->root_player, t->rng, acts, nacts);
+    int turns = t->p->rollout_turns;
+    if (t->p->horizon_root) { /* the turns the path already played count against the depth */
+        for (int i = 0; i < depth; i++) {
+            const mc_edge *e = &t->edges[path[i]];
+            turns -= e->auto_end || vt->is_end_turn(e->a);
+        }
+        if (turns < 0)
+            turns = 0;
+    }
+    double r = ms_rollout_from(vt, clone, t->p, t->root_player, t->rng, acts, nacts, turns);
     t->evals++;
     if (expanded >= 0) {
         mc_edge *e = &t->edges[expanded];

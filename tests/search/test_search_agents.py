@@ -68,6 +68,25 @@ def test_plans_are_legal(name: str, state_name: str) -> None:
     assert after.is_terminal or after.current_player != state.current_player
 
 
+# Non-default settings, to cover the kernels' other paths.
+VARIANTS = ["mcts:horizon_root=true,rollout_turns=2", "mcts:transpositions=false,complete=false",
+            "mcts:rollout=random,c=2", "bb-mcts:rollout=meta,prune=false", "collapse-mcts:k=2",
+            "oep:fitness_rollouts=3,history=false", "oep:population=7,survival=0,mutation=1",
+            "ucb:select=robust,arms=5", "ucb:select=maxwins,rollout_turns=0", "greedy-turn:prune=false"]
+
+
+@pytest.mark.parametrize("state_name", ["start", "mid0", "tiny-random-draws"])
+@pytest.mark.parametrize("spec", VARIANTS)
+def test_variants_plan_legally(spec: str, state_name: str) -> None:
+    state = STATES[state_name]
+    agent = parse_agent(spec)
+    it = ITERATIONS[agent.name]
+    plan = agent.plan(state, iterations=it, seed=6)
+    apply_plan(state, plan)
+    again = parse_agent(spec).plan(state, iterations=it, seed=6)
+    assert [a.code for a in plan] == [a.code for a in again]
+
+
 @pytest.mark.parametrize("name", list(AGENTS))
 def test_same_seed_same_plan(name: str) -> None:
     state = STATES["mid1"]
