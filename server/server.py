@@ -221,10 +221,11 @@ class _Client:
             self.close()
 
     def close(self) -> None:
-        if not self.closed:
-            self.closed = True
-            with contextlib.suppress(Exception):
-                self.writer.close()
+        """Close the socket. Idempotent, and independent of `closed`, which only says that
+        nothing more may be sent (set early by _drop and after fatal errors)."""
+        self.closed = True
+        with contextlib.suppress(Exception):
+            self.writer.close()
 
 
 @dataclass(slots=True, eq=False)
