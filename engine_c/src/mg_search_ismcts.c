@@ -297,7 +297,15 @@ static int is_iterate(is_tree *t, int root, unsigned char *det, unsigned char *s
             break;
         node = child;
     }
-    double r = mg_rollout(vt, det, t->p, t->observer, t->rng);
+    int turns = t->p->rollout_turns;
+    if (t->p->horizon_root) { /* the turns the path already played count against the depth */
+        for (int i = 0; i < depth; i++)
+            turns -= vt->is_end_turn(t->edges[path[i]].a);
+        if (turns < 0)
+            turns = 0;
+    }
+    mg_action acts[MG_MAX_ACTIONS];
+    double r = ms_rollout_from(vt, det, t->p, t->observer, t->rng, acts, -1, turns);
     t->evals++;
     t->nodes[root].visits++;
     for (int i = 0; i < depth; i++) {

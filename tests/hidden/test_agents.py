@@ -95,6 +95,8 @@ def test_ismcts_statistics_and_reproducibility() -> None:
     apply_plan(state, a.plan)
     c = ismcts(obs, {"rollout_turns": 2}, iterations=1500, seed=9)
     assert c.stats.iterations == 1500
+    h = make_agent("ismcts", rollout_turns=2, horizon_root=True)
+    apply_plan(state, h.plan(state, iterations=1500, seed=8))
 
 
 def test_ismcts_needs_a_budget_and_refuses_finished_games() -> None:
