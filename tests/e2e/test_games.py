@@ -17,7 +17,7 @@ from maag.server.clock import TimeControl
 from maag.server.replay import resimulate
 from maag.server.storage import SQLiteStorage
 
-from .conftest import WAIT, MakeServer, Raw, token_for, until
+from .conftest import WAIT, MakeServer, Raw, stop_process, token_for, until
 
 UNITS = ["knight", "archer", "cleric", "wizard", "ninja"]
 
@@ -195,12 +195,16 @@ async def test_kill_9_mid_match_loses_no_finished_game(tmp_path: Path) -> None:
             seen[i].append(line.decode().split()[1])
 
     readers = [asyncio.create_task(read(i)) for i in (0, 1)]
-    await until(lambda: len(seen[0]) >= 3, timeout=120)
-    server.send_signal(signal.SIGKILL)
-    await server.wait()
-    await asyncio.wait_for(asyncio.gather(*readers), WAIT)
-    for b in bots:
-        await b.wait()
+    try:
+        await until(lambda: len(seen[0]) >= 3, timeout=120)
+        server.send_signal(signal.SIGKILL)
+        await server.wait()
+        await asyncio.wait_for(asyncio.gather(*readers), WAIT)
+        for b in bots:
+            await b.wait()
+    finally:  # a failed wait must not leave the server or the bots running
+        for proc in (server, *bots):
+            await stop_process(proc)
     # Every game a bot was told is over is stored, finished, with a replay that re-simulates.
     st = SQLiteStorage(db)
     told = set(seen[0]) | set(seen[1])
@@ -231,9 +235,12 @@ async def test_kill_9_mid_match_loses_no_finished_game(tmp_path: Path) -> None:
         stderr=subprocess.DEVNULL,
     )
     port_file.write_text("")
-    await until(lambda: port_file.read_text().strip() != "")
-    r.send_signal(signal.SIGTERM)
-    assert await asyncio.wait_for(r.wait(), WAIT) == 0
+    try:
+        await until(lambda: port_file.read_text().strip() != "")
+        r.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(r.wait(), WAIT) == 0
+    finally:
+        await stop_process(r)
     st = SQLiteStorage(db)
     assert {g.id for g in st.list_games(status="aborted")} == {g.id for g in running}
     assert {str(g.id) for g in st.list_games(status="finished")} == set(finished)
