@@ -164,6 +164,9 @@ def _mcts(c: float, rollout: str) -> tuple[Param, ...]:
         *_rollout(rollout),
         Param(name="transpositions", type=bool, default=True,
               help="share nodes between action orders reaching the same state"),
+        Param(name="robust", type=bool, default=False,
+              help="follow the most visited edge for the plan (false: the highest mean, as the "
+                   "reference)"),
         Param(name="horizon_root", type=bool, default=False,
               help="count rollout_turns from the root, so all leaves are evaluated at the same "
                    "point of the game (false: from the leaf, as the reference)"),

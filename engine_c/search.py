@@ -52,7 +52,7 @@ PARAMS: dict[str, type] = {
     "value_scale": float, "prune": bool, "early_end": bool,
     "policy": str, "epsilon": float, "p_card": float, "rollout_turns": int,
     "c": float, "transpositions": bool, "bridge_burning": bool, "collapse_k": int,
-    "horizon_root": bool,
+    "horizon_root": bool, "robust": bool,
     "complete": bool, "max_nodes": int,
     "population": int, "survival": float, "mutation": float, "history": bool,
     "fitness_rollouts": int,

@@ -83,6 +83,8 @@ typedef struct mg_search_params {
                           * 0: off */
     int horizon_root;    /* 1: rollout_turns counts from the root, so every leaf is evaluated
                           * at the same point of the game; 0: from the leaf (the reference) */
+    int robust;          /* 1: the plan (and each bridge-burning cut) follows the most visited
+                          * edge; 0: the highest mean (the reference) */
     int complete;        /* 1: a plan whose tree path stops before END_TURN is completed
                           * greedily; 0: END_TURN is appended (the reference) */
     long max_nodes;      /* cap on tree nodes / table entries; 0 = 1<<22 */

@@ -190,6 +190,29 @@ static int mc_generate(mc_tree *t, int nd, const void *st)
 
 /* ---- Selection, evaluation, backup -------------------------------------------------------- */
 
+/* The final choice among the expanded edges of N: the highest mean, or with p->robust the
+ * most visits (then the highest mean). The first wins ties; -1 if none was visited. */
+static long mc_final(const mc_tree *t, const mc_node *N)
+{
+    const mc_edge *e = t->edges + N->edges;
+    long best = -1;
+    for (int i = 0; i < N->nexp; i++) {
+        if (e[i].visits == 0)
+            continue;
+        if (best < 0) {
+            best = N->edges + i;
+            continue;
+        }
+        const mc_edge *b = &t->edges[best];
+        int better = t->p->robust ? e[i].visits > b->visits ||
+                                        (e[i].visits == b->visits && e[i].mean > b->mean)
+                                  : e[i].mean > b->mean;
+        if (better)
+            best = N->edges + i;
+    }
+    return best;
+}
+
 /* The edge of a fully expanded node with the highest UCB value, mean + 2c sqrt(2 ln N / n)
  * = mean + 2c sqrt(2 ln N) isq; with urgent = 0 the highest mean. The first wins ties. */
 static long mc_best(const mc_tree *t, const mc_node *N, int urgent)
@@ -344,7 +367,7 @@ static int mc_best_path(mc_tree *t, int nd, void *st, mg_action *plan, int len)
         if (N->mover != t->root_player || (N->flags & MC_TERMINAL) || N->edges < 0 ||
             N->nexp == 0)
             break;
-        long ei = mc_best(t, N, 0);
+        long ei = mc_final(t, N);
         if (ei < 0)
             break;
         const mc_edge *e = &t->edges[ei];
@@ -398,7 +421,7 @@ int mg_search_mcts(const mg_game_vt *vt, const void *st, const mg_search_params 
             ms_budget_progress(&budget, it) >= (double)(cuts + 1) / phases) {
             cuts++;
             const mc_node *N = &t.nodes[top];
-            long ei = N->edges >= 0 && N->mover == t.root_player ? mc_best(&t, N, 0) : -1;
+            long ei = N->edges >= 0 && N->mover == t.root_player ? mc_final(&t, N) : -1;
             if (ei >= 0) {
                 const mc_edge *e = &t.edges[ei];
                 mc_step(&t, e, top_st.b);
@@ -447,7 +470,7 @@ int mg_search_mcts(const mg_game_vt *vt, const void *st, const mg_search_params 
     }
     *plan_len = len;
     const mc_node *R = &t.nodes[top];
-    long bi = R->edges >= 0 ? mc_best(&t, R, 0) : -1;
+    long bi = R->edges >= 0 ? mc_final(&t, R) : -1;
     stats->iterations = it;
     stats->evaluations = evals;
     stats->nodes = t.nn;
