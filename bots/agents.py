@@ -146,28 +146,30 @@ def _prune() -> Param:
                  help="remove dominated actions first (the reference's ActionPruner)")
 
 
-def _rollout(default: str) -> tuple[Param, ...]:
+def _rollout(default: str, turns: int = 1) -> tuple[Param, ...]:
     return (
         Param(name="rollout", field="policy", type=str, default=default, choices=_POLICY_NAMES,
               help="rollout policy: random, meta (unit vs card, then a group), egreedy, greedy"),
         Param(name="epsilon", type=float, default=0.5, min=0, max=1,
               help="egreedy: probability of a uniform choice instead of the best-rated one"),
-        Param(name="rollout_turns", type=int, default=1, min=0, max=1000,
+        Param(name="rollout_turns", type=int, default=turns, min=0, max=1000,
               help="rollout depth in turns (ends of turn), then the heuristic"),
     )
 
 
-def _mcts(c: float, rollout: str) -> tuple[Param, ...]:
+def _mcts(c: float, rollout: str, *, robust: bool = False, horizon_root: bool = False,
+          turns: int = 1) -> tuple[Param, ...]:
+    """MCTS parameters; the defaults are the reference's unless an agent's entry says why."""
     return (
         Param(name="c", type=float, default=c, min=0,
               help="exploration constant: UCB = mean + 2c sqrt(2 ln N / n), rewards in [0, 1]"),
-        *_rollout(rollout),
+        *_rollout(rollout, turns),
         Param(name="transpositions", type=bool, default=True,
               help="share nodes between action orders reaching the same state"),
-        Param(name="robust", type=bool, default=False,
+        Param(name="robust", type=bool, default=robust,
               help="follow the most visited edge for the plan (false: the highest mean, as the "
                    "reference)"),
-        Param(name="horizon_root", type=bool, default=False,
+        Param(name="horizon_root", type=bool, default=horizon_root,
               help="count rollout_turns from the root, so all leaves are evaluated at the same "
                    "point of the game (false: from the leaf, as the reference)"),
         Param(name="complete", type=bool, default=True,
@@ -223,13 +225,20 @@ _register(AgentSpec(
 _register(AgentSpec(
     "ne-mcts", "mcts",
     "non-exploring MCTS: C = 0 and deterministic greedy rollouts, so every child is visited "
-    "once and then the best is deepened",
-    _mcts(0.0, "greedy")))
+    "once and then the best is deepened; the plan follows the most visited edges",
+    # robust: with C = 0 a node's mean sinks as its (mostly worse) children are added, so
+    # the highest mean marks the least explored edge; the most visited one is the edge the
+    # search kept choosing (docs/results-heroes.md: 76% vs greedy turn instead of 53%).
+    _mcts(0.0, "greedy", robust=True)))
 _register(AgentSpec(
     "bb-mcts", "mcts",
     "bridge-burning MCTS: the budget is split into one phase per action of the turn; after "
-    "each phase only the best root child survives and becomes the root",
-    _mcts(_C, "egreedy"), {"bridge_burning": True}))
+    "each phase only the best root child survives and becomes the root; rollouts reach the "
+    "end of the opponent's reply",
+    # horizon_root + 2 turns: every leaf is valued after the opponent's (egreedy) reply; with
+    # the reference's one turn from the leaf, deep leaves include a reply and shallow ones do
+    # not (docs/results-heroes.md: 68% vs greedy turn instead of 53%).
+    _mcts(_C, "egreedy", horizon_root=True, turns=2), {"bridge_burning": True}))
 _register(AgentSpec(
     "collapse-mcts", "mcts",
     "collapsing MCTS (thesis): after k end-of-turn nodes are found, branches of the turn "
