@@ -291,6 +291,7 @@ static int mc_iterate(mc_tree *t, int top, const void *top_st, unsigned char *cl
         }
         ei = mc_best(t, N, 1);
         mc_edge *e = &t->edges[ei];
+        MC_PREFETCH(&t->nodes[e->child]); /* read right after the (slower) apply */
         mc_step(t, e, clone);
         path[depth++] = ei;
         node = e->child;
