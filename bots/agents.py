@@ -215,6 +215,9 @@ _register(AgentSpec(
     "depth-first over the whole turn (rating order, transposition table), anytime: the "
     "best end-of-turn state found",
     (_prune(),
+     Param(name="legal_order", type=bool, default=False,
+           help="search actions in the game's legal order, as the reference's greedy turn "
+                "(false: by rating, highest first, which makes the anytime search much stronger)"),
      Param(name="max_nodes", type=int, default=1 << 22, min=1,
            help="transposition table size cap (states)"))))
 _register(AgentSpec(

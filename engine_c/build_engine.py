@@ -85,6 +85,7 @@ enum { MG_SELECT_MAX, MG_SELECT_ROBUST, MG_SELECT_MAXWINS, MG_SELECT_COUNT };
 enum { MG_STOP_DONE, MG_STOP_TIME, MG_STOP_ITERATIONS, MG_STOP_MEMORY };
 typedef struct mg_search_params {
     int algo; double budget_ms; long iterations; double value_scale; int prune; int early_end;
+    int legal_order;
     int policy; double epsilon; double p_card; int rollout_turns;
     double c; int transpositions; int bridge_burning; int collapse_k; int horizon_root; int robust; int complete;
     long max_nodes;

@@ -49,7 +49,7 @@ STOPS = ["done", "time", "iterations", "memory"]
 
 # Settable fields of mg_search_params and their Python types (budgets are separate).
 PARAMS: dict[str, type] = {
-    "value_scale": float, "prune": bool, "early_end": bool,
+    "value_scale": float, "prune": bool, "early_end": bool, "legal_order": bool,
     "policy": str, "epsilon": float, "p_card": float, "rollout_turns": int,
     "c": float, "transpositions": bool, "bridge_burning": bool, "collapse_k": int,
     "horizon_root": bool, "robust": bool,

@@ -78,14 +78,15 @@ def run_search(args: argparse.Namespace) -> int:
         task = prog.add_task("bench search", total=args.states)
         res = bench_search.run(args.budget_ms, args.states, progress=lambda i: prog.update(task, completed=i))
     table = Table(title=f"maag bench search: medians over {res.states} mid-game states, "
-                        f"{args.budget_ms:g} ms per search, one thread")
+                        f"{args.budget_ms:g} ms per search, per second of search-thread CPU time")
     table.add_column("figure")
     table.add_column("maag", justify="right")
     table.add_column("Java reference", justify="right")
     table.add_column("ratio", justify="right")
     d = res.as_dict()
+    table.add_column("wall clock", justify="right")
     for key, ref in bench_search.REFERENCE.items():
-        table.add_row(key, f"{d[key]:,.0f}", f"{ref:,.0f}", f"{d[key] / ref:.1f}x")
+        table.add_row(key, f"{d[key]:,.0f}", f"{ref:,.0f}", f"{d[key] / ref:.1f}x", f"{d['wall'][key]:,.0f}")
     console.print(table)
     m = machine()
     console.print(f"machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}")

@@ -66,6 +66,8 @@ typedef struct mg_search_params {
     int prune;           /* 1: search action lists pass through vt->prune */
     int early_end;       /* 1: END_TURN is a choice while other actions remain; 0: only
                           * when nothing else is legal (as the reference agents) */
+    int legal_order;     /* 1: greedy turn and tree expansion take actions in the game's legal
+                          * order (the reference's greedy turn); 0: by rating, highest first */
 
     /* policies and rollouts */
     int policy;          /* MG_POLICY_*: the policy agent's policy, and the rollout policy */

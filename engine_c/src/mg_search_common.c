@@ -129,7 +129,7 @@ int ms_actions(const mg_game_vt *vt, const void *st, const mg_search_params *p, 
         else /* everything pruned: search the unpruned list rather than nothing */
             memcpy(out, keep, (size_t)n * sizeof *out);
     }
-    if ((flags & MS_SORT) && vt->rate && n > 1)
+    if ((flags & MS_SORT) && !p->legal_order && vt->rate && n > 1)
         sort_by_rate(vt, st, out, n);
     return n;
 }

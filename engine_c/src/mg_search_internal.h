@@ -35,7 +35,7 @@ double ms_budget_progress(const ms_budget *b, long iter);
 
 /* Flags of ms_actions. */
 #define MS_PRUNE 1 /* apply vt->prune (if the game has one) */
-#define MS_SORT 2  /* stable sort by vt->rate, highest first */
+#define MS_SORT 2  /* stable sort by vt->rate, highest first (unless p->legal_order) */
 
 /* The search's action list at st: the legal actions without END_TURN unless it is the only
  * one or p->early_end is set, then pruned (MS_PRUNE and p->prune) and sorted (MS_SORT).

@@ -72,7 +72,8 @@ def test_plans_are_legal(name: str, state_name: str) -> None:
 VARIANTS = ["mcts:horizon_root=true,rollout_turns=2", "mcts:transpositions=false,complete=false",
             "mcts:rollout=random,c=2", "bb-mcts:rollout=meta,prune=false", "collapse-mcts:k=2",
             "oep:fitness_rollouts=3,history=false", "oep:population=7,survival=0,mutation=1",
-            "ucb:select=robust,arms=5", "ucb:select=maxwins,rollout_turns=0", "greedy-turn:prune=false"]
+            "ucb:select=robust,arms=5", "ucb:select=maxwins,rollout_turns=0", "greedy-turn:prune=false",
+            "greedy-turn:legal_order=true", "ne-mcts:robust=false"]
 
 
 @pytest.mark.parametrize("state_name", ["start", "mid0", "tiny-random-draws"])
