@@ -87,7 +87,8 @@ typedef struct mg_search_params {
     int algo; double budget_ms; long iterations; double value_scale; int prune; int early_end;
     int legal_order;
     int policy; double epsilon; double p_card; int rollout_turns;
-    double c; int transpositions; int bridge_burning; int collapse_k; int horizon_root; int robust; int complete;
+    double c; int transpositions; int bridge_burning; int collapse_k; int horizon_root; int robust;
+    int complete;
     long max_nodes;
     int population; double survival; double mutation; int history; int fitness_rollouts;
     int arms; int select;
