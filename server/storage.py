@@ -131,7 +131,58 @@ _GAME_COLS = ("g.id, g.game, g.config, g.seat0, g.seat1, g.time_control, g.match
               "r.winner, r.reason, r.plies, r.finished")
 
 
-class SQLiteStorage(Storage):
+class SQLStorage(Storage):
+    """What the SQL backends share: one schema, and the same read and cleanup queries. A
+    backend supplies its connection (`_db`, guarded by `_lock`), transactions (`_tx`),
+    queries (`_query`) and its parameter placeholder (`PARAM`)."""
+
+    PARAM = "?"
+    _db: Any
+    _lock: threading.Lock
+
+    @abc.abstractmethod
+    def _tx(self, fn: Callable[[Any], T]) -> T: ...
+
+    @abc.abstractmethod
+    def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]: ...
+
+    def abort_unfinished(self) -> int:
+        def tx(cur: Any) -> int:
+            cur.execute("UPDATE games SET status = 'aborted' WHERE status = 'running'")
+            return int(cur.rowcount)
+
+        return self._tx(tx)
+
+    def get_game(self, game_id: int) -> GameRecord | None:
+        rows = self._query(f"SELECT {_GAME_COLS} FROM games g LEFT JOIN results r ON r.game_id = g.id "
+                           f"WHERE g.id = {self.PARAM}", (game_id,))
+        return _game_record(rows[0]) if rows else None
+
+    def list_games(self, match_id: str | None = None, status: str | None = None,
+                   limit: int = 1000) -> list[GameRecord]:
+        where, args = [], []
+        if match_id is not None:
+            where.append(f"g.match_id = {self.PARAM}")
+            args.append(match_id)
+        if status is not None:
+            where.append(f"g.status = {self.PARAM}")
+            args.append(status)
+        sql = f"SELECT {_GAME_COLS} FROM games g LEFT JOIN results r ON r.game_id = g.id"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += f" ORDER BY g.id DESC LIMIT {self.PARAM}"
+        return [_game_record(r) for r in self._query(sql, (*args, int(limit)))]
+
+    def get_replay(self, game_id: int) -> dict[str, Any] | None:
+        rows = self._query(f"SELECT data FROM replays WHERE game_id = {self.PARAM}", (game_id,))
+        return json.loads(rows[0][0]) if rows else None
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+class SQLiteStorage(SQLStorage):
     """Storage in one SQLite file (WAL mode, synchronous=FULL)."""
 
     SCHEMA = """
@@ -250,42 +301,6 @@ class SQLiteStorage(Storage):
                          json.dumps(replay, separators=(",", ":"))))
 
         self._tx(tx)
-
-    def abort_unfinished(self) -> int:
-        def tx(cur: sqlite3.Cursor) -> int:
-            cur.execute("UPDATE games SET status = 'aborted' WHERE status = 'running'")
-            return int(cur.rowcount)
-
-        return self._tx(tx)
-
-    def get_game(self, game_id: int) -> GameRecord | None:
-        rows = self._query(f"SELECT {_GAME_COLS} FROM games g LEFT JOIN results r ON r.game_id = g.id "
-                           "WHERE g.id = ?", (game_id,))
-        return _game_record(rows[0]) if rows else None
-
-    def list_games(self, match_id: str | None = None, status: str | None = None,
-                   limit: int = 1000) -> list[GameRecord]:
-        where, args = [], []
-        if match_id is not None:
-            where.append("g.match_id = ?")
-            args.append(match_id)
-        if status is not None:
-            where.append("g.status = ?")
-            args.append(status)
-        sql = f"SELECT {_GAME_COLS} FROM games g LEFT JOIN results r ON r.game_id = g.id"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY g.id DESC LIMIT ?"
-        return [_game_record(r) for r in self._query(sql, (*args, int(limit)))]
-
-    def get_replay(self, game_id: int) -> dict[str, Any] | None:
-        rows = self._query("SELECT data FROM replays WHERE game_id = ?", (game_id,))
-        return json.loads(rows[0][0]) if rows else None
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
-
 
 def _game_record(r: tuple[Any, ...]) -> GameRecord:
     return GameRecord(id=int(r[0]), game=r[1], config=json.loads(r[2]), seats=(r[3], r[4]), time_control=r[5],

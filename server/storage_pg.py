@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import psycopg
-from maag.server.storage import BotRecord, GameRecord, Storage, StorageError, _now, hash_token
+from maag.server.storage import BotRecord, SQLStorage, StorageError, _now, hash_token
 
 __all__ = ["PostgresStorage", "SCHEMA_LOCK"]
 
@@ -61,10 +61,6 @@ CREATE TABLE IF NOT EXISTS replays (
 );
 """
 
-_GAME_COLS = ("g.id, g.game, g.config, g.seat0, g.seat1, g.time_control, g.match_id, g.status, g.created, "
-              "r.winner, r.reason, r.plies, r.finished")
-
-
 def connect(url: str) -> psycopg.Connection[Any]:
     """An autocommit connection (transactions are explicit), or StorageError."""
     try:
@@ -82,8 +78,10 @@ def ensure_schema(conn: psycopg.Connection[Any], ddl: str, lock: int = SCHEMA_LO
                 conn.execute(stmt)  # type: ignore[call-overload]
 
 
-class PostgresStorage(Storage):
+class PostgresStorage(SQLStorage):
     """Storage in a PostgreSQL database given by URL."""
+
+    PARAM = "%s"
 
     def __init__(self, url: str) -> None:
         self.url = url
@@ -156,44 +154,3 @@ class PostgresStorage(Storage):
                          json.dumps(replay, separators=(",", ":"))))
 
         self._tx(tx)
-
-    def abort_unfinished(self) -> int:
-        def tx(cur: psycopg.Cursor[Any]) -> int:
-            cur.execute("UPDATE games SET status = 'aborted' WHERE status = 'running'")
-            return int(cur.rowcount)
-
-        return self._tx(tx)
-
-    def get_game(self, game_id: int) -> GameRecord | None:
-        rows = self._query(f"SELECT {_GAME_COLS} FROM games g LEFT JOIN results r ON r.game_id = g.id "
-                           "WHERE g.id = %s", (game_id,))
-        return _game_record(rows[0]) if rows else None
-
-    def list_games(self, match_id: str | None = None, status: str | None = None,
-                   limit: int = 1000) -> list[GameRecord]:
-        where, args = [], []
-        if match_id is not None:
-            where.append("g.match_id = %s")
-            args.append(match_id)
-        if status is not None:
-            where.append("g.status = %s")
-            args.append(status)
-        sql = f"SELECT {_GAME_COLS} FROM games g LEFT JOIN results r ON r.game_id = g.id"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY g.id DESC LIMIT %s"
-        return [_game_record(r) for r in self._query(sql, (*args, int(limit)))]
-
-    def get_replay(self, game_id: int) -> dict[str, Any] | None:
-        rows = self._query("SELECT data FROM replays WHERE game_id = %s", (game_id,))
-        return json.loads(rows[0][0]) if rows else None
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
-
-
-def _game_record(r: tuple[Any, ...]) -> GameRecord:
-    return GameRecord(id=int(r[0]), game=r[1], config=json.loads(r[2]), seats=(r[3], r[4]), time_control=r[5],
-                      match_id=r[6], status=r[7], created=r[8], winner=r[9], reason=r[10], plies=r[11],
-                      finished=r[12])
