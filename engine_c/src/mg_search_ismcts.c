@@ -10,7 +10,8 @@
  * actions depend on the sampled hand: each iteration expands the best-rated legal action
  * that has no edge yet (the first in legal order on ties), else selects among the legal ones
  * by UCB1 with availability counts: mean + 2c sqrt(2 ln avail / visits). The opponent's
- * edges are found through one hash table keyed by (node, action). */
+ * edges are found through one hash table keyed by (node, action). As in the MCTS kernel, an
+ * action after which only END_TURN is legal takes the END_TURN along. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -30,6 +31,7 @@ typedef struct is_edge {
     uint32_t visits; /* times the edge was traversed */
     uint32_t avail;  /* opponent nodes: times the edge was legal when its node was selected from */
     uint8_t mover;   /* player who makes the action */
+    uint8_t auto_end; /* 1: END_TURN follows at once (nothing else was legal), as one edge */
     double mean;     /* mean reward in [0, 1] from the mover's view */
 } is_edge;
 
@@ -64,6 +66,7 @@ typedef struct is_tree {
     long ne, ecap;
     is_slot *tt;
     unsigned long tmask, tcount, tlimit;
+    mg_action end;   /* the END_TURN action (auto_end edges) */
     is_eslot *et;    /* the opponent's edges by (node, action) */
     unsigned long emask, ecount, elimit;
     long evals;
@@ -145,6 +148,7 @@ static void is_edge_init(is_edge *e, mg_action a, int mover)
     e->a = a;
     e->visits = e->avail = 0;
     e->mover = (uint8_t)mover;
+    e->auto_end = 0;
     e->mean = 0;
 }
 
@@ -253,6 +257,25 @@ static long is_select_open(is_tree *t, int nd, const void *st)
     return best;
 }
 
+/* Apply edge e to st; an edge being expanded learns whether only END_TURN follows its
+ * action (then, as in the MCTS kernel, the END_TURN is taken along: the edge's node and
+ * rollouts start at the next player's turn). */
+static void is_step(is_tree *t, is_edge *e, void *st, int expanding)
+{
+    const mg_game_vt *vt = t->vt;
+    vt->apply(st, e->a, t->rng);
+    if (expanding && !vt->is_end_turn(e->a) && !vt->terminal(st, NULL)) {
+        mg_action acts[MG_MAX_ACTIONS];
+        int n = vt->legal(st, acts);
+        if (n == 1 && vt->is_end_turn(acts[0])) {
+            t->end = acts[0];
+            e->auto_end = 1;
+        }
+    }
+    if (e->auto_end && !vt->terminal(st, NULL))
+        vt->apply(st, t->end, t->rng);
+}
+
 /* One iteration on determinization `det` (advanced in place). Returns -1, or
  * MG_STOP_MEMORY if the arena is full. */
 static int is_iterate(is_tree *t, int root, unsigned char *det, unsigned char *scratch)
@@ -287,7 +310,7 @@ static int is_iterate(is_tree *t, int root, unsigned char *det, unsigned char *s
                 break;
             expanded = t->nodes[node].n > before;
         }
-        vt->apply(det, t->edges[ei].a, t->rng);
+        is_step(t, &t->edges[ei], det, expanded);
         int child = is_node_for(t, det, scratch);
         if (child < 0)
             return MG_STOP_MEMORY;
@@ -300,7 +323,7 @@ static int is_iterate(is_tree *t, int root, unsigned char *det, unsigned char *s
     int turns = t->p->rollout_turns;
     if (t->p->horizon_root) { /* the turns the path already played count against the depth */
         for (int i = 0; i < depth; i++)
-            turns -= vt->is_end_turn(t->edges[path[i]].a);
+            turns -= t->edges[path[i]].auto_end || vt->is_end_turn(t->edges[path[i]].a);
         if (turns < 0)
             turns = 0;
     }
@@ -349,12 +372,17 @@ static int is_plan(is_tree *t, int root, unsigned char *st, unsigned char *scrat
         long ei = is_best_mean(t, N);
         if (ei < 0)
             break;
-        mg_action a = t->edges[ei].a;
-        if (vt->apply(st, a, t->rng) != MG_OK)
+        const is_edge *e = &t->edges[ei];
+        if (vt->apply(st, e->a, t->rng) != MG_OK)
             break;
-        plan[len++] = a;
-        if (ms_turn_over(vt, st, a))
+        plan[len++] = e->a;
+        if (ms_turn_over(vt, st, e->a))
             return len;
+        if (e->auto_end) {
+            vt->apply(st, t->end, t->rng);
+            plan[len++] = t->end;
+            return len;
+        }
         uint64_t h = is_key(t, st, scratch);
         unsigned long i = (unsigned long)(h ^ (h >> 29)) & t->tmask;
         nd = -1;
