@@ -63,7 +63,8 @@ int mg_search_pimc(const mg_game_vt *vt, const void *obs, const mg_search_params
  * availability counts at the opponent's nodes (an edge's exploration term uses how often it
  * was legal when its node was passed, not the node's visits), the multi-action negamax
  * backup, rollouts and plan completion as the MCTS kernel (p: c, policy, epsilon, p_card,
- * rollout_turns, horizon_root, prune, complete, max_nodes; the algo field is not read). Needs a budget;
+ * rollout_turns, horizon_root, robust, prune, complete, max_nodes; the algo field is not
+ * read). Needs a budget;
  * an iteration is one determinization. Returns as mg_search. */
 int mg_search_ismcts(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
                      const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,

@@ -341,24 +341,33 @@ static int is_iterate(is_tree *t, int root, unsigned char *det, unsigned char *s
     return -1;
 }
 
-/* The edge of node N with the highest mean among visited ones, -1 if none. */
-static long is_best_mean(const is_tree *t, const is_node *N)
+/* The final choice among the visited edges of a fixed node N: the highest mean, or with
+ * p->robust the most visits (then the highest mean), as the MCTS kernel; the first wins
+ * ties; -1 if none was visited. */
+static long is_final(const is_tree *t, const is_node *N)
 {
     long best = -1;
-    double bv = -DBL_MAX;
-    if (N->flags & IS_FIXED) {
-        for (int i = 0; i < N->nexp; i++) {
-            const is_edge *e = &t->edges[N->edges + i];
-            if (e->visits && e->mean > bv) {
-                bv = e->mean;
-                best = N->edges + i;
-            }
+    if (!(N->flags & IS_FIXED))
+        return -1;
+    for (int i = 0; i < N->nexp; i++) {
+        const is_edge *e = &t->edges[N->edges + i];
+        if (!e->visits)
+            continue;
+        if (best < 0) {
+            best = N->edges + i;
+            continue;
         }
+        const is_edge *b = &t->edges[best];
+        int better = t->p->robust ? e->visits > b->visits ||
+                                        (e->visits == b->visits && e->mean > b->mean)
+                                  : e->mean > b->mean;
+        if (better)
+            best = N->edges + i;
     }
     return best;
 }
 
-/* The plan: the best path (highest mean) from the root while the observer moves, on the
+/* The plan: the best path (is_final) from the root while the observer moves, on the
  * determinization st (advanced), then completion as the MCTS kernel. */
 static int is_plan(is_tree *t, int root, unsigned char *st, unsigned char *scratch,
                    mg_action *plan)
@@ -369,7 +378,7 @@ static int is_plan(is_tree *t, int root, unsigned char *st, unsigned char *scrat
         const is_node *N = &t->nodes[nd];
         if (!(N->flags & IS_FIXED) || (N->flags & IS_TERMINAL))
             break;
-        long ei = is_best_mean(t, N);
+        long ei = is_final(t, N);
         if (ei < 0)
             break;
         const is_edge *e = &t->edges[ei];
@@ -465,7 +474,7 @@ int mg_search_ismcts(const mg_game_vt *vt, const void *obs, const mg_search_para
     mg_determinize(vt, obs, d->mode, rng, det.b);
     int len = is_plan(&t, root, det.b, scratch.b, plan);
     *plan_len = len;
-    long bi = is_best_mean(&t, &t.nodes[root]);
+    long bi = is_final(&t, &t.nodes[root]);
     stats->iterations = it;
     stats->evaluations = t.evals;
     stats->nodes = t.nn;

@@ -97,6 +97,9 @@ def test_ismcts_statistics_and_reproducibility() -> None:
     assert c.stats.iterations == 1500
     h = make_agent("ismcts", rollout_turns=2, horizon_root=True)
     apply_plan(state, h.plan(state, iterations=1500, seed=8))
+    robust = make_agent("ismcts", c=0.0, rollout="greedy", robust=True)
+    apply_plan(state, robust.plan(state, iterations=1500, seed=8))
+    assert robust.kernel_params()["robust"] is True
 
 
 def test_ismcts_needs_a_budget_and_refuses_finished_games() -> None:
