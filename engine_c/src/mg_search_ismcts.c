@@ -83,9 +83,12 @@ static int is_alloc(is_tree *t, const mg_search_params *p, int max_actions)
     if (e > n * (long)max_actions + max_actions)
         e = n * (long)max_actions + max_actions;
     t->ecap = e;
+    /* The tables are touched at random, so size them to what the budget can fill: ISMCTS
+     * makes a few tens of thousands of iterations per second (heroes), each adding at most a
+     * few nodes; oversized tables cost page faults and cache misses on every lookup. */
     long want = n;
-    if (p->budget_ms > 0 && (long)(p->budget_ms * 1500) < want)
-        want = (long)(p->budget_ms * 1500);
+    if (p->budget_ms > 0 && (long)(p->budget_ms * 200) < want)
+        want = (long)(p->budget_ms * 200);
     unsigned long slots = ms_pow2((unsigned long)(want < 1024 ? 2048 : 2 * want));
     t->tmask = slots - 1;
     t->tlimit = slots / 10 * 7;
