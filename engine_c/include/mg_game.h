@@ -78,10 +78,12 @@ typedef struct mg_game_vt {
     /* Optional (NULL: mg_errstr). Text for a game-specific detail code. */
     const char *(*errstr)(int code);
     /* Optional, version >= 2 (NULL: all actions form one group). The groups of the actions
-     * acts[0..n) at st, for the "random meta" rollout policy, into groups[0..n):
-     * MG_GROUP_UNIT | id for the actions of one unit, MG_GROUP_CARD | id for those of one
-     * card, 0 for END_TURN. One call per list, so the policy's inner loop makes no calls. */
-    void (*action_groups)(const void *st, const mg_action *acts, int n, int *groups);
+     * acts[0..n) at st, for the "random meta" rollout policy, as runs: acts[start[r] ..
+     * start[r+1]) all have group group[r], and neighbouring runs differ; start[runs] = n
+     * (start has room for n + 1). A group is MG_GROUP_UNIT | id for the actions of one
+     * unit, MG_GROUP_CARD | id for those of one card, 0 for END_TURN. Returns the number
+     * of runs. One call per list, so the policy's inner loop makes no calls. */
+    int (*action_groups)(const void *st, const mg_action *acts, int n, int *start, int *group);
     /* Optional, version >= 3 (NULL: MG_DET_UNIFORM is `determinize`, the other strategies
      * are refused with MG_ERR_CONFIG). Sample a full state from an observation with a
      * strategy MG_DET_*; a full state is copied. Returns MG_OK or MG_ERR_CONFIG for an

@@ -323,19 +323,27 @@ static int hr_terminal(const void *vst, int *winner)
 
 static int hr_is_end_turn(mg_action a) { return a == 0; }
 
-/* Groups for the meta rollout policy (mg_game_vt.action_groups): a unit action belongs to
- * its unit's square, a card action (deploy, equip, spell, swap) to its card. */
-static void hr_action_groups(const void *st, const mg_action *acts, int n, int *groups)
+/* Groups for the meta rollout policy (mg_game_vt.action_groups), as runs: a unit action
+ * belongs to its unit's square, a card action (deploy, equip, spell, swap) to its card. */
+static int hr_action_groups(const void *st, const mg_action *acts, int n, int *start, int *group)
 {
     /* by action type: 0 END_TURN, 1 unit action, 2 card action */
     static const uint8_t cls[16] = {0, 2, 2, 2, 1, 1, 1, 1, 2};
+    int runs = 0, last = -1;
     (void)st;
     for (int i = 0; i < n; i++) {
         mg_action a = acts[i];
         int c = cls[HR_A_TYPE(a)];
-        groups[i] = c == 2 ? MG_GROUP_CARD | HR_A_CARD(a)
-                  : c == 1 ? MG_GROUP_UNIT | (HR_A_FX(a) << 4) | HR_A_FY(a) : 0;
+        int g = c == 2 ? MG_GROUP_CARD | HR_A_CARD(a)
+              : c == 1 ? MG_GROUP_UNIT | (HR_A_FX(a) << 4) | HR_A_FY(a) : 0;
+        if (g != last) {
+            start[runs] = i;
+            group[runs++] = g;
+            last = g;
+        }
     }
+    start[runs] = n;
+    return runs;
 }
 
 /* ---- Hidden information ----------------------------------------------------------------- */

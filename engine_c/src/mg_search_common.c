@@ -165,19 +165,24 @@ static int best_rated(const mg_game_vt *vt, const void *st, const mg_action *act
 static mg_action choose_meta(const mg_game_vt *vt, const void *st, const mg_action *acts,
                              int n, const mg_search_params *p, int greedy_ok, mg_rng *rng)
 {
-    /* distinct groups per class (unit 0, card 1): value, first index, last index, size */
-    int grp[MG_MAX_ACTIONS], idx[MG_MAX_ACTIONS];
-    int gval[2][MG_MAX_ACTIONS], gfirst[2][MG_MAX_ACTIONS], glast[2][MG_MAX_ACTIONS];
-    int gsize[2][MG_MAX_ACTIONS], ng[2] = {0, 0};
-    if (has_groups(vt)) /* the group is 0 exactly for END_TURN */
-        vt->action_groups(st, acts, n, grp);
-    else
-        for (int i = 0; i < n; i++)
-            grp[i] = vt->is_end_turn(acts[i]) ? 0 : MG_GROUP_UNIT;
-    for (int i = 0, r; i < n; i = r) { /* runs of equal groups */
-        int g = grp[i];
-        for (r = i + 1; r < n && grp[r] == g; r++)
-            ;
+    /* runs of one group; distinct groups per class (unit 0, card 1): value, runs, first run */
+    int rstart[MG_MAX_ACTIONS + 1], rgroup[MG_MAX_ACTIONS], idx[MG_MAX_ACTIONS];
+    int gval[2][MG_MAX_ACTIONS], gruns[2][MG_MAX_ACTIONS];
+    int grun[2][MG_MAX_ACTIONS], ng[2] = {0, 0}, runs = 0;
+    if (has_groups(vt)) {
+        runs = vt->action_groups(st, acts, n, rstart, rgroup);
+    } else { /* one group of everything but END_TURN */
+        for (int i = 0; i < n; i++) {
+            int g = vt->is_end_turn(acts[i]) ? 0 : MG_GROUP_UNIT;
+            if (runs == 0 || rgroup[runs - 1] != g) {
+                rstart[runs] = i;
+                rgroup[runs++] = g;
+            }
+        }
+        rstart[runs] = n;
+    }
+    for (int r = 0; r < runs; r++) {
+        int g = rgroup[r];
         if (!g)
             continue;
         int c = MG_GROUP_CLASS(g) == 2, j = 0;
@@ -185,30 +190,30 @@ static mg_action choose_meta(const mg_game_vt *vt, const void *st, const mg_acti
             j++;
         if (j == ng[c]) {
             gval[c][j] = g;
-            gfirst[c][j] = i;
-            gsize[c][j] = 0;
+            gruns[c][j] = 0;
+            grun[c][j] = r;
             ng[c]++;
         }
-        glast[c][j] = r - 1;
-        gsize[c][j] += r - i;
+        gruns[c][j]++;
     }
     if (ng[0] + ng[1] == 0) {
         for (int i = 0; i < n; i++)
-            if (!grp[i])
+            if (vt->is_end_turn(acts[i]))
                 return acts[i];
         return acts[0];
     }
     int cards_first = mg_rng_double(rng) < p->p_card;
     int c = (cards_first && ng[1]) || !ng[0];
     int j = (int)mg_rng_below(rng, (uint32_t)ng[c]);
-    int k = 0, lo = gfirst[c][j], hi = glast[c][j];
-    if (hi - lo + 1 == gsize[c][j]) { /* one run: the members are lo..hi */
-        for (int i = lo; i <= hi; i++)
+    int k = 0;
+    if (gruns[c][j] == 1) { /* one run: its members are consecutive */
+        for (int i = rstart[grun[c][j]]; i < rstart[grun[c][j] + 1]; i++)
             idx[k++] = i;
     } else {
-        for (int i = lo; i <= hi; i++)
-            if (grp[i] == gval[c][j])
-                idx[k++] = i;
+        for (int r = grun[c][j]; r < runs; r++)
+            if (rgroup[r] == gval[c][j])
+                for (int i = rstart[r]; i < rstart[r + 1]; i++)
+                    idx[k++] = i;
     }
     if (greedy_ok && mg_rng_double(rng) >= p->epsilon)
         return acts[best_rated(vt, st, acts, idx, k)];

@@ -35,6 +35,8 @@ typedef struct mc_edge {
 typedef struct mc_node {
     uint32_t visits; /* times the node was reached (all parents) */
     int32_t edges;   /* first of its edges, -1 until its action list is generated */
+    mg_action next;  /* the action of edge nexp (the next to expand), kept here so that an
+                      * expansion does not wait for the edge to come from memory */
     int16_t n;       /* actions (edges reserved) */
     int16_t nexp;    /* edges expanded so far, in the list's (rating) order */
     uint8_t mover;   /* player to act in the node's state */
@@ -71,17 +73,24 @@ static int mc_alloc(mc_tree *t, const mg_search_params *p, int max_actions)
     long n = cap;
     if (p->iterations > 0 && p->iterations + 2 < n)
         n = p->iterations + 2;
+    /* at most one node per iteration; no kernel does 2M iterations per second */
+    if (p->budget_ms > 0 && (long)(p->budget_ms * 2000) + 4096 < n)
+        n = (long)(p->budget_ms * 2000) + 4096;
     t->ncap = n;
     /* Edges are reserved per generated action list; a list is generated when a node is
-     * reached a second time, so the count tracks nodes times a small factor. */
-    long e = 8 * n + 256L * max_actions;
+     * reached a second time, so the count tracks nodes times a factor (up to about 10 on
+     * heroes' mid-game states). The arena is virtual memory until used. */
+    long e = 12 * n + 256L * max_actions;
     if (e > n * (long)max_actions + max_actions)
         e = n * (long)max_actions + max_actions;
     t->ecap = e;
-    /* The table is touched at random, so size it to what the budget can fill. */
+    /* The table is touched at random, so size it to what the budget can fill: the kernel
+     * creates up to about 500 nodes per ms on heroes, and a table twice too large costs
+     * 10% of the iterations in cache misses. A full table stops recording transpositions
+     * (the tree goes on without them), it does not fail. */
     long want = n;
-    if (p->budget_ms > 0 && (long)(p->budget_ms * 1500) < want)
-        want = (long)(p->budget_ms * 1500);
+    if (p->budget_ms > 0 && (long)(p->budget_ms * 800) < want)
+        want = (long)(p->budget_ms * 800);
     unsigned long slots = ms_pow2((unsigned long)(want < 1024 ? 2048 : 2 * want));
     t->tmask = slots - 1;
     t->tlimit = slots / 10 * 7;
@@ -175,6 +184,7 @@ static int mc_generate(mc_tree *t, int nd, const void *st)
     N->edges = (int32_t)t->ne;
     N->n = (int16_t)n;
     N->nexp = 0;
+    N->next = n > 0 ? acts[0] : 0;
     for (int i = 0; i < n; i++) {
         mc_edge *e = &t->edges[t->ne++];
         e->a = acts[i];
@@ -213,28 +223,31 @@ static long mc_final(const mc_tree *t, const mc_node *N)
     return best;
 }
 
-/* The edge of a fully expanded node with the highest UCB value, mean + 2c sqrt(2 ln N / n)
- * = mean + 2c sqrt(2 ln N) isq; with urgent = 0 the highest mean. The first wins ties. */
-static long mc_best(const mc_tree *t, const mc_node *N, int urgent)
+/* The edge to descend from a fully expanded node (each of its edges was visited): the
+ * highest mean + 2c sqrt(2 ln N / n) = mean + 2c sqrt(2 ln N) isq, or with c = 0 the
+ * highest mean. The first wins ties. */
+static long mc_select(const mc_tree *t, const mc_node *N)
 {
     const mc_edge *e = t->edges + N->edges;
-    int m = urgent ? N->n : N->nexp;
-    long best = -1;
+    int best = 0, m = N->n;
     double bv = -DBL_MAX;
-    double x = urgent ? t->k * sqrt(2.0 * log((double)(N->visits > 0 ? N->visits : 1))) : 0.0;
-    for (int i = 0; i < m; i++) {
-        if (e[i].visits == 0) {
-            if (urgent)
-                return N->edges + i;
-            continue;
+    if (t->k > 0) {
+        double x = t->k * sqrt(2.0 * log((double)N->visits));
+        for (int i = 0; i < m; i++) {
+            double v = e[i].mean + x * e[i].isq;
+            if (v > bv) {
+                bv = v;
+                best = i;
+            }
         }
-        double v = e[i].mean + x * e[i].isq;
-        if (v > bv) {
-            bv = v;
-            best = N->edges + i;
-        }
+    } else {
+        for (int i = 0; i < m; i++)
+            if (e[i].mean > bv) {
+                bv = e[i].mean;
+                best = i;
+            }
     }
-    return best;
+    return N->edges + best;
 }
 
 /* Apply edge e's action to st, and END_TURN after it for an auto_end edge. */
@@ -255,7 +268,9 @@ static int mc_iterate(mc_tree *t, int top, const void *top_st, unsigned char *cl
     mg_action acts[MG_MAX_ACTIONS];
     long path[MC_MAX_DEPTH];
     int depth = 0, node = top, nacts = -1;
-    long expanded = -1; /* the edge expanded in this iteration */
+    long expanded = -1; /* the edge expanded in this iteration, of node `parent` */
+    int parent = -1, expanded_end = 0;
+    mg_action expanded_a = 0;
     mc_key key = {0, 0, 0};
     if (t->nn + 1 > t->ncap || t->ne + vt->max_actions > t->ecap)
         return MG_STOP_MEMORY;
@@ -273,23 +288,28 @@ static int mc_iterate(mc_tree *t, int top, const void *top_st, unsigned char *cl
         long ei;
         if (N->nexp < N->n) { /* expansion: the next action in rating order */
             ei = N->edges + N->nexp++;
-            mc_edge *e = &t->edges[ei];
-            vt->apply(clone, e->a, t->rng);
+            expanded_a = N->next;
+            /* the edge is written, and the next one's action read, after the rollout */
+            MC_PREFETCH(&t->edges[ei]);
+            if (N->nexp < N->n)
+                MC_PREFETCH(&t->edges[ei + 1]);
+            vt->apply(clone, expanded_a, t->rng);
             if (!vt->terminal(clone, NULL)) {
                 nacts = vt->legal(clone, acts);
-                if (nacts == 1 && vt->is_end_turn(acts[0]) && !vt->is_end_turn(e->a)) {
+                if (nacts == 1 && vt->is_end_turn(acts[0]) && !vt->is_end_turn(expanded_a)) {
                     t->end = acts[0];
-                    e->auto_end = 1;
+                    expanded_end = 1;
                     vt->apply(clone, t->end, t->rng);
                     nacts = -1;
                 }
             }
             key = mc_key_of(t, clone); /* the node is looked up after the rollout */
             expanded = ei;
+            parent = node;
             path[depth++] = ei;
             break;
         }
-        ei = mc_best(t, N, 1);
+        ei = mc_select(t, N);
         mc_edge *e = &t->edges[ei];
         MC_PREFETCH(&t->nodes[e->child]); /* read right after the (slower) apply */
         mc_step(t, e, clone);
@@ -300,7 +320,10 @@ static int mc_iterate(mc_tree *t, int top, const void *top_st, unsigned char *cl
     if (t->p->horizon_root) { /* the turns the path already played count against the depth */
         for (int i = 0; i < depth; i++) {
             const mc_edge *e = &t->edges[path[i]];
-            turns -= e->auto_end || vt->is_end_turn(e->a);
+            if (path[i] == expanded)
+                turns -= expanded_end || vt->is_end_turn(expanded_a);
+            else
+                turns -= e->auto_end || vt->is_end_turn(e->a);
         }
         if (turns < 0)
             turns = 0;
@@ -309,7 +332,11 @@ static int mc_iterate(mc_tree *t, int top, const void *top_st, unsigned char *cl
     t->evals++;
     if (expanded >= 0) {
         mc_edge *e = &t->edges[expanded];
+        mc_node *P = &t->nodes[parent];
         int created;
+        e->auto_end = (uint8_t)expanded_end;
+        if (P->nexp < P->n)
+            P->next = t->edges[expanded + 1].a;
         e->child = mc_node_for(t, key, &created);
         if (created && e->mover == t->root_player &&
             (key.mover != t->root_player || key.terminal))
