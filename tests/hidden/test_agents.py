@@ -174,3 +174,17 @@ def test_real_game_to_the_end() -> None:
         state = apply_plan(state, plan)
         turns += 1
     assert state.is_terminal
+
+
+@pytest.mark.parametrize("spec", ["greedy-turn", "oep"])
+def test_end_of_turn_searches_cannot_use_hidden_cards(spec: str) -> None:
+    """The heuristic counts a player's hand and deck together (spec §14), and a turn's own
+    actions depend only on the board and the mover's own hand: a search that values the end
+    of its own turn cannot use the hidden cards. Its cheating twin, on the same seed and
+    iteration budget, returns the same plan (docs/results-hidden.md: the cost of hidden
+    information is exactly zero for these agents)."""
+    for seed in range(6):
+        st = midgame(seed, actions=20 + 15 * seed)
+        honest = make_agent(spec).plan(st, iterations=1500, seed=seed)
+        cheat = CheatingAgent(make_agent(spec)).plan(st, iterations=1500, seed=seed)
+        assert honest == cheat
