@@ -13,30 +13,18 @@ search the true position, since determinizing a full state gives the state itsel
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
-from ._lowlevel import check, ffi, lib
-from .game import Action, State
+from ._lowlevel import ffi, lib
+from .game import State
 from .observation import Observation, strategy_code
-from .search import VALUE_SCALE, SearchResult, SearchStats, _algo, _fill
+from .search import SearchResult, make_params, run_kernel
 
 __all__ = ["COMBINES", "pimc", "ismcts", "oep_hidden", "run_on_state"]
 
 COMBINES: dict[str, int] = {"vote": lib.MG_COMBINE_VOTE, "sum": lib.MG_COMBINE_SUM}
-_STOPS = ["done", "time", "iterations", "memory"]
 KERNELS = ("pimc", "ismcts", "oep-hidden")
-
-
-def _params(root: State, algo: str, params: Mapping[str, Any], budget_ms: float, iterations: int) -> Any:
-    p = ffi.new("mg_search_params *")
-    lib.mg_search_defaults(_algo(algo), p)
-    p.value_scale = VALUE_SCALE.get(root.game.name, 1.0)
-    _fill(p, params)
-    p.budget_ms = float(budget_ms)
-    p.iterations = int(iterations)
-    return p
 
 
 def _det(k: int, det: str, combine: str) -> Any:
@@ -57,27 +45,13 @@ def run_on_state(kernel: str, root: State, algo: str, params: Mapping[str, Any],
     kernel (ignored by the others); `params` are mg_search_params fields by name."""
     if kernel not in KERNELS:
         raise ValueError(f"unknown determinized kernel {kernel!r}; known: {', '.join(KERNELS)}")
-    p = _params(root, algo if kernel == "pimc" else ("oep" if kernel == "oep-hidden" else "mcts"),
-                params, budget_ms, iterations)
+    p = make_params(root, algo if kernel == "pimc" else ("oep" if kernel == "oep-hidden" else "mcts"),
+                    params, budget_ms, iterations)
     d = _det(k, det, combine)
-    rng = ffi.new("mg_rng *")
-    if seed is None:
-        seed = int.from_bytes(os.urandom(8), "little")
-    lib.mg_rng_seed(rng, seed & (2**64 - 1))
-    plan = ffi.new("mg_action[]", lib.MG_SEARCH_MAX_PLAN)
-    n = ffi.new("int *")
-    stats = ffi.new("mg_search_stats *")
-    err = ffi.new("char[]", lib.MG_ERR_LEN)
     vt = root.game.vt
     fn = {"pimc": lib.mg_search_pimc, "ismcts": lib.mg_search_ismcts, "oep-hidden": lib.mg_search_oep_hidden}
-    rc = fn[kernel](vt, root._buf, p, d, rng, plan, n, stats, err)
-    check(vt, rc, ffi.string(err).decode() or None)
-    name = root.game.name
-    return SearchResult(
-        [Action(int(c), name) for c in ffi.unpack(plan, n[0])],
-        SearchStats(int(stats.iterations), int(stats.evaluations), int(stats.nodes),
-                    float(stats.elapsed_ms), float(stats.value), _STOPS[stats.stop]),
-    )
+    return run_kernel(root, seed, lambda rng, plan, n, stats, err:
+                      fn[kernel](vt, root._buf, p, d, rng, plan, n, stats, err))
 
 
 def pimc(obs: Observation, algo: str, params: Mapping[str, Any] | None = None, *, k: int = 8,

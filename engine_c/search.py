@@ -15,7 +15,7 @@ their names (policy "egreedy", select "robust")."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +23,7 @@ from ._lowlevel import check, ffi, lib
 from .game import Action, State
 
 __all__ = ["ALGORITHMS", "POLICIES", "SELECTIONS", "PARAMS", "SearchStats", "SearchResult",
-           "default_params", "search"]
+           "default_params", "make_params", "run_kernel", "search"]
 
 # Kernel names -> MG_ALGO_*.
 ALGORITHMS: dict[str, int] = {
@@ -115,6 +115,42 @@ def _fill(p: Any, params: Mapping[str, Any]) -> None:
         setattr(p, name, value)
 
 
+def make_params(state: State, algo: str, params: Mapping[str, Any], budget_ms: float,
+                iterations: int) -> Any:
+    """An mg_search_params of kernel `algo`'s defaults with `params` (fields by name) and
+    the budgets set, the value scale of `state`'s game."""
+    p = ffi.new("mg_search_params *")
+    lib.mg_search_defaults(_algo(algo), p)
+    p.value_scale = VALUE_SCALE.get(state.game.name, 1.0)
+    _fill(p, params)
+    p.budget_ms = float(budget_ms)
+    p.iterations = int(iterations)
+    return p
+
+
+def run_kernel(state: State, seed: int | None,
+               call: Callable[[Any, Any, Any, Any, Any], int]) -> SearchResult:
+    """Run one C search from `state`: `call(rng, plan, plan_len, stats, err)` is the kernel
+    with everything else bound, returning its status code (checked here: ConfigError,
+    GameOverError, ...). A None `seed` is drawn from the OS."""
+    rng = ffi.new("mg_rng *")
+    if seed is None:
+        seed = int.from_bytes(os.urandom(8), "little")
+    lib.mg_rng_seed(rng, seed & (2**64 - 1))
+    plan = ffi.new("mg_action[]", lib.MG_SEARCH_MAX_PLAN)
+    n = ffi.new("int *")
+    stats = ffi.new("mg_search_stats *")
+    err = ffi.new("char[]", lib.MG_ERR_LEN)
+    rc = call(rng, plan, n, stats, err)
+    check(state.game.vt, rc, ffi.string(err).decode() or None)
+    name = state.game.name
+    return SearchResult(
+        [Action(int(c), name) for c in ffi.unpack(plan, n[0])],
+        SearchStats(int(stats.iterations), int(stats.evaluations), int(stats.nodes),
+                    float(stats.elapsed_ms), float(stats.value), STOPS[stats.stop]),
+    )
+
+
 def search(state: State, algo: str, params: Mapping[str, Any] | None = None, *,
            budget_ms: float = 0.0, iterations: int = 0, seed: int | None = None) -> SearchResult:
     """Search from `state` (unchanged) for the player to act and return the plan for the
@@ -125,26 +161,7 @@ def search(state: State, algo: str, params: Mapping[str, Any] | None = None, *,
     choice: a fixed seed with an iteration budget and no time budget gives the same plan
     every time. Raises ConfigError for bad parameters and GameOverError for a finished
     game."""
-    p = ffi.new("mg_search_params *")
-    lib.mg_search_defaults(_algo(algo), p)
-    p.value_scale = VALUE_SCALE.get(state.game.name, 1.0)
-    _fill(p, params or {})
-    p.budget_ms = float(budget_ms)
-    p.iterations = int(iterations)
-    rng = ffi.new("mg_rng *")
-    if seed is None:
-        seed = int.from_bytes(os.urandom(8), "little")
-    lib.mg_rng_seed(rng, seed & (2**64 - 1))
-    plan = ffi.new("mg_action[]", lib.MG_SEARCH_MAX_PLAN)
-    n = ffi.new("int *")
-    stats = ffi.new("mg_search_stats *")
-    err = ffi.new("char[]", lib.MG_ERR_LEN)
+    p = make_params(state, algo, params or {}, budget_ms, iterations)
     vt = state.game.vt
-    rc = lib.mg_search(vt, state._buf, p, rng, plan, n, stats, err)
-    check(vt, rc, ffi.string(err).decode() or None)
-    name = state.game.name
-    return SearchResult(
-        [Action(int(c), name) for c in ffi.unpack(plan, n[0])],
-        SearchStats(int(stats.iterations), int(stats.evaluations), int(stats.nodes),
-                    float(stats.elapsed_ms), float(stats.value), STOPS[stats.stop]),
-    )
+    return run_kernel(state, seed, lambda rng, plan, n, stats, err:
+                      lib.mg_search(vt, state._buf, p, rng, plan, n, stats, err))
