@@ -6,7 +6,10 @@ Flow of a connection: greeting and `hello` (token checked against storage), `wel
 connection then offers `concurrency` game slots. Slots are paired by explicit requests
 (`request_game`, used by `maag match`) first, then, with `auto_pair`, first come first
 served between different bots. Each game row is created in storage when the game starts;
-its result and replay are committed before `game_over` is sent.
+its result and replay are committed before `game_over` is sent. A connection that is closing
+(closed by us, or its peer's EOF received even if not yet read) is never paired, and a game
+whose seat's connection closes between the pairing and the game's first message is stored as
+aborted and its request goes back to the front of the queue (see `_start_game`).
 
 Limits, per connection: frame size (`max_frame`, checked by the protocol before a frame is
 buffered whole), messages per second (a token bucket of `max_rate` per second and as many
@@ -148,15 +151,35 @@ _TCP_INFO_RTT = struct.Struct("=I")
 _RTT_OFFSET = 8 + 15 * 4  # struct tcp_info: 8 one-byte fields, then u32 fields; tcpi_rtt is the 16th
 
 
+class _Reader(asyncio.StreamReader):
+    """A StreamReader that records the peer's EOF (or the connection's loss) the moment the
+    transport reports it. The connection's read task only sees the EOF when it next runs,
+    which may be after a game's end has freed the connection's slots and paired them again;
+    `peer_gone` lets the pairing skip such a connection before its task has caught up."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit=limit)
+        self.peer_gone = False
+
+    def feed_eof(self) -> None:
+        self.peer_gone = True
+        super().feed_eof()
+
+    def set_exception(self, exc: Exception) -> None:
+        self.peer_gone = True  # connection_lost with an error (reset): gone as well
+        super().set_exception(exc)
+
+
 class _Client:
     """One connection."""
 
     _ids = itertools.count(1)
 
-    def __init__(self, server: RefereeServer, writer: asyncio.StreamWriter, max_frame: int,
-                 max_rate: int) -> None:
+    def __init__(self, server: RefereeServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                 max_frame: int, max_rate: int) -> None:
         self.id = next(self._ids)
         self.server = server
+        self.reader = reader
         self.writer = writer
         self.conn = Connection(Role.SERVER, max_frame=max_frame)
         self.rate = _RateLimiter(max_rate)
@@ -177,8 +200,16 @@ class _Client:
         return f"<client {self.id} {self.bot or '-'} {self.peer}>"
 
     @property
+    def closing(self) -> bool:
+        """No new game may start on this connection: we closed it or stopped sending (after
+        a fatal error), its peer has sent EOF or vanished (even if the read task has not
+        read that yet), or the transport is closing."""
+        return (self.closed or (isinstance(self.reader, _Reader) and self.reader.peer_gone)
+                or self.writer.transport.is_closing())
+
+    @property
     def free_slots(self) -> int:
-        if self.bot is None or self.closed:
+        if self.bot is None or self.closing:
             return 0
         return self.concurrency - len(self.games) - self.reserved
 
@@ -279,8 +310,14 @@ class RefereeServer:
         n = await self.storage.run(self.storage.storage.abort_unfinished)
         if n:
             LOG.warning("%d game(s) left running by a previous server were marked aborted", n)
-        self._server = await asyncio.start_server(self._handle, self.config.host, self.config.port,
-                                                  limit=2**16, reuse_address=True)
+        loop = asyncio.get_running_loop()
+
+        def protocol() -> asyncio.StreamReaderProtocol:
+            # asyncio.start_server's factory, with a reader that records the peer's EOF.
+            return asyncio.StreamReaderProtocol(_Reader(limit=2**16), self._handle)
+
+        self._server = await loop.create_server(protocol, self.config.host, self.config.port,
+                                                reuse_address=True)
         sock = self._server.sockets[0]
         self.port = sock.getsockname()[1]
         LOG.info("referee listening on %s:%d (game %s, tc %s)", self.config.host, self.port, self.config.game,
@@ -401,25 +438,40 @@ class RefereeServer:
         session = GameSession(gid, cfg.game, req.seats, config=cfg.game_config, tc=cfg.tc, policy=cfg.policy,
                               seed=seed, start_state=req.start_state, want_legal=(a.want_legal, b.want_legal),
                               tags=tags)
+        if a.closing or b.closing:
+            # A seat's connection closed while the game's row was being written (typically a
+            # bot leaving right after its previous game, just as the referee paired it
+            # again). Nothing has been sent about this game, so it is not played: starting it
+            # would only record a forfeit by disconnect that says nothing about the bots.
+            await self._cancel(req, session, db_id, a if a.closing else b)
+            return
         game = _Game(session, [a, b], req.seats, db_id, req)
         self.games[gid] = game
         for seat, c in enumerate((a, b)):
-            if c.closed:
-                game.clients[seat] = None
-                continue
             entry = c.games.setdefault(gid, (game, []))
             entry[1].append(seat)
         self.stats["games_started"] += 1
         LOG.info("game %s: %s vs %s (seed %d)", gid, req.seats[0], req.seats[1], session.seed)
         if req.on_start is not None:
             req.on_start(db_id)
-        now = time.monotonic()
-        outs = session.start(now)
-        for seat, client in enumerate(game.clients):
-            if client is None:
-                outs += session.disconnect(seat, now)
-        self._dispatch(game, outs)
+        self._dispatch(game, session.start(time.monotonic()))
         self._after(game)
+
+    async def _cancel(self, req: GameRequest, session: GameSession, db_id: int, gone: _Client) -> None:
+        """Call off a paired game before its first message: its row is stored as aborted, an
+        explicit request goes back to the front of the queue (as if it had never been
+        paired: it is played once its bots have free slots again), an automatic pairing is
+        simply dropped, and the other seat's slot is offered again."""
+        LOG.info("game %s not started: %s closed its connection before the game's first message",
+                 session.game_id, gone)
+        session.abort("a seat's connection closed before the game started")
+        if req.future is not None and not req.future.done():  # (stop() cancels what is queued)
+            self.requests.appendleft(req)
+        self._pair()
+        try:
+            await self.storage.finish_game(db_id, session.replay())
+        except Exception:
+            LOG.exception("game %s: could not be stored as aborted", session.game_id)
 
     # -- games --------------------------------------------------------------------------
     def _dispatch(self, game: _Game, outs: list[Out]) -> None:
@@ -508,7 +560,7 @@ class RefereeServer:
     # -- connections --------------------------------------------------------------------
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         cfg = self.config
-        c = _Client(self, writer, cfg.max_frame, cfg.max_rate)
+        c = _Client(self, reader, writer, cfg.max_frame, cfg.max_rate)
         self.clients.add(c)
         self.stats["connections"] += 1
         LOG.info("%d connected from %s", c.id, c.peer)

@@ -1,0 +1,119 @@
+"""A bot whose connection is closing when a game ends must not be paired into a new game it
+would then lose by disconnect (docs/server.md, Policies: closing before a game starts).
+
+The race needs two things pending in the same turn of the event loop: the storage thread's
+completion of a game write (after which the referee pairs, or starts a paired game) and the
+peer's EOF on the socket. The test makes that happen every time: the referee runs in the
+test's own event loop, so the test can half-close a bot's socket and then block the loop
+until the storage thread is idle and the FIN has reached the referee's socket. When the loop
+runs again, the storage completion is handled first (it was queued before the loop polled
+the sockets), the EOF right after, and the read task that would forget the connection only
+after the referee has resumed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import select
+
+import pytest
+from maag.server.clock import TimeControl
+from maag.server.referee import Policy
+from maag.server.server import RefereeServer, _Client
+
+from .conftest import WAIT, MakeServer, Raw, token_for, until
+
+
+def hold_loop(srv: RefereeServer, conn: _Client) -> None:
+    """Block this thread, which runs the referee's event loop, until every storage job the
+    referee has submitted is done (its completion queued for the loop) and the peer's EOF is
+    waiting on the referee's end of connection `conn`."""
+    # The storage runs its jobs in order on one thread: once this empty job has run, every
+    # earlier job has finished and scheduled its completion callback on the loop.
+    srv.storage._pool.submit(lambda: None).result(timeout=WAIT)
+    # The referee has read everything the peer sent before its EOF, so its socket becomes
+    # readable only when the FIN has arrived (select leaves the socket's state alone).
+    assert conn.sock is not None
+    readable, _, _ = select.select([conn.sock.fileno()], [], [], WAIT)
+    assert readable, "the peer's EOF did not arrive (hang guard)"
+
+
+async def step() -> None:
+    """One turn of the event loop."""
+    await asyncio.sleep(0)
+
+
+@pytest.mark.parametrize("pairing", ["auto", "request"])
+@pytest.mark.parametrize("when", ["before_pairing", "before_game_start"])
+async def test_bot_closing_at_game_over_is_not_paired_into_a_forfeit(
+    referee: MakeServer, pairing: str, when: str
+) -> None:
+    """Bot `a` resigns its game against `b` and half-closes its socket: either while the
+    referee stores the finished game (its EOF is pending when the referee pairs the freed
+    slots) or right after the referee paired it again (before the new game's first message).
+    A free bot waits for a game meanwhile: `b`'s second connection with automatic pairing,
+    or `c` with a queued request `a` vs `c`. The waiting bot must never get a game against
+    the closing connection, no result may be recorded by disconnect, and a queued request
+    must stay queued until `a` is back."""
+    auto = pairing == "auto"
+    srv = await referee(game_config={"map": "a-tiny"}, tc=TimeControl.parse("inf"), auto_pair=auto,
+                        max_connections_per_bot=2, policy=Policy(disconnect_grace_ms=0))
+    ta, tb = token_for(srv, "a"), token_for(srv, "b")
+    a, b = await Raw.connect(srv.port), await Raw.connect(srv.port)
+    await a.hello(ta, "a")
+    await b.hello(tb, "b")
+    if not auto:
+        srv.request_game("a", "b")
+    first = await a.recv_type("game_start")
+    await b.recv_type("game_start")
+    waiting = await Raw.connect(srv.port)
+    if auto:
+        await waiting.hello(tb, "b")  # b's second connection: pairs with any bot but b
+        fut = None
+    else:
+        await waiting.hello(token_for(srv, "c"), "c")
+        fut = srv.request_game("a", "c")
+    assert all(c.free_slots == 0 for c in srv.clients if c.bot == "a")
+
+    client_a = next(c for c in srv.clients if c.bot == "a")
+    game = srv.games[first["game_id"]]
+    a.send({"type": "resign", "game_id": first["game_id"]})
+    if when == "before_pairing":
+        while not game.ending:
+            await step()
+        # The game's end task was scheduled when the game ended, before this task's next step:
+        # after one more turn of the loop it has run up to its storage write.
+        await step()
+        assert first["game_id"] in srv.games  # and not past it: nothing is paired yet
+    else:
+        while client_a.reserved == 0:  # paired again; the new game waits for its storage row
+            await step()
+    a.writer.write_eof()
+    hold_loop(srv, client_a)
+    if when == "before_pairing":
+        while first["game_id"] in srv.games:  # until the game over is sent and the free slots paired
+            await step()
+        assert client_a.reserved == 0 and not client_a.games  # the closing connection was not offered
+
+    await until(lambda: all(c.bot != "a" for c in srv.clients))
+    if auto:
+        late = await Raw.connect(srv.port)
+        await late.hello(token_for(srv, "d"), "d")
+        start = await waiting.recv_type("game_start")
+        assert start["opponent"] == "d"  # not a game against the closed connection
+    else:
+        assert fut is not None and not fut.done()
+        assert list(srv.requests) and srv.requests[0].future is fut  # still queued, still first
+        late = await Raw.connect(srv.port)
+        await late.hello(ta, "a")  # a is back: the queued request is played now
+        start = await late.recv_type("game_start")
+        assert start["opponent"] == "c"
+        assert (await waiting.recv_type("game_start"))["game_id"] == start["game_id"]
+        late.send({"type": "resign", "game_id": start["game_id"]})
+        summary = await asyncio.wait_for(fut, WAIT)
+        assert (summary.reason, summary.winner) == ("resign", 1)
+    games = srv.storage.storage.list_games()
+    assert "disconnect" not in {g.reason for g in games}
+    # A game cancelled between its pairing and its first message is stored as aborted.
+    others = [g.status for g in games if str(g.id) not in (first["game_id"], start["game_id"])]
+    assert others == ([] if when == "before_pairing" else ["aborted"])
