@@ -53,6 +53,14 @@ unsigned long ms_pow2(unsigned long n)
     return k;
 }
 
+unsigned long ms_table_slots(const mg_search_params *p, long nodes, long per_ms)
+{
+    long want = nodes;
+    if (p->budget_ms > 0 && (long)(p->budget_ms * per_ms) < want)
+        want = (long)(p->budget_ms * per_ms);
+    return ms_pow2((unsigned long)(want < 1024 ? 2048 : 2 * want));
+}
+
 /* ---- Action lists ------------------------------------------------------------------------- */
 
 int ms_filter_end(const mg_game_vt *vt, mg_action *acts, int n, int early_end)

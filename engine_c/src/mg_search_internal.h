@@ -77,4 +77,19 @@ double ms_rollout_from(const mg_game_vt *vt, void *st, const mg_search_params *p
 /* Smallest power of two >= n (n >= 1). */
 unsigned long ms_pow2(unsigned long n);
 
+/* Slots of a transposition table for a tree of at most `nodes` nodes that a search with
+ * time budget p->budget_ms fills at about `per_ms` nodes per millisecond: twice what it can
+ * fill, a power of two, at least 2048. Tables are touched at random, so an oversized one
+ * costs page faults and cache misses on every lookup. */
+unsigned long ms_table_slots(const mg_search_params *p, long nodes, long per_ms);
+
+/* The final choice among a node's visited edges (MCTS and ISMCTS): does an edge with
+ * (visits, mean) beat the best so far (bvisits, bmean)? The highest mean, or with robust
+ * the most visits and then the highest mean; strict, so the first wins ties. */
+static inline int ms_final_better(int robust, uint32_t visits, double mean, uint32_t bvisits,
+                                  double bmean)
+{
+    return robust ? visits > bvisits || (visits == bvisits && mean > bmean) : mean > bmean;
+}
+
 #endif

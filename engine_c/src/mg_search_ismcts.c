@@ -83,13 +83,9 @@ static int is_alloc(is_tree *t, const mg_search_params *p, int max_actions)
     if (e > n * (long)max_actions + max_actions)
         e = n * (long)max_actions + max_actions;
     t->ecap = e;
-    /* The tables are touched at random, so size them to what the budget can fill: ISMCTS
-     * makes a few tens of thousands of iterations per second (heroes), each adding at most a
-     * few nodes; oversized tables cost page faults and cache misses on every lookup. */
-    long want = n;
-    if (p->budget_ms > 0 && (long)(p->budget_ms * 200) < want)
-        want = (long)(p->budget_ms * 200);
-    unsigned long slots = ms_pow2((unsigned long)(want < 1024 ? 2048 : 2 * want));
+    /* ISMCTS makes a few tens of thousands of iterations per second (heroes), each adding
+     * at most a few nodes. */
+    unsigned long slots = ms_table_slots(p, n, 200);
     t->tmask = slots - 1;
     t->tlimit = slots / 10 * 7;
     t->nodes = malloc((size_t)t->ncap * sizeof *t->nodes);
@@ -361,10 +357,7 @@ static long is_final(const is_tree *t, const is_node *N)
             continue;
         }
         const is_edge *b = &t->edges[best];
-        int better = t->p->robust ? e->visits > b->visits ||
-                                        (e->visits == b->visits && e->mean > b->mean)
-                                  : e->mean > b->mean;
-        if (better)
+        if (ms_final_better(t->p->robust, e->visits, e->mean, b->visits, b->mean))
             best = N->edges + i;
     }
     return best;

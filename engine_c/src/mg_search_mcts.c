@@ -84,14 +84,10 @@ static int mc_alloc(mc_tree *t, const mg_search_params *p, int max_actions)
     if (e > n * (long)max_actions + max_actions)
         e = n * (long)max_actions + max_actions;
     t->ecap = e;
-    /* The table is touched at random, so size it to what the budget can fill: the kernel
-     * creates up to about 500 nodes per ms on heroes, and a table twice too large costs
-     * 10% of the iterations in cache misses. A full table stops recording transpositions
-     * (the tree goes on without them), it does not fail. */
-    long want = n;
-    if (p->budget_ms > 0 && (long)(p->budget_ms * 800) < want)
-        want = (long)(p->budget_ms * 800);
-    unsigned long slots = ms_pow2((unsigned long)(want < 1024 ? 2048 : 2 * want));
+    /* The kernel creates up to about 500 nodes per ms on heroes; a table twice too large
+     * costs 10% of the iterations in cache misses. A full table stops recording
+     * transpositions (the tree goes on without them), it does not fail. */
+    unsigned long slots = ms_table_slots(p, n, 800);
     t->tmask = slots - 1;
     t->tlimit = slots / 10 * 7;
     t->nodes = malloc((size_t)t->ncap * sizeof *t->nodes);
@@ -214,10 +210,7 @@ static long mc_final(const mc_tree *t, const mc_node *N)
             continue;
         }
         const mc_edge *b = &t->edges[best];
-        int better = t->p->robust ? e[i].visits > b->visits ||
-                                        (e[i].visits == b->visits && e[i].mean > b->mean)
-                                  : e[i].mean > b->mean;
-        if (better)
+        if (ms_final_better(t->p->robust, e[i].visits, e[i].mean, b->visits, b->mean))
             best = N->edges + i;
     }
     return best;
