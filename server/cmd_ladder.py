@@ -22,7 +22,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from maag.server.cmd_bot import add_db_argument
-from maag.server.cmd_serve import add_game_arguments, game_config, policy, setup_logging
+from maag.server.cmd_serve import add_game_arguments, game_config, policy, setup_logging, write_port_file
 from maag.server.cmd_tournament import RESULT_TEXT, crosstable, leaderboard
 from maag.server.server import ServerConfig
 from maag.server.storage import open_storage
@@ -90,9 +90,6 @@ def run(args: argparse.Namespace) -> int:
 
 async def _run(ladder: Ladder, args: argparse.Namespace) -> None:
     await ladder.start()
-    if args.port_file:
-        with open(args.port_file, "w") as f:
-            f.write(f"{ladder.port}\n")
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
     presses = 0
@@ -109,6 +106,8 @@ async def _run(ladder: Ladder, args: argparse.Namespace) -> None:
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal)
+    if args.port_file:
+        write_port_file(args.port_file, ladder.port)
     try:
         await ladder.run()
     except asyncio.CancelledError:

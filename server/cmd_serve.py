@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import signal
 import sys
 from typing import Any
@@ -86,6 +87,16 @@ def policy(args: argparse.Namespace) -> Policy:
                   max_illegal=args.max_illegal or None, disconnect_grace_ms=args.grace)
 
 
+def write_port_file(path: str, port: int) -> None:
+    """Announce the listening port. Called once the server stops cleanly on SIGTERM (a
+    supervisor may signal it as soon as the file appears), and written whole at once (a
+    reader never sees an empty or half-written file)."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        f.write(f"{port}\n")
+    os.replace(tmp, path)
+
+
 def setup_logging(verbosity: int, debug_modules: list[str] | None = None) -> None:
     level = logging.WARNING if verbosity <= 0 else logging.INFO if verbosity == 1 else logging.DEBUG
     logging.basicConfig(level=level, format="%(asctime)s %(name)s %(levelname)s %(message)s",
@@ -129,13 +140,12 @@ def run(args: argparse.Namespace) -> int:
 async def _serve(cfg: ServerConfig, args: argparse.Namespace) -> int:
     server = RefereeServer(cfg, open_storage(args.db))
     await server.start()
-    if args.port_file:
-        with open(args.port_file, "w") as f:
-            f.write(f"{server.port}\n")
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    if args.port_file:
+        write_port_file(args.port_file, server.port)
     print(f"maag serve: listening on {cfg.host}:{server.port}", file=sys.stderr, flush=True)
     await stop.wait()
     await server.stop()

@@ -35,7 +35,7 @@ from typing import Any
 
 from maag.server import ratings
 from maag.server.referee import derive_seed
-from maag.server.server import GameSummary, RefereeServer, ServerConfig
+from maag.server.server import GameNotStarted, GameSummary, RefereeServer, ServerConfig
 from maag.server.storage import Storage, open_storage
 from maag.server.tournament import Standings, rate, to_csv, to_html
 
@@ -136,8 +136,9 @@ class Ladder:
         self.idle_since: dict[str, float] = {}
         self.last_opponent: dict[str, str] = {}
         self.connected: set[str] = set()
-        self.started = 0  # games requested in this run
+        self.started = 0  # games requested in this run (less those that did not start)
         self.finished = 0  # games finished in this run
+        self._requests = 0  # every request of this run, for its seed
         self._index0 = 0
         self._tasks: set[asyncio.Task[Any]] = set()
         self._wake = asyncio.Event()
@@ -231,12 +232,13 @@ class Ladder:
 
     def _request(self, seats: tuple[str, str]) -> None:
         assert self.server is not None
-        seed = derive_seed(self.seed, self._index0 + self.started) if self.seed is not None else None
+        seed = derive_seed(self.seed, self._index0 + self._requests) if self.seed is not None else None
+        self._requests += 1
         self.started += 1
         for x in seats:
             self.playing[x] += 1
         fut = self.server.request_game(seats[0], seats[1], match_id=ladder_match_id(self.name), seed=seed,
-                                       tags={"Ladder": self.name})
+                                       tags={"Ladder": self.name}, requeue=False)
         self.on_event(LadderEvent("start", seats=seats, games=len(self.outcomes)))
         task = asyncio.ensure_future(self._finish(seats, fut))
         self._tasks.add(task)
@@ -245,6 +247,13 @@ class Ladder:
     async def _finish(self, seats: tuple[str, str], fut: asyncio.Future[GameSummary]) -> None:
         try:
             s = await fut
+        except GameNotStarted as e:
+            # A bot left just as the game was paired: nothing was played, so the game does
+            # not count, and the scheduler pairs the bots that are still here (waiting for
+            # the one that left would hold its opponent's slot for as long as it is away).
+            LOG.info("ladder game %s vs %s not started: %s", seats[0], seats[1], e)
+            self.started -= 1
+            return
         except (asyncio.CancelledError, Exception) as e:  # the server stopped
             LOG.info("ladder game %s vs %s not played: %r", seats[0], seats[1], e)
             self.finished += 1

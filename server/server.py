@@ -67,7 +67,7 @@ from maag.server.clock import TimeControl
 from maag.server.referee import GameSession, Out, Policy, derive_seed
 from maag.server.storage import AsyncStorage, Storage
 
-__all__ = ["ServerConfig", "RefereeServer", "GameRequest", "GameSummary"]
+__all__ = ["ServerConfig", "RefereeServer", "GameRequest", "GameSummary", "GameNotStarted"]
 
 LOG = logging.getLogger(__name__)
 SERVER_NAME = "maag-referee 0.1"
@@ -113,6 +113,15 @@ class GameRequest:
     start_state: dict[str, Any] | None = None
     future: asyncio.Future[GameSummary] | None = None
     on_start: Callable[[int], None] | None = None
+    requeue: bool = True
+    """When a seat leaves between the pairing and the game's first message: True, the request
+    goes back to the front of the queue (a match waits for its bot to come back); False, its
+    future fails with GameNotStarted (a ladder decides again among the bots still there)."""
+
+
+class GameNotStarted(Exception):
+    """A requested game was paired but not played: a seat's connection closed before the
+    game's first message (its row is stored as aborted)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -366,12 +375,14 @@ class RefereeServer:
     def request_game(self, seat1: str, seat2: str, *, match_id: str | None = None,
                      tags: dict[str, Any] | None = None, seed: int | None = None,
                      start_state: dict[str, Any] | None = None,
-                     on_start: Callable[[int], None] | None = None) -> asyncio.Future[GameSummary]:
+                     on_start: Callable[[int], None] | None = None,
+                     requeue: bool = True) -> asyncio.Future[GameSummary]:
         """Queue a game between bots `seat1` and `seat2` (by name); the future resolves to its
-        summary once the result is stored."""
+        summary once the result is stored (see GameRequest.requeue for a seat that leaves
+        before the game starts)."""
         fut: asyncio.Future[GameSummary] = asyncio.get_running_loop().create_future()
         self.requests.append(GameRequest((seat1, seat2), match_id, dict(tags or {}), seed, start_state, fut,
-                                         on_start))
+                                         on_start, requeue))
         self._pair()
         return fut
 
@@ -460,13 +471,18 @@ class RefereeServer:
     async def _cancel(self, req: GameRequest, session: GameSession, db_id: int, gone: _Client) -> None:
         """Call off a paired game before its first message: its row is stored as aborted, an
         explicit request goes back to the front of the queue (as if it had never been
-        paired: it is played once its bots have free slots again), an automatic pairing is
-        simply dropped, and the other seat's slot is offered again."""
+        paired: it is played once its bots have free slots again) or, without `requeue`,
+        fails with GameNotStarted; an automatic pairing is simply dropped, and the other
+        seat's slot is offered again."""
         LOG.info("game %s not started: %s closed its connection before the game's first message",
                  session.game_id, gone)
         session.abort("a seat's connection closed before the game started")
         if req.future is not None and not req.future.done():  # (stop() cancels what is queued)
-            self.requests.appendleft(req)
+            if req.requeue:
+                self.requests.appendleft(req)
+            else:
+                why = f"{gone.bot} left before game {session.game_id} started"
+                req.future.set_exception(GameNotStarted(why))
         self._pair()
         try:
             await self.storage.finish_game(db_id, session.replay())

@@ -19,7 +19,7 @@ import select
 import pytest
 from maag.server.clock import TimeControl
 from maag.server.referee import Policy
-from maag.server.server import RefereeServer, _Client
+from maag.server.server import GameNotStarted, RefereeServer, _Client
 
 from .conftest import WAIT, MakeServer, Raw, token_for, until
 
@@ -117,3 +117,37 @@ async def test_bot_closing_at_game_over_is_not_paired_into_a_forfeit(
     # A game cancelled between its pairing and its first message is stored as aborted.
     others = [g.status for g in games if str(g.id) not in (first["game_id"], start["game_id"])]
     assert others == ([] if when == "before_pairing" else ["aborted"])
+
+
+async def test_request_without_requeue_fails_when_a_seat_closes_before_the_game_starts(
+    referee: MakeServer,
+) -> None:
+    """The ladder's kind of request (`requeue=False`): `a` closes right after the referee
+    paired it with `c`. The request is not queued again (it would hold `c` for as long as `a`
+    is away); its future fails with GameNotStarted, the game is stored aborted, and `c` is
+    free for another game at once."""
+    srv = await referee(game_config={"map": "a-tiny"}, tc=TimeControl.parse("inf"), auto_pair=False,
+                        policy=Policy(disconnect_grace_ms=0))
+    a, c = await Raw.connect(srv.port), await Raw.connect(srv.port)
+    await a.hello(token_for(srv, "a"), "a")
+    await c.hello(token_for(srv, "c"), "c")
+    client_a = next(x for x in srv.clients if x.bot == "a")
+    fut = srv.request_game("a", "c", requeue=False)
+    assert client_a.reserved == 1  # paired at once; the game waits for its storage row
+    a.writer.write_eof()
+    hold_loop(srv, client_a)
+    with pytest.raises(GameNotStarted):
+        await asyncio.wait_for(fut, WAIT)
+    assert not srv.requests
+    await until(lambda: all(x.bot != "a" for x in srv.clients))
+    d = await Raw.connect(srv.port)
+    await d.hello(token_for(srv, "d"), "d")
+    again = srv.request_game("c", "d", requeue=False)
+    start = await c.recv_type("game_start")
+    assert start["opponent"] == "d"
+    c.send({"type": "resign", "game_id": start["game_id"]})
+    summary = await asyncio.wait_for(again, WAIT)
+    assert (summary.reason, summary.winner) == ("resign", 1)
+    await until(lambda: len(srv.storage.storage.list_games()) == 2)
+    statuses = sorted(g.status for g in srv.storage.storage.list_games())
+    assert statuses == ["aborted", "finished"]
