@@ -264,6 +264,13 @@ _register(AgentSpec(
      Param(name="fitness_rollouts", type=int, default=0, min=0,
            help="0: heuristic fitness; n > 0: minimum over up to n rollouts (one per "
                 "generation survived)"),
+     Param(name="islands", type=int, default=1, min=1, max=64,
+           help="populations evolved at once, one thread each, the budget each; the best "
+                "genomes migrate around the ring of islands"),
+     Param(name="migration_interval", type=int, default=20, min=1,
+           help="islands: generations between migrations"),
+     Param(name="migrants", type=int, default=5, min=0,
+           help="islands: best genomes each island sends to the next (0: none)"),
      *_rollout("egreedy"),
      _prune())))
 _register(AgentSpec(

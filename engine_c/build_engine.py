@@ -91,6 +91,7 @@ typedef struct mg_search_params {
     int complete;
     long max_nodes;
     int population; double survival; double mutation; int history; int fitness_rollouts;
+    int islands; int migration_interval; int migrants;
     int arms; int select;
     ...;
 } mg_search_params;
@@ -185,8 +186,8 @@ def make_ffi(module: str = "maag.engine._core", extra_cflags: list[str] | None =
         # setuptools wants source paths relative to the project root (the build's cwd).
         sources=[os.path.relpath(HERE / "src" / s) for s in SOURCES],
         include_dirs=[str(HERE / "include")],
-        extra_compile_args=flags,
-        extra_link_args=[f for f in flags if f.startswith("-fsanitize")],
+        extra_compile_args=flags + ["-pthread"],  # OEP islands run on threads
+        extra_link_args=[f for f in flags if f.startswith("-fsanitize")] + ["-pthread"],
     )
     return ffi
 

@@ -55,7 +55,7 @@ PARAMS: dict[str, type] = {
     "horizon_root": bool, "robust": bool,
     "complete": bool, "max_nodes": int,
     "population": int, "survival": float, "mutation": float, "history": bool,
-    "fitness_rollouts": int,
+    "fitness_rollouts": int, "islands": int, "migration_interval": int, "migrants": int,
     "arms": int, "select": str,
 }
 _ENUMS: dict[str, dict[str, int]] = {"policy": POLICIES, "select": SELECTIONS}

@@ -98,6 +98,9 @@ typedef struct mg_search_params {
     int history;         /* 1: a table keyed by the outcome's hash caches fitness */
     int fitness_rollouts; /* 0: heuristic fitness; > 0: minimum over this many rollouts
                            * (one per generation while the genome survives) */
+    int islands;         /* populations evolved at once, one thread each (1: no threads) */
+    int migration_interval; /* islands: generations between migrations */
+    int migrants;        /* islands: best genomes each island sends to the next one */
 
     /* flat UCB */
     int arms;            /* distinct whole turns sampled as arms */
@@ -163,7 +166,9 @@ int mg_search_mcts(const mg_game_vt *vt, const void *st, const mg_search_params 
                    mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats);
 
 /* Online Evolutionary Planning: a population of whole-turn genomes, uniform crossover
- * with the if-allowed rule and repair, mutation, truncation selection. Needs a budget. */
+ * with the if-allowed rule and repair, mutation, truncation selection. Needs a budget.
+ * With p->islands > 1 the budget applies to each island (they run at once, in lockstep)
+ * and the stats add up the islands' generations, evaluations and genomes. */
 int mg_search_oep(const mg_game_vt *vt, const void *st, const mg_search_params *p,
                   mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats);
 

@@ -309,6 +309,9 @@ int mg_search_defaults(int algo, mg_search_params *p)
     p->mutation = 0.1;
     p->history = 1;
     p->fitness_rollouts = 0;
+    p->islands = 1;
+    p->migration_interval = 20;
+    p->migrants = 5;
     p->arms = 100;
     p->select = MG_SELECT_MAX;
     if (algo < 0 || algo >= MG_ALGO_COUNT) {
@@ -354,6 +357,10 @@ int mg_search_check(const mg_search_params *p, char *err)
         return config_error(err, "survival and mutation must be in [0, 1]");
     if (p->fitness_rollouts < 0)
         return config_error(err, "fitness_rollouts must be >= 0");
+    if (p->islands < 1 || p->islands > 64)
+        return config_error(err, "islands must be in 1..64");
+    if (p->migration_interval < 1 || p->migrants < 0)
+        return config_error(err, "migration_interval must be >= 1 and migrants >= 0");
     if (p->arms < 1 || p->arms > 100000)
         return config_error(err, "arms must be in 1..100000");
     if (p->select < 0 || p->select >= MG_SELECT_COUNT)

@@ -4,8 +4,17 @@
  * heuristic value of the turn's outcome, or the minimum over rollouts from it; a history
  * table keyed by the outcome's hash shares fitness between genomes with the same outcome.
  * From an observation (mg_search_oep_hidden, mg_hidden.h) each rollout starts from a fresh
- * determinization and the fitness is the mean of the rollouts. */
+ * determinization and the fitness is the mean of the rollouts.
+ *
+ * Islands (p->islands > 1): that many populations evolve at once, one thread each, every
+ * one with its own random stream and history table; every p->migration_interval
+ * generations they stop together and each island's p->migrants best genomes replace the
+ * worst of the next island in a ring. The plan is the best genome of all islands. The
+ * islands run in lockstep (same generation count), so with an iteration budget and a seed
+ * the result does not depend on thread timing. */
+#define _POSIX_C_SOURCE 200809L /* pthread barriers */
 #include <float.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -251,49 +260,266 @@ static void oe_generation(oe_ctx *c, int keep)
     oe_sort(c);
 }
 
+/* Allocate c's arrays for searching from st (obs: see oe_ctx); MG_OK or MG_ERR_NOMEM (what
+ * was allocated is freed by oe_release either way). */
+static int oe_alloc(oe_ctx *c, const mg_game_vt *vt, const void *st, const void *obs, int det_mode,
+                    const mg_search_params *p, mg_rng *rng)
+{
+    memset(c, 0, sizeof *c);
+    c->vt = vt;
+    c->p = p;
+    c->rng = rng;
+    c->root_st = st;
+    c->obs = obs;
+    c->det_mode = det_mode;
+    c->root = vt->current(st);
+    c->pop = p->population;
+    size_t n = (size_t)c->pop;
+    unsigned long slots = p->history ? ms_pow2(p->max_nodes > 0 ? (unsigned long)p->max_nodes
+                                                                : 1ul << 16)
+                                     : 1;
+    c->hmask = slots - 1;
+    c->hlimit = slots / 10 * 7;
+    c->genes = malloc(n * MG_SEARCH_MAX_PLAN * sizeof *c->genes);
+    c->len = malloc(n * sizeof *c->len);
+    c->fit = malloc(n * sizeof *c->fit);
+    c->rolls = malloc(n * sizeof *c->rolls);
+    c->order = malloc(n * sizeof *c->order);
+    c->hist = calloc(slots, sizeof *c->hist);
+    c->ends = p->fitness_rollouts > 0 ? malloc(n * vt->state_size) : NULL;
+    if (!c->genes || !c->len || !c->fit || !c->rolls || !c->order || !c->hist ||
+        (p->fitness_rollouts > 0 && !c->ends))
+        return MG_ERR_NOMEM;
+    return MG_OK;
+}
+
+static void oe_release(oe_ctx *c)
+{
+    free(c->genes);
+    free(c->len);
+    free(c->fit);
+    free(c->rolls);
+    free(c->order);
+    free(c->hist);
+    free(c->ends);
+}
+
+/* Survivors per generation: population x survival, at least one, and at least one child. */
+static int oe_keep(const mg_search_params *p)
+{
+    int keep = (int)((double)p->population * p->survival);
+    if (keep < 1)
+        keep = 1;
+    if (keep > p->population - 1)
+        keep = p->population - 1;
+    return keep;
+}
+
+/* A random first population, ranked. */
+static void oe_seed(oe_ctx *c)
+{
+    for (int i = 0; i < c->pop; i++)
+        oe_build(c, i, -1, -1, -1);
+    oe_sort(c);
+}
+
+/* Copy genome g of island `from` over genome h of island `to`. */
+static void oe_copy(oe_ctx *to, int h, const oe_ctx *from, int g)
+{
+    memcpy(to->genes + (size_t)h * MG_SEARCH_MAX_PLAN, from->genes + (size_t)g * MG_SEARCH_MAX_PLAN,
+           (size_t)from->len[g] * sizeof *to->genes);
+    to->len[h] = from->len[g];
+    to->fit[h] = from->fit[g];
+    to->rolls[h] = from->rolls[g];
+    if (to->ends) {
+        size_t sz = to->vt->state_size;
+        memcpy(to->ends + (size_t)h * sz, from->ends + (size_t)g * sz, sz);
+    }
+}
+
+/* ---- Islands ------------------------------------------------------------------------------ */
+
+typedef struct oe_arch oe_arch;
+
+typedef struct oe_island {
+    oe_ctx c;
+    mg_rng rng;
+    oe_arch *arch;
+    long gen;      /* generations so far */
+    int stop;      /* MG_STOP_* once its budget ran out, else -1 */
+} oe_island;
+
+struct oe_arch {
+    oe_island *isl;
+    int n;                     /* islands that run (threads that could be started, + 1) */
+    int keep, interval, migrants;
+    ms_budget budget;
+    pthread_barrier_t barrier; /* all islands between epochs */
+    pthread_mutex_t gate;      /* threads wait here until the barrier is set up for n */
+    pthread_cond_t opened;
+    int open;                  /* 1: go; -1: give up (not every thread could be started) */
+    int done;                  /* set by island 0 between the epoch's two barriers */
+};
+
+/* Ring migration: each island's best `migrants` genomes replace the worst of the next
+ * island. Reads every source's ranking before any island is ranked again (sources keep
+ * their best slots, which receivers never overwrite: migrants <= pop / 2). */
+static void oe_migrate(oe_arch *a)
+{
+    for (int j = 0; j < a->n; j++) {
+        oe_ctx *to = &a->isl[j].c;
+        const oe_ctx *from = &a->isl[(j + a->n - 1) % a->n].c;
+        for (int k = 0; k < a->migrants; k++)
+            oe_copy(to, to->order[to->pop - 1 - k].idx, from, from->order[k].idx);
+    }
+    for (int j = 0; j < a->n; j++)
+        oe_sort(&a->isl[j].c);
+}
+
+static void *oe_island_run(void *arg)
+{
+    oe_island *i = arg;
+    oe_arch *a = i->arch;
+    pthread_mutex_lock(&a->gate);
+    while (a->open == 0)
+        pthread_cond_wait(&a->opened, &a->gate);
+    int go = a->open > 0;
+    pthread_mutex_unlock(&a->gate);
+    if (!go)
+        return NULL;
+    oe_seed(&i->c);
+    for (;;) {
+        for (int k = 0; k < a->interval; k++) {
+            if ((i->stop = ms_budget_spent(&a->budget, i->gen)) >= 0)
+                break;
+            oe_generation(&i->c, a->keep);
+            i->gen++;
+        }
+        pthread_barrier_wait(&a->barrier);
+        if (i == a->isl) { /* island 0 decides for all, while the others wait */
+            for (int j = 0; j < a->n && !a->done; j++)
+                a->done = a->isl[j].stop >= 0;
+            if (!a->done)
+                oe_migrate(a);
+        }
+        pthread_barrier_wait(&a->barrier);
+        if (a->done)
+            return NULL;
+    }
+}
+
+/* Release the threads t[0..started) waiting at the gate: go (n islands run) or not. */
+static void oe_open_gate(oe_arch *a, int go)
+{
+    pthread_mutex_lock(&a->gate);
+    a->open = go ? 1 : -1;
+    pthread_cond_broadcast(&a->opened);
+    pthread_mutex_unlock(&a->gate);
+}
+
+/* Islands 1..n-1 on threads of their own, island 0 on the caller's; fewer islands if some
+ * threads cannot be started. Returns the best island's index, or -1 (no memory). */
+static int oe_run_islands(oe_arch *a, int want)
+{
+    pthread_t *t = malloc((size_t)want * sizeof *t);
+    if (!t)
+        return -1;
+    int started = 0;
+    for (int j = 1; j < want; j++) {
+        if (pthread_create(&t[j], NULL, oe_island_run, &a->isl[j]) != 0)
+            break;
+        started++;
+    }
+    a->n = started + 1;
+    int ok = pthread_barrier_init(&a->barrier, NULL, (unsigned)a->n) == 0;
+    oe_open_gate(a, ok);
+    if (ok)
+        oe_island_run(&a->isl[0]);
+    for (int j = 1; j <= started; j++)
+        pthread_join(t[j], NULL);
+    if (ok) /* only once every thread has left its last wait */
+        pthread_barrier_destroy(&a->barrier);
+    free(t);
+    if (!ok)
+        return -1;
+    int best = 0;
+    for (int j = 1; j < a->n; j++)
+        if (a->isl[j].c.fit[a->isl[j].c.order[0].idx] > a->isl[best].c.fit[a->isl[best].c.order[0].idx])
+            best = j;
+    return best;
+}
+
+static int oep_islands(const mg_game_vt *vt, const void *st, const void *obs, int det_mode,
+                       const mg_search_params *p, mg_rng *rng, mg_action *plan, int *plan_len,
+                       mg_search_stats *stats)
+{
+    int want = p->islands;
+    oe_arch a;
+    memset(&a, 0, sizeof a);
+    a.keep = oe_keep(p);
+    a.interval = p->migration_interval;
+    /* a source's best and a receiver's worst slots never overlap */
+    a.migrants = p->migrants < a.keep ? p->migrants : a.keep;
+    if (a.migrants > p->population / 2)
+        a.migrants = p->population / 2;
+    a.isl = calloc((size_t)want, sizeof *a.isl);
+    int rc = a.isl ? MG_OK : MG_ERR_NOMEM;
+    int made = 0;
+    for (; made < want && rc == MG_OK; made++) {
+        oe_island *i = &a.isl[made];
+        mg_rng_seed(&i->rng, mg_rng_next(rng));
+        i->arch = &a;
+        i->stop = -1;
+        rc = oe_alloc(&i->c, vt, st, obs, det_mode, p, &i->rng);
+    }
+    int best = -1;
+    if (rc == MG_OK && pthread_mutex_init(&a.gate, NULL) == 0) {
+        if (pthread_cond_init(&a.opened, NULL) == 0) {
+            ms_budget_start(&a.budget, p);
+            best = oe_run_islands(&a, want);
+            pthread_cond_destroy(&a.opened);
+        }
+        pthread_mutex_destroy(&a.gate);
+    }
+    if (rc == MG_OK && best < 0)
+        rc = MG_ERR_NOMEM;
+    if (rc == MG_OK) {
+        const oe_ctx *b = &a.isl[best].c;
+        int g = b->order[0].idx;
+        *plan_len = b->len[g];
+        memcpy(plan, b->genes + (size_t)g * MG_SEARCH_MAX_PLAN, (size_t)b->len[g] * sizeof *plan);
+        stats->value = b->fit[g];
+        stats->stop = MG_STOP_DONE;
+        for (int j = 0; j < a.n; j++) {
+            stats->iterations += a.isl[j].gen;
+            stats->evaluations += a.isl[j].c.evals;
+            stats->nodes += a.isl[j].c.genomes;
+            if (a.isl[j].stop >= 0 && stats->stop == MG_STOP_DONE)
+                stats->stop = a.isl[j].stop;
+        }
+    }
+    for (int j = 0; j < made; j++)
+        oe_release(&a.isl[j].c);
+    free(a.isl);
+    return rc;
+}
+
+/* ---- One population ----------------------------------------------------------------------- */
+
 static int oep_run(const mg_game_vt *vt, const void *st, const void *obs, int det_mode,
                    const mg_search_params *p, mg_rng *rng, mg_action *plan, int *plan_len,
                    mg_search_stats *stats)
 {
+    if (p->islands > 1)
+        return oep_islands(vt, st, obs, det_mode, p, rng, plan, plan_len, stats);
     oe_ctx c;
-    memset(&c, 0, sizeof c);
-    c.vt = vt;
-    c.p = p;
-    c.rng = rng;
-    c.root_st = st;
-    c.obs = obs;
-    c.det_mode = det_mode;
-    c.root = vt->current(st);
-    c.pop = p->population;
-    size_t n = (size_t)c.pop;
-    unsigned long slots = p->history ? ms_pow2(p->max_nodes > 0 ? (unsigned long)p->max_nodes
-                                                                : 1ul << 16)
-                                     : 1;
-    c.hmask = slots - 1;
-    c.hlimit = slots / 10 * 7;
-    c.genes = malloc(n * MG_SEARCH_MAX_PLAN * sizeof *c.genes);
-    c.len = malloc(n * sizeof *c.len);
-    c.fit = malloc(n * sizeof *c.fit);
-    c.rolls = malloc(n * sizeof *c.rolls);
-    c.order = malloc(n * sizeof *c.order);
-    c.hist = calloc(slots, sizeof *c.hist);
-    c.ends = p->fitness_rollouts > 0 ? malloc(n * vt->state_size) : NULL;
-    int rc = MG_OK;
-    if (!c.genes || !c.len || !c.fit || !c.rolls || !c.order || !c.hist ||
-        (p->fitness_rollouts > 0 && !c.ends)) {
-        rc = MG_ERR_NOMEM;
+    int rc = oe_alloc(&c, vt, st, obs, det_mode, p, rng);
+    if (rc != MG_OK)
         goto done;
-    }
     ms_budget budget;
     ms_budget_start(&budget, p);
-    for (int i = 0; i < c.pop; i++)
-        oe_build(&c, i, -1, -1, -1);
-    oe_sort(&c);
-    int keep = (int)((double)c.pop * p->survival);
-    if (keep < 1)
-        keep = 1;
-    if (keep > c.pop - 1)
-        keep = c.pop - 1;
+    oe_seed(&c);
+    int keep = oe_keep(p);
     long gen = 0;
     int stop;
     while ((stop = ms_budget_spent(&budget, gen)) < 0) {
@@ -309,13 +535,7 @@ static int oep_run(const mg_game_vt *vt, const void *st, const void *obs, int de
     stats->value = c.fit[best];
     stats->stop = stop;
 done:
-    free(c.genes);
-    free(c.len);
-    free(c.fit);
-    free(c.rolls);
-    free(c.order);
-    free(c.hist);
-    free(c.ends);
+    oe_release(&c);
     return rc;
 }
 

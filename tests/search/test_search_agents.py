@@ -9,7 +9,7 @@ import time
 import pytest
 from maag.bots import AGENTS, AgentError, make_agent, parse_agent
 from maag.engine import ConfigError, Game, GameOverError, State
-from maag.engine.search import default_params
+from maag.engine.search import default_params, search
 from maag.server.bench_engine import midgame_states
 
 from .positions import GAME, position, unit
@@ -73,7 +73,8 @@ VARIANTS = ["mcts:horizon_root=true,rollout_turns=2", "mcts:transpositions=false
             "mcts:rollout=random,c=2", "bb-mcts:rollout=meta,prune=false", "collapse-mcts:k=2",
             "oep:fitness_rollouts=3,history=false", "oep:population=7,survival=0,mutation=1",
             "ucb:select=robust,arms=5", "ucb:select=maxwins,rollout_turns=0", "greedy-turn:prune=false",
-            "greedy-turn:legal_order=true", "ne-mcts:robust=false"]
+            "greedy-turn:legal_order=true", "ne-mcts:robust=false",
+            "oep:islands=3,migration_interval=2,migrants=3", "oep:islands=2,fitness_rollouts=2,migrants=60"]
 
 
 @pytest.mark.parametrize("state_name", ["start", "mid0", "tiny-random-draws"])
@@ -129,6 +130,27 @@ def test_iteration_budget_is_exact(name: str) -> None:
     assert agent.last.stats.iterations == ITERATIONS[name]
 
 
+@pytest.mark.parametrize("islands", [2, 4])
+def test_oep_islands_run_in_lockstep(islands: int) -> None:
+    """With an iteration budget every island runs exactly that many generations (they
+    migrate between epochs in lockstep), and the stats add the islands up."""
+    agent = make_agent("oep", islands=islands, migration_interval=3)
+    agent.plan(busy_state(), iterations=7, seed=2)
+    assert agent.last is not None
+    stats = agent.last.stats
+    assert (stats.stop, stats.iterations) == ("iterations", 7 * islands)
+    assert stats.nodes == islands * (100 + 7 * 50)  # a first population, then 50 children a generation
+
+
+def test_oep_islands_from_an_observation() -> None:
+    state = STATES["mid2"]
+    obs = state.observation(state.current_player)
+    spec = "oep:islands=2,fitness_rollouts=2,migration_interval=1"
+    plan = parse_agent(spec).plan(obs, iterations=4, seed=3)
+    apply_plan(state, plan)
+    assert [a.code for a in plan] == [a.code for a in parse_agent(spec).plan(obs, iterations=4, seed=3)]
+
+
 def test_observation_is_enough() -> None:
     """An agent plans from what its seat sees; the plan is legal in the real game."""
     state = STATES["mid2"]
@@ -145,12 +167,17 @@ def test_errors() -> None:
         make_agent("mcts", "temperature=1")
     with pytest.raises(AgentError, match="must be"):
         make_agent("oep", population=1)
+    with pytest.raises(AgentError, match="must be"):
+        make_agent("oep", islands=65)
     with pytest.raises(AgentError, match="one of"):
         make_agent("mcts", rollout="smart")
     with pytest.raises(AgentError, match="key=value"):
         make_agent("mcts", "c")
     with pytest.raises(ConfigError, match="budget"):
         make_agent("mcts").plan(STATES["start"], budget_ms=0, iterations=0)
+    # the kernel checks what bypasses the agents' bounds
+    with pytest.raises(ConfigError, match="islands must be in 1..64"):
+        search(STATES["start"], "oep", {"islands": 0}, iterations=1)
     done = STATES["start"].clone()
     done.random_playout()
     with pytest.raises(GameOverError):

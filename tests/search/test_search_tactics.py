@@ -5,13 +5,14 @@ find within a fixed iteration budget, for two seeds each."""
 from __future__ import annotations
 
 import pytest
-from maag.bots import make_agent
+from maag.bots import make_agent, parse_agent
 from maag.engine import State
 
 from .positions import TACTICS
 
 # Iterations in each kernel's unit: outcomes, MCTS iterations, OEP generations.
-STRONG = {"greedy-turn": 500_000, "ne-mcts": 20_000, "bb-mcts": 150_000, "oep": 200}
+STRONG = {"greedy-turn": 500_000, "ne-mcts": 20_000, "bb-mcts": 150_000, "oep": 200,
+          "oep:islands=2,migration_interval=10": 100}
 
 WINNING_LINES = {
     "lethal-strike": [{"type": "attack", "from": [3, 1], "to": [6, 1]}] * 3,
@@ -48,7 +49,7 @@ def test_the_positions_are_what_they_claim(position: str) -> None:
 @pytest.mark.parametrize("name", list(STRONG))
 def test_strong_agents_find_the_win(name: str, position: str, seed: int) -> None:
     state = TACTICS[position]()
-    plan = make_agent(name).plan(state, iterations=STRONG[name], seed=seed)
+    plan = parse_agent(name).plan(state, iterations=STRONG[name], seed=seed)
     assert wins(state, plan), [a.to_dict() for a in plan]
 
 

@@ -1,0 +1,61 @@
+/* Drives OEP with islands (threads) from C, for the sanitizer builds of
+ * tests/search/test_oep_threads.py: several island counts, migration settings, fitness
+ * kinds and budgets. Exits 1 if a search fails or a seeded iteration-budget search does not
+ * repeat its plan; a sanitizer report aborts the run. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mg_game.h"
+#include "mg_kernels.h"
+#include "mg_search.h"
+
+static int run(const mg_game_vt *vt, const void *st, const mg_search_params *p, uint64_t seed,
+               mg_action *plan, int *n, mg_search_stats *stats)
+{
+    char err[MG_ERR_LEN] = "";
+    mg_rng rng;
+    mg_rng_seed(&rng, seed);
+    int rc = mg_search(vt, st, p, &rng, plan, n, stats, err);
+    if (rc != MG_OK || *n < 1)
+        fprintf(stderr, "search failed: %d %s\n", rc, err);
+    return rc == MG_OK && *n >= 1;
+}
+
+int main(void)
+{
+    const mg_game_vt *vt = mg_game_find("heroes");
+    void *cfg = malloc(vt->config_size);
+    void *st = malloc(MG_MAX_STATE_SIZE);
+    char err[MG_ERR_LEN];
+    vt->default_config(cfg);
+    if (!cfg || !st || vt->init(st, cfg, 7, err) != MG_OK)
+        return 2;
+    static const int islands[] = {2, 3, 8};
+    int ok = 1;
+    for (int i = 0; i < 3 && ok; i++)
+        for (int rollouts = 0; rollouts <= 2 && ok; rollouts += 2) {
+            mg_search_params p;
+            mg_search_defaults(MG_ALGO_OEP, &p);
+            p.value_scale = 60000;
+            p.islands = islands[i];
+            p.migration_interval = 1 + i;
+            p.migrants = 10 * i;
+            p.fitness_rollouts = rollouts;
+            mg_action a[MG_SEARCH_MAX_PLAN], b[MG_SEARCH_MAX_PLAN];
+            int na = 0, nb = 0;
+            mg_search_stats s;
+            p.budget_ms = 30; /* islands stop on the clock, not in lockstep */
+            p.iterations = 0;
+            ok = run(vt, st, &p, 1, a, &na, &s) && s.stop == MG_STOP_TIME;
+            p.budget_ms = 0;
+            p.iterations = 5;
+            ok = ok && run(vt, st, &p, 2, a, &na, &s) && run(vt, st, &p, 2, b, &nb, &s) &&
+                 na == nb && memcmp(a, b, (size_t)na * sizeof *a) == 0 &&
+                 s.iterations == 5L * islands[i];
+            printf("islands %d rollouts %d: %s\n", islands[i], rollouts, ok ? "ok" : "FAILED");
+        }
+    free(cfg);
+    free(st);
+    return ok ? 0 : 1;
+}

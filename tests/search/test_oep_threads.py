@@ -1,0 +1,41 @@
+"""OEP's islands run on threads: the C core with tests/search/c/oep_islands.c as its driver,
+built once with ThreadSanitizer and once with AddressSanitizer and UndefinedBehaviorSanitizer.
+Any report fails the test (a data race, a use after free, undefined behaviour), as does a
+failed search or a seeded iteration-budget search that does not repeat its plan."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DRIVER = Path(__file__).resolve().parent / "c" / "oep_islands.c"
+
+SANITIZERS = {
+    "thread": ["-fsanitize=thread"],
+    "address,undefined": ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"],
+}
+
+
+@pytest.mark.parametrize("sanitizer", list(SANITIZERS))
+def test_oep_islands_under_sanitizer(sanitizer: str, tmp_path: Path) -> None:
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        pytest.fail("gcc is needed to build the sanitized core")
+    exe = tmp_path / "oep_islands"
+    sources = sorted(str(p) for p in (REPO / "engine_c" / "src").glob("*.c"))
+    cmd = [gcc, "-std=c99", "-O1", "-g", "-fno-omit-frame-pointer", "-Wall", "-Wextra", "-Werror",
+           "-ffp-contract=off", "-pthread", *SANITIZERS[sanitizer], "-I", str(REPO / "engine_c" / "include"),
+           *sources, str(DRIVER), "-lm", "-o", str(exe)]
+    build = subprocess.run(cmd, capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-4000:]
+    env = dict(os.environ, TSAN_OPTIONS="halt_on_error=1:exitcode=66",
+               ASAN_OPTIONS="abort_on_error=0:exitcode=66:detect_leaks=1")
+    r = subprocess.run([str(exe)], capture_output=True, text=True, env=env, timeout=600)
+    report = r.stdout + r.stderr
+    assert r.returncode == 0 and "Sanitizer" not in report, report[-6000:]
+    assert report.count(": ok") == 6, report
