@@ -57,6 +57,9 @@ typedef struct mg_game_vt {
     void (*determinize)(const void *obs, mg_rng *rng, void *out);
     int (*is_end_turn)(mg_action a);
     const char *(*errstr)(int code);
+    int (*action_groups)(const void *st, const mg_action *acts, int n, int *start, int *group);
+    int (*legal_groups)(const void *st, int *group);
+    int (*group_legal)(const void *st, int group, mg_action *out);
     ...;
 } mg_game_vt;
 

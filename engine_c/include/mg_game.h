@@ -89,9 +89,19 @@ typedef struct mg_game_vt {
      * strategy MG_DET_*; a full state is copied. Returns MG_OK or MG_ERR_CONFIG for an
      * unknown strategy (out unspecified). Callers use mg_determinize (mg_hidden.h). */
     int (*determinize_mode)(const void *obs, int mode, mg_rng *rng, void *out);
+    /* Optional, version >= 4, both or neither (NULL: the META and EGREEDY policies
+     * enumerate with `legal` and group with `action_groups`). legal_groups writes the
+     * distinct groups (as action_groups numbers them) of the legal actions at st but
+     * END_TURN, in the order of their first action in legal's list, and returns their
+     * number: 0 when only END_TURN is legal, and in a terminal state. group has room for
+     * max_actions. group_legal writes the legal actions of one of those groups at st, in
+     * legal's order, and returns their number; group 0 gives [END_TURN]. A policy step then
+     * enumerates one group instead of every action: same choice, same random draws. */
+    int (*legal_groups)(const void *st, int *group);
+    int (*group_legal)(const void *st, int group, mg_action *out);
 } mg_game_vt;
 
-#define MG_VT_VERSION 3
+#define MG_VT_VERSION 4
 
 /* Determinization strategies (mg_game_vt.determinize_mode). */
 #define MG_DET_UNIFORM 0       /* hidden cards drawn uniformly from the unseen ones */

@@ -251,6 +251,121 @@ static int gen_card(const hr_state *st, const gen_ctx *g, int card, mg_action *o
     return n;
 }
 
+/* The masks of an enumeration at st (AP > 0, not terminal). */
+static void gen_init(const hr_state *st, gen_ctx *g)
+{
+    int me = st->current, opp = 1 - me;
+    const hr_map *m = hr_map_of(st);
+    uint64_t board = ((uint64_t)1 << (st->w * st->h)) - 1;
+    g->empty = board & ~(st->occ[0] | st->occ[1]);
+    g->ko = (st->occ[0] | st->occ[1]) & ~st->alive;
+    g->ko_mine = st->occ[me] & ~st->alive;
+    g->enemy_alive = st->occ[opp] & st->alive;
+    g->friends = st->occ[me] & st->alive & ~st->crystals;
+    g->opp_deploy = 0;
+    for (int i = 0; i < m->ndeploy[opp]; i++)
+        g->opp_deploy |= (uint64_t)1 << m->deploy[opp][i];
+}
+
+/* 1 if the unit on square f has at least one action (gen_unit would emit one). */
+static int unit_has_action(const hr_state *st, const gen_ctx *g, int f)
+{
+    const hr_unit *u = &st->board[f];
+    const hr_class *c = &hr_classes[u->kind];
+    const uint64_t *dia = hr_diamond[st->map][f];
+    if (u->kind == HR_CLERIC) {
+        if ((g->empty | g->ko) & dia[2] & ~g->opp_deploy)
+            return 1; /* a move, or a heal of a knocked-out friend */
+        uint64_t cand = g->friends & dia[2];
+        while (cand) {
+            int t = lowest_bit(cand);
+            cand &= cand - 1;
+            if (!hr_full_health(&st->board[t]))
+                return 1;
+        }
+    } else {
+        if ((g->empty | g->ko) & dia[c->speed] & ~g->opp_deploy)
+            return 1;
+        if (u->kind == HR_NINJA && (g->friends & ~((uint64_t)1 << f)))
+            return 1;
+    }
+    uint64_t attack = g->enemy_alive & dia[c->range];
+    int h = st->h, fx = f / h, fy = f % h;
+    while (attack) {
+        int t = lowest_bit(attack);
+        attack &= attack - 1;
+        int tx = t / h, ty = t % h;
+        if (hr_abs(tx - fx) + hr_abs(ty - fy) <= 1 || !attack_blocked(st, g, fx, fy, tx, ty))
+            return 1;
+    }
+    return 0;
+}
+
+/* 1 if card `card` (in hand) has at least one action (gen_card would emit one). */
+static int card_has_action(const hr_state *st, const gen_ctx *g, int card)
+{
+    int me = st->current;
+    if (st->deck_n[me] > 0 || card == HR_INFERNO)
+        return 1; /* a swap; an inferno may target any square */
+    if (HR_IS_ITEM_CARD(card)) {
+        uint64_t cand = st->occ[me] & ~st->crystals;
+        while (cand) {
+            int s = lowest_bit(cand);
+            cand &= cand - 1;
+            if (hr_item_target_ok(st, card, s))
+                return 1;
+        }
+        return 0;
+    }
+    const hr_map *m = hr_map_of(st);
+    for (int i = 0; i < m->ndeploy[me]; i++)
+        if ((g->empty | g->ko) >> m->deploy[me][i] & 1)
+            return 1;
+    return 0;
+}
+
+/* The groups of hr_legal's list (mg_game_vt.legal_groups), in its order: the units with an
+ * action (ascending square), then the cards in hand with one (card order). The group
+ * values are those of hr_action_groups. */
+int hr_legal_groups(const void *vst, int *group)
+{
+    const hr_state *st = vst;
+    int n = 0;
+    if (st->terminal || st->ap <= 0)
+        return 0;
+    gen_ctx g;
+    gen_init(st, &g);
+    int h = st->h;
+    uint64_t units = g.friends;
+    while (units) {
+        int s = lowest_bit(units);
+        units &= units - 1;
+        if (unit_has_action(st, &g, s))
+            group[n++] = MG_GROUP_UNIT | ((s / h) << 4) | (s % h);
+    }
+    const uint8_t *hand = st->hand[st->current];
+    for (int c = 0; c < HR_NCARDS; c++)
+        if (hand[c] > 0 && card_has_action(st, &g, c))
+            group[n++] = MG_GROUP_CARD | c;
+    return n;
+}
+
+/* The actions of one group of hr_legal_groups (mg_game_vt.group_legal), in hr_legal's
+ * order; group 0 is END_TURN. */
+int hr_group_legal(const void *vst, int group, mg_action *out)
+{
+    const hr_state *st = vst;
+    if (group == 0) {
+        out[0] = HR_ACTION(HR_A_END_TURN, 0, 0, 0, 0, 0);
+        return 1;
+    }
+    gen_ctx g;
+    gen_init(st, &g);
+    if (MG_GROUP_CLASS(group) == 2)
+        return gen_card(st, &g, group & 0xf, out, 0);
+    return gen_unit(st, &g, hr_idx(st, (group >> 4) & 0xf, group & 0xf), out, 0);
+}
+
 /* Legal actions: the reference's list (§8) in its order, then END_TURN while AP > 0;
  * exactly [END_TURN] at AP 0; nothing in a terminal state. */
 int hr_legal(const void *vst, mg_action *out)
@@ -260,18 +375,9 @@ int hr_legal(const void *vst, mg_action *out)
     if (st->terminal)
         return 0;
     if (st->ap > 0) {
-        int me = st->current, opp = 1 - me;
-        const hr_map *m = hr_map_of(st);
-        uint64_t board = ((uint64_t)1 << (st->w * st->h)) - 1;
+        int me = st->current;
         gen_ctx g;
-        g.empty = board & ~(st->occ[0] | st->occ[1]);
-        g.ko = (st->occ[0] | st->occ[1]) & ~st->alive;
-        g.ko_mine = st->occ[me] & ~st->alive;
-        g.enemy_alive = st->occ[opp] & st->alive;
-        g.friends = st->occ[me] & st->alive & ~st->crystals;
-        g.opp_deploy = 0;
-        for (int i = 0; i < m->ndeploy[opp]; i++)
-            g.opp_deploy |= (uint64_t)1 << m->deploy[opp][i];
+        gen_init(st, &g);
         uint64_t units = g.friends;
         while (units) {
             int s = lowest_bit(units);

@@ -512,6 +512,8 @@ double hr_evaluate(const void *st, int player);
 int hr_rate(const void *st, mg_action a);
 int hr_prune(const void *st, mg_action *acts, int n);
 int hr_determinize_mode(const void *obs, int mode, mg_rng *rng, void *out); /* heroes_hidden.c */
+int hr_legal_groups(const void *st, int *group);
+int hr_group_legal(const void *st, int group, mg_action *out);
 
 const mg_game_vt mg_heroes_vt = {
     MG_VT_VERSION,
@@ -536,4 +538,6 @@ const mg_game_vt mg_heroes_vt = {
     hr_errstr,
     hr_action_groups,
     hr_determinize_mode,
+    hr_legal_groups,
+    hr_group_legal,
 };

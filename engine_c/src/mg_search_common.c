@@ -228,6 +228,46 @@ static mg_action choose_meta(const mg_game_vt *vt, const void *st, const mg_acti
     return acts[idx[mg_rng_below(rng, (uint32_t)k)]];
 }
 
+int ms_grouped(const mg_game_vt *vt, int policy)
+{
+    return (policy == MG_POLICY_META || policy == MG_POLICY_EGREEDY) && vt->version >= 4 &&
+           vt->legal_groups != NULL && vt->group_legal != NULL;
+}
+
+/* choose_meta from the groups g[0..ng) of st (vt->legal_groups) instead of the legal list:
+ * the same classes, the same group order and the same draws, so the same choice; only the
+ * chosen group's actions are enumerated (into buf). */
+static mg_action choose_grouped(const mg_game_vt *vt, const void *st, const int *g, int ng,
+                                const mg_search_params *p, int greedy_ok, mg_rng *rng,
+                                mg_action *buf)
+{
+    if (ng == 0) /* only END_TURN: mg_policy_choose's n == 1 */
+        return vt->group_legal(st, 0, buf) > 0 ? buf[0] : 0;
+    int gval[2][MG_MAX_ACTIONS], ngc[2] = {0, 0};
+    for (int i = 0; i < ng; i++) {
+        int c = MG_GROUP_CLASS(g[i]) == 2;
+        gval[c][ngc[c]++] = g[i];
+    }
+    int cards_first = mg_rng_double(rng) < p->p_card;
+    int c = (cards_first && ngc[1]) || !ngc[0];
+    int j = (int)mg_rng_below(rng, (uint32_t)ngc[c]);
+    int k = vt->group_legal(st, gval[c][j], buf);
+    if (greedy_ok && mg_rng_double(rng) >= p->epsilon) {
+        if (!vt->rate)
+            return buf[0];
+        int best = 0, bv = vt->rate(st, buf[0]);
+        for (int i = 1; i < k; i++) {
+            int v = vt->rate(st, buf[i]);
+            if (v > bv) {
+                bv = v;
+                best = i;
+            }
+        }
+        return buf[best];
+    }
+    return buf[mg_rng_below(rng, (uint32_t)k)];
+}
+
 mg_action mg_policy_choose(const mg_game_vt *vt, const void *st, const mg_action *acts, int n,
                            const mg_search_params *p, int policy, mg_rng *rng)
 {
@@ -259,9 +299,32 @@ mg_action mg_policy_choose(const mg_game_vt *vt, const void *st, const mg_action
 }
 
 double ms_rollout_from(const mg_game_vt *vt, void *st, const mg_search_params *p, int player,
-                       mg_rng *rng, mg_action *acts, int n, int depth)
+                       mg_rng *rng, mg_action *acts, int n, int *groups, int ng, int depth)
 {
     int turns = 0;
+    if (ms_grouped(vt, p->policy)) { /* one group enumerated per step */
+        int greedy_ok = p->policy == MG_POLICY_EGREEDY;
+        for (int steps = 0; turns < depth && steps < 4096; steps++) {
+            mg_action a;
+            if (steps == 0 && n >= 0) {
+                if (n == 0)
+                    break;
+                a = mg_policy_choose(vt, st, acts, n, p, p->policy, rng);
+            } else {
+                if (steps > 0 || ng < 0) {
+                    if (vt->terminal(st, NULL))
+                        break;
+                    ng = vt->legal_groups(st, groups);
+                }
+                a = choose_grouped(vt, st, groups, ng, p, greedy_ok, rng, acts);
+            }
+            if (vt->apply(st, a, rng) != MG_OK)
+                break;
+            if (vt->is_end_turn(a))
+                turns++;
+        }
+        return ms_norm(p, vt->evaluate(st, player));
+    }
     for (int steps = 0; turns < depth && steps < 4096; steps++) {
         if (steps > 0 || n < 0)
             n = vt->legal(st, acts);
@@ -280,7 +343,8 @@ double mg_rollout(const mg_game_vt *vt, void *st, const mg_search_params *p, int
                   mg_rng *rng)
 {
     mg_action acts[MG_MAX_ACTIONS];
-    return ms_rollout_from(vt, st, p, player, rng, acts, -1, p->rollout_turns);
+    int groups[MG_MAX_ACTIONS];
+    return ms_rollout_from(vt, st, p, player, rng, acts, -1, groups, -1, p->rollout_turns);
 }
 
 /* ---- Parameters --------------------------------------------------------------------------- */

@@ -69,10 +69,15 @@ int ms_complete_greedy(const mg_game_vt *vt, void *st, const mg_search_params *p
 int ms_turn_length(const mg_game_vt *vt, const void *st, const mg_search_params *p,
                    mg_rng *rng);
 
+/* 1 if the rollout policy `policy` steps by groups (vt->legal_groups, vt->group_legal)
+ * rather than by whole legal lists: META and EGREEDY on a game that has them. */
+int ms_grouped(const mg_game_vt *vt, int policy);
+
 /* mg_rollout for `depth` turns whose first step uses the legal list acts[0..n) of st when
- * n >= 0 (acts has room for MG_MAX_ACTIONS and is overwritten). */
+ * n >= 0, else, when ms_grouped, its groups groups[0..ng) (vt->legal_groups) when ng >= 0.
+ * acts and groups have room for MG_MAX_ACTIONS and are overwritten. */
 double ms_rollout_from(const mg_game_vt *vt, void *st, const mg_search_params *p, int player,
-                       mg_rng *rng, mg_action *acts, int n, int depth);
+                       mg_rng *rng, mg_action *acts, int n, int *groups, int ng, int depth);
 
 /* Smallest power of two >= n (n >= 1). */
 unsigned long ms_pow2(unsigned long n);

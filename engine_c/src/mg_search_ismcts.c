@@ -327,7 +327,8 @@ static int is_iterate(is_tree *t, int root, unsigned char *det, unsigned char *s
             turns = 0;
     }
     mg_action acts[MG_MAX_ACTIONS];
-    double r = ms_rollout_from(vt, det, t->p, t->observer, t->rng, acts, -1, turns);
+    int groups[MG_MAX_ACTIONS];
+    double r = ms_rollout_from(vt, det, t->p, t->observer, t->rng, acts, -1, groups, -1, turns);
     t->evals++;
     t->nodes[root].visits++;
     for (int i = 0; i < depth; i++) {

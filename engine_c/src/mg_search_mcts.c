@@ -59,6 +59,7 @@ typedef struct mc_tree {
     mc_slot *tt;
     unsigned long tmask, tcount, tlimit;
     int root_player;
+    int grouped;     /* ms_grouped: rollouts step by groups */
     double k;        /* 2c: the exploration factor */
     long ends;       /* end-of-turn nodes created below the root's turn */
     mg_action end;   /* the END_TURN action, once seen */
@@ -259,8 +260,9 @@ static int mc_iterate(mc_tree *t, int top, const void *top_st, unsigned char *cl
 {
     const mg_game_vt *vt = t->vt;
     mg_action acts[MG_MAX_ACTIONS];
+    int groups[MG_MAX_ACTIONS];
     long path[MC_MAX_DEPTH];
-    int depth = 0, node = top, nacts = -1;
+    int depth = 0, node = top, nacts = -1, ngroups = -1;
     long expanded = -1; /* the edge expanded in this iteration, of node `parent` */
     int parent = -1, expanded_end = 0;
     mg_action expanded_a = 0;
@@ -288,12 +290,20 @@ static int mc_iterate(mc_tree *t, int top, const void *top_st, unsigned char *cl
                 MC_PREFETCH(&t->edges[ei + 1]);
             vt->apply(clone, expanded_a, t->rng);
             if (!vt->terminal(clone, NULL)) {
-                nacts = vt->legal(clone, acts);
-                if (nacts == 1 && vt->is_end_turn(acts[0]) && !vt->is_end_turn(expanded_a)) {
+                /* is END_TURN all that is legal? The answer serves the rollout's first step */
+                int only_end;
+                if (t->grouped) {
+                    ngroups = vt->legal_groups(clone, groups);
+                    only_end = ngroups == 0 && vt->group_legal(clone, 0, acts) == 1;
+                } else {
+                    nacts = vt->legal(clone, acts);
+                    only_end = nacts == 1 && vt->is_end_turn(acts[0]);
+                }
+                if (only_end && !vt->is_end_turn(expanded_a)) {
                     t->end = acts[0];
                     expanded_end = 1;
                     vt->apply(clone, t->end, t->rng);
-                    nacts = -1;
+                    nacts = ngroups = -1;
                 }
             }
             key = mc_key_of(t, clone); /* the node is looked up after the rollout */
@@ -321,7 +331,8 @@ static int mc_iterate(mc_tree *t, int top, const void *top_st, unsigned char *cl
         if (turns < 0)
             turns = 0;
     }
-    double r = ms_rollout_from(vt, clone, t->p, t->root_player, t->rng, acts, nacts, turns);
+    double r = ms_rollout_from(vt, clone, t->p, t->root_player, t->rng, acts, nacts, groups,
+                               ngroups, turns);
     t->evals++;
     if (expanded >= 0) {
         mc_edge *e = &t->edges[expanded];
@@ -413,6 +424,7 @@ int mg_search_mcts(const mg_game_vt *vt, const void *st, const mg_search_params 
     t.rng = rng;
     t.root_player = vt->current(st);
     t.k = 2.0 * p->c;
+    t.grouped = ms_grouped(vt, p->policy);
     if (!mc_alloc(&t, p, vt->max_actions)) {
         mc_free(&t);
         return MG_ERR_NOMEM;

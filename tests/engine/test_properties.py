@@ -232,6 +232,43 @@ def test_observation_and_determinization(spec: tuple[str, str, int, int], data: 
         s.apply(legal[data.draw(st.integers(0, len(legal) - 1))])
 
 
+def check_groups(s: State) -> None:
+    """legal_groups and group_legal (the rollout policies' one-group enumeration) agree
+    with legal and action_groups: the same groups in the same order, the same actions."""
+    vt = s.game.vt
+    n = vt.legal(s.cdata, ACTS)
+    legal = [ACTS[i] for i in range(n)]
+    start, group = ffi.new("int[]", n + 1), ffi.new("int[]", max(n, 1))
+    runs = vt.action_groups(s.cdata, ACTS, n, start, group) if n else 0
+    by_group: dict[int, list[int]] = {}
+    for r in range(runs):
+        by_group.setdefault(group[r], []).extend(legal[start[r]:start[r + 1]])
+    expect = [g for g in by_group if g != 0]
+    ng = vt.legal_groups(s.cdata, GROUPS)
+    assert [GROUPS[i] for i in range(ng)] == expect
+    for g in expect:
+        k = vt.group_legal(s.cdata, g, ACTS)
+        assert [ACTS[i] for i in range(k)] == by_group[g]
+    if n:
+        assert vt.group_legal(s.cdata, 0, ACTS) == 1 and ACTS[0] == 0
+
+
+ACTS = ffi.new("mg_action[]", lib.MG_MAX_ACTIONS)
+GROUPS = ffi.new("int[]", lib.MG_MAX_ACTIONS)
+
+
+@settings(max_examples=100)
+@given(spec=games, data=st.data())
+def test_groups_agree_with_the_legal_list(spec: tuple[str, str, int, int], data: st.DataObject) -> None:
+    s = start(spec)
+    for _ in range(30):
+        check_groups(s)
+        if s.is_terminal:
+            break
+        legal = s.legal_codes()
+        s.apply(legal[data.draw(st.integers(0, len(legal) - 1))])
+
+
 @pytest.mark.parametrize("map_name", MAPS)
 @pytest.mark.parametrize("draws", DRAWS)
 def test_random_games_to_the_end(map_name: str, draws: str) -> None:
