@@ -86,17 +86,17 @@ async def test_bot_closing_at_game_over_is_not_paired_into_a_forfeit(
         await step()
         assert first["game_id"] in srv.games  # and not past it: nothing is paired yet
     else:
-        while client_a.reserved == 0:  # paired again; the new game waits for its storage row
+        # Paired again. No yielding from here to hold_loop: the new game's task has either
+        # not run yet (it asks for its storage row in the loop turn that also reads the EOF)
+        # or is waiting for its row, whose completion must still be queued when the EOF is.
+        while client_a.reserved == 0:
             await step()
-        # One more turn: the new game's task may only be queued yet. After it, its row has
-        # been asked of the storage thread, which hold_loop then waits for (without this
-        # step, the row could be written only after the EOF was read and the connection
-        # dropped, and the game would be called off after the checks below).
-        await step()
     a.writer.write_eof()
     hold_loop(srv, client_a)
     if when == "before_game_start":
-        while client_a.reserved:  # the storage row came back: the game was started or called off
+        # Wait for the row (the storage thread may be slow): the game is then started or
+        # called off. Until then `a`'s connection may already be gone and nothing decided.
+        while client_a.reserved:
             await step()
     if when == "before_pairing":
         while first["game_id"] in srv.games:  # until the game over is sent and the free slots paired
