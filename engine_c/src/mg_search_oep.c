@@ -339,6 +339,12 @@ static void oe_copy(oe_ctx *to, int h, const oe_ctx *from, int g)
 
 /* ---- Islands ------------------------------------------------------------------------------ */
 
+/* Fitness of the best genome of a ranked population. */
+static double oe_best_fit(const oe_ctx *c)
+{
+    return c->fit[c->order[0].idx];
+}
+
 typedef struct oe_arch oe_arch;
 
 typedef struct oe_island {
@@ -408,7 +414,7 @@ static void *oe_island_run(void *arg)
     }
 }
 
-/* Release the threads t[0..started) waiting at the gate: go (n islands run) or not. */
+/* Release the started threads waiting at the gate: go (n islands run) or give up. */
 static void oe_open_gate(oe_arch *a, int go)
 {
     pthread_mutex_lock(&a->gate);
@@ -444,7 +450,7 @@ static int oe_run_islands(oe_arch *a, int want)
         return -1;
     int best = 0;
     for (int j = 1; j < a->n; j++)
-        if (a->isl[j].c.fit[a->isl[j].c.order[0].idx] > a->isl[best].c.fit[a->isl[best].c.order[0].idx])
+        if (oe_best_fit(&a->isl[j].c) > oe_best_fit(&a->isl[best].c))
             best = j;
     return best;
 }
