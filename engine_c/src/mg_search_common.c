@@ -1,9 +1,13 @@
 /* mg_search_common.c: what every search kernel shares: parameters and their defaults,
  * budgets, action lists, the rollout policies, rollouts, and the mg_search dispatcher. */
 #define _POSIX_C_SOURCE 199309L
+#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include <math.h>
 #include <stdio.h>
 #include <time.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "mg_search_internal.h"
 
@@ -43,6 +47,19 @@ double ms_budget_progress(const ms_budget *b, long iter)
             f = t;
     }
     return f > 1 ? 1 : f;
+}
+
+void ms_huge_pages(void *p, size_t bytes)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1), hi = ((uintptr_t)p + bytes) & ~(huge - 1);
+    if (p && hi > lo)
+        (void)madvise((void *)lo, (size_t)(hi - lo), MADV_HUGEPAGE); /* advice only */
+#else
+    (void)p;
+    (void)bytes;
+#endif
 }
 
 unsigned long ms_pow2(unsigned long n)

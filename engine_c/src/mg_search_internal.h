@@ -79,6 +79,12 @@ int ms_grouped(const mg_game_vt *vt, int policy);
 double ms_rollout_from(const mg_game_vt *vt, void *st, const mg_search_params *p, int player,
                        mg_rng *rng, mg_action *acts, int n, int *groups, int ng, int depth);
 
+/* Ask for transparent huge pages over the 2 MB-aligned part of a large arena just
+ * allocated (p may be NULL; no effect where the system has none). A tree or table that
+ * grows to tens of MB is touched at random: with 4 KB pages nearly every access misses
+ * the TLB and every new page faults. */
+void ms_huge_pages(void *p, size_t bytes);
+
 /* Smallest power of two >= n (n >= 1). */
 unsigned long ms_pow2(unsigned long n);
 

@@ -94,6 +94,9 @@ static int mc_alloc(mc_tree *t, const mg_search_params *p, int max_actions)
     t->nodes = malloc((size_t)t->ncap * sizeof *t->nodes);
     t->edges = malloc((size_t)t->ecap * sizeof *t->edges);
     t->tt = p->transpositions ? calloc(slots, sizeof *t->tt) : NULL;
+    ms_huge_pages(t->nodes, (size_t)t->ncap * sizeof *t->nodes);
+    ms_huge_pages(t->edges, (size_t)t->ecap * sizeof *t->edges);
+    ms_huge_pages(t->tt, t->tt ? slots * sizeof *t->tt : 0);
     return t->nodes && t->edges && (t->tt || !p->transpositions);
 }
 
