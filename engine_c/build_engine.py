@@ -60,6 +60,7 @@ typedef struct mg_game_vt {
     int (*action_groups)(const void *st, const mg_action *acts, int n, int *start, int *group);
     int (*legal_groups)(const void *st, int *group);
     int (*group_legal)(const void *st, int group, mg_action *out);
+    int (*apply_legal)(void *st, mg_action a, mg_rng *rng);
     ...;
 } mg_game_vt;
 

@@ -99,6 +99,10 @@ typedef struct mg_game_vt {
      * enumerates one group instead of every action: same choice, same random draws. */
     int (*legal_groups)(const void *st, int *group);
     int (*group_legal)(const void *st, int group, mg_action *out);
+    /* Optional, version >= 4 (NULL: apply). apply for an action that the caller took from
+     * legal or group_legal at this very state: the legality checks are skipped (anything
+     * else is undefined). Rollouts use it. */
+    int (*apply_legal)(void *st, mg_action a, mg_rng *rng);
 } mg_game_vt;
 
 #define MG_VT_VERSION 4

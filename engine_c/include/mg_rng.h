@@ -24,4 +24,13 @@ double mg_rng_double(mg_rng *r);
 /* splitmix64 finaliser: a strong 64-bit mix, also used for Zobrist keys. */
 uint64_t mg_mix64(uint64_t x);
 
+/* mg_mix64 for the hot paths (incremental Zobrist keys), inlined. */
+static inline uint64_t mg_mix64_inline(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
 #endif

@@ -41,10 +41,9 @@ static long side_value(const hr_state *st, int p)
 {
     long v = 0;
     const uint8_t *sq = hr_maps[st->map].sq;
-    for (int s = 0; s < st->w * st->h; s++) {
+    for (uint64_t m = st->occ[p]; m; m &= m - 1) { /* the squares with owner p + 1 */
+        int s = hr_lowest_bit(m);
         const hr_unit *u = &st->board[s];
-        if (u->owner != p + 1)
-            continue;
         int up = u->hp > 0;
         v += u->hp + hr_base_hp(u->kind) * (up ? 2 : 1) + (up ? square_value(u->kind, sq[s]) : 0) +
              equipment_value(u) * (up ? 2 : 1);

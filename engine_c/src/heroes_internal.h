@@ -29,6 +29,21 @@ static inline int hr_on_board(const hr_state *st, int x, int y)
     return x >= 0 && y >= 0 && x < st->w && y < st->h;
 }
 
+/* Lowest set bit index of a non-zero mask. */
+static inline int hr_lowest_bit(uint64_t m)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_ctzll(m);
+#else
+    int i = 0;
+    while (!(m & 1)) {
+        m >>= 1;
+        i++;
+    }
+    return i;
+#endif
+}
+
 /* The deploy square type that player p (0/1) may not enter. */
 static inline int hr_opp_deploy_type(int p) { return p == 0 ? HR_SQ_DEPLOY2 : HR_SQ_DEPLOY1; }
 

@@ -142,21 +142,6 @@ static int deploy_target_ok(const hr_state *st, int s)
 
 /* ---- Enumeration (§8) ------------------------------------------------------------------- */
 
-/* Lowest set bit index of a non-zero mask. */
-static inline int lowest_bit(uint64_t m)
-{
-#if defined(__GNUC__) || defined(__clang__)
-    return __builtin_ctzll(m);
-#else
-    int i = 0;
-    while (!(m & 1)) {
-        m >>= 1;
-        i++;
-    }
-    return i;
-#endif
-}
-
 /* Square masks of one enumeration (computed once per call from the state's masks). */
 typedef struct gen_ctx {
     uint64_t empty, ko, ko_mine, enemy_alive, friends, opp_deploy;
@@ -192,7 +177,7 @@ static int gen_unit(const hr_state *st, const gen_ctx *g, int f, mg_action *out,
         heal = g->ko_mine & dia[2] & ~g->opp_deploy;
         uint64_t cand = g->friends & dia[2];
         while (cand) {
-            int t = lowest_bit(cand);
+            int t = hr_lowest_bit(cand);
             cand &= cand - 1;
             if (!hr_full_health(&st->board[t]))
                 heal |= (uint64_t)1 << t;
@@ -204,7 +189,7 @@ static int gen_unit(const hr_state *st, const gen_ctx *g, int f, mg_action *out,
     }
     uint64_t all = move | attack | heal | tele;
     while (all) {
-        int t = lowest_bit(all);
+        int t = hr_lowest_bit(all);
         uint64_t bit = (uint64_t)1 << t;
         all &= all - 1;
         int tx = t / h, ty = t % h, k;
@@ -229,7 +214,7 @@ static int gen_card(const hr_state *st, const gen_ctx *g, int card, mg_action *o
     if (HR_IS_ITEM_CARD(card)) {
         uint64_t cand = st->occ[me] & ~st->crystals;
         while (cand) {
-            int s = lowest_bit(cand);
+            int s = hr_lowest_bit(cand);
             cand &= cand - 1;
             if (hr_item_target_ok(st, card, s))
                 out[n++] = HR_ACTION(HR_A_EQUIP, card, 0, 0, s / h, s % h);
@@ -278,7 +263,7 @@ static int unit_has_action(const hr_state *st, const gen_ctx *g, int f)
             return 1; /* a move, or a heal of a knocked-out friend */
         uint64_t cand = g->friends & dia[2];
         while (cand) {
-            int t = lowest_bit(cand);
+            int t = hr_lowest_bit(cand);
             cand &= cand - 1;
             if (!hr_full_health(&st->board[t]))
                 return 1;
@@ -292,7 +277,7 @@ static int unit_has_action(const hr_state *st, const gen_ctx *g, int f)
     uint64_t attack = g->enemy_alive & dia[c->range];
     int h = st->h, fx = f / h, fy = f % h;
     while (attack) {
-        int t = lowest_bit(attack);
+        int t = hr_lowest_bit(attack);
         attack &= attack - 1;
         int tx = t / h, ty = t % h;
         if (hr_abs(tx - fx) + hr_abs(ty - fy) <= 1 || !attack_blocked(st, g, fx, fy, tx, ty))
@@ -310,7 +295,7 @@ static int card_has_action(const hr_state *st, const gen_ctx *g, int card)
     if (HR_IS_ITEM_CARD(card)) {
         uint64_t cand = st->occ[me] & ~st->crystals;
         while (cand) {
-            int s = lowest_bit(cand);
+            int s = hr_lowest_bit(cand);
             cand &= cand - 1;
             if (hr_item_target_ok(st, card, s))
                 return 1;
@@ -338,7 +323,7 @@ int hr_legal_groups(const void *vst, int *group)
     int h = st->h;
     uint64_t units = g.friends;
     while (units) {
-        int s = lowest_bit(units);
+        int s = hr_lowest_bit(units);
         units &= units - 1;
         if (unit_has_action(st, &g, s))
             group[n++] = MG_GROUP_UNIT | ((s / h) << 4) | (s % h);
@@ -380,7 +365,7 @@ int hr_legal(const void *vst, mg_action *out)
         gen_init(st, &g);
         uint64_t units = g.friends;
         while (units) {
-            int s = lowest_bit(units);
+            int s = hr_lowest_bit(units);
             units &= units - 1;
             n = gen_unit(st, &g, s, out, n);
         }
@@ -699,10 +684,7 @@ static int has_units(const hr_state *st, int p)
     for (int c = HR_KNIGHT; c <= HR_NINJA; c++)
         if (st->hand[p][c] || st->deck[p][c])
             return 1;
-    for (int s = 0; s < st->w * st->h; s++)
-        if (st->board[s].owner == p + 1 && st->board[s].kind != HR_CRYSTAL)
-            return 1;
-    return 0;
+    return (st->occ[p] & ~st->crystals) != 0; /* a unit of p's on the board */
 }
 
 static int has_crystal(const hr_state *st, int p)
@@ -730,10 +712,8 @@ int hr_winner_now(const hr_state *st)
 /* End of turn (§6.1). Draws cannot fail here: apply checked the rng beforehand. */
 static void end_turn(hr_state *st, mg_rng *rng)
 {
-    int me = st->current + 1;
-    for (int s = 0; s < st->w * st->h; s++)
-        if (st->board[s].owner == me && st->board[s].hp == 0)
-            hr_clear_square(st, s);
+    for (uint64_t ko = st->occ[st->current] & ~st->alive; ko; ko &= ko - 1)
+        hr_clear_square(st, hr_lowest_bit(ko)); /* the mover's knocked-out units */
     if (!has_units(st, 0) || !has_units(st, 1) || !has_crystal(st, 1 - st->current) ||
         st->turn >= st->turn_limit) {
         st->terminal = 1;
@@ -781,6 +761,17 @@ void hr_do_action(hr_state *st, mg_action a, mg_rng *rng)
     if (type == HR_A_DEPLOY || type == HR_A_EQUIP || type == HR_A_SPELL || type == HR_A_SWAP_CARD)
         hr_hand_add(st, p, card, -1);
     st->ap--;
+}
+
+/* hr_apply for an action of hr_legal's list at st (mg_game_vt.apply_legal): no checks
+ * but the rng's. */
+int hr_apply_legal(void *vst, mg_action a, mg_rng *rng)
+{
+    hr_state *st = vst;
+    if (a == 0 && st->draws == HR_DRAW_RANDOM && rng == NULL)
+        return MG_ERR_CONFIG;
+    hr_do_action(st, a, rng);
+    return MG_OK;
 }
 
 int hr_apply(void *vst, mg_action a, mg_rng *rng)

@@ -92,14 +92,14 @@ static uint64_t unit_key(int s, const hr_unit *u)
         return 0;
     uint64_t k = ((uint64_t)s << 40) | ((uint64_t)u->kind << 32) | ((uint64_t)u->owner << 28) |
                  ((uint64_t)u->items << 20) | (uint16_t)u->hp;
-    return mg_mix64(k ^ 0x5a17c0de00000000ULL);
+    return mg_mix64_inline(k ^ 0x5a17c0de00000000ULL);
 }
 
 static uint64_t card_key(int p, int in_deck, int card, int count)
 {
     uint64_t k = ((uint64_t)p << 20) | ((uint64_t)in_deck << 16) | ((uint64_t)card << 8) |
                  (uint64_t)count;
-    return count ? mg_mix64(k ^ 0xca4d000000000000ULL) : 0;
+    return count ? mg_mix64_inline(k ^ 0xca4d000000000000ULL) : 0;
 }
 
 void hr_set_unit(hr_state *st, int s, hr_unit u)
@@ -181,7 +181,7 @@ static uint64_t hr_hash(const void *vst)
                     ((uint64_t)(uint8_t)st->winner << 32) |
                     ((uint64_t)(uint8_t)st->observer << 40);
     uint64_t seeds = ((uint64_t)(uint32_t)st->deck_seed[0] << 32) | (uint32_t)st->deck_seed[1];
-    return st->zob ^ mg_mix64(scal) ^ mg_mix64(seeds ^ 0x5eed5eed5eed5eedULL);
+    return st->zob ^ mg_mix64_inline(scal) ^ mg_mix64_inline(seeds ^ 0x5eed5eed5eed5eedULL);
 }
 
 /* ---- Draws (§4.3) ---------------------------------------------------------------------- */
@@ -514,6 +514,7 @@ int hr_prune(const void *st, mg_action *acts, int n);
 int hr_determinize_mode(const void *obs, int mode, mg_rng *rng, void *out); /* heroes_hidden.c */
 int hr_legal_groups(const void *st, int *group);
 int hr_group_legal(const void *st, int group, mg_action *out);
+int hr_apply_legal(void *st, mg_action a, mg_rng *rng);
 
 const mg_game_vt mg_heroes_vt = {
     MG_VT_VERSION,
@@ -540,4 +541,5 @@ const mg_game_vt mg_heroes_vt = {
     hr_determinize_mode,
     hr_legal_groups,
     hr_group_legal,
+    hr_apply_legal,
 };

@@ -3,10 +3,7 @@
 
 uint64_t mg_mix64(uint64_t x)
 {
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
+    return mg_mix64_inline(x);
 }
 
 void mg_rng_seed(mg_rng *r, uint64_t seed)

@@ -321,6 +321,7 @@ double ms_rollout_from(const mg_game_vt *vt, void *st, const mg_search_params *p
     int turns = 0;
     if (ms_grouped(vt, p->policy)) { /* one group enumerated per step */
         int greedy_ok = p->policy == MG_POLICY_EGREEDY;
+        int (*apply)(void *, mg_action, mg_rng *) = vt->apply_legal ? vt->apply_legal : vt->apply;
         for (int steps = 0; turns < depth && steps < 4096; steps++) {
             mg_action a;
             if (steps == 0 && n >= 0) {
@@ -335,7 +336,7 @@ double ms_rollout_from(const mg_game_vt *vt, void *st, const mg_search_params *p
                 }
                 a = choose_grouped(vt, st, groups, ng, p, greedy_ok, rng, acts);
             }
-            if (vt->apply(st, a, rng) != MG_OK)
+            if (apply(st, a, rng) != MG_OK)
                 break;
             if (vt->is_end_turn(a))
                 turns++;

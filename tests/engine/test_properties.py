@@ -234,7 +234,8 @@ def test_observation_and_determinization(spec: tuple[str, str, int, int], data: 
 
 def check_groups(s: State) -> None:
     """legal_groups and group_legal (the rollout policies' one-group enumeration) agree
-    with legal and action_groups: the same groups in the same order, the same actions."""
+    with legal and action_groups: the same groups in the same order, the same actions; and
+    apply_legal agrees with apply on every legal action."""
     vt = s.game.vt
     n = vt.legal(s.cdata, ACTS)
     legal = [ACTS[i] for i in range(n)]
@@ -251,6 +252,10 @@ def check_groups(s: State) -> None:
         assert [ACTS[i] for i in range(k)] == by_group[g]
     if n:
         assert vt.group_legal(s.cdata, 0, ACTS) == 1 and ACTS[0] == 0
+    for a in legal:  # apply_legal (no checks) does what apply does
+        x, y = s.clone(), s.clone()
+        assert vt.apply(x.cdata, a, x._rng) == vt.apply_legal(y.cdata, a, y._rng) == lib.MG_OK
+        assert x.to_bytes() == y.to_bytes()
 
 
 ACTS = ffi.new("mg_action[]", lib.MG_MAX_ACTIONS)
