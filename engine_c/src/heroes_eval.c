@@ -2,39 +2,25 @@
  * and action pruning (§15). */
 #include "heroes_internal.h"
 
-/* Square bonus by kind (K A C W N, then crystal) and square type (§14.2). */
-static int square_value(int kind, int sq)
-{
-    static const int16_t table[12][3] = {
-        /* ASSAULT DEFENSE POWER */
-        [HR_KNIGHT] = {120, 30, 30}, [HR_ARCHER] = {40, 80, 120}, [HR_CLERIC] = {10, 20, 40},
-        [HR_WIZARD] = {40, 70, 100}, [HR_NINJA] = {50, 60, 70},   [HR_CRYSTAL] = {0, 0, 0},
-    };
-    switch (sq) {
-    case HR_SQ_ASSAULT: return table[kind][0];
-    case HR_SQ_DEFENSE: return table[kind][1];
-    case HR_SQ_POWER: return table[kind][2];
-    case HR_SQ_DEPLOY1:
-    case HR_SQ_DEPLOY2: return -75;
-    default: return 0;
-    }
-}
+/* Square bonus by kind (K A C W N, then crystal) and square type (§14.2), indexed by
+ * HR_SQ_* (none, deploy 1, deploy 2, defense, assault, power). */
+#define HR_SQV(def, ass, pow) {0, -75, -75, def, ass, pow}
+static const int16_t square_value[12][6] = {
+    [HR_KNIGHT] = HR_SQV(30, 120, 30), [HR_ARCHER] = HR_SQV(80, 40, 120),
+    [HR_CLERIC] = HR_SQV(20, 10, 40),  [HR_WIZARD] = HR_SQV(70, 40, 100),
+    [HR_NINJA] = HR_SQV(60, 50, 70),   [HR_CRYSTAL] = HR_SQV(0, 0, 0),
+};
 
-/* Equipment value by kind (§14.2, generic + class part). */
-static int equipment_value(const hr_unit *u)
-{
-    static const int16_t table[5][4] = {
-        /* DRAGONSCALE RUNEMETAL SHINING_HELM SCROLL */
-        [HR_KNIGHT] = {60, -30, 20, -10}, [HR_ARCHER] = {60, 60, 40, 80},
-        [HR_CLERIC] = {30, 20, 20, 30},   [HR_WIZARD] = {50, 60, 40, 80},
-        [HR_NINJA] = {30, 20, 30, 70},
-    };
-    if (u->kind > HR_NINJA)
-        return 0;
-    const int16_t *t = table[u->kind];
-    return ((u->items & HR_EQ_DRAGONSCALE) ? t[0] : 0) + ((u->items & HR_EQ_RUNEMETAL) ? t[1] : 0) +
-           ((u->items & HR_EQ_SHINING_HELM) ? t[2] : 0) + ((u->items & HR_EQ_SCROLL) ? t[3] : 0);
-}
+/* Equipment value by kind and HR_EQ_* bits (§14.2, generic + class part): the sum of the
+ * values of the items held, a = dragonscale, b = runemetal, c = shining helm, d = scroll. */
+#define HR_EQV(a, b, c, d)                                                                 \
+    {0, a, b, a + b, c, a + c, b + c, a + b + c, d, a + d, b + d, a + b + d, c + d, a + c + d,  \
+     b + c + d, a + b + c + d}
+static const int16_t equipment_value[12][16] = {
+    [HR_KNIGHT] = HR_EQV(60, -30, 20, -10), [HR_ARCHER] = HR_EQV(60, 60, 40, 80),
+    [HR_CLERIC] = HR_EQV(30, 20, 20, 30),   [HR_WIZARD] = HR_EQV(50, 60, 40, 80),
+    [HR_NINJA] = HR_EQV(30, 20, 30, 70),
+};
 
 /* Board + card term of player p (0/1), without infernos. */
 static long side_value(const hr_state *st, int p)
@@ -44,9 +30,9 @@ static long side_value(const hr_state *st, int p)
     for (uint64_t m = st->occ[p]; m; m &= m - 1) { /* the squares with owner p + 1 */
         int s = hr_lowest_bit(m);
         const hr_unit *u = &st->board[s];
-        int up = u->hp > 0;
-        v += u->hp + hr_base_hp(u->kind) * (up ? 2 : 1) + (up ? square_value(u->kind, sq[s]) : 0) +
-             equipment_value(u) * (up ? 2 : 1);
+        /* hr_classes[kind].max_hp is hr_base_hp(kind) for the kinds on a board */
+        int base = hr_classes[u->kind].max_hp, eq = equipment_value[u->kind][u->items & 15];
+        v += u->hp + (u->hp > 0 ? 2 * base + square_value[u->kind][sq[s]] + 2 * eq : base + eq);
     }
     for (int c = HR_KNIGHT; c <= HR_NINJA; c++)
         v += (long)(st->hand[p][c] + st->deck[p][c]) * (c == HR_KNIGHT ? 1750 : 1400);

@@ -30,6 +30,12 @@ void ms_budget_start(ms_budget *b, const mg_search_params *p);
  * else -1. Reads the clock. */
 int ms_budget_spent(const ms_budget *b, long iter);
 
+/* ms_budget_spent without the clock: MG_STOP_ITERATIONS or -1. */
+static inline int ms_budget_iterations(const ms_budget *b, long iter)
+{
+    return b->max_iter && iter >= b->max_iter ? MG_STOP_ITERATIONS : -1;
+}
+
 /* Fraction of the budget used, in [0, 1] (the larger of time and iterations). */
 double ms_budget_progress(const ms_budget *b, long iter);
 
