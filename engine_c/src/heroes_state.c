@@ -109,18 +109,23 @@ void hr_set_unit(hr_state *st, int s, hr_unit u)
         memset(&u, 0, sizeof u);
     st->zob ^= unit_key(s, &st->board[s]) ^ unit_key(s, &u);
     st->board[s] = u;
+    /* the masks are computed in registers and each stored once (a store of part of a
+     * mask followed by a read of it stalls store forwarding) */
     uint64_t bit = (uint64_t)1 << s;
-    st->occ[0] &= ~bit;
-    st->occ[1] &= ~bit;
-    st->alive &= ~bit;
-    st->crystals &= ~bit;
-    if (u.owner) {
-        st->occ[u.owner - 1] |= bit;
-        if (u.hp > 0)
-            st->alive |= bit;
-        if (u.kind == HR_CRYSTAL)
-            st->crystals |= bit;
-    }
+    uint64_t o0 = st->occ[0] & ~bit, o1 = st->occ[1] & ~bit;
+    uint64_t alive = st->alive & ~bit, crystals = st->crystals & ~bit;
+    if (u.owner == 1)
+        o0 |= bit;
+    else if (u.owner == 2)
+        o1 |= bit;
+    if (u.owner && u.hp > 0)
+        alive |= bit;
+    if (u.owner && u.kind == HR_CRYSTAL)
+        crystals |= bit;
+    st->occ[0] = o0;
+    st->occ[1] = o1;
+    st->alive = alive;
+    st->crystals = crystals;
 }
 
 /* Rebuild the square masks from the board (after an import). */

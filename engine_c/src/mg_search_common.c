@@ -260,15 +260,17 @@ static mg_action choose_grouped(const mg_game_vt *vt, const void *st, const int 
 {
     if (ng == 0) /* only END_TURN: mg_policy_choose's n == 1 */
         return vt->group_legal(st, 0, buf) > 0 ? buf[0] : 0;
-    int gval[2][MG_MAX_ACTIONS], ngc[2] = {0, 0};
-    for (int i = 0; i < ng; i++) {
-        int c = MG_GROUP_CLASS(g[i]) == 2;
-        gval[c][ngc[c]++] = g[i];
-    }
+    int ngc[2] = {0, 0}; /* groups per class: unit 0, card 1 */
+    for (int i = 0; i < ng; i++)
+        ngc[1] += MG_GROUP_CLASS(g[i]) == 2;
+    ngc[0] = ng - ngc[1];
     int cards_first = mg_rng_double(rng) < p->p_card;
     int c = (cards_first && ngc[1]) || !ngc[0];
-    int j = (int)mg_rng_below(rng, (uint32_t)ngc[c]);
-    int k = vt->group_legal(st, gval[c][j], buf);
+    int j = (int)mg_rng_below(rng, (uint32_t)ngc[c]), i = 0;
+    for (;; i++) /* the j-th group of class c */
+        if ((MG_GROUP_CLASS(g[i]) == 2) == c && j-- == 0)
+            break;
+    int k = vt->group_legal(st, g[i], buf);
     if (greedy_ok && mg_rng_double(rng) >= p->epsilon) {
         if (!vt->rate)
             return buf[0];
