@@ -12,9 +12,10 @@
  * worst of the next island in a ring. The plan is the best genome of all islands. The
  * islands run in lockstep (same generation count), so with an iteration budget and a seed
  * the result does not depend on thread timing. */
-#define _POSIX_C_SOURCE 200809L /* pthread barriers */
+#define _POSIX_C_SOURCE 200809L /* pthreads, sched_yield */
 #include <float.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -345,6 +346,30 @@ static double oe_best_fit(const oe_ctx *c)
     return c->fit[c->order[0].idx];
 }
 
+/* A sense-reversing barrier that spins, then yields. The islands meet twice per epoch,
+ * and pthread_barrier_wait sleeps in the kernel: waking a sleeper took long enough here
+ * (tens of microseconds) that two islands with a 20-generation epoch did no more
+ * generations per second than one. */
+typedef struct oe_barrier {
+    int n;     /* threads that meet */
+    int count; /* arrived in this round */
+    int sense; /* flips when the last one arrives */
+} oe_barrier;
+
+static void oe_barrier_wait(oe_barrier *b, int *local_sense)
+{
+    int s = !*local_sense;
+    *local_sense = s;
+    if (__atomic_add_fetch(&b->count, 1, __ATOMIC_ACQ_REL) == b->n) {
+        __atomic_store_n(&b->count, 0, __ATOMIC_RELAXED); /* nobody is in the next round yet */
+        __atomic_store_n(&b->sense, s, __ATOMIC_RELEASE);
+        return;
+    }
+    for (long spins = 0; __atomic_load_n(&b->sense, __ATOMIC_ACQUIRE) != s; spins++)
+        if (spins >= 2000) /* more islands than cores: let the late ones run */
+            sched_yield();
+}
+
 typedef struct oe_arch oe_arch;
 
 typedef struct oe_island {
@@ -353,6 +378,7 @@ typedef struct oe_island {
     oe_arch *arch;
     long gen;      /* generations so far */
     int stop;      /* MG_STOP_* once its budget ran out, else -1 */
+    int sense;     /* this thread's barrier sense */
 } oe_island;
 
 struct oe_arch {
@@ -360,10 +386,10 @@ struct oe_arch {
     int n;                     /* islands that run (threads that could be started, + 1) */
     int keep, interval, migrants;
     ms_budget budget;
-    pthread_barrier_t barrier; /* all islands between epochs */
+    oe_barrier barrier;        /* all islands between epochs */
     pthread_mutex_t gate;      /* threads wait here until the barrier is set up for n */
     pthread_cond_t opened;
-    int open;                  /* 1: go; -1: give up (not every thread could be started) */
+    int open;                  /* 1: n is known, go */
     int done;                  /* set by island 0 between the epoch's two barriers */
 };
 
@@ -387,12 +413,9 @@ static void *oe_island_run(void *arg)
     oe_island *i = arg;
     oe_arch *a = i->arch;
     pthread_mutex_lock(&a->gate);
-    while (a->open == 0)
+    while (!a->open)
         pthread_cond_wait(&a->opened, &a->gate);
-    int go = a->open > 0;
     pthread_mutex_unlock(&a->gate);
-    if (!go)
-        return NULL;
     oe_seed(&i->c);
     for (;;) {
         for (int k = 0; k < a->interval; k++) {
@@ -401,24 +424,24 @@ static void *oe_island_run(void *arg)
             oe_generation(&i->c, a->keep);
             i->gen++;
         }
-        pthread_barrier_wait(&a->barrier);
+        oe_barrier_wait(&a->barrier, &i->sense);
         if (i == a->isl) { /* island 0 decides for all, while the others wait */
             for (int j = 0; j < a->n && !a->done; j++)
                 a->done = a->isl[j].stop >= 0;
             if (!a->done)
                 oe_migrate(a);
         }
-        pthread_barrier_wait(&a->barrier);
+        oe_barrier_wait(&a->barrier, &i->sense);
         if (a->done)
             return NULL;
     }
 }
 
-/* Release the started threads waiting at the gate: go (n islands run) or give up. */
-static void oe_open_gate(oe_arch *a, int go)
+/* Release the started threads waiting at the gate (a->n and the barrier are set). */
+static void oe_open_gate(oe_arch *a)
 {
     pthread_mutex_lock(&a->gate);
-    a->open = go ? 1 : -1;
+    a->open = 1;
     pthread_cond_broadcast(&a->opened);
     pthread_mutex_unlock(&a->gate);
 }
@@ -437,17 +460,12 @@ static int oe_run_islands(oe_arch *a, int want)
         started++;
     }
     a->n = started + 1;
-    int ok = pthread_barrier_init(&a->barrier, NULL, (unsigned)a->n) == 0;
-    oe_open_gate(a, ok);
-    if (ok)
-        oe_island_run(&a->isl[0]);
+    a->barrier.n = a->n;
+    oe_open_gate(a);
+    oe_island_run(&a->isl[0]);
     for (int j = 1; j <= started; j++)
         pthread_join(t[j], NULL);
-    if (ok) /* only once every thread has left its last wait */
-        pthread_barrier_destroy(&a->barrier);
     free(t);
-    if (!ok)
-        return -1;
     int best = 0;
     for (int j = 1; j < a->n; j++)
         if (oe_best_fit(&a->isl[j].c) > oe_best_fit(&a->isl[best].c))
