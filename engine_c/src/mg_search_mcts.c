@@ -11,6 +11,8 @@
 
 #define MC_MAX_DEPTH 128 /* deepest selection path (a cycle guard; turns are finite) */
 #define MC_CLOCK 8       /* iterations between readings of the clock (a power of two) */
+#define MC_B0 2          /* edges of a node's first edge block (a power of two) */
+#define MC_CLASSES 32    /* free lists of edge blocks, by log2 of their size */
 
 #if defined(__GNUC__)
 #define MC_PREFETCH(p) __builtin_prefetch(p)
@@ -33,12 +35,19 @@ typedef struct mc_edge {
     double isq;      /* 1 / sqrt(visits), kept so that selection needs no sqrt per child */
 } mc_edge;
 
+/* A node's action list is generated (into the action arena) when the node is reached a
+ * second time; its edges are made one at a time as they are expanded, in the list's order,
+ * into a block of the edge arena that grows by doubling: MC_B0 edges (or n if fewer), then
+ * 2j when the j-th edge (j a power of two >= MC_B0) does not fit. A block left behind goes
+ * to a free list by size and serves a later request. Most listed actions are never
+ * expanded, so the tree touches a fraction of the memory a whole list of edges took. */
 typedef struct mc_node {
     uint32_t visits; /* times the node was reached (all parents) */
-    int32_t edges;   /* first of its edges, -1 until its action list is generated */
+    int32_t edges;   /* its edge block, -1 until the first edge is expanded */
+    int32_t list;    /* first of its actions in the action arena, -1 until generated */
     mg_action next;  /* the action of edge nexp (the next to expand), kept here so that an
-                      * expansion does not wait for the edge to come from memory */
-    int16_t n;       /* actions (edges reserved) */
+                      * expansion does not wait for the action list to come from memory */
+    int16_t n;       /* actions in its list */
     int16_t nexp;    /* edges expanded so far, in the list's (rating) order */
     uint8_t mover;   /* player to act in the node's state */
     uint8_t flags;   /* MC_* */
@@ -57,6 +66,9 @@ typedef struct mc_tree {
     long nn, ncap;
     mc_edge *edges;
     long ne, ecap;
+    mg_action *acts; /* the action lists */
+    long na, acap;
+    int32_t freeb[MC_CLASSES]; /* free edge blocks of 2^i edges (linked by .child), or -1 */
     mc_slot *tt;
     unsigned long tmask, tcount, tlimit;
     int root_player;
@@ -79,13 +91,18 @@ static int mc_alloc(mc_tree *t, const mg_search_params *p, int max_actions)
     if (p->budget_ms > 0 && (long)(p->budget_ms * 2000) + 4096 < n)
         n = (long)(p->budget_ms * 2000) + 4096;
     t->ncap = n;
-    /* Edges are reserved per generated action list; a list is generated when a node is
-     * reached a second time, so the count tracks nodes times a factor (up to about 10 on
-     * heroes' mid-game states). The arena is virtual memory until used. */
+    /* Action lists: a list is generated when a node is reached a second time, so the count
+     * tracks nodes times a factor (up to about 10 on heroes' mid-game states). The arenas
+     * are virtual memory until used. */
     long e = 12 * n + 256L * max_actions;
     if (e > n * (long)max_actions + max_actions)
         e = n * (long)max_actions + max_actions;
-    t->ecap = e;
+    t->acap = e;
+    /* Edges: at most one expanded per iteration (one node), and a node's blocks, the
+     * abandoned ones included, add up to less than MC_B0 + 4 times its expanded edges. */
+    t->ecap = (MC_B0 + 4) * n + 2L * max_actions;
+    for (int i = 0; i < MC_CLASSES; i++)
+        t->freeb[i] = -1;
     /* The kernel creates up to about 500 nodes per ms on heroes; a table twice too large
      * costs 10% of the iterations in cache misses. A full table stops recording
      * transpositions (the tree goes on without them), it does not fail. */
@@ -94,17 +111,20 @@ static int mc_alloc(mc_tree *t, const mg_search_params *p, int max_actions)
     t->tlimit = slots / 10 * 7;
     t->nodes = malloc((size_t)t->ncap * sizeof *t->nodes);
     t->edges = malloc((size_t)t->ecap * sizeof *t->edges);
+    t->acts = malloc((size_t)t->acap * sizeof *t->acts);
     t->tt = p->transpositions ? calloc(slots, sizeof *t->tt) : NULL;
     ms_huge_pages(t->nodes, (size_t)t->ncap * sizeof *t->nodes);
     ms_huge_pages(t->edges, (size_t)t->ecap * sizeof *t->edges);
+    ms_huge_pages(t->acts, (size_t)t->acap * sizeof *t->acts);
     ms_huge_pages(t->tt, t->tt ? slots * sizeof *t->tt : 0);
-    return t->nodes && t->edges && (t->tt || !p->transpositions);
+    return t->nodes && t->edges && t->acts && (t->tt || !p->transpositions);
 }
 
 static void mc_free(mc_tree *t)
 {
     free(t->nodes);
     free(t->edges);
+    free(t->acts);
     free(t->tt);
 }
 
@@ -115,6 +135,7 @@ static int mc_new_node(mc_tree *t, int mover, int terminal)
     mc_node *nd = &t->nodes[i];
     nd->visits = 0;
     nd->edges = -1;
+    nd->list = -1;
     nd->n = nd->nexp = 0;
     nd->mover = (uint8_t)mover;
     nd->flags = terminal ? MC_TERMINAL : 0;
@@ -173,30 +194,64 @@ static int mc_node_for(mc_tree *t, mc_key k, int *created)
     return nd;
 }
 
-/* Generate node nd's action list (pruned, rating-sorted) as unexpanded edges. Returns 0
- * if the edge arena is full. */
-static int mc_generate(mc_tree *t, int nd, const void *st)
+/* Generate node nd's action list (pruned, rating-sorted) into the action arena (the
+ * caller checked its room). */
+static void mc_generate(mc_tree *t, int nd, const void *st)
 {
-    mg_action acts[MG_MAX_ACTIONS];
+    mg_action *acts = t->acts + t->na;
     int n = ms_actions(t->vt, st, t->p, MS_PRUNE | MS_SORT, acts);
-    if (t->ne + n > t->ecap)
-        return 0;
     mc_node *N = &t->nodes[nd];
-    N->edges = (int32_t)t->ne;
+    N->list = (int32_t)t->na;
     N->n = (int16_t)n;
     N->nexp = 0;
     N->next = n > 0 ? acts[0] : 0;
-    for (int i = 0; i < n; i++) {
-        mc_edge *e = &t->edges[t->ne++];
-        e->a = acts[i];
-        e->child = -1;
-        e->visits = 0;
-        e->mover = N->mover;
-        e->auto_end = 0;
-        e->mean = 0;
-        e->isq = 0;
+    t->na += n;
+}
+
+/* log2 of a power of two. */
+static int mc_log2(unsigned long x)
+{
+    int i = 0;
+    while (x > 1) {
+        x >>= 1;
+        i++;
     }
-    return 1;
+    return i;
+}
+
+/* A block of at least sz edges: a free one of the size class, or new from the arena (the
+ * caller checked its room). */
+static long mc_block(mc_tree *t, int sz)
+{
+    int c = mc_log2(ms_pow2((unsigned long)(sz < MC_B0 ? MC_B0 : sz)));
+    long b = t->freeb[c];
+    if (b >= 0) {
+        t->freeb[c] = t->edges[b].child;
+        return b;
+    }
+    b = t->ne;
+    t->ne += sz;
+    return b;
+}
+
+/* The index of edge j of node N, the next to expand (j = N->nexp < N->n): its block is
+ * made, or moved to one twice as large, when the edge does not fit. */
+static long mc_edge_slot(mc_tree *t, mc_node *N, int j)
+{
+    if (j == 0 || (j >= MC_B0 && (j & (j - 1)) == 0)) {
+        int sz = j == 0 ? MC_B0 : 2 * j;
+        if (sz > N->n)
+            sz = N->n;
+        long b = mc_block(t, sz);
+        if (j > 0) {
+            memcpy(&t->edges[b], &t->edges[N->edges], (size_t)j * sizeof *t->edges);
+            int c = mc_log2((unsigned long)j);
+            t->edges[N->edges].child = t->freeb[c];
+            t->freeb[c] = N->edges;
+        }
+        N->edges = (int32_t)b;
+    }
+    return N->edges + j;
 }
 
 /* ---- Selection, evaluation, backup -------------------------------------------------------- */
@@ -271,27 +326,26 @@ static int mc_iterate(mc_tree *t, int top, const void *top_st, unsigned char *cl
     int parent = -1, expanded_end = 0;
     mg_action expanded_a = 0;
     mc_key key = {0, 0, 0};
-    if (t->nn + 1 > t->ncap || t->ne + vt->max_actions > t->ecap)
+    if (t->nn + 1 > t->ncap || t->ne + vt->max_actions > t->ecap ||
+        t->na + vt->max_actions > t->acap)
         return MG_STOP_MEMORY;
     memcpy(clone, top_st, vt->state_size);
     while (depth < MC_MAX_DEPTH) {
         mc_node *N = &t->nodes[node];
         if (N->flags & MC_TERMINAL)
             break;
-        if (N->edges < 0) {
+        if (N->list < 0)
             mc_generate(t, node, clone);
-            N = &t->nodes[node];
-        }
         if (N->n == 0)
             break;
         long ei;
         if (N->nexp < N->n) { /* expansion: the next action in rating order */
-            ei = N->edges + N->nexp++;
+            ei = mc_edge_slot(t, N, N->nexp++);
             expanded_a = N->next;
-            /* the edge is written, and the next one's action read, after the rollout */
+            /* the edge is written, and the next action read, after the rollout */
             MC_PREFETCH(&t->edges[ei]);
             if (N->nexp < N->n)
-                MC_PREFETCH(&t->edges[ei + 1]);
+                MC_PREFETCH(&t->acts[N->list + N->nexp]);
             vt->apply(clone, expanded_a, t->rng);
             if (!vt->terminal(clone, NULL)) {
                 /* is END_TURN all that is legal? The answer serves the rollout's first step */
@@ -342,9 +396,14 @@ static int mc_iterate(mc_tree *t, int top, const void *top_st, unsigned char *cl
         mc_edge *e = &t->edges[expanded];
         mc_node *P = &t->nodes[parent];
         int created;
+        e->a = expanded_a;
+        e->visits = 0;
+        e->mover = P->mover;
         e->auto_end = (uint8_t)expanded_end;
+        e->mean = 0;
+        e->isq = 0;
         if (P->nexp < P->n)
-            P->next = t->edges[expanded + 1].a;
+            P->next = t->acts[P->list + P->nexp];
         e->child = mc_node_for(t, key, &created);
         if (created && e->mover == t->root_player &&
             (key.mover != t->root_player || key.terminal))
