@@ -88,9 +88,9 @@ def policy(args: argparse.Namespace) -> Policy:
 
 
 def write_port_file(path: str, port: int) -> None:
-    """Announce the listening port. Called once the server stops cleanly on SIGTERM (a
-    supervisor may signal it as soon as the file appears), and written whole at once (a
-    reader never sees an empty or half-written file)."""
+    """Announce the listening port. Call it only once the process stops cleanly on SIGTERM
+    (its handlers installed: a supervisor may signal it as soon as the file appears). The
+    file is replaced whole, so a reader never sees it empty or half-written."""
     tmp = f"{path}.{os.getpid()}.tmp"
     with open(tmp, "w") as f:
         f.write(f"{port}\n")
