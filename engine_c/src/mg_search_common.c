@@ -166,18 +166,20 @@ static int has_groups(const mg_game_vt *vt)
     return vt->version >= 2 && vt->action_groups != NULL;
 }
 
-/* Index in acts[] of the best-rated action among idx[0..k), the first on ties. */
+/* Index in acts[] of the best-rated action among idx[0..k) (among acts[0..k) when idx is
+ * NULL), the first on ties. */
 static int best_rated(const mg_game_vt *vt, const void *st, const mg_action *acts,
                       const int *idx, int k)
 {
+    int best = idx ? idx[0] : 0;
     if (!vt->rate)
-        return idx[0];
-    int best = idx[0], bv = vt->rate(st, acts[idx[0]]);
+        return best;
+    int bv = vt->rate(st, acts[best]);
     for (int i = 1; i < k; i++) {
-        int v = vt->rate(st, acts[idx[i]]);
+        int at = idx ? idx[i] : i, v = vt->rate(st, acts[at]);
         if (v > bv) {
             bv = v;
-            best = idx[i];
+            best = at;
         }
     }
     return best;
@@ -271,19 +273,8 @@ static mg_action choose_grouped(const mg_game_vt *vt, const void *st, const int 
         if ((MG_GROUP_CLASS(g[i]) == 2) == c && j-- == 0)
             break;
     int k = vt->group_legal(st, g[i], buf);
-    if (greedy_ok && mg_rng_double(rng) >= p->epsilon) {
-        if (!vt->rate)
-            return buf[0];
-        int best = 0, bv = vt->rate(st, buf[0]);
-        for (int i = 1; i < k; i++) {
-            int v = vt->rate(st, buf[i]);
-            if (v > bv) {
-                bv = v;
-                best = i;
-            }
-        }
-        return buf[best];
-    }
+    if (greedy_ok && mg_rng_double(rng) >= p->epsilon)
+        return buf[best_rated(vt, st, buf, NULL, k)];
     return buf[mg_rng_below(rng, (uint32_t)k)];
 }
 
