@@ -208,16 +208,28 @@ static int gen_unit(const hr_state *st, const gen_ctx *g, int f, mg_action *out,
     return n;
 }
 
+/* The squares of the mover's units that item card `card` may be equipped on. */
+static uint64_t item_targets(const hr_state *st, int card)
+{
+    uint64_t cand = st->occ[st->current] & ~st->crystals, ok = 0;
+    while (cand) {
+        int s = hr_lowest_bit(cand);
+        cand &= cand - 1;
+        if (hr_item_target_ok(st, card, s))
+            ok |= (uint64_t)1 << s;
+    }
+    return ok;
+}
+
 static int gen_card(const hr_state *st, const gen_ctx *g, int card, mg_action *out, int n)
 {
     int w = st->w, h = st->h, me = st->current;
     if (HR_IS_ITEM_CARD(card)) {
-        uint64_t cand = st->occ[me] & ~st->crystals;
-        while (cand) {
-            int s = hr_lowest_bit(cand);
-            cand &= cand - 1;
-            if (hr_item_target_ok(st, card, s))
-                out[n++] = HR_ACTION(HR_A_EQUIP, card, 0, 0, s / h, s % h);
+        uint64_t ok = item_targets(st, card);
+        while (ok) {
+            int s = hr_lowest_bit(ok);
+            ok &= ok - 1;
+            out[n++] = HR_ACTION(HR_A_EQUIP, card, 0, 0, s / h, s % h);
         }
     } else if (card == HR_INFERNO) {
         for (int x = 0; x < w; x++)
@@ -292,16 +304,8 @@ static int card_has_action(const hr_state *st, const gen_ctx *g, int card)
     int me = st->current;
     if (st->deck_n[me] > 0 || card == HR_INFERNO)
         return 1; /* a swap; an inferno may target any square */
-    if (HR_IS_ITEM_CARD(card)) {
-        uint64_t cand = st->occ[me] & ~st->crystals;
-        while (cand) {
-            int s = hr_lowest_bit(cand);
-            cand &= cand - 1;
-            if (hr_item_target_ok(st, card, s))
-                return 1;
-        }
-        return 0;
-    }
+    if (HR_IS_ITEM_CARD(card))
+        return item_targets(st, card) != 0;
     const hr_map *m = hr_map_of(st);
     for (int i = 0; i < m->ndeploy[me]; i++)
         if ((g->empty | g->ko) >> m->deploy[me][i] & 1)
