@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "mg_hidden.h"
 #include "mg_kernels.h"
 #include "mg_search.h"
 
@@ -38,6 +39,17 @@ static inline int ms_budget_iterations(const ms_budget *b, long iter)
 
 /* Fraction of the budget used, in [0, 1] (the larger of time and iterations). */
 double ms_budget_progress(const ms_budget *b, long iter);
+
+/* The entry of every determinized kernel (PIMC, ISMCTS, OEP on determinizations; mg_hidden.h):
+ * clear *stats and *plan_len, check the search parameters `q` and the determinization
+ * parameters `d`, and refuse a state larger than the kernels' buffers or a finished game.
+ * Returns MG_OK or the error code, always with a text in err. */
+int ms_det_begin(const mg_game_vt *vt, const void *obs, const mg_search_params *q,
+                 const mg_det_params *d, mg_search_stats *stats, int *plan_len, char *err);
+
+/* mg_determinize with a text in err when the game does not offer strategy `mode`. */
+int ms_det_sample(const mg_game_vt *vt, const void *obs, int mode, mg_rng *rng, void *out,
+                  char *err);
 
 /* Flags of ms_actions. */
 #define MS_PRUNE 1 /* apply vt->prune (if the game has one) */

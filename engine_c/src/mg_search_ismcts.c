@@ -421,19 +421,11 @@ int mg_search_ismcts(const mg_game_vt *vt, const void *obs, const mg_search_para
     mg_search_stats local;
     if (!stats)
         stats = &local;
-    memset(stats, 0, sizeof *stats);
-    *plan_len = 0;
     mg_search_params q = *p;
     q.algo = MG_ALGO_MCTS; /* for the budget rule: ISMCTS needs one too */
-    int rc = mg_search_check(&q, err);
-    if (rc == MG_OK)
-        rc = mg_det_check(d, err);
+    int rc = ms_det_begin(vt, obs, &q, d, stats, plan_len, err);
     if (rc != MG_OK)
         return rc;
-    if (vt->state_size > MG_MAX_STATE_SIZE)
-        return MG_ERR_CONFIG;
-    if (vt->terminal(obs, NULL))
-        return MG_ERR_TERMINAL;
     double t0 = ms_now();
     is_tree t;
     memset(&t, 0, sizeof t);
@@ -447,11 +439,9 @@ int mg_search_ismcts(const mg_game_vt *vt, const void *obs, const mg_search_para
         is_free(&t);
         return MG_ERR_NOMEM;
     }
-    rc = mg_determinize(vt, obs, d->mode, rng, det.b);
+    rc = ms_det_sample(vt, obs, d->mode, rng, det.b, err);
     if (rc != MG_OK) {
         is_free(&t);
-        if (err)
-            snprintf(err, MG_ERR_LEN, "%s", "the game does not offer this determinization strategy");
         return rc;
     }
     int root = is_node_for(&t, det.b, scratch.b);

@@ -576,26 +576,16 @@ int mg_search_oep_hidden(const mg_game_vt *vt, const void *obs, const mg_search_
     mg_search_stats local;
     if (!stats)
         stats = &local;
-    memset(stats, 0, sizeof *stats);
-    *plan_len = 0;
     mg_search_params q = *p;
     q.algo = MG_ALGO_OEP;
-    int rc = mg_search_check(&q, err);
-    if (rc == MG_OK)
-        rc = mg_det_check(d, err);
+    int rc = ms_det_begin(vt, obs, &q, d, stats, plan_len, err);
     if (rc != MG_OK)
         return rc;
-    if (vt->state_size > MG_MAX_STATE_SIZE)
-        return MG_ERR_CONFIG;
-    if (vt->terminal(obs, NULL))
-        return MG_ERR_TERMINAL;
     double t0 = ms_now();
     ms_state det;
-    rc = mg_determinize(vt, obs, d->mode, rng, det.b);
+    rc = ms_det_sample(vt, obs, d->mode, rng, det.b, err);
     if (rc == MG_OK)
         rc = oep_run(vt, det.b, obs, d->mode, &q, rng, plan, plan_len, stats);
-    else if (err)
-        snprintf(err, MG_ERR_LEN, "%s", "the game does not offer this determinization strategy");
     stats->elapsed_ms = ms_now() - t0;
     if (rc != MG_OK)
         *plan_len = 0;

@@ -35,6 +35,35 @@ int mg_det_check(const mg_det_params *d, char *err)
     return MG_OK;
 }
 
+int ms_det_begin(const mg_game_vt *vt, const void *obs, const mg_search_params *q,
+                 const mg_det_params *d, mg_search_stats *stats, int *plan_len, char *err)
+{
+    memset(stats, 0, sizeof *stats);
+    *plan_len = 0;
+    int rc = mg_search_check(q, err);
+    if (rc == MG_OK)
+        rc = mg_det_check(d, err);
+    if (rc != MG_OK)
+        return rc;
+    if (vt->state_size > MG_MAX_STATE_SIZE)
+        return det_error(err, "the game's state is larger than MG_MAX_STATE_SIZE");
+    if (vt->terminal(obs, NULL)) {
+        if (err)
+            snprintf(err, MG_ERR_LEN, "%s", mg_errstr(MG_ERR_TERMINAL));
+        return MG_ERR_TERMINAL;
+    }
+    return MG_OK;
+}
+
+int ms_det_sample(const mg_game_vt *vt, const void *obs, int mode, mg_rng *rng, void *out,
+                  char *err)
+{
+    int rc = mg_determinize(vt, obs, mode, rng, out);
+    if (rc != MG_OK)
+        det_error(err, "the game does not offer this determinization strategy");
+    return rc;
+}
+
 /* The K searches of one call: their plans, values and determinized states. */
 typedef struct pm_runs {
     int k;               /* searches that ran */
@@ -141,17 +170,9 @@ int mg_search_pimc(const mg_game_vt *vt, const void *obs, const mg_search_params
     mg_search_stats local;
     if (!stats)
         stats = &local;
-    memset(stats, 0, sizeof *stats);
-    *plan_len = 0;
-    int rc = mg_search_check(p, err);
-    if (rc == MG_OK)
-        rc = mg_det_check(d, err);
+    int rc = ms_det_begin(vt, obs, p, d, stats, plan_len, err);
     if (rc != MG_OK)
         return rc;
-    if (vt->state_size > MG_MAX_STATE_SIZE)
-        return det_error(err, "the game's state is larger than MG_MAX_STATE_SIZE");
-    if (vt->terminal(obs, NULL))
-        return MG_ERR_TERMINAL;
     double t0 = ms_now();
     pm_runs r;
     size_t k = (size_t)d->k;
@@ -182,11 +203,9 @@ int mg_search_pimc(const mg_game_vt *vt, const void *obs, const mg_search_params
                 sub.iterations = 1;
         }
         unsigned char *det = r.dets + (size_t)i * vt->state_size;
-        rc = mg_determinize(vt, obs, d->mode, rng, det);
-        if (rc != MG_OK) {
-            det_error(err, "the game does not offer this determinization strategy");
+        rc = ms_det_sample(vt, obs, d->mode, rng, det, err);
+        if (rc != MG_OK)
             goto done;
-        }
         mg_search_stats s;
         rc = mg_search(vt, det, &sub, rng, r.plans + (size_t)i * MG_SEARCH_MAX_PLAN, &r.len[i], &s,
                        err);
