@@ -38,7 +38,7 @@ lib: Any = _core.lib
 CORE_FILE: str = str(_core.__file__)
 
 __all__ = ["ffi", "lib", "CORE_FILE", "EngineError", "IllegalActionError", "GameOverError", "ConfigError",
-           "StateError", "check", "errstr"]
+           "StateError", "OutOfMemoryError", "check", "errstr"]
 
 
 class EngineError(Exception):
@@ -69,12 +69,17 @@ class StateError(EngineError, ValueError):
     """An imported state is inconsistent."""
 
 
+class OutOfMemoryError(EngineError, MemoryError):
+    """A search could not allocate its arena (its tree or tables); nothing was changed."""
+
+
 _BY_PRIMARY: dict[int, type[EngineError]] = {
     lib.MG_ERR_CONFIG: ConfigError,
     lib.MG_ERR_ILLEGAL: IllegalActionError,
     lib.MG_ERR_TERMINAL: GameOverError,
     lib.MG_ERR_DECODE: IllegalActionError,
     lib.MG_ERR_STATE: StateError,
+    lib.MG_ERR_NOMEM: OutOfMemoryError,
 }
 
 

@@ -1,7 +1,9 @@
 """cffi build script for the C rules core (out-of-line API mode). It only builds.
 
 Wired in two places that must agree: setup.py's ``cffi_modules`` names this file, and
-pyproject.toml's ``[build-system] requires`` lists cffi.
+pyproject.toml's ``[build-system] requires`` lists cffi. The games come from
+games/games.def: each registered game's folder gives its C sources, its public header
+mg_<name>.h and its cffi declarations cdef.h.
 
 Environment switches:
   MAAG_CFLAGS  extra compiler flags (the tests use it for -fsanitize=address,undefined).
@@ -10,17 +12,40 @@ Environment switches:
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from pathlib import Path
 
 from cffi import FFI
 
 HERE = Path(__file__).resolve().parent
-SOURCES = ["mg_rng.c", "mg_game.c", "mg_kernels.c", "heroes_state.c", "heroes_rules.c", "heroes_eval.c",
-           "mg_search_common.c", "mg_search_greedy.c", "mg_search_mcts.c", "mg_search_oep.c",
-           "mg_search_ucb.c", "heroes_hidden.c", "mg_search_pimc.c", "mg_search_ismcts.c"]
+GAMES_DEF = HERE / "games" / "games.def"
 # -ffp-contract=off: the rules' double arithmetic must match the Java reference bit for bit.
 CFLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-ffp-contract=off"]
+
+
+def game_names(games_def: Path = GAMES_DEF) -> list[str]:
+    """The registered games, in games.def order (its `MG_GAME(name)` lines)."""
+    names = re.findall(r"^MG_GAME\((\w+)\)", games_def.read_text(), flags=re.M)
+    if not names:
+        raise RuntimeError(f"{games_def}: no MG_GAME(name) line")
+    return names
+
+
+def sources(root: Path = HERE) -> list[Path]:
+    """Every C source of the core: the generic ones (src/), then each game's folder."""
+    out = sorted((root / "src").glob("*.c"))
+    for name in game_names(root / "games" / "games.def"):
+        out += sorted((root / "games" / name).glob("*.c"))
+    return out
+
+
+def include_dirs(root: Path = HERE) -> list[Path]:
+    """The generic headers, games.def's folder, and each game's folder (its public header
+    mg_<name>.h and private ones)."""
+    games = root / "games"
+    return [root / "include", games] + [games / n for n in game_names(games / "games.def")]
+
 
 CDEF = """
 typedef uint32_t mg_action;
@@ -61,6 +86,8 @@ typedef struct mg_game_vt {
     int (*legal_groups)(const void *st, int *group);
     int (*group_legal)(const void *st, int group, mg_action *out);
     int (*apply_legal)(void *st, mg_action a, mg_rng *rng);
+    int (*observer)(const void *st);
+    double value_scale;
     ...;
 } mg_game_vt;
 
@@ -128,43 +155,6 @@ int mg_search_oep_hidden(const mg_game_vt *vt, const void *obs, const mg_search_
                          const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
                          mg_search_stats *stats, char *err);
 
-/* heroes */
-#define HR_MAX_SQ ...
-#define HR_NCARDS ...
-#define HR_MAX_ACTIONS ...
-typedef struct hr_unit { int16_t hp; uint8_t kind; uint8_t owner; uint8_t items; ...; } hr_unit;
-typedef struct hr_config { int map; int deck; int ap; int start_ap; int turn_limit; int draws; } hr_config;
-typedef struct hr_state {
-    uint64_t zob;
-    uint64_t occ[2];
-    uint64_t alive;
-    uint64_t crystals;
-    int32_t deck_seed[2];
-    hr_unit board[45];
-    uint8_t hand[2][11];
-    uint8_t deck[2][11];
-    uint8_t hand_n[2];
-    uint8_t deck_n[2];
-    int16_t turn;
-    int16_t turn_limit;
-    int8_t ap;
-    int8_t ap_per_turn;
-    uint8_t current;
-    uint8_t terminal;
-    int8_t winner;
-    uint8_t map;
-    uint8_t w, h;
-    uint8_t draws;
-    uint8_t deck_kind;
-    int8_t observer;
-    ...;
-} hr_state;
-extern const mg_game_vt mg_heroes_vt;
-extern const uint8_t hr_decks[3][11];
-int hr_max_hp(const hr_unit *u);
-uint64_t hr_zobrist_full(const hr_state *st);
-int hr_finish_import(hr_state *st, char *err);
-int hr_reference_legal_count(const hr_state *st);
 """
 
 VERSION_GUARD = '\nconst char *mg_build_version(void) { return "%s"; }\n'
@@ -180,16 +170,17 @@ def _version() -> str:
 def make_ffi(module: str = "maag.engine._core", extra_cflags: list[str] | None = None) -> FFI:
     """Build the FFI object; `module` and `extra_cflags` let tests build variants."""
     ffi = FFI()
-    ffi.cdef(CDEF + "const char *mg_build_version(void);")
+    names = game_names()
+    game_cdefs = "".join((HERE / "games" / n / "cdef.h").read_text() for n in names)
+    ffi.cdef(CDEF + game_cdefs + "const char *mg_build_version(void);")
     flags = CFLAGS + shlex.split(os.environ.get("MAAG_CFLAGS", "")) + (extra_cflags or [])
+    headers = ["mg_game.h", "mg_kernels.h", "mg_search.h", "mg_hidden.h"] + [f"mg_{n}.h" for n in names]
     ffi.set_source(
         module,
-        '#include "mg_game.h"\n#include "mg_kernels.h"\n#include "mg_search.h"\n'
-        '#include "mg_hidden.h"\n#include "mg_heroes.h"\n'
-        + VERSION_GUARD % _version(),
+        "".join(f'#include "{h}"\n' for h in headers) + VERSION_GUARD % _version(),
         # setuptools wants source paths relative to the project root (the build's cwd).
-        sources=[os.path.relpath(HERE / "src" / s) for s in SOURCES],
-        include_dirs=[str(HERE / "include")],
+        sources=[os.path.relpath(s) for s in sources()],
+        include_dirs=[str(d) for d in include_dirs()],
         extra_compile_args=flags + ["-pthread"],  # OEP islands run on threads
         extra_link_args=[f for f in flags if f.startswith("-fsanitize")] + ["-pthread"],
     )

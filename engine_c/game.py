@@ -1,20 +1,17 @@
 """The generic Python face of the C core: `Game` (a configured game), `State` (one position,
 with the RNG beside it) and `Action` (an integer code with a readable dict form).
-Every game plugs in through its C interface record plus a small Python module for its
-configuration, action dicts and JSON (heroes.py)."""
+Every game plugs in through its C interface record (`mg_game_vt`) and its registry entry
+(`maag.engine.registry`: configuration, action dicts, JSON); nothing here names a game."""
 
 from __future__ import annotations
 
 import json
 import os
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any
 
-from . import heroes
+from . import registry
 from ._lowlevel import check, errstr, ffi, lib
-
-_GAME_MODULES: dict[str, tuple[ModuleType, str]] = {"heroes": (heroes, "hr_state")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,27 +19,28 @@ class Action:
     """One action: `code` is the compact integer form; `to_dict()` the readable one."""
 
     code: int
-    game: str = "heroes"
+    game: str
 
     def to_dict(self) -> dict[str, Any]:
-        return _GAME_MODULES[self.game][0].action_to_dict(self.code)  # type: ignore[no-any-return]
+        return registry.get(self.game).action_to_dict(self.code)
 
     def __str__(self) -> str:
         return json.dumps(self.to_dict(), separators=(",", ":"))
 
 
 class Game:
-    """A game with its configuration, e.g. ``Game("heroes", {"map": "a-small"})``."""
+    """A registered game with its configuration, e.g. ``Game("heroes", {"map": "a-small"})``
+    (ValueError for an unknown game or option)."""
 
-    def __init__(self, name: str = "heroes", config: dict[str, Any] | None = None) -> None:
-        if name not in _GAME_MODULES:
-            raise ValueError(f"unknown game {name!r}; known: {', '.join(_GAME_MODULES)}")
+    def __init__(self, name: str, config: dict[str, Any] | None = None) -> None:
         self.name = name
-        self._mod, self._ctype = _GAME_MODULES[name]
+        self.spec = registry.get(name)
         self.vt = lib.mg_game_find(name.encode())
-        self.config: dict[str, Any] = self._mod.make_config(config or {})
+        if self.vt == ffi.NULL:
+            raise RuntimeError(f"game {name!r} is in games.def but not in the compiled core: reinstall maag")
+        self.config: dict[str, Any] = self.spec.make_config(dict(config or {}))
         self._cfg = ffi.new("char[]", self.vt.config_size)
-        self._mod.fill_config(self.config, self._cfg)
+        self.spec.fill_config(self.config, self._cfg)
 
     def __repr__(self) -> str:
         return f"Game({self.name!r}, {self.config!r})"
@@ -60,10 +58,9 @@ class Game:
 
     def state_from_json(self, obj: dict[str, Any] | str, rng_seed: int | None = None) -> State:
         """A full state from its JSON form (dict or text); StateError if it is inconsistent."""
-        if isinstance(obj, str):
-            obj = json.loads(obj)
+        data = json.loads(obj) if isinstance(obj, str) else obj
         st = State(self)
-        self._mod.state_from_json(obj, self.config, st._buf)
+        self.spec.state_from_json(data, self.config, st._buf)
         if rng_seed is None:
             rng_seed = int.from_bytes(os.urandom(8), "little")
         lib.mg_rng_seed(st._rng, rng_seed & (2**64 - 1))
@@ -73,9 +70,7 @@ class Game:
         """An Action from its dict form, JSON text or integer code."""
         if isinstance(d, int):
             return Action(d, self.name)
-        if isinstance(d, str):
-            d = json.loads(d)
-        return Action(self._mod.action_from_dict(d), self.name)
+        return Action(self.spec.action_from_dict(json.loads(d) if isinstance(d, str) else d), self.name)
 
 
 class State:
@@ -112,8 +107,7 @@ class State:
         return list(ffi.unpack(buf, n))
 
     def legal_actions(self) -> list[Action]:
-        """Legal actions in the game's documented order (heroes: the reference's order,
-        then end_turn)."""
+        """Legal actions in the game's documented order."""
         return [Action(c, self.game.name) for c in self.legal_codes()]
 
     def is_legal(self, action: Action | int) -> bool:
@@ -147,8 +141,14 @@ class State:
         ffi.memmove(other._rng, self._rng, ffi.sizeof("mg_rng"))
         return other
 
+    @property
+    def observer(self) -> int | None:
+        """The seat whose observation this is, or None for a full state."""
+        o = int(self.game.vt.observer(self._buf))
+        return None if o < 0 else o
+
     def observation(self, seat: int) -> State:
-        """What `seat` may see: hidden cards and deck seeds removed (an observation state)."""
+        """What `seat` may see: the state with its hidden parts removed (an observation state)."""
         if seat not in (0, 1):
             raise ValueError("seat must be 0 or 1")
         obs = State(self.game)
@@ -174,7 +174,7 @@ class State:
 
     # -- forms ---------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
-        return self.game._mod.state_to_json(self._buf)  # type: ignore[no-any-return]
+        return self.game.spec.state_to_json(self._buf)
 
     def to_bytes(self) -> bytes:
         return bytes(ffi.buffer(self._buf, self.game.vt.state_size))
@@ -195,7 +195,7 @@ class State:
     @property
     def cdata(self) -> Any:
         """The raw C state (for the game's own struct type)."""
-        return ffi.cast(self.game._ctype + " *", self._buf)
+        return ffi.cast(self.game.spec.state_ctype + " *", self._buf)
 
 
 def _code(action: Action | int) -> int:

@@ -1,9 +1,10 @@
 """`Observation`: what one seat may see, as a type distinct from a full `State`.
 
-An observation holds the engine's observation state (heroes: the opponent's hand merged
-into its deck, so the opponent's deck lists every card the seat has not seen; both deck
-seeds zeroed) and offers no way to reach hidden cards: it answers questions about the
-visible position and samples full states consistent with it (`determinize`).
+An observation holds the engine's observation state (the game's `observe`: heroes merges
+the opponent's hand into its deck, so the opponent's deck lists every card the seat has not
+seen, and zeroes both deck seeds) and offers no way to reach hidden parts: it answers
+questions about the visible position and samples full states consistent with it
+(`determinize`).
 
     >>> from maag.engine import Game, Observation
     >>> st = Game("heroes").new_state(seed=1)
@@ -33,9 +34,9 @@ STRATEGIES: dict[str, int] = {
 
 
 def observer_of(state: State) -> int | None:
-    """The seat whose observation `state` is, or None for a full state."""
-    o = int(state.cdata.observer)
-    return None if o < 0 else o
+    """The seat whose observation `state` is, or None for a full state (the game's C
+    interface says)."""
+    return state.observer
 
 
 def strategy_code(strategy: str) -> int:
@@ -128,7 +129,7 @@ class Observation:
 
     def evaluate(self, player: int) -> float:
         """The game's heuristic of the visible position (heroes counts a player's cards as
-        hand + deck, so this equals the value of every determinization)."""
+        hand + deck, so there this equals the value of every determinization)."""
         return self._st.evaluate(player)
 
     def hash(self) -> int:
@@ -143,8 +144,10 @@ class Observation:
         return self._st.to_bytes()
 
     def unseen(self) -> dict[str, int]:
-        """The cards the seat has not seen (the opponent's hand and deck together), by name."""
-        return dict(self.to_json()["decks"][str(2 - self._seat)])
+        """What the seat has not seen, by name (heroes: the opponent's hand and deck together,
+        by card); empty for a game without hidden information."""
+        fn = self.game.spec.unseen
+        return fn(self.to_json()) if fn is not None else {}
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Observation) and other._seat == self._seat and \

@@ -60,9 +60,6 @@ PARAMS: dict[str, type] = {
 }
 _ENUMS: dict[str, dict[str, int]] = {"policy": POLICIES, "select": SELECTIONS}
 
-# evaluate() of a won game, per game: rewards are (v + scale) / (2 scale).
-VALUE_SCALE: dict[str, float] = {"heroes": 60000.0}
-
 
 @dataclass(frozen=True, slots=True)
 class SearchStats:
@@ -118,10 +115,10 @@ def _fill(p: Any, params: Mapping[str, Any]) -> None:
 def make_params(state: State, algo: str, params: Mapping[str, Any], budget_ms: float,
                 iterations: int) -> Any:
     """An mg_search_params of kernel `algo`'s defaults with `params` (fields by name) and
-    the budgets set, the value scale of `state`'s game."""
+    the budgets set. value_scale stays 0 (the game's own, mg_game_vt.value_scale) unless
+    `params` sets it."""
     p = ffi.new("mg_search_params *")
     lib.mg_search_defaults(_algo(algo), p)
-    p.value_scale = VALUE_SCALE.get(state.game.name, 1.0)
     _fill(p, params)
     p.budget_ms = float(budget_ms)
     p.iterations = int(iterations)

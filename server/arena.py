@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from maag.engine import registry
 from maag.server.clock import TimeControl
 from maag.server.match import BotProcess
 from maag.server.server import GameSummary, RefereeServer, ServerConfig
@@ -111,14 +112,15 @@ class Arena:
     Use as `async with Arena(...) as arena: summary = await arena.play(...)`.
     """
 
-    def __init__(self, bots: Sequence[BotSpec], db_url: str, *, game: str = "heroes",
+    def __init__(self, bots: Sequence[BotSpec], db_url: str, *, game: str | None = None,
                  game_config: dict[str, Any] | None = None, tc: str = "1s", slots: int = 1,
                  shared: bool = False, log_dir: str | os.PathLike[str] | None = None,
                  max_restarts: int = 3, server_options: dict[str, Any] | None = None) -> None:
         self.bots = list(bots)
         self.db_url = db_url
-        self.config = ServerConfig(host="127.0.0.1", port=0, game=game, game_config=dict(game_config or {}),
-                                   tc=TimeControl.parse(tc), auto_pair=False, **(server_options or {}))
+        self.config = ServerConfig(host="127.0.0.1", port=0, game=game or registry.default(),
+                                   game_config=dict(game_config or {}), tc=TimeControl.parse(tc),
+                                   auto_pair=False, **(server_options or {}))
         self.slots = slots
         self.shared = shared
         self.log_dir = Path(log_dir) if log_dir is not None else None

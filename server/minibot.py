@@ -21,7 +21,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from maag.engine import Game, Observation, State
+from maag.engine import Game, Observation, State, registry
 from maag.protocol import (
     NEED_DATA,
     Act,
@@ -107,8 +107,8 @@ class MiniBot:
     async def run(self) -> int:
         reader, self._writer = await asyncio.open_connection(self.host, self.port)
         self._send(Greeting(encoding=self.encoding))
-        self._send(Hello(name=self.name, token=self.token, games=["heroes"], concurrency=self.concurrency,
-                         want_legal=self.want_legal))
+        self._send(Hello(name=self.name, token=self.token, games=registry.names(),
+                         concurrency=self.concurrency, want_legal=self.want_legal))
         while True:
             data = await reader.read(65536)
             self.conn.receive_data(data)

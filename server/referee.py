@@ -131,18 +131,6 @@ def derive_seed(base: int, index: int) -> int:
     return (z ^ (z >> 31)) & (2**63 - 1)
 
 
-class _HeroesView:
-    """What of a heroes action the opponent may see."""
-
-    @staticmethod
-    def public(action: dict[str, Any]) -> dict[str, Any]:
-        # A swapped card goes back into the hidden deck: only the fact of the swap is seen.
-        if action["type"] == "swap_card":
-            return {"type": "swap_card"}
-        return action
-
-
-_VIEWS = {"heroes": _HeroesView}
 UNLIMITED_MS = 2**31 - 1
 """time_left_ms sent when the time control is unlimited."""
 
@@ -197,7 +185,7 @@ class GameSession:
             self.state = self.game.state_from_json(start_state, rng_seed=self.seed)
         else:
             self.state = self.game.new_state(self.seed)
-        self._view = _VIEWS[self.game.name]
+        self._public = self.game.spec.public_action  # what the opponent sees of an action
         self._dicts = _action_dicts(self.game.name)
         if len(names) != 2 or len(want_legal) != 2:
             raise ValueError("a game has two seats")
@@ -280,7 +268,7 @@ class GameSession:
             if turn_over:
                 entry["hash"] = self.state.hash()
             self.log.append(entry)
-            events.append(Out(1 - seat, self._event(seat, "action", self._view.public(d))))
+            events.append(Out(1 - seat, self._event(seat, "action", self._public(d))))
             if self.state.is_terminal:
                 self._finish(self.state.winner, None)
                 return [self._result(seat, applied)] + events

@@ -38,7 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from maag.engine import Game
+from maag.engine import Game, registry
 from maag.protocol import (
     FATAL,
     MESSAGE_TYPES,
@@ -80,7 +80,8 @@ class ServerConfig:
     host: str = "127.0.0.1"
     port: int = 7878
     """TCP port; 0 picks a free one (see RefereeServer.port)."""
-    game: str = "heroes"
+    game: str = field(default_factory=registry.default)
+    """A registered game (default: the first of games.def)."""
     game_config: dict[str, Any] = field(default_factory=dict)
     tc: TimeControl = field(default_factory=TimeControl)
     policy: Policy = field(default_factory=Policy)

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from maag.engine import registry
 from maag.server.tournament_store import GameRow, ScheduledGame
 
 if TYPE_CHECKING:  # maag.server.ratings loads scipy: only when standings are computed
@@ -73,7 +74,7 @@ class TournamentSpec:
     games_per_pair: int = 2
     tc: str = "1s"
     seed: int = 1
-    game: str = "heroes"
+    game: str = field(default_factory=registry.default)
     config: tuple[tuple[str, Any], ...] = ()
     rounds: int | None = None  # Swiss only; default ceil(log2(bots)) + 1
     gauntlet: str | None = None  # gauntlet only; default the first bot

@@ -36,7 +36,7 @@ typedef uint32_t mg_action;
  * Players are numbered 0 and 1. */
 typedef struct mg_game_vt {
     int version;            /* MG_VT_VERSION */
-    const char *name;       /* short name: "heroes" */
+    const char *name;       /* short name, as in games.def: "heroes" */
     size_t state_size;      /* bytes of one state (and one observation) */
     size_t config_size;     /* bytes of the game's config struct */
     int max_actions;        /* bound on the number of legal actions, <= MG_MAX_ACTIONS */
@@ -103,9 +103,17 @@ typedef struct mg_game_vt {
      * legal or group_legal at this very state: the legality checks are skipped (anything
      * else is undefined). Rollouts use it. */
     int (*apply_legal)(void *st, mg_action a, mg_rng *rng);
+    /* Required, version >= 5. The seat whose observation `st` is (0 or 1), or -1 for a
+     * full state. Generic code (the Python wrapper, the determinized kernels) asks this
+     * instead of reading a game's struct. */
+    int (*observer)(const void *st);
+    /* Required, version >= 5. What `evaluate` gives the winner of a finished game: every
+     * value lies in [-value_scale, value_scale], and the search kernels turn a value v
+     * into the reward (v + value_scale) / (2 value_scale). */
+    double value_scale;
 } mg_game_vt;
 
-#define MG_VT_VERSION 4
+#define MG_VT_VERSION 5
 
 /* Determinization strategies (mg_game_vt.determinize_mode). */
 #define MG_DET_UNIFORM 0       /* hidden cards drawn uniformly from the unseen ones */
@@ -113,10 +121,15 @@ typedef struct mg_game_vt {
 #define MG_DET_ALL_UNSEEN 2    /* every unseen card in the opponent's hand (limit lifted) */
 #define MG_DET_COUNT 3
 
-/* Action groups (mg_game_vt.action_groups): a class in bits 16+, an id in bits 0-15. */
+/* Action groups (mg_game_vt.action_groups): a class in bits 16+, an id in bits 0-15. The
+ * class tells the generic policies what a group is: the actions of one piece on the board
+ * (MG_GROUP_UNIT) or of one card in the hand (MG_GROUP_CARD; the "random meta" policy
+ * tries card groups first with probability p_card). A game without cards has no card
+ * groups. */
 #define MG_GROUP_UNIT (1 << 16)
 #define MG_GROUP_CARD (2 << 16)
 #define MG_GROUP_CLASS(g) ((g) >> 16)
+#define MG_GROUP_IS_CARD(g) (MG_GROUP_CLASS(g) == MG_GROUP_CLASS(MG_GROUP_CARD))
 
 /* Text for a status code (never NULL). */
 const char *mg_errstr(int code);

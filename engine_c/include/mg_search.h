@@ -61,7 +61,8 @@ typedef struct mg_search_params {
     int algo;            /* MG_ALGO_* */
     double budget_ms;    /* wall-clock budget in milliseconds; 0 = none */
     long iterations;     /* iteration budget in the algorithm's unit; 0 = none */
-    double value_scale;  /* evaluate() of a won game (heroes 60000); rewards in [0, 1] are
+    double value_scale;  /* evaluate() of a won game; 0 (the default): the game's own
+                          * (mg_game_vt.value_scale). Rewards in [0, 1] are
                           * (v + value_scale) / (2 value_scale) */
     int prune;           /* 1: search action lists pass through vt->prune */
     int early_end;       /* 1: END_TURN is a choice while other actions remain; 0: only

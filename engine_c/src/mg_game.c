@@ -1,8 +1,12 @@
-/* mg_game.c: status-code texts and the registry of games by short name. */
+/* mg_game.c: status-code texts and the table of games by short name. The table is made
+ * from engine_c/games/games.def, the one place a game is registered. */
 #include <string.h>
 
 #include "mg_game.h"
-#include "mg_heroes.h"
+
+#define MG_GAME(name) extern const mg_game_vt mg_##name##_vt;
+#include "games.def"
+#undef MG_GAME
 
 const char *mg_errstr(int code)
 {
@@ -18,7 +22,11 @@ const char *mg_errstr(int code)
     }
 }
 
-static const mg_game_vt *const registry[] = {&mg_heroes_vt};
+static const mg_game_vt *const registry[] = {
+#define MG_GAME(name) &mg_##name##_vt,
+#include "games.def"
+#undef MG_GAME
+};
 
 const mg_game_vt *mg_game_find(const char *name)
 {

@@ -212,7 +212,7 @@ static mg_action choose_meta(const mg_game_vt *vt, const void *st, const mg_acti
         int g = rgroup[r];
         if (!g)
             continue;
-        int c = MG_GROUP_CLASS(g) == 2, j = 0;
+        int c = MG_GROUP_IS_CARD(g), j = 0;
         while (j < ng[c] && gval[c][j] != g)
             j++;
         if (j == ng[c]) {
@@ -264,13 +264,13 @@ static mg_action choose_grouped(const mg_game_vt *vt, const void *st, const int 
         return vt->group_legal(st, 0, buf) > 0 ? buf[0] : 0;
     int ngc[2] = {0, 0}; /* groups per class: unit 0, card 1 */
     for (int i = 0; i < ng; i++)
-        ngc[1] += MG_GROUP_CLASS(g[i]) == 2;
+        ngc[1] += MG_GROUP_IS_CARD(g[i]);
     ngc[0] = ng - ngc[1];
     int cards_first = mg_rng_double(rng) < p->p_card;
     int c = (cards_first && ngc[1]) || !ngc[0];
     int j = (int)mg_rng_below(rng, (uint32_t)ngc[c]), i = 0;
     for (;; i++) /* the j-th group of class c */
-        if ((MG_GROUP_CLASS(g[i]) == 2) == c && j-- == 0)
+        if (MG_GROUP_IS_CARD(g[i]) == c && j-- == 0)
             break;
     int k = vt->group_legal(st, g[i], buf);
     if (greedy_ok && mg_rng_double(rng) >= p->epsilon)
@@ -350,12 +350,21 @@ double ms_rollout_from(const mg_game_vt *vt, void *st, const mg_search_params *p
     return ms_norm(p, vt->evaluate(st, player));
 }
 
+mg_search_params ms_game_params(const mg_game_vt *vt, const mg_search_params *p)
+{
+    mg_search_params q = *p;
+    if (q.value_scale == 0)
+        q.value_scale = vt->value_scale;
+    return q;
+}
+
 double mg_rollout(const mg_game_vt *vt, void *st, const mg_search_params *p, int player,
                   mg_rng *rng)
 {
     mg_action acts[MG_MAX_ACTIONS];
     int groups[MG_MAX_ACTIONS];
-    return ms_rollout_from(vt, st, p, player, rng, acts, -1, groups, -1, p->rollout_turns);
+    mg_search_params q = ms_game_params(vt, p);
+    return ms_rollout_from(vt, st, &q, player, rng, acts, -1, groups, -1, q.rollout_turns);
 }
 
 /* ---- Parameters --------------------------------------------------------------------------- */
@@ -366,7 +375,7 @@ int mg_search_defaults(int algo, mg_search_params *p)
     p->algo = algo;
     p->budget_ms = 1000;
     p->iterations = 0;
-    p->value_scale = 60000;
+    p->value_scale = 0; /* the game's (mg_game_vt.value_scale) */
     p->prune = 1;
     p->early_end = 0;
     p->policy = algo == MG_ALGO_POLICY ? MG_POLICY_RANDOM : MG_POLICY_EGREEDY;
@@ -405,6 +414,7 @@ static int config_error(char *err, const char *msg)
 
 static int unit_interval(double v) { return v >= 0 && v <= 1; }
 
+
 int mg_search_check(const mg_search_params *p, char *err)
 {
     if (p->algo < 0 || p->algo >= MG_ALGO_COUNT)
@@ -414,8 +424,8 @@ int mg_search_check(const mg_search_params *p, char *err)
     if ((p->algo == MG_ALGO_MCTS || p->algo == MG_ALGO_OEP || p->algo == MG_ALGO_UCB) &&
         p->budget_ms <= 0 && p->iterations <= 0)
         return config_error(err, "this search needs a time or an iteration budget");
-    if (!(p->value_scale > 0))
-        return config_error(err, "value_scale must be > 0");
+    if (!(p->value_scale >= 0))
+        return config_error(err, "value_scale must be >= 0 (0: the game's)");
     if (p->policy < 0 || p->policy >= MG_POLICY_COUNT)
         return config_error(err, "unknown policy");
     if (!unit_interval(p->epsilon) || !unit_interval(p->p_card))
@@ -467,8 +477,9 @@ int mg_search(const mg_game_vt *vt, const void *st, const mg_search_params *p, m
         return config_error(err, "the game's state is larger than MG_MAX_STATE_SIZE");
     if (vt->terminal(st, NULL))
         return MG_ERR_TERMINAL;
+    mg_search_params q = ms_game_params(vt, p);
     double t0 = ms_now();
-    rc = kernels[p->algo](vt, st, p, rng, plan, plan_len, stats);
+    rc = kernels[p->algo](vt, st, &q, rng, plan, plan_len, stats);
     stats->elapsed_ms = ms_now() - t0;
     if (rc != MG_OK) {
         *plan_len = 0;

@@ -40,11 +40,15 @@ static inline int ms_budget_iterations(const ms_budget *b, long iter)
 /* Fraction of the budget used, in [0, 1] (the larger of time and iterations). */
 double ms_budget_progress(const ms_budget *b, long iter);
 
+/* `p` with what it leaves to the game filled in from `vt` (value_scale 0: the game's). */
+mg_search_params ms_game_params(const mg_game_vt *vt, const mg_search_params *p);
+
 /* The entry of every determinized kernel (PIMC, ISMCTS, OEP on determinizations; mg_hidden.h):
  * clear *stats and *plan_len, check the search parameters `q` and the determinization
- * parameters `d`, and refuse a state larger than the kernels' buffers or a finished game.
- * Returns MG_OK or the error code, always with a text in err. */
-int ms_det_begin(const mg_game_vt *vt, const void *obs, const mg_search_params *q,
+ * parameters `d`, refuse a state larger than the kernels' buffers or a finished game, and
+ * fill in what `q` leaves to the game (ms_game_params). Returns MG_OK or the error code,
+ * always with a text in err. */
+int ms_det_begin(const mg_game_vt *vt, const void *obs, mg_search_params *q,
                  const mg_det_params *d, mg_search_stats *stats, int *plan_len, char *err);
 
 /* mg_determinize with a text in err when the game does not offer strategy `mode`. */

@@ -426,6 +426,7 @@ int mg_search_ismcts(const mg_game_vt *vt, const void *obs, const mg_search_para
     int rc = ms_det_begin(vt, obs, &q, d, stats, plan_len, err);
     if (rc != MG_OK)
         return rc;
+    p = &q;
     double t0 = ms_now();
     is_tree t;
     memset(&t, 0, sizeof t);

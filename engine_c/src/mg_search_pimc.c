@@ -35,7 +35,7 @@ int mg_det_check(const mg_det_params *d, char *err)
     return MG_OK;
 }
 
-int ms_det_begin(const mg_game_vt *vt, const void *obs, const mg_search_params *q,
+int ms_det_begin(const mg_game_vt *vt, const void *obs, mg_search_params *q,
                  const mg_det_params *d, mg_search_stats *stats, int *plan_len, char *err)
 {
     memset(stats, 0, sizeof *stats);
@@ -52,6 +52,7 @@ int ms_det_begin(const mg_game_vt *vt, const void *obs, const mg_search_params *
             snprintf(err, MG_ERR_LEN, "%s", mg_errstr(MG_ERR_TERMINAL));
         return MG_ERR_TERMINAL;
     }
+    *q = ms_game_params(vt, q);
     return MG_OK;
 }
 
@@ -170,9 +171,11 @@ int mg_search_pimc(const mg_game_vt *vt, const void *obs, const mg_search_params
     mg_search_stats local;
     if (!stats)
         stats = &local;
-    int rc = ms_det_begin(vt, obs, p, d, stats, plan_len, err);
+    mg_search_params q = *p;
+    int rc = ms_det_begin(vt, obs, &q, d, stats, plan_len, err);
     if (rc != MG_OK)
         return rc;
+    p = &q;
     double t0 = ms_now();
     pm_runs r;
     size_t k = (size_t)d->k;

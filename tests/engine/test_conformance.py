@@ -43,8 +43,8 @@ def test_public_traces_match(public_path: Path) -> None:
     assert out.getvalue().splitlines()[-1] == f"conformance: {PUBLIC_STEPS}/{PUBLIC_STEPS} steps match"
 
 
-def _write(tmp_path: Path, recs: list[dict[str, Any]]) -> str:
-    path = tmp_path / "trace.jsonl"
+def _write(tmp_path: Path, recs: list[dict[str, Any]], name: str = "heroes-trace.jsonl") -> str:
+    path = tmp_path / name
     path.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
     return str(path)
 
@@ -106,3 +106,14 @@ def test_heuristic_rating_and_pruner_on_recorded_states(records: list[dict[str, 
         for a, d in zip(acts, dicts, strict=True):
             assert s.rate(a) == oracle.rate(j, d), (rec["game"], rec["step"], d)
         assert [a.to_dict() for a in s.prune(acts)] == oracle.prune(j, dicts), (rec["game"], rec["step"])
+
+
+def test_the_game_of_a_trace_comes_from_its_name_or_is_given(records: list[dict[str, Any]],
+                                                              tmp_path: Path) -> None:
+    path = _write(tmp_path, records[:2], name="trace.jsonl")
+    with pytest.raises(ValueError, match="cannot tell the game"):
+        run(path, out=io.StringIO())
+    out = io.StringIO()
+    assert run(path, game="heroes", out=out) == 0, out.getvalue()
+    with pytest.raises(ValueError, match="unknown game 'chess'"):
+        run(path, game="chess", out=io.StringIO())

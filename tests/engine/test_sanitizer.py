@@ -37,8 +37,9 @@ def asan_runtime() -> str:
 
 def build_sanitized(tmp: Path, source_root: Path = REPO) -> Path:
     """Compile engine_c from `source_root` with the sanitizers into `tmp`; returns the module."""
-    shutil.copytree(source_root / "engine_c" / "src", tmp / "engine_c" / "src")
-    shutil.copytree(source_root / "engine_c" / "include", tmp / "engine_c" / "include")
+    for part in ("src", "include", "games"):
+        shutil.copytree(source_root / "engine_c" / part, tmp / "engine_c" / part,
+                        ignore=shutil.ignore_patterns("*.py", "__pycache__", "tests"))
     shutil.copy(source_root / "engine_c" / "build_engine.py", tmp / "engine_c")
     shutil.copy(source_root / "pyproject.toml", tmp)  # the version compiled into the core
     script = ("import sys; sys.path.insert(0, 'engine_c'); import build_engine as b; "

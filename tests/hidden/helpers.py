@@ -7,7 +7,7 @@ import random
 from typing import Any
 
 from maag.engine import Game, State
-from maag.engine.heroes import CARDS
+from maag.engine.games.heroes.codec import CARDS
 
 GAME = Game("heroes", {"map": "a", "draws": "random"})
 

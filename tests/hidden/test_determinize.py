@@ -10,7 +10,7 @@ from math import comb, prod
 
 import pytest
 from maag.engine import Observation, State
-from maag.engine.heroes import CARDS
+from maag.engine.games.heroes.codec import CARDS
 from maag.engine.observation import STRATEGIES
 from scipy.stats import chisquare, hypergeom
 

@@ -5,6 +5,7 @@ failed search or a seeded iteration-budget search that does not repeat its plan.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -14,6 +15,11 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 DRIVER = Path(__file__).resolve().parent / "c" / "oep_islands.c"
+# The core's sources and include folders, as the build script lists them (every game).
+_spec = importlib.util.spec_from_file_location("build_engine", REPO / "engine_c" / "build_engine.py")
+assert _spec is not None and _spec.loader is not None
+build_engine = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(build_engine)
 
 SANITIZERS = {
     "thread": ["-fsanitize=thread"],
@@ -27,9 +33,10 @@ def test_oep_islands_under_sanitizer(sanitizer: str, tmp_path: Path) -> None:
     if gcc is None:
         pytest.fail("gcc is needed to build the sanitized core")
     exe = tmp_path / "oep_islands"
-    sources = sorted(str(p) for p in (REPO / "engine_c" / "src").glob("*.c"))
+    sources = [str(p) for p in build_engine.sources()]
+    includes = [f"-I{d}" for d in build_engine.include_dirs()]
     cmd = [gcc, "-std=c99", "-O1", "-g", "-fno-omit-frame-pointer", "-Wall", "-Wextra", "-Werror",
-           "-ffp-contract=off", "-pthread", *SANITIZERS[sanitizer], "-I", str(REPO / "engine_c" / "include"),
+           "-ffp-contract=off", "-pthread", *SANITIZERS[sanitizer], *includes,
            *sources, str(DRIVER), "-lm", "-o", str(exe)]
     build = subprocess.run(cmd, capture_output=True, text=True)
     assert build.returncode == 0, build.stderr[-4000:]

@@ -48,7 +48,7 @@ double hr_evaluate(const void *vst, int player)
     if (st->terminal) {
         if (st->winner < 0)
             return 0.0;
-        return st->winner == player ? 60000.0 : -60000.0;
+        return st->winner == player ? HR_WIN_VALUE : -HR_WIN_VALUE;
     }
     long b1 = side_value(st, 0), b2 = side_value(st, 1);
     long i1 = 750L * (st->hand[0][HR_INFERNO] + st->deck[0][HR_INFERNO]);

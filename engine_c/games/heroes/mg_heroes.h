@@ -13,6 +13,7 @@
 #define HR_NCARDS 11   /* card kinds 0..10 (the reference's CRYSTAL card never exists) */
 #define HR_HAND_SIZE 6
 #define HR_MAX_ACTIONS 1024 /* 13 units x 44 targets + cards + end_turn < 1024 */
+#define HR_WIN_VALUE 60000.0 /* evaluate() of a won game (the reference's winVal) */
 
 /* ---- Cards, in the reference's index order (spec §3.1) ------------------------------- */
 enum {

@@ -1,12 +1,13 @@
-"""Heroes specifics for the Python wrapper: configuration, the readable action form and the
-JSON state format of ../shared/conformance/README.md. No rules here: those are in C."""
+"""Heroes' Python codec: configuration, the readable action form, the JSON state format of
+../shared/conformance/README.md, and what an opponent sees. No rules here: those are in C."""
 
 from __future__ import annotations
 
 import struct
 from typing import Any
 
-from ._lowlevel import StateError, ffi, lib
+from ..._lowlevel import StateError, ffi, lib
+from ...registry import GameOption
 
 CARDS = ["knight", "archer", "cleric", "wizard", "ninja", "inferno", "potion", "runemetal", "scroll",
          "dragonscale", "shining_helmet"]
@@ -23,6 +24,19 @@ CARD_TYPES = {"deploy", "equip", "spell"}
 UNIT_TYPES = {"move", "attack", "heal", "teleport"}
 
 
+OPTIONS = (
+    GameOption("map", str, "a", "the board: a (9x5), a-small (7x4) or a-tiny (5x3)", tuple(MAPS)),
+    GameOption("deck", str, None, "the deck (default: the map's own)", tuple(DECKS)),
+    GameOption("ap", int, 5, "action points per turn, 1..25"),
+    GameOption("start_ap", int, None, "action points of the first turn (default 3 for ap 5, else "
+               "max(1, ap-1))"),
+    GameOption("turn_limit", int, None, "a draw after this many turns (default 100 for ap 5, else "
+               "100*max(1, 6-ap))"),
+    GameOption("draws", str, "random", "random: true random draws; seeded: the reference's deterministic "
+               "rule", tuple(DRAWS)),
+)
+
+
 def make_config(options: dict[str, Any]) -> dict[str, Any]:
     """Complete a heroes config with its defaults and check names (ranges are checked in C).
 
@@ -30,7 +44,7 @@ def make_config(options: dict[str, Any]) -> dict[str, Any]:
     ap (1..25, default 5), start_ap (default 3 for ap 5, else max(1, ap-1), as the
     reference), turn_limit (default 100 for ap 5, else 100*max(1, 6-ap)), draws (seeded:
     the reference's deterministic rule; random: true random draws, the default)."""
-    unknown = set(options) - {"map", "deck", "ap", "start_ap", "turn_limit", "draws"}
+    unknown = set(options) - {o.name for o in OPTIONS}
     if unknown:
         raise ValueError(f"unknown heroes option(s): {', '.join(sorted(unknown))}")
     cfg = dict(options)
@@ -278,3 +292,16 @@ def state_from_json(obj: dict[str, Any], cfg: dict[str, Any], out: Any) -> None:
     rc = lib.hr_finish_import(s, err)
     if rc != lib.MG_OK:
         raise StateError(rc, ffi.string(err).decode())
+
+
+def public_action(action: dict[str, Any]) -> dict[str, Any]:
+    """What the opponent sees of an action: all of it, except a swapped card's identity (the
+    card goes back into the hidden deck: only the fact of the swap is seen)."""
+    if action["type"] == "swap_card":
+        return {"type": "swap_card"}
+    return action
+
+
+def unseen(observation: dict[str, Any]) -> dict[str, int]:
+    """The cards the observer has not seen (the opponent's hand and deck together), by name."""
+    return dict(observation["decks"][str(3 - observation["observer"])])

@@ -356,6 +356,11 @@ static int hr_action_groups(const void *st, const mg_action *acts, int n, int *s
 /* Observation for `seat`: the opponent's hand is merged into its deck (deck[] then holds
  * every card the seat has not seen; hand_n and deck_n keep the true sizes), and both deck
  * seeds, which fix future draws, are zeroed. */
+static int hr_observer(const void *vst)
+{
+    return ((const hr_state *)vst)->observer;
+}
+
 static void hr_observe(const void *vst, int seat, void *vobs)
 {
     hr_state *obs = vobs;
@@ -547,4 +552,6 @@ const mg_game_vt mg_heroes_vt = {
     hr_legal_groups,
     hr_group_legal,
     hr_apply_legal,
+    hr_observer,
+    HR_WIN_VALUE,
 };

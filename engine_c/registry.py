@@ -1,0 +1,130 @@
+"""The registry of games. engine_c/games/games.def lists them (`MG_GAME(name)`, one line a
+game); each lives in its folder engine_c/games/<name>/ and its Python package
+`maag.engine.games.<name>` defines one `SPEC`, a `GameSpec`: the game's options with their
+defaults, its JSON codec, what an opponent may see of each action, and optionally its
+conformance replayer and bot-kit situations. Generic code (the wrapper, the referee, the
+command line, the bot kit) asks the registry and never names a game.
+
+    >>> from maag.engine import registry
+    >>> registry.names()
+    ['heroes', ...]
+    >>> registry.get("heroes").options[0].name
+    'map'
+
+`names()` only reads games.def: it does not load the C core, so a command line can list
+the games cheaply."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+__all__ = ["GameOption", "GameSpec", "Situation", "names", "default", "get", "GAMES_DEF"]
+
+GAMES_DEF = Path(__file__).resolve().parent / "games" / "games.def"
+
+
+@dataclass(frozen=True, slots=True)
+class GameOption:
+    """One configuration key of a game, for help texts and for checking names early (the
+    game's `make_config` checks values, its C `init` checks ranges)."""
+
+    name: str
+    type: type
+    default: Any
+    """The default value, or None when it follows from other options (`help` says how)."""
+    help: str
+    choices: tuple[Any, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Situation:
+    """One scripted situation of the bot kit (`maag bot check`): the bot under test takes
+    `bot_seat` (1 or 2) from `start` (a full state's JSON; None: a new game). `check`, if
+    set, reads how the game went (a map with `winner` 1, 2 or None, `reason`, `seat` and
+    `prompts`, the number of times the bot was asked to move) and returns a note."""
+
+    name: str
+    what: str
+    bot_seat: int
+    start: dict[str, Any] | None
+    check: Callable[[Mapping[str, Any]], str] | None = None
+
+
+def _public(action: dict[str, Any]) -> dict[str, Any]:
+    return action
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """Everything generic code needs to know of one game beyond its C interface."""
+
+    name: str
+    summary: str
+    state_ctype: str
+    """The C struct of a state (and of an observation), for `State.cdata`."""
+    options: tuple[GameOption, ...]
+    make_config: Callable[[dict[str, Any]], dict[str, Any]]
+    """Complete a configuration with its defaults; ValueError naming a bad key or value."""
+    fill_config: Callable[[dict[str, Any], Any], None]
+    """Write a complete configuration into the game's C config struct."""
+    action_to_dict: Callable[[int], dict[str, Any]]
+    action_from_dict: Callable[[dict[str, Any]], int]
+    """The action code of a readable action; ValueError naming the bad field."""
+    state_to_json: Callable[[Any], dict[str, Any]]
+    state_from_json: Callable[[dict[str, Any], dict[str, Any], Any], None]
+    """Fill a zeroed state buffer from JSON (the configuration gives missing keys);
+    StateError naming the field."""
+    public_action: Callable[[dict[str, Any]], dict[str, Any]] = _public
+    """What the opponent may see of an action the seat to move played (its dict form)."""
+    unseen: Callable[[dict[str, Any]], dict[str, int]] | None = None
+    """From an observation's JSON, the hidden items the observer has not seen (for
+    `Observation.unseen`); None for a game without hidden information."""
+    conformance: Callable[[dict[str, Any]], list[str]] | None = None
+    """Replay one record of a reference trace; the differences found (empty: it matches)."""
+    situations: Callable[[dict[str, Any], int], list[Situation]] | None = None
+    """The bot kit's scripted situations for a configuration and a seed."""
+
+    def option(self, name: str) -> GameOption:
+        for o in self.options:
+            if o.name == name:
+                return o
+        known = ", ".join(o.name for o in self.options)
+        raise ValueError(f"{self.name} has no option {name!r}; known: {known}")
+
+    @property
+    def value_scale(self) -> float:
+        """What `evaluate` gives the winner of a finished game (from the C interface)."""
+        from ._lowlevel import lib
+
+        return float(lib.mg_game_find(self.name.encode()).value_scale)
+
+
+@cache
+def names() -> list[str]:
+    """The registered games, in games.def order. Reads that file only."""
+    found = re.findall(r"^MG_GAME\((\w+)\)", GAMES_DEF.read_text(), flags=re.M)
+    if not found:
+        raise RuntimeError(f"{GAMES_DEF}: no MG_GAME(name) line")
+    return found
+
+
+def default() -> str:
+    """The game commands play when none is named: the first line of games.def."""
+    return names()[0]
+
+
+@cache
+def get(name: str) -> GameSpec:
+    """The spec of a registered game; ValueError listing the known ones otherwise."""
+    if name not in names():
+        raise ValueError(f"unknown game {name!r}; known: {', '.join(names())}")
+    spec = importlib.import_module(f"{__package__}.games.{name}").SPEC
+    if not isinstance(spec, GameSpec) or spec.name != name:
+        raise RuntimeError(f"maag.engine.games.{name}.SPEC must be the GameSpec of {name!r}")
+    return spec
