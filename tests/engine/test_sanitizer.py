@@ -3,7 +3,8 @@ UndefinedBehaviorSanitizer (-fno-sanitize-recover: any UB report aborts the run)
 
 The core is compiled from a copy of engine_c/ into a temporary directory (build_engine's
 make_ffi with another module name and extra flags), then pytest runs tests/engine (minus
-this file) in a subprocess with the ASan runtime preloaded and MAAG_CORE_MODULE pointing at
+this file; the suite every registered game passes is there) and each game's own tests
+(engine_c/games/*/tests) in a subprocess with the ASan runtime preloaded and MAAG_CORE_MODULE pointing at
 the sanitized module; the C playout loop runs longer there (MAAG_FUZZ_SECONDS). The test
 fails if the build or the run fails, or if the run did not load the sanitized module."""
 
@@ -64,8 +65,11 @@ def run_rules_tests(module: Path, tests_dir: Path = HERE, fuzz_seconds: float = 
         "MAAG_CORE_MODULE": str(module),
         "MAAG_FUZZ_SECONDS": str(fuzz_seconds),
     })
-    cmd = [sys.executable, "-m", "pytest", str(tests_dir), f"--ignore={tests_dir / 'test_sanitizer.py'}",
-           "-p", "no:cacheprovider", "-x", "-s", "-W", "ignore::pytest.PytestDeprecationWarning"]
+    # tests/engine (the suite every game passes included) and each game's own tests.
+    games = sorted(str(d) for d in (REPO / "engine_c" / "games").glob("*/tests"))
+    cmd = [sys.executable, "-m", "pytest", str(tests_dir), *games,
+           f"--ignore={tests_dir / 'test_sanitizer.py'}", "-p", "no:cacheprovider", "-x", "-s",
+           "-W", "ignore::pytest.PytestDeprecationWarning"]
     return subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
 
 
