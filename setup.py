@@ -1,18 +1,30 @@
 """Only here for what pyproject.toml cannot say: cffi's ``cffi_modules`` (the C core is
-compiled at install time) and the game packages, one per folder of engine_c/games/ (so
-that adding a game needs no line here). Metadata is in pyproject.toml."""
+compiled at install time) and the package list, read from the folders (every folder with an
+__init__.py under a part, its tests/ excepted), so that adding a game (a folder of
+engine_c/games/) or a room of the server needs no line here. Metadata is in pyproject.toml."""
 
 from pathlib import Path
 
 from setuptools import setup
 
-PARTS = {"maag.engine": "engine_c", "maag.protocol": "protocol", "maag.server": "server", "maag.bots": "bots",
-         "maag.clients": "clients"}
-GAMES = sorted(d.name for d in Path(__file__).resolve().parent.joinpath("engine_c", "games").iterdir()
-               if (d / "__init__.py").is_file())
+ROOT = Path(__file__).resolve().parent
+# Each top-level folder is one part of the `maag` namespace.
+PARTS = {"maag.engine": "engine_c", "maag.protocol": "protocol", "maag.stats": "stats",
+         "maag.server": "server", "maag.bots": "bots", "maag.clients": "clients"}
+
+
+def packages() -> list[str]:
+    out = []
+    for name, folder in PARTS.items():
+        for init in sorted((ROOT / folder).rglob("__init__.py")):
+            rel = init.parent.relative_to(ROOT / folder)
+            if "tests" not in rel.parts:
+                out.append(".".join([name, *rel.parts]))
+    return out
+
 
 setup(
-    packages=list(PARTS) + ["maag.engine.games"] + [f"maag.engine.games.{g}" for g in GAMES],
+    packages=packages(),
     package_dir=PARTS,
     cffi_modules=["engine_c/build_engine.py:ffi"],
 )

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from maag.clients.check import bot_command, run_check
+from maag.server.kit.check import bot_command, run_check
 
 TESTBOTS = Path(__file__).resolve().parents[2] / "clients" / "testbots"
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from maag.server.ladder import REMATCH_WEIGHT, choose_pairs
-from maag.server.storage import GameRecord, open_storage
+from maag.server.compete.ladder import REMATCH_WEIGHT, choose_pairs
+from maag.server.storage.base import GameRecord, open_storage
 
 STUCK = 180.0  # seconds: a safety net against a hung test, not a timing requirement
 
@@ -108,7 +108,8 @@ def test_ladder_keeps_scheduling_while_bots_come_and_go(tmp_path: Path,
     port = int(port_file.read_text())
 
     def bot(name: str, agent: str = "random", concurrency: int = 1) -> subprocess.Popen[str]:
-        p = subprocess.Popen([sys.executable, "-m", "maag.server.minibot", "--connect", f"127.0.0.1:{port}",
+        p = subprocess.Popen([sys.executable, "-m", "maag.server.net.minibot",
+                              "--connect", f"127.0.0.1:{port}",
                               "--token", tokens[name], "--agent", agent, "--concurrency", str(concurrency),
                               "--name", name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                              text=True)

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from maag.server import ratings as R
+from maag.stats import ratings as R
 
 TRUE = {"a": -150.0, "b": -50.0, "c": 0.0, "d": 200.0}
 DRAW = 0.3  # draw probability of every synthetic game

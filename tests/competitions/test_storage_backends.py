@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from maag.server.storage import Storage, StorageError, open_storage
+from maag.server.storage.base import Storage, StorageError, open_storage
 
 BACKENDS = ["sqlite", "postgres"]
 
@@ -109,7 +109,7 @@ def test_reopen_sees_everything(db_url: str) -> None:
 
 WRITER = """
 import os, sys
-from maag.server.storage import open_storage
+from maag.server.storage.base import open_storage
 s = open_storage(sys.argv[1])
 gid = s.create_game("heroes", {}, ("a", "b"), "inf")
 s.finish_game(gid, {"seed": 1, "result": {"winner": 0, "reason": "rules", "plies": 3}})

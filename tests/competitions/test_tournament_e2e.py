@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from maag.server import tournament as T
-from maag.server.storage import open_storage
-from maag.server.tournament_run import TournamentRunner, recover
-from maag.server.tournament_store import open_tournament_store
+from maag.server.compete import formats as T
+from maag.server.compete.runner import TournamentRunner, recover
+from maag.server.storage.base import open_storage
+from maag.server.storage.tournaments import open_tournament_store
 
-RANDOM_BOT = ("{python} -m maag.server.minibot --connect {{connect}} --token {{token}} --agent random "
+RANDOM_BOT = ("{python} -m maag.server.net.minibot --connect {{connect}} --token {{token}} --agent random "
               "--seed {seed} --concurrency {{concurrency}}")
 
 

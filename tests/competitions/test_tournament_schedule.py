@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from maag.server import tournament as T
-from maag.server.tournament_store import (
+from maag.server.compete import formats as T
+from maag.server.storage.tournaments import (
     GameRow,
     ScheduledGame,
     SpecMismatch,
@@ -165,7 +165,7 @@ def test_store_claims_and_counts_each_result_once(store: TournamentStore) -> Non
 
 LOCKER = """
 import sys
-from maag.server.tournament_store import open_tournament_store
+from maag.server.storage.tournaments import open_tournament_store
 st = open_tournament_store(sys.argv[1])
 st.lock_runner("cup")
 print("locked", flush=True)

@@ -16,9 +16,9 @@ from typing import Any
 
 import msgpack
 import pytest
-from maag.server.clock import TimeControl
-from maag.server.server import RefereeServer, ServerConfig
-from maag.server.storage import SQLiteStorage
+from maag.server.net.server import RefereeServer, ServerConfig
+from maag.server.referee.clock import TimeControl
+from maag.server.storage.base import SQLiteStorage
 
 WAIT = 30.0  # safety net against hangs only; nothing is asserted about speed
 
@@ -128,7 +128,7 @@ async def spawn_minibot(port: int, token: str, *args: str) -> asyncio.subprocess
     return await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "maag.server.minibot",
+        "maag.server.net.minibot",
         "--connect",
         f"127.0.0.1:{port}",
         "--token",

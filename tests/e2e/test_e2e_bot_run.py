@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from maag.server.clock import TimeControl
+from maag.server.referee.clock import TimeControl
 
 from .conftest import WAIT, MakeServer, stop_process, token_for
 

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from maag.server.clock import TimeControl
+from maag.server.referee.clock import TimeControl
 
 from .conftest import WAIT, MakeServer, stop_process, token_for
 

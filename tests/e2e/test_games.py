@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from maag.engine import Game
-from maag.server.clock import TimeControl
-from maag.server.replay import resimulate
-from maag.server.storage import SQLiteStorage
+from maag.server.referee.clock import TimeControl
+from maag.server.referee.replay import resimulate
+from maag.server.storage.base import SQLiteStorage
 
 from .conftest import WAIT, MakeServer, Raw, stop_process, token_for, until
 
@@ -175,7 +175,7 @@ async def test_kill_9_mid_match_loses_no_finished_game(tmp_path: Path) -> None:
         await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "maag.server.minibot",
+            "maag.server.net.minibot",
             "--connect",
             f"127.0.0.1:{port}",
             "--token",

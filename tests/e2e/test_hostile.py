@@ -12,10 +12,10 @@ from typing import Any
 
 import msgpack
 import pytest
-from maag.server.clock import TimeControl
-from maag.server.referee import Policy
-from maag.server.replay import resimulate
-from maag.server.server import RefereeServer
+from maag.server.net.server import RefereeServer
+from maag.server.referee.clock import TimeControl
+from maag.server.referee.replay import resimulate
+from maag.server.referee.session import Policy
 
 from .conftest import WAIT, MakeServer, Raw, spawn_minibot, stop_process, token_for, until
 

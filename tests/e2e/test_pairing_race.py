@@ -17,9 +17,9 @@ import asyncio
 import select
 
 import pytest
-from maag.server.clock import TimeControl
-from maag.server.referee import Policy
-from maag.server.server import GameNotStarted, RefereeServer, _Client
+from maag.server.net.server import GameNotStarted, RefereeServer, _Client
+from maag.server.referee.clock import TimeControl
+from maag.server.referee.session import Policy
 
 from .conftest import WAIT, MakeServer, Raw, token_for, until
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from maag.engine import Action
-from maag.server.conformance import run
+from maag.server.kit.conformance import run
 
 from . import spec_oracle as oracle
 from .position import game

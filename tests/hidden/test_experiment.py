@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 from maag.bots import AgentError
+from maag.bots.experiments.hidden import CHEAT, Entrant, HiddenConfig, play_game, preset_pairs, run_pairs
 from maag.engine import Game, Observation
-from maag.server.experiment_hidden import CHEAT, Entrant, HiddenConfig, play_game, preset_pairs, run_pairs
 
 
 def test_presets() -> None:

@@ -15,8 +15,8 @@ import pytest
 from maag.bots import AGENTS, AgentError, make_agent, parse_agent
 from maag.bots.cheating import CheatingAgent
 from maag.engine import Observation
-from maag.server.clock import TimeControl
-from maag.server.referee import GameSession
+from maag.server.referee.clock import TimeControl
+from maag.server.referee.session import GameSession
 
 from .helpers import GAME, hidden_twin, midgame
 
@@ -155,13 +155,13 @@ def test_bot_and_server_paths_never_load_the_cheating_twins() -> None:
     """Importing everything `maag bot run`, `maag match` and `maag serve` run (the command
     line with all its subcommands, the referee, the server, the match runner, the minibot,
     the client SDK, the agents) does not load maag.bots.cheating."""
-    mods = ["maag.server.cli", "maag.server.server", "maag.server.referee", "maag.server.match",
-            "maag.server.minibot", "maag.server.cmd_match", "maag.server.cmd_serve", "maag.clients",
-            "maag.bots", "maag.bots.hidden"]
+    mods = ["maag.server.cli", "maag.server.net.server", "maag.server.referee.session",
+            "maag.server.compete.match", "maag.server.net.minibot", "maag.server.cli.match",
+            "maag.server.cli.serve", "maag.clients", "maag.bots", "maag.bots.hidden"]
     try:
-        import maag.clients.cli  # noqa: F401  (maag bot run, when installed)
+        import maag.bots.cli_run  # noqa: F401  (maag bot run, when installed)
 
-        mods.append("maag.clients.cli")
+        mods.append("maag.bots.cli_run")
     except ImportError:
         pass
     code = ("import importlib, sys\n"

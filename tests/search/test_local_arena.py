@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from maag.bots.experiments.arena import ArenaConfig, run_arena, schedule
 from maag.server.cli import main
-from maag.server.local_arena import ArenaConfig, run_arena, schedule, wilson
+from maag.stats import wilson
 
 
 def test_schedule_balances_seats_and_mirrors_deals() -> None:

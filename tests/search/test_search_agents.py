@@ -10,7 +10,7 @@ import pytest
 from maag.bots import AGENTS, AgentError, make_agent, parse_agent
 from maag.engine import ConfigError, Game, GameOverError, State
 from maag.engine.search import default_params, search
-from maag.server.bench_engine import midgame_states
+from maag.server.bench.engine import midgame_states
 
 from .positions import GAME, position, unit
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from maag.server.clock import SeatClock, TimeControl, parse_duration_ms
+from maag.server.referee.clock import SeatClock, TimeControl, parse_duration_ms
 
 
 @pytest.mark.parametrize("text, ms", [("500ms", 500), ("1s", 1000), ("1.5", 1500), ("2m", 120_000),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from maag.server.match import bot_command, display_names, match_stats
+from maag.server.compete.match import bot_command, display_names, match_stats
 
 
 def test_even_match() -> None:
@@ -47,4 +47,4 @@ def test_names_and_commands() -> None:
     )
     assert shell and cmd == "./bot --at 127.0.0.1:9 --t tok -j 2"
     cmd, shell = bot_command("random", "127.0.0.1", 9, "tok", 2, "b")
-    assert not shell and "maag.server.minibot" in cmd and "tok" in cmd
+    assert not shell and "maag.server.net.minibot" in cmd and "tok" in cmd

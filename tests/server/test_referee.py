@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 from maag.engine import Game
-from maag.server.clock import TimeControl
-from maag.server.referee import GameSession, LatePolicy, Out, Policy, Reason, derive_seed
-from maag.server.replay import ReplayError, resimulate, state_at
+from maag.server.referee.clock import TimeControl
+from maag.server.referee.replay import ReplayError, resimulate, state_at
+from maag.server.referee.session import GameSession, LatePolicy, Out, Policy, Reason, derive_seed
 
 
 class FakeClock:

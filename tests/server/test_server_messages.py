@@ -6,9 +6,9 @@ from __future__ import annotations
 import random
 
 from maag.protocol import MESSAGE_TYPES, YourTurn
-from maag.server.clock import TimeControl
-from maag.server.referee import GameSession
-from maag.server.server import _trusted
+from maag.server.net.server import _trusted
+from maag.server.referee.clock import TimeControl
+from maag.server.referee.session import GameSession
 
 
 def test_session_messages_are_valid_and_fast_path_is_identical() -> None:

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from maag.server.storage import AsyncStorage, SQLiteStorage, StorageError, hash_token
+from maag.server.storage.base import AsyncStorage, SQLiteStorage, StorageError, hash_token
 
 
 def _replay(winner: int | None = 0, reason: str = "resign") -> dict:

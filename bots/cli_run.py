@@ -1,0 +1,73 @@
+"""`maag bot run AGENT` and `maag bot check COMMAND` (added to `maag bot` by
+maag.server.cli.bot through `register_bot`)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from typing import Any
+
+from maag.clients import BotError, Client
+
+from .runner import DEFAULT_MARGIN_MS, agent_bot
+
+
+def register(bsub: Any) -> None:
+    """Add `run` to the subparsers of `maag bot`."""
+    r = bsub.add_parser("run", help="play a bundled agent of maag.bots on a referee",
+                        description="Connect AGENT (random, greedy-action, greedy-turn, mcts, ne-mcts, "
+                                    "bb-mcts, oep, ... as `maag.bots` names them) to a referee and play "
+                                    "every game it is given, until the referee closes the connection.")
+    r.add_argument("agent", metavar="AGENT", help="agent name, or NAME:key=value,... as maag.bots parses it")
+    r.add_argument("--param", "-p", action="append", default=[], metavar="KEY=VALUE",
+                   help="an agent parameter (repeatable), e.g. --param rollout_turns=2")
+    r.add_argument("--connect", required=True, metavar="HOST:PORT", help="the referee's address")
+    r.add_argument("--token", required=True, help="the bot's token (from `maag bot add NAME`)")
+    r.add_argument("--name", default=None, help="name shown to opponents (default: the agent's name)")
+    r.add_argument("--json-lines", action="store_true", help="use the JSON-lines framing (default msgpack)")
+    r.add_argument("--concurrency", type=int, default=1, metavar="N", help="games at once (default 1)")
+    r.add_argument("--games", type=int, default=None, metavar="N",
+                   help="stop after N games (default: play until the referee closes)")
+    r.add_argument("--budget-ms", type=float, default=None, metavar="MS",
+                   help="thinking time per turn (default: 90%% of what the clock leaves)")
+    r.add_argument("--margin-ms", type=float, default=DEFAULT_MARGIN_MS, metavar="MS",
+                   help=f"time kept back for transport (default {DEFAULT_MARGIN_MS})")
+    r.add_argument("--seed", type=int, default=None, help="seed of the agent's searches")
+    r.add_argument("-v", "--verbose", action="count", default=0, help="-v: games, -vv: every message")
+    r.set_defaults(func=run_agent)
+
+
+def _setup_logging(verbosity: int) -> None:
+    level = logging.WARNING if verbosity <= 0 else logging.INFO if verbosity == 1 else logging.DEBUG
+    logging.basicConfig(level=level, format="%(asctime)s %(name)s %(levelname)s %(message)s",
+                        stream=sys.stderr)
+
+
+def run_agent(args: argparse.Namespace) -> int:
+    _setup_logging(args.verbose)
+    name, _, inline = args.agent.partition(":")
+    params = [s for s in inline.split(",") if s.strip()] + list(args.param)
+    try:
+        bot = agent_bot(name.strip(), params, budget_ms=args.budget_ms, margin_ms=args.margin_ms,
+                        seed=args.seed)
+        client = Client(bot, token=args.token, name=args.name or name.strip(),
+                        encoding="json" if args.json_lines else "msgpack", concurrency=args.concurrency,
+                        stop_after=args.games)
+    except BotError as e:
+        print(f"maag bot run: {e}", file=sys.stderr)
+        return 2
+
+    async def main() -> int:
+        await client.connect(args.connect)
+        stats = await client.run()
+        score = sum(r.score for r in stats.games)
+        print(f"maag bot run: {len(stats.games)} game(s), score {score:g}", file=sys.stderr)
+        return 0
+
+    try:
+        return asyncio.run(main())
+    except BotError as e:
+        print(f"maag bot run: {e}", file=sys.stderr)
+        return 1

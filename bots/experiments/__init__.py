@@ -1,0 +1,4 @@
+"""In-process research experiments over the bundled agents (the research setting: agents
+called directly, optionally seeing the whole state): `maag arena` (arena.py, cli_arena.py)
+and `maag experiment hidden` (hidden.py, cli_experiment.py). The real game, through bot
+processes and the referee, is `maag match` and `maag tournament`."""

@@ -1,0 +1,226 @@
+"""An in-process round robin among bundled agents (`maag arena`): no referee, no sockets;
+each game runs the C engine and the agents' C searches in one worker process, and the
+games are spread over a process pool.
+
+Every pair plays `games` games, half with each agent as player 1; game 2k and 2k+1 of a
+pair use the same deal seed with the seats swapped. The score of A against B is (wins +
+draws / 2) / games, with a 95% Wilson score interval (draws counted as half a win)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import random
+import statistics
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from maag.bots import Agent, parse_agent
+from maag.engine import Game, IllegalActionError, Observation
+from maag.stats import wilson
+
+__all__ = ["ArenaConfig", "GameResult", "ArenaResult", "schedule", "play_game", "run_arena"]
+
+
+
+@dataclass(frozen=True)
+class ArenaConfig:
+    """How games are played.
+
+    turn_ms: time budget of each agent's turn in milliseconds (None: iterations only).
+    iterations: iteration budget of each turn in the kernel's unit (None: time only).
+    game: game name; game_config: its options (heroes: map, draws, ...).
+    view: "full" (agents see the whole state) or "observation" (what their seat may see).
+    """
+
+    turn_ms: float | None = 500.0
+    iterations: int | None = None
+    game: str = "heroes"
+    game_config: dict[str, Any] = field(default_factory=lambda: {"map": "a", "draws": "seeded"})
+    view: str = "full"
+
+
+@dataclass(frozen=True)
+class GameTask:
+    index: int
+    a: int          # agent index of the first agent of the pair
+    b: int
+    a_seat: int     # 0: agent a is player 1
+    seed: int
+
+
+@dataclass
+class GameResult:
+    index: int
+    a: int
+    b: int
+    a_seat: int
+    seed: int
+    winner: int | None  # agent index of the winner, None for a draw
+    turns: int
+    seconds: float
+    forfeit: bool = False  # the loser's plan held an illegal action
+    iterations: dict[int, float] = field(default_factory=dict)  # agent -> mean per turn
+    turn_ms: dict[int, float] = field(default_factory=dict)  # agent -> mean search time per turn
+
+
+def schedule(n_agents: int, games: int, seed: int) -> list[GameTask]:
+    """Round robin: every pair plays `games` games (rounded up to even), seats alternating,
+    each deal seed played from both seats."""
+    rng = random.Random(seed)
+    tasks: list[GameTask] = []
+    per_pair = games + games % 2
+    for a in range(n_agents):
+        for b in range(a + 1, n_agents):
+            for _ in range(per_pair // 2):
+                s = rng.getrandbits(62)
+                for seat in (0, 1):
+                    tasks.append(GameTask(len(tasks), a, b, seat, s))
+    return tasks
+
+
+def play_game(task: GameTask, specs: Sequence[str], cfg: ArenaConfig) -> GameResult:
+    """Play one game to the end; an agent whose plan holds an illegal action loses."""
+    game = Game(cfg.game, cfg.game_config)
+    state = game.new_state(task.seed)
+    seat_agent = [task.a, task.b] if task.a_seat == 0 else [task.b, task.a]
+    agents: list[Agent] = [parse_agent(specs[i]) for i in seat_agent]
+    rng = random.Random(task.seed ^ 0x5EED)
+    iters: dict[int, list[int]] = {task.a: [], task.b: []}
+    times: dict[int, list[float]] = {task.a: [], task.b: []}
+    t0 = time.monotonic()
+    turns = 0
+    while not state.is_terminal:
+        p = state.current_player
+        if cfg.view == "full":  # the research setting: the agent searches the true state
+            from maag.bots.cheating import CheatingAgent  # experiments only: loaded on demand
+
+            plan = CheatingAgent(agents[p]).plan(state, budget_ms=cfg.turn_ms, iterations=cfg.iterations,
+                                                 seed=rng.getrandbits(63))
+        else:
+            plan = agents[p].plan(Observation.of(state, p), budget_ms=cfg.turn_ms, iterations=cfg.iterations,
+                                  seed=rng.getrandbits(63))
+        last = agents[p].last
+        if last is not None:
+            iters[seat_agent[p]].append(last.stats.iterations)
+            times[seat_agent[p]].append(last.stats.elapsed_ms)
+        turns += 1
+        try:
+            for action in plan:
+                state.apply(action)
+        except IllegalActionError:
+            return GameResult(task.index, task.a, task.b, task.a_seat, task.seed, seat_agent[1 - p], turns,
+                              time.monotonic() - t0, forfeit=True)
+        if not state.is_terminal and state.current_player == p:
+            state.apply(0)  # a plan that did not end the turn: end it
+    w = state.winner
+    winner = None if w is None or w < 0 else seat_agent[w]
+    return GameResult(task.index, task.a, task.b, task.a_seat, task.seed, winner, turns,
+                      time.monotonic() - t0,
+                      iterations={k: statistics.fmean(v) if v else 0.0 for k, v in iters.items()},
+                      turn_ms={k: statistics.fmean(v) if v else 0.0 for k, v in times.items()})
+
+
+@dataclass
+class ArenaResult:
+    agents: list[str]
+    config: ArenaConfig
+    games: list[GameResult]
+    seconds: float
+
+    def pair(self, i: int, j: int) -> tuple[int, int, int]:
+        """Wins, draws and losses of agent i against agent j."""
+        w = d = lo = 0
+        for g in self.games:
+            if {g.a, g.b} != {i, j}:
+                continue
+            if g.winner is None:
+                d += 1
+            elif g.winner == i:
+                w += 1
+            else:
+                lo += 1
+        return w, d, lo
+
+    def score(self, i: int, j: int) -> tuple[float, int, tuple[float, float]]:
+        """Score fraction of i against j, games, and its 95% Wilson interval."""
+        w, d, lo = self.pair(i, j)
+        n = w + d + lo
+        s = w + 0.5 * d
+        return (s / n if n else float("nan")), n, wilson(s, n)
+
+    def overall(self, i: int) -> tuple[float, int, tuple[float, float]]:
+        w = d = n = 0
+        for j in range(len(self.agents)):
+            if j != i:
+                pw, pd, pl = self.pair(i, j)
+                w, d, n = w + pw, d + pd, n + pw + pd + pl
+        s = w + 0.5 * d
+        return (s / n if n else float("nan")), n, wilson(s, n)
+
+    def mean_iterations(self, i: int) -> float:
+        vals = [g.iterations[i] for g in self.games if i in g.iterations and g.iterations[i] > 0]
+        return statistics.fmean(vals) if vals else 0.0
+
+    def mean_turn_ms(self, i: int) -> float:
+        vals = [g.turn_ms[i] for g in self.games if i in g.turn_ms]
+        return statistics.fmean(vals) if vals else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        n = len(self.agents)
+        matrix = []
+        for i in range(n):
+            row: list[dict[str, Any] | None] = []
+            for j in range(n):
+                if i == j:
+                    row.append(None)
+                    continue
+                s, g, (lo, hi) = self.score(i, j)
+                w, d, lo_ = self.pair(i, j)
+                row.append({"score": round(s, 4), "games": g, "wins": w, "draws": d, "losses": lo_,
+                            "ci95": [round(lo, 4), round(hi, 4)]})
+            matrix.append(row)
+        overall = []
+        for i in range(n):
+            s, g, (lo, hi) = self.overall(i)
+            overall.append({"agent": self.agents[i], "score": round(s, 4), "games": g,
+                            "ci95": [round(lo, 4), round(hi, 4)],
+                            "mean_iterations_per_turn": round(self.mean_iterations(i), 1),
+                            "mean_search_ms_per_turn": round(self.mean_turn_ms(i), 1)})
+        return {"agents": self.agents, "config": asdict(self.config), "games": len(self.games),
+                "forfeits": sum(g.forfeit for g in self.games),
+                "mean_turns": round(statistics.fmean(g.turns for g in self.games), 1) if self.games else 0,
+                "seconds": round(self.seconds, 1), "matrix": matrix, "overall": overall}
+
+
+def _play(args: tuple[GameTask, Sequence[str], ArenaConfig]) -> GameResult:
+    return play_game(*args)
+
+
+def run_arena(specs: Sequence[str], games: int, cfg: ArenaConfig, *, jobs: int = 1, seed: int = 1,
+              on_game: Callable[[GameResult, int, int], None] | None = None) -> ArenaResult:
+    """Play the round robin; `on_game(result, done, total)` after each game."""
+    for s in specs:  # fail early on a bad spec, in this process
+        parse_agent(s)
+    tasks = schedule(len(specs), games, seed)
+    results: list[GameResult] = []
+    t0 = time.monotonic()
+
+    def collect(it: Iterator[GameResult]) -> None:
+        for r in it:
+            results.append(r)
+            if on_game:
+                on_game(r, len(results), len(tasks))
+
+    if jobs <= 1:
+        collect(play_game(t, specs, cfg) for t in tasks)
+    else:
+        methods = multiprocessing.get_all_start_methods()
+        ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+            futures = [pool.submit(_play, (t, list(specs), cfg)) for t in tasks]
+            collect(f.result() for f in as_completed(futures))
+    results.sort(key=lambda r: r.index)
+    return ArenaResult(list(specs), cfg, results, time.monotonic() - t0)

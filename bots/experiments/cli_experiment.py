@@ -1,0 +1,162 @@
+"""`maag experiment hidden`: what hidden information costs, and what determinization buys,
+measured in the real game (random draws, hidden hands) with in-process games.
+
+Entrants are bundled agents (NAME or NAME:key=value,...), each given only its seat's
+observation, or their cheating twins, written cheat:NAME..., which search the true state.
+Cheating twins exist only here (and in `maag arena --view full`): `maag match`, `maag bot run`
+and the referee cannot run one.
+
+Pairings come from presets built on the perfect-information agent --best, or from --pair:
+  cost      best, pimc (--k determinizations) and ismcts, each against its cheating twin
+  baseline  pimc and ismcts against best run on one random determinization
+  k         pimc with each of --ks determinizations against best on one determinization
+
+Every pairing plays --games games (seats alternate, each deal and draw seed from both
+seats). The table gives A's wins, draws and losses, its score with a 95% interval, the Elo
+difference and the p-value of the exact binomial test of equal strength on decisive games.
+
+Examples:
+    maag experiment hidden --preset cost --preset baseline --games 100 --turn-ms 1000 --jobs 2
+    maag experiment hidden --best "mcts:rollout_turns=2" --preset k --ks 2,4,8 --turn-ms 200
+    maag experiment hidden --pair ismcts cheat:ismcts --games 20 --iterations 5000 --turn-ms 0 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+from maag.bots import AgentError
+from maag.engine.machine import machine
+from rich.console import Console
+from rich.table import Table
+
+if TYPE_CHECKING:  # loaded on demand: other commands (maag bot run) never load the cheating twins
+    from maag.bots.experiments.hidden import GameRecord, PairResult
+
+PRESETS = ("cost", "baseline", "k")  # maag.bots.experiments.hidden.PRESETS
+
+DEFAULT_BEST = "mcts:rollout_turns=2"
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("experiment", help="measurement experiments (hidden information)", description=__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    esub = p.add_subparsers(dest="experiment", metavar="WHICH")
+    h = esub.add_parser("hidden", help="determinized agents vs cheating twins and single determinizations",
+                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    h.add_argument("--preset", action="append", choices=PRESETS, default=[],
+                   help="a named set of pairings (repeatable)")
+    h.add_argument("--pair", nargs=2, action="append", metavar=("A", "B"), default=[],
+                   help="one pairing (repeatable); cheat:SPEC for a cheating twin")
+    h.add_argument("--best", default=DEFAULT_BEST,
+                   help=f"the perfect-information agent the presets build on (default {DEFAULT_BEST})")
+    h.add_argument("--k", type=int, default=8,
+                   help="determinizations of pimc in the cost and baseline presets (default 8)")
+    h.add_argument("--ks", default="2,4,16,32",
+                   help="determinizations tried by the k preset (default 2,4,16,32)")
+    h.add_argument("--games", "-n", type=int, default=20, help="games per pairing, both seats (default 20)")
+    h.add_argument("--turn-ms", type=float, default=1000.0,
+                   help="time budget of every turn in ms (default 1000; 0: iterations only)")
+    h.add_argument("--iterations", type=int, default=None,
+                   help="iteration budget of every turn (kernel units)")
+    h.add_argument("--map", default="a", choices=["a", "a-small", "a-tiny"], help="heroes map (default a)")
+    h.add_argument("--draws", default="random", choices=["random", "seeded"],
+                   help="card draws (default random: the real game)")
+    h.add_argument("--jobs", "-j", type=int, default=1, help="games played at once, one process each")
+    h.add_argument("--seed", type=int, default=1, help="seed of the deals and draws (default 1)")
+    h.add_argument("--json", action="store_true",
+                   help="machine-readable: one JSON object per finished game, then the summary object last")
+    h.set_defaults(func=run_hidden)
+    p.set_defaults(func=lambda a: (p.print_help(), 2)[1])
+
+
+def _pairs(args: argparse.Namespace) -> list[tuple[str, str]]:
+    from maag.bots.experiments.hidden import preset_pairs
+
+    ks = [int(k) for k in args.ks.split(",") if k.strip()]
+    pairs: list[tuple[str, str]] = []
+    for name in args.preset:
+        pairs += preset_pairs(name, args.best, args.k, ks)
+    pairs += [(a, b) for a, b in args.pair]
+    seen: set[tuple[str, str]] = set()
+    return [p for p in pairs if not (p in seen or seen.add(p))]  # type: ignore[func-returns-value]
+
+
+def _line(r: GameRecord, done: int, total: int, pairs: list[tuple[str, str]]) -> str:
+    a, b = pairs[r.pair]
+    p1, p2 = (a, b) if r.a_seat == 0 else (b, a)
+    res = "draw" if r.winner is None else f"{pairs[r.pair][r.winner]} wins"
+    extra = " (forfeit: illegal plan)" if r.forfeit else ""
+    return f"game {done}/{total}: {p1} vs {p2}: {res} in {r.turns} turns, {r.seconds:.0f} s{extra}"
+
+
+def _table(results: list[PairResult], title: str) -> Table:
+    t = Table(title=title)
+    for col in ("A", "B", "W", "D", "L", "score", "95% CI", "Elo", "p", "iter/turn A", "iter/turn B"):
+        t.add_column(col, justify="left" if col in ("A", "B") else "right")
+    for r in results:
+        d = r.as_dict()
+        lo, hi = d["score_ci95"]
+        elo = "-" if d["elo"] is None else f"{d['elo']:+.0f}"
+        t.add_row(r.a, r.b, str(d["wins"]), str(d["draws"]), str(d["losses"]), f"{d['score']:.3f}",
+                  f"[{lo:.3f}, {hi:.3f}]", elo, f"{d['p_value']:.3g}", f"{d['mean_iterations'][0]:,.0f}",
+                  f"{d['mean_iterations'][1]:,.0f}")
+    return t
+
+
+def run_hidden(args: argparse.Namespace) -> int:
+    pairs = _pairs(args)
+    if not pairs:
+        print("maag experiment hidden: name at least one --preset or --pair", file=sys.stderr)
+        return 2
+    if args.games < 1 or args.jobs < 1:
+        print("maag experiment hidden: --games and --jobs must be at least 1", file=sys.stderr)
+        return 2
+    turn_ms = args.turn_ms if args.turn_ms > 0 else None
+    if turn_ms is None and not args.iterations:
+        print("maag experiment hidden: give --turn-ms or --iterations", file=sys.stderr)
+        return 2
+    from maag.bots.experiments.hidden import HiddenConfig, run_pairs
+
+    cfg = HiddenConfig(turn_ms=turn_ms, iterations=args.iterations,
+                       game_config={"map": args.map, "draws": args.draws})
+    console = Console(stderr=args.json)
+
+    def on_game(r: GameRecord, done: int, total: int) -> None:
+        if args.json:
+            print(json.dumps({"event": "game", "n": done, "a": pairs[r.pair][0], "b": pairs[r.pair][1],
+                              "a_seat": r.a_seat + 1, "seed": r.seed,
+                              "winner": None if r.winner is None else "ab"[r.winner], "turns": r.turns,
+                              "seconds": round(r.seconds, 2), "forfeit": r.forfeit}), flush=True)
+        else:
+            console.print(_line(r, done, total, pairs), highlight=False)
+
+    t0 = time.monotonic()
+    try:
+        results = run_pairs(pairs, args.games, cfg, jobs=args.jobs, seed=args.seed, on_game=on_game)
+    except AgentError as e:
+        print(f"maag experiment hidden: {e}", file=sys.stderr)
+        return 2
+    elapsed = time.monotonic() - t0
+    budget = f"{turn_ms:g} ms" if turn_ms else f"{args.iterations} iterations"
+    if args.json:
+        print(json.dumps({"experiment": "hidden", "config": {**cfg.__dict__, "games": args.games,
+                                                             "seed": args.seed, "jobs": args.jobs},
+                          "pairs": [r.as_dict() for r in results], "seconds": round(elapsed, 1),
+                          "machine": machine()}))
+        return 0
+    console.print(_table(results, f"maag experiment hidden: {args.games} games per pairing, {budget} per "
+                                  f"turn, map {args.map}, draws {args.draws}, {elapsed:.0f} s"))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run as `python -m maag.bots.experiments.cli_experiment hidden ...` (the same as `maag experiment`)."""
+    parser = argparse.ArgumentParser(prog="maag")
+    register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["experiment", *(argv if argv is not None else sys.argv[1:])])
+    return int(args.func(args) or 0)

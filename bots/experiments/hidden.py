@@ -1,0 +1,237 @@
+"""The hidden-information experiment (`maag experiment hidden`): in-process games of the real
+stochastic game (random draws, hidden hands) between honest agents, which are given only
+their seat's `Observation`, and cheating twins, which search the true state
+(maag.bots.cheating). This module is the only place besides `maag arena --view full` where a
+cheating agent plays; the referee and the bot processes cannot run one.
+
+An entrant is a maag.bots spec ("pimc:inner=mcts,k=8", "ismcts", "mcts") or the same with
+the prefix "cheat:" for its cheating twin ("cheat:ismcts"). A pairing plays `games` games
+(rounded up to even): seats alternate and game 2k and 2k+1 share a seed (the deal and the
+referee's draw RNG), seats swapped. An illegal plan loses the game (a forfeit, counted).
+
+The score of A against B is (wins + draws / 2) / games with a 95% interval (normal
+approximation over per-game scores, Wilson when all games ended alike: maag match's
+statistics), and `p_value` is the two-sided exact binomial test of "A and B are equally
+strong" on the decisive games."""
+
+from __future__ import annotations
+
+import multiprocessing
+import random
+import statistics
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from maag.bots import Agent, parse_agent
+from maag.bots.cheating import CheatingAgent
+from maag.engine import Game, IllegalActionError, Observation
+from maag.stats import pairwise
+
+__all__ = ["CHEAT", "Entrant", "HiddenConfig", "GameRecord", "PairResult", "PRESETS", "make_entrant",
+           "play_game", "preset_pairs", "run_pairs"]
+
+CHEAT = "cheat:"
+
+
+@dataclass(frozen=True)
+class HiddenConfig:
+    """How the games are played.
+
+    turn_ms: time budget of every turn in milliseconds (None: iterations only).
+    iterations: iteration budget of every turn in the kernel's unit (None: time only).
+    game_config: heroes options; the real game by default (map a, random draws).
+    """
+
+    turn_ms: float | None = 1000.0
+    iterations: int | None = None
+    game: str = "heroes"
+    game_config: dict[str, Any] = field(default_factory=lambda: {"map": "a", "draws": "random"})
+
+
+class Entrant:
+    """An agent in the experiment: honest (plans from its Observation) or a cheating twin."""
+
+    def __init__(self, spec: str) -> None:
+        self.spec = spec
+        self.cheats = spec.startswith(CHEAT)
+        agent: Agent = parse_agent(spec[len(CHEAT):] if self.cheats else spec)
+        self.agent = agent
+        self.twin = CheatingAgent(agent) if self.cheats else None
+
+    def plan(self, state: Any, seat: int, turn_ms: float | None, iterations: int | None,
+             seed: int) -> list[Any]:
+        if self.twin is not None:
+            return self.twin.plan(state, budget_ms=turn_ms, iterations=iterations, seed=seed)
+        return self.agent.plan(Observation.of(state, seat), budget_ms=turn_ms, iterations=iterations,
+                               seed=seed)
+
+
+def make_entrant(spec: str) -> Entrant:
+    """An entrant from its spec; AgentError for an unknown agent or setting."""
+    return Entrant(spec)
+
+
+@dataclass
+class GameRecord:
+    pair: int
+    index: int
+    a_seat: int          # 0: entrant A is player 1
+    seed: int
+    winner: int | None   # 0: A won, 1: B won, None: a draw
+    turns: int
+    seconds: float
+    forfeit: bool = False
+    iterations: tuple[float, float] = (0.0, 0.0)  # mean kernel iterations per turn of A, B
+
+
+def play_game(pair: int, index: int, specs: tuple[str, str], a_seat: int, seed: int,
+              cfg: HiddenConfig) -> GameRecord:
+    """Play one game of the real game to the end (the state's RNG, seeded from `seed`, is
+    the referee's: no agent sees it)."""
+    game = Game(cfg.game, cfg.game_config)
+    state = game.new_state(seed)
+    entrants = [make_entrant(specs[0]), make_entrant(specs[1])]
+    by_seat = [0, 1] if a_seat == 0 else [1, 0]  # seat -> entrant index
+    rng = random.Random(seed ^ 0x5EED)
+    iters: list[list[int]] = [[], []]
+    t0 = time.monotonic()
+    turns = 0
+    while not state.is_terminal:
+        p = state.current_player
+        who = by_seat[p]
+        plan = entrants[who].plan(state, p, cfg.turn_ms, cfg.iterations, rng.getrandbits(62))
+        last = entrants[who].agent.last
+        if last is not None:
+            iters[who].append(last.stats.iterations)
+        turns += 1
+        try:
+            for action in plan:
+                state.apply(action)
+        except IllegalActionError:
+            return GameRecord(pair, index, a_seat, seed, 1 - who, turns, time.monotonic() - t0, forfeit=True)
+        if not state.is_terminal and state.current_player == p:
+            state.apply(0)  # a plan that stopped short of the end of the turn
+    w = state.winner
+    winner = None if w is None or w < 0 else by_seat[w]
+    return GameRecord(pair, index, a_seat, seed, winner, turns, time.monotonic() - t0,
+                      iterations=(statistics.fmean(iters[0]) if iters[0] else 0.0,
+                                  statistics.fmean(iters[1]) if iters[1] else 0.0))
+
+
+@dataclass
+class PairResult:
+    a: str
+    b: str
+    games: list[GameRecord]
+
+    def tally(self) -> tuple[int, int, int]:
+        w = sum(g.winner == 0 for g in self.games)
+        lo = sum(g.winner == 1 for g in self.games)
+        return w, len(self.games) - w - lo, lo
+
+    def p_value(self) -> float:
+        """Two-sided exact binomial test of equal strength on the decisive games."""
+        from scipy.stats import binomtest
+
+        w, _, lo = self.tally()
+        return 1.0 if w + lo == 0 else float(binomtest(w, w + lo, 0.5).pvalue)
+
+    def as_dict(self) -> dict[str, Any]:
+        w, d, lo = self.tally()
+        st = pairwise(w, d, lo).as_dict()
+        it_a = [g.iterations[0] for g in self.games if g.iterations[0] > 0]
+        it_b = [g.iterations[1] for g in self.games if g.iterations[1] > 0]
+        return {"a": self.a, "b": self.b, **st, "p_value": round(self.p_value(), 5),
+                "forfeits": sum(g.forfeit for g in self.games),
+                "mean_turns": round(statistics.fmean(g.turns for g in self.games), 1) if self.games else 0,
+                "mean_iterations": [round(statistics.fmean(it_a), 1) if it_a else 0,
+                                    round(statistics.fmean(it_b), 1) if it_b else 0]}
+
+
+def _play(args: tuple[int, int, tuple[str, str], int, int, HiddenConfig]) -> GameRecord:
+    return play_game(*args)
+
+
+def run_pairs(pairs: Sequence[tuple[str, str]], games: int, cfg: HiddenConfig, *, jobs: int = 1,
+              seed: int = 1,
+              on_game: Callable[[GameRecord, int, int], None] | None = None) -> list[PairResult]:
+    """Play every pairing `games` games (rounded up to even); `on_game(record, done, total)`
+    after each game. Games run `jobs` at a time, one process each."""
+    for a, b in pairs:  # fail early on a bad spec, in this process
+        make_entrant(a)
+        make_entrant(b)
+    rng = random.Random(seed)
+    tasks = []
+    per_pair = games + games % 2
+    for i, (a, b) in enumerate(pairs):
+        for k in range(per_pair // 2):
+            s = rng.getrandbits(62)
+            for seat in (0, 1):
+                tasks.append((i, 2 * k + seat, (a, b), seat, s, cfg))
+    # interleave the pairings so that a partial run covers all of them
+    tasks.sort(key=lambda t: (t[1], t[0]))
+    results = [PairResult(a, b, []) for a, b in pairs]
+    done = 0
+
+    def collect(it: Iterator[GameRecord]) -> None:
+        nonlocal done
+        for r in it:
+            results[r.pair].games.append(r)
+            done += 1
+            if on_game:
+                on_game(r, done, len(tasks))
+
+    if jobs <= 1:
+        collect(_play(t) for t in tasks)
+    else:
+        methods = multiprocessing.get_all_start_methods()
+        ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+            futures = [pool.submit(_play, t) for t in tasks]
+            collect(f.result() for f in as_completed(futures))
+    for r in results:
+        r.games.sort(key=lambda g: g.index)
+    return results
+
+
+PRESETS = ("cost", "baseline", "k")
+
+
+def _pimc(best: str, k: int) -> str:
+    name, _, opts = best.partition(":")
+    return f"pimc:inner={name},k={k}" + (f",{opts}" if opts else "")
+
+
+def _ismcts(best: str) -> str:
+    from maag.bots import AGENTS
+
+    known = {p.name for p in AGENTS["ismcts"].params}
+    opts = [kv for kv in best.partition(":")[2].split(",") if kv and kv.split("=", 1)[0] in known]
+    return "ismcts" + (":" + ",".join(opts) if opts else "")
+
+
+def preset_pairs(name: str, best: str, k: int = 8,
+                 ks: Sequence[int] = (2, 4, 16, 32)) -> list[tuple[str, str]]:
+    """The pairings of a named experiment, built on the perfect-information agent `best`
+    ("NAME" or "NAME:key=value,..."):
+
+    cost: each honest agent against its cheating twin: best, pimc over best with `k`
+        determinizations, and ismcts with best's MCTS settings;
+    baseline: pimc (k) and ismcts against best on one random determinization;
+    k: pimc over best with each k in `ks` against best on one random determinization.
+    """
+    if name == "cost":
+        return [(best, CHEAT + best), (_pimc(best, k), CHEAT + _pimc(best, k)),
+                (_ismcts(best), CHEAT + _ismcts(best))]
+    if name == "baseline":
+        return [(_pimc(best, k), best), (_ismcts(best), best)]
+    if name == "k":
+        return [(_pimc(best, kk), best) for kk in ks]
+    raise ValueError(f"unknown preset {name!r}; known: {', '.join(PRESETS)}")
+
+
+def config_dict(cfg: HiddenConfig) -> dict[str, Any]:
+    return asdict(cfg)

@@ -1,0 +1,82 @@
+"""A `Bot` that plays any agent of maag.bots (`maag bot run AGENT`): each turn it plans
+the rest of the turn from its observation, within the time the referee allows."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any, ClassVar
+
+from maag.clients import Bot, BotError, Info, Limit, Observation, TurnResult
+from maag.engine import Game, registry
+from maag.engine import Observation as EngineObservation
+
+from .agents import AgentError, make_agent
+
+# Milliseconds kept back from `time_left_ms` for transport and the plan's own overhead.
+DEFAULT_MARGIN_MS = 50
+# Above this `time_left_ms` the turn counts as unlimited (the referee's "no limit" value).
+UNLIMITED_MS = 2**31 - 2
+
+
+def agent_bot(name: str, params: Sequence[str] = (), *, budget_ms: float | None = None,
+              margin_ms: float = DEFAULT_MARGIN_MS, time_use: float = 0.9,
+              seed: int | None = None) -> type[Bot]:
+    """A Bot class playing agent `name` of maag.bots with "key=value" `params`.
+
+    budget_ms: a fixed thinking time per turn (still capped by the clock). Without it, a
+    turn uses `time_use` of what is left of the turn's budget, less `margin_ms`; with an
+    unlimited clock, the agent's default budget. BotError for an unknown agent or
+    parameter (checked now, not at the first turn)."""
+    try:
+        make_agent(name, *params)
+    except AgentError as e:
+        raise BotError(str(e)) from None
+    rng = random.Random(seed)
+
+    class AgentBot(Bot):
+        games: ClassVar[tuple[str, ...]] = tuple(registry.names())  # the agents are generic
+
+        def __init__(self, settings: Any = None) -> None:
+            super().__init__(settings)
+            self.agent = make_agent(name, *params)
+
+        def think_ms(self, limit: Limit) -> float | None:
+            left = limit.time_left_ms
+            if left is None or left >= UNLIMITED_MS:
+                return budget_ms
+            usable = max(1.0, (left - margin_ms) * time_use)
+            return min(usable, budget_ms) if budget_ms is not None else usable
+
+        def choose_turn(self, observation: Observation, limit: Limit) -> TurnResult:
+            plan = self.agent.plan(engine_view(observation), budget_ms=self.think_ms(limit),
+                                   seed=rng.getrandbits(62))
+            if not plan:
+                plan_dicts: list[dict[str, Any]] = [{"type": "end_turn"}]
+            else:
+                plan_dicts = [a.to_dict() for a in plan]
+            info = Info()
+            stats = getattr(getattr(self.agent, "last", None), "stats", None)
+            if stats is not None:
+                info["iterations"], info["nodes"] = stats.iterations, stats.nodes
+                info["time_ms"], info["score"] = stats.elapsed_ms, stats.value
+            return TurnResult(plan_dicts, info=info)
+
+    AgentBot.name = name
+    AgentBot.__name__ = AgentBot.__qualname__ = f"AgentBot[{name}]"
+    return AgentBot
+
+
+@lru_cache(maxsize=64)
+def _engine_game(name: str, config_json: str) -> Game:
+    return Game(name, json.loads(config_json))
+
+
+def engine_view(observation: Observation) -> EngineObservation:
+    """The SDK's observation (the wire's map) as the engine's `Observation`, what every agent
+    of maag.bots plans from. The SDK itself never loads the engine."""
+    info = observation.game
+    game = _engine_game(info.game, json.dumps(dict(info.config), sort_keys=True))
+    return EngineObservation.from_json(game, dict(observation.data))

@@ -1,0 +1,279 @@
+"""`maag bench server`: referee throughput and latency on loopback.
+
+For each level (1, 10 and 100 concurrent games), a fresh referee runs as its own process
+(`maag serve`, SQLite in a temporary folder, no time limit, no rate limit) and one client
+process (two from 10 games on) opens two connections per game: random bots that ask for the legal actions and
+answer every `your_turn` with one `act` (the most messages per action a bot can make).
+(`mode` "turn": bots that send each whole random turn as one `turn` message instead,
+played out on the engine's copy of the observation.) The referee pairs them and they play
+game after game. After a warm-up, for `seconds`:
+
+- actions_per_s: actions the referee accepted, counted by the bots, per second;
+- p50_ms / p99_ms: referee time, measured inside the referee from the moment a bot's
+  message is read to the moment its replies (result, events, the next your_turn) are
+  written, for every act or turn (wall clock: it includes any time the referee's process
+  was not running because other processes had the cores);
+- cpu_p50_ms / cpu_p99_ms: the same interval in CPU time of the referee's thread (the
+  work itself, without preemption);
+- rtt_p50_ms / rtt_p99_ms: the same seen by the bots, from writing an act to reading the
+  next your_turn of that game (includes both processes' event loops and the kernel).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgpack
+
+LEVELS = (1, 10, 100)
+
+
+def _pct(xs: list[float], q: float) -> float:
+    if not xs:
+        return float("nan")
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+# -- the client process ---------------------------------------------------------------------
+
+class _Bot:
+    def __init__(self, token: str, rng: random.Random, stats: dict[str, Any], mode: str) -> None:
+        self.token, self.rng, self.stats, self.mode = token, rng, stats, mode
+        self.sent_at: dict[str, float] = {}
+        self.games: dict[str, Any] = {}
+
+    async def run(self, port: int) -> None:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"MAAG 1 msgpack\n")
+        self._send(writer, {"type": "hello", "v": 1, "name": "bench", "token": self.token,
+                            "games": ["heroes"], "want_legal": self.mode == "act"})
+        unpacker = msgpack.Unpacker(raw=False)
+        buf = b""
+        while True:
+            data = await reader.read(1 << 16)
+            if not data:
+                return
+            now = time.perf_counter()
+            buf += data
+            while len(buf) >= 4:
+                n = struct.unpack_from(">I", buf)[0]
+                if len(buf) < 4 + n:
+                    break
+                unpacker.feed(buf[4:4 + n])
+                buf = buf[4 + n:]
+                for m in unpacker:
+                    self._on(writer, m, now)
+
+    def _send(self, writer: asyncio.StreamWriter, msg: dict[str, Any]) -> None:
+        body = msgpack.packb(msg)
+        writer.write(struct.pack(">I", len(body)) + body)
+
+    def _on(self, writer: asyncio.StreamWriter, m: dict[str, Any], now: float) -> None:
+        t = m["type"]
+        if t == "your_turn":
+            gid = m["game_id"]
+            sent = self.sent_at.pop(gid, None)
+            if sent is not None and self.stats["measuring"]:
+                self.stats["rtt"].append((now - sent) * 1000)
+            if self.mode == "act":
+                action = self.rng.choice(m["legal"])
+                self._send(writer, {"type": "act", "v": 1, "game_id": gid, "action": action})
+            else:
+                self._send(writer, {"type": "turn", "v": 1, "game_id": gid, "actions": self._turn(gid, m)})
+            self.sent_at[gid] = time.perf_counter()
+        elif t == "game_start":
+            from maag.engine import Game
+
+            self.games[m["game_id"]] = Game(m["game"], m["config"])
+        elif t == "result":
+            if self.stats["measuring"]:
+                self.stats["actions"] += m["accepted"]
+        elif t == "game_over":
+            self.sent_at.pop(m["game_id"], None)
+            self.games.pop(m["game_id"], None)
+        elif t == "error":
+            self.stats["errors"] += 1
+
+
+    def _turn(self, gid: str, m: dict[str, Any]) -> list[dict[str, Any]]:
+        """A uniformly random whole turn, played out on the engine's copy of the observation."""
+        st = self.games[gid].state_from_json(m["observation"])
+        plan = []
+        while True:
+            a = self.rng.choice(st.legal_actions())
+            st.apply(a)
+            plan.append(a.to_dict())
+            if plan[-1]["type"] == "end_turn" or st.is_terminal:
+                return plan
+
+
+async def _client(port: int, tokens: list[str], warmup: float, seconds: float, mode: str) -> dict[str, Any]:
+    stats: dict[str, Any] = {"measuring": False, "actions": 0, "rtt": [], "errors": 0}
+    rng = random.Random(1)
+    tasks = [asyncio.create_task(_Bot(t, random.Random(rng.random()), stats, mode).run(port)) for t in tokens]
+    await asyncio.sleep(warmup)
+    stats["measuring"] = True
+    t0 = time.perf_counter()
+    await asyncio.sleep(seconds)
+    stats["measuring"] = False
+    elapsed = time.perf_counter() - t0
+    for t in tasks:
+        t.cancel()
+    return {"actions": stats["actions"], "seconds": elapsed, "rtt": stats["rtt"], "errors": stats["errors"]}
+
+
+# -- one level --------------------------------------------------------------------------------
+
+def run_level(games: int, warmup: float, seconds: float, mode: str = "act") -> dict[str, Any]:
+    """One measurement at `games` concurrent games (see the module docstring)."""
+    with tempfile.TemporaryDirectory(prefix="maag-bench-") as d:
+        tmp = Path(d)
+        db = tmp / "bench.sqlite3"
+        from maag.server.storage.base import SQLiteStorage
+
+        st = SQLiteStorage(db)
+        tokens = [st.add_bot(f"b{i}") for i in range(2 * games)]
+        st.close()
+        port_file, stats_file = tmp / "port", tmp / "stats.json"
+        server = subprocess.Popen([sys.executable, "-m", "maag.server", "serve", "--port", "0", "--port-file",
+                                   str(port_file), "--db", str(db), "--tc", "inf", "--max-rate", "0",
+                                   "--stats-out", str(stats_file), "-q"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            end = time.monotonic() + 30
+            while not (port_file.exists() and port_file.read_text().strip()):
+                if time.monotonic() > end or server.poll() is not None:
+                    raise RuntimeError("the referee did not start")
+                time.sleep(0.05)
+            port = int(port_file.read_text())
+            # The bots' work is spread over two processes from 10 games on, so that they do
+            # not become the bottleneck on a 2-core machine.
+            k = 2 if games >= 10 else 1
+            clients = []
+            for i in range(k):
+                part = tmp / f"tokens{i}.json"
+                part.write_text(json.dumps(tokens[i::k]))
+                clients.append(subprocess.Popen([sys.executable, "-m", "maag.server.bench.server", "--client",
+                                                 str(port), str(part), str(warmup), str(seconds), mode],
+                                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+            res: dict[str, Any] = {"actions": 0, "seconds": 0.0, "rtt": [], "errors": 0}
+            for c in clients:
+                out, err = c.communicate(timeout=warmup + seconds + 120)
+                if c.returncode != 0:
+                    raise RuntimeError(f"bench client failed: {err[-2000:]}")
+                r = json.loads(out)
+                res["actions"] += r["actions"]
+                res["seconds"] = max(res["seconds"], r["seconds"])
+                res["rtt"] += r["rtt"]
+                res["errors"] += r["errors"]
+        finally:
+            server.send_signal(signal.SIGTERM)
+            server.wait(60)
+        stats = json.loads(stats_file.read_text())
+        lat, cpu = stats["latencies_ms"], stats["cpu_ms"]
+    rtt = res["rtt"]
+    return {"actions_per_s": res["actions"] / res["seconds"], "p50_ms": _pct(lat, 0.5),
+            "p99_ms": _pct(lat, 0.99), "cpu_p50_ms": _pct(cpu, 0.5), "cpu_p99_ms": _pct(cpu, 0.99),
+            "rtt_p50_ms": _pct(rtt, 0.5), "rtt_p99_ms": _pct(rtt, 0.99),
+            "errors": res["errors"]}
+
+
+def run(levels: tuple[int, ...] = LEVELS, runs: int = 1, warmup: float = 1.0, seconds: float = 5.0,
+        progress: Callable[[int, int], None] | None = None, mode: str = "act") -> dict[str, dict[str, float]]:
+    """Medians over `runs` runs of each level, keyed by the number of games (as a string)."""
+    out: dict[str, dict[str, float]] = {}
+    done = 0
+    for g in levels:
+        results = []
+        for _ in range(runs):
+            results.append(run_level(g, warmup, seconds, mode))
+            done += 1
+            if progress:
+                progress(done, len(levels) * runs)
+        out[str(g)] = {k: round(sorted(r[k] for r in results)[len(results) // 2], 3) for k in results[0]}
+    return out
+
+
+def _client_main(argv: list[str]) -> int:
+    port, tokens_file, warmup, seconds, mode = int(argv[0]), argv[1], float(argv[2]), float(argv[3]), argv[4]
+    tokens = json.loads(Path(tokens_file).read_text())
+    res = asyncio.run(_client(port, tokens, warmup, seconds, mode))
+    print(json.dumps(res))
+    return 0
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser()
+    p.add_argument("--client", nargs=5, required=True,
+                   metavar=("PORT", "TOKENS", "WARMUP", "SECONDS", "MODE"))
+    sys.exit(_client_main(p.parse_args().client))
+
+
+# -- the command line (`maag bench server`, registered by cmd_bench) ---------------------------
+
+def register_cli(bsub: Any, machine: Callable[[], dict[str, Any]]) -> None:
+    p = bsub.add_parser("server", help="referee throughput and latency on loopback", description=__doc__,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--games", default=",".join(map(str, LEVELS)), metavar="N,N,...",
+                   help="concurrent games per level (default 1,10,100)")
+    p.add_argument("--mode", choices=("act", "turn", "both"), default="both",
+                   help="bots send one act per your_turn, whole turns, or both in turn (default both)")
+    p.add_argument("--runs", type=int, default=1, help="runs per figure; the median is reported (default 1)")
+    p.add_argument("--seconds", type=float, default=5.0, help="measured seconds per run (default 5)")
+    p.add_argument("--json", action="store_true",
+                   help="one JSON object keyed by the number of games (act mode; turn mode under 'turn')")
+    p.set_defaults(func=lambda args: _run_cli(args, machine))
+
+
+def _run_cli(args: argparse.Namespace, machine: Callable[[], dict[str, Any]]) -> int:
+    from rich.console import Console
+    from rich.progress import Progress
+    from rich.table import Table
+
+    levels = tuple(int(x) for x in args.games.split(","))
+    modes = ("act", "turn") if args.mode == "both" else (args.mode,)
+    results: dict[str, dict[str, dict[str, float]]] = {}
+    console = Console(stderr=args.json)
+    with Progress(console=console, transient=True) as prog:
+        task = prog.add_task("bench server", total=len(levels) * args.runs * len(modes))
+        for i, mode in enumerate(modes):
+            base = i * len(levels) * args.runs
+
+            def step(done: int, _total: int, base: int = base) -> None:
+                prog.update(task, completed=base + done)
+
+            results[mode] = run(levels, args.runs, 1.0, args.seconds, mode=mode, progress=step)
+    if args.json:
+        first = results[modes[0]]
+        out: dict[str, Any] = {**first, "mode": modes[0], "machine": machine()}
+        if len(modes) > 1:
+            out["turn"] = results["turn"]
+        print(json.dumps(out))
+        return 0
+    for mode in modes:
+        t = Table(title=f"maag bench server ({mode} mode): medians of {args.runs} run(s) of "
+                        f"{args.seconds:g} s")
+        for col in ("games", "actions/s", "referee p50 ms", "referee p99 ms", "cpu p50 ms", "cpu p99 ms",
+                    "bot rtt p50 ms", "bot rtt p99 ms"):
+            t.add_column(col, justify="right")
+        for g, r in results[mode].items():
+            t.add_row(g, f"{r['actions_per_s']:,.0f}", f"{r['p50_ms']:.3f}", f"{r['p99_ms']:.3f}",
+                      f"{r['cpu_p50_ms']:.3f}", f"{r['cpu_p99_ms']:.3f}",
+                      f"{r['rtt_p50_ms']:.2f}", f"{r['rtt_p99_ms']:.2f}")
+        console.print(t)
+    m = machine()
+    console.print(f"machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}")
+    return 0

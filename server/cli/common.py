@@ -1,0 +1,108 @@
+"""What several commands share: the database option, the game and its options, the time
+control, the referee's policies, logging and the port file. Only light imports here: a
+command loads the engine, the server or the agents when it runs, not when `maag` builds
+its parser (so `maag bot add` loads neither the C core nor an agent)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from typing import Any
+
+from maag.engine import registry
+from maag.server.referee.clock import TimeControl, parse_duration_ms
+from maag.server.referee.policy import LatePolicy, Policy
+from maag.server.storage.base import default_db_path
+
+
+def add_db_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", metavar="PATH|URL", default=None,
+                   help="database of bots, games and replays: an SQLite file (PATH or sqlite:///PATH) or "
+                        f"postgresql://USER:PASSWORD@HOST:PORT/DB (default: $MAAG_DB or {default_db_path()})")
+
+
+def parse_kv(items: list[str] | None) -> dict[str, Any]:
+    """Game options from repeated KEY=VALUE (values: integers, else strings)."""
+    out: dict[str, Any] = {}
+    for item in items or []:
+        k, sep, v = item.partition("=")
+        if not sep or not k:
+            raise argparse.ArgumentTypeError(f"expected KEY=VALUE, not {item!r}")
+        out[k.strip()] = int(v) if v.strip().lstrip("-").isdigit() else v.strip()
+    return out
+
+
+def tc_type(text: str) -> TimeControl:
+    try:
+        return TimeControl.parse(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def ms_type(text: str) -> float:
+    try:
+        return parse_duration_ms(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def add_game_option_arguments(p: argparse.ArgumentParser) -> None:
+    """--game, --option KEY=VALUE and the --map shortcut."""
+    games = registry.names()
+    p.add_argument("--game", default=registry.default(), choices=games,
+                   help=f"the game (default {registry.default()}; registered: {', '.join(games)})")
+    p.add_argument("--map", default=None, help="shortcut for --option map=NAME (heroes: a, a-small, a-tiny)")
+    p.add_argument("--option", "-o", action="append", metavar="KEY=VALUE",
+                   help="a game option, e.g. -o map=a-small -o draws=seeded (repeatable; `maag games` "
+                        "lists each game's options)")
+
+
+def add_game_arguments(p: argparse.ArgumentParser, tc_default: str) -> None:
+    """Options shared by `serve` and `match`: game, its options, time control, policies."""
+    add_game_option_arguments(p)
+    p.add_argument("--tc", type=tc_type, default=TimeControl.parse(tc_default), metavar="TC",
+                   help=f"time control (default {tc_default}): 1s, 500ms+100, 40/60+1, inf; add ,bank=5s "
+                        ",lag=50ms to set the overage bank and the lag allowance")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed for reproducible runs (game i gets a seed derived from it); "
+                        "default: from the OS")
+    p.add_argument("--late", choices=[x.value for x in LatePolicy], default="end_turn",
+                   help="a late turn: end it for the bot (default) or forfeit the game")
+    p.add_argument("--max-late", type=int, default=3, metavar="N",
+                   help="late turns that lose the game on time (default 3; 0: never)")
+    p.add_argument("--max-illegal", type=int, default=10, metavar="N",
+                   help="illegal or malformed actions that lose the game (default 10; 0: never)")
+    p.add_argument("--grace", type=ms_type, default=10_000.0, metavar="TIME",
+                   help="how long a disconnected bot may take to reconnect (default 10s)")
+
+
+def game_config(args: argparse.Namespace) -> dict[str, Any]:
+    cfg = parse_kv(args.option)
+    if args.map:
+        cfg["map"] = args.map
+    return cfg
+
+
+def policy(args: argparse.Namespace) -> Policy:
+    return Policy(late=LatePolicy(args.late), max_late=args.max_late or None,
+                  max_illegal=args.max_illegal or None, disconnect_grace_ms=args.grace)
+
+
+def write_port_file(path: str, port: int) -> None:
+    """Announce the listening port. Call it only once the process stops cleanly on SIGTERM
+    (its handlers installed: a supervisor may signal it as soon as the file appears). The
+    file is replaced whole, so a reader never sees it empty or half-written."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        f.write(f"{port}\n")
+    os.replace(tmp, path)
+
+
+def setup_logging(verbosity: int, debug_modules: list[str] | None = None) -> None:
+    level = logging.WARNING if verbosity <= 0 else logging.INFO if verbosity == 1 else logging.DEBUG
+    logging.basicConfig(level=level, format="%(asctime)s %(name)s %(levelname)s %(message)s",
+                        stream=sys.stderr)
+    for m in debug_modules or []:
+        logging.getLogger(m).setLevel(logging.DEBUG)

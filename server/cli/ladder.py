@@ -1,0 +1,150 @@
+"""`maag ladder`: a long-running ladder. Bots registered with `maag bot add NAME` connect with
+their tokens whenever they like (`maag bot run AGENT --connect HOST:PORT --token T`, or any
+client of docs/protocol.md); the scheduler keeps pairing the connected ones, closest ratings
+first with some randomness, at most --per-bot games at once per bot, and refits the ratings
+after every game. Results go to the database (--db); the leaderboard can be rewritten after
+every game (--out-html, --out-csv, --out-json) for a web server to publish.
+
+    maag ladder --db postgresql://maag@db/ladder --host 0.0.0.0 --port 7878 --tc 1s \\
+        --per-bot 2 --out-html /var/www/ladder/index.html
+
+`maag ladder --standings` prints the standings from the database and exits. Ctrl-C (or
+SIGTERM) stops pairing and waits for the games in progress; a second Ctrl-C aborts them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+from typing import TYPE_CHECKING, Any
+
+from maag.server.cli.common import (
+    add_db_argument,
+    add_game_arguments,
+    game_config,
+    policy,
+    setup_logging,
+    write_port_file,
+)
+from maag.server.cli.tournament import RESULT_TEXT, crosstable, leaderboard
+from maag.server.net.server import ServerConfig
+from maag.server.storage.base import open_storage
+from rich.console import Console
+
+if TYPE_CHECKING:  # the ladder (and scipy) load only when it runs
+    from maag.server.compete.ladder import Ladder, LadderEvent
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("ladder", help="a continuous ladder among connected bots", description=__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--name", default="main", help="the ladder's name in the database (default main)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=7878, help="TCP port (default 7878; 0: any free port)")
+    p.add_argument("--port-file", metavar="FILE", default=None, help="write the listening port to FILE")
+    add_db_argument(p)
+    add_game_arguments(p, "1s")
+    p.add_argument("--per-bot", type=int, default=1, metavar="K",
+                   help="ladder games a bot plays at once at most (default 1; also capped by the "
+                        "concurrency its connection declares)")
+    p.add_argument("--spread", type=float, default=100.0, metavar="ELO",
+                   help="pairing randomness: opponents weigh exp(-|Elo gap| / ELO) (default 100)")
+    p.add_argument("--max-games", type=int, default=None, metavar="N",
+                   help="stop after N games (default: run until interrupted)")
+    p.add_argument("--anchor", default=None, metavar="NAME", help="rate NAME at 0 (default: mean rating 0)")
+    p.add_argument("--out-html", metavar="FILE", help="rewrite a static HTML leaderboard after every game")
+    p.add_argument("--out-csv", metavar="FILE", help="rewrite the standings as CSV after every game")
+    p.add_argument("--out-json", metavar="FILE", help="rewrite the standings as JSON after every game")
+    p.add_argument("--rating-interval", type=int, default=10, metavar="N",
+                   help="print the ranking every N games (default 10; 0 never)")
+    p.add_argument("--standings", action="store_true", help="print the standings from the database and exit")
+    p.add_argument("--json", action="store_true",
+                   help="progress lines go to stderr; at the end print one JSON summary object on stdout")
+    p.add_argument("-v", "--verbose", action="count", default=0, help="log the referee's work to stderr")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from maag.server.compete.ladder import Ladder, ladder_standings
+
+    setup_logging(args.verbose)
+    out = Console(stderr=True) if args.json else Console()
+    if args.standings:
+        storage = open_storage(args.db)
+        try:
+            st = ladder_standings(storage, args.name, anchor=args.anchor)
+        finally:
+            storage.close()
+        _finish(args, out, st)
+        return 0
+    cfg = ServerConfig(host=args.host, port=args.port, game=args.game, game_config=game_config(args),
+                       tc=args.tc, policy=policy(args), seed=args.seed, auto_pair=False)
+    ladder = Ladder(args.db, cfg, name=args.name, per_bot=args.per_bot, spread=args.spread, seed=args.seed,
+                    max_games=args.max_games, anchor=args.anchor, out_html=args.out_html,
+                    out_csv=args.out_csv, out_json=args.out_json)
+    ladder.on_event = _printer(ladder, out, args)
+    try:
+        asyncio.run(_run(ladder, args))
+    except KeyboardInterrupt:
+        pass
+    _finish(args, out, ladder.standings())
+    return 0
+
+
+async def _run(ladder: Ladder, args: argparse.Namespace) -> None:
+    await ladder.start()
+    loop = asyncio.get_running_loop()
+    main = asyncio.current_task()
+    presses = 0
+
+    def on_signal() -> None:
+        nonlocal presses
+        presses += 1
+        if presses == 1:
+            print("maag ladder: stopping; waiting for the games in progress (again to abort them)",
+                  file=sys.stderr, flush=True)
+            ladder.stop()
+        elif main is not None:
+            main.cancel()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal)
+    if args.port_file:
+        write_port_file(args.port_file, ladder.port)
+    try:
+        await ladder.run()
+    except asyncio.CancelledError:
+        await ladder.close()
+
+
+def _printer(ladder: Ladder, out: Console, args: argparse.Namespace) -> Any:
+    def say(text: str) -> None:
+        out.print(text, markup=False, highlight=False, soft_wrap=True)
+
+    def on_event(e: LadderEvent) -> None:
+        if e.kind == "listening":
+            say(f"Ladder {ladder.name} listening on {ladder.config.host}:{ladder.port} "
+                f"({e.games} past games, tc {ladder.config.tc}, at most {ladder.per_bot} game(s) per bot)")
+        elif e.kind == "join":
+            say(f"Bot {e.bot} connected")
+        elif e.kind == "leave":
+            say(f"Bot {e.bot} left")
+        elif e.kind == "start" and e.seats:
+            say(f"Started game {ladder.started} ({e.seats[0]} vs {e.seats[1]})")
+        elif e.kind == "finish" and e.seats:
+            result = RESULT_TEXT.get(e.winner if e.winner is not None else 9, "*")
+            say(f"Finished game {e.game_id} ({e.seats[0]} vs {e.seats[1]}): {result} {{{e.reason}}}")
+            if args.rating_interval and ladder.finished % args.rating_interval == 0:
+                out.print(leaderboard(ladder.standings(), title=f"ladder {ladder.name}: {e.games} games"))
+
+    return on_event
+
+
+def _finish(args: argparse.Namespace, out: Console, st: Any) -> None:
+    out.print(leaderboard(st, title=f"ladder {st.tournament}: {st.games} games"))
+    out.print(crosstable(st))
+    if args.json:
+        sys.stdout.write(json.dumps(st.summary()) + "\n")

@@ -1,0 +1,274 @@
+"""`maag tournament`: round robin, gauntlet or Swiss among bundled agents and external bot
+commands, through the real referee, resumable, with a live leaderboard and exports.
+
+    maag tournament --bot random --bot first --bot greedy-action --games-per-pair 4 --tc 1s \\
+        --map a-small --db sqlite:///cup.sqlite3 --concurrency 2 --out-html cup.html
+
+Each pairing is played as game pairs with the same seed and the seats swapped. The schedule
+lives in the database: killed at any moment and restarted with the same command, the
+tournament continues where it stopped, and a finished one just prints its standings. The
+tournament's name is a hash of its settings unless --name is given. The game options, time
+control and policies are those of `maag serve` and `maag match`; --seed is the base seed of
+the schedule (default 1), from which every game pair's seed is derived.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from maag.server.cli.common import add_game_arguments, game_config, policy, setup_logging
+from maag.server.compete.formats import (
+    FORMATS,
+    Standings,
+    TournamentSpec,
+    parse_bot,
+    to_csv,
+    to_html,
+    to_json,
+)
+from maag.server.storage.base import default_db_path
+from maag.server.storage.tournaments import SpecMismatch, TournamentBusy
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+if TYPE_CHECKING:  # the runner (and scipy) load only when a tournament runs
+    from maag.server.compete.runner import Event, TournamentRunner
+
+DEFAULT_SEED = 1  # the schedule's base seed without --seed: the same command, the same tournament
+
+
+def db_url_arg(value: str | None) -> str:
+    """A --db value as a URL: sqlite:///PATH, postgresql://... (a bare path means SQLite)."""
+    if value is None:
+        return f"sqlite:///{default_db_path()}"
+    if "://" in value:
+        return value
+    return f"sqlite:///{Path(value).resolve()}"
+
+
+def parse_kv(text: str, what: str) -> dict[str, str]:
+    out = {}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        k, sep, v = part.partition("=")
+        if not sep:
+            raise argparse.ArgumentTypeError(f"bad {what} {text!r}: use key=value[,key=value...]")
+        out[k.strip()] = v.strip()
+    return out
+
+
+def parse_sprt(text: str) -> dict[str, float]:
+    kv = parse_kv(text, "--sprt")
+    unknown = set(kv) - {"elo0", "elo1", "alpha", "beta"}
+    if unknown or not {"elo0", "elo1"} <= set(kv):
+        raise argparse.ArgumentTypeError("--sprt takes elo0=E0,elo1=E1[,alpha=A,beta=B]")
+    out = {"alpha": 0.05, "beta": 0.05}
+    out.update({k: float(v) for k, v in kv.items()})
+    return out
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("tournament", help="round robin, gauntlet or Swiss among bots (resumable)",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--bot", action="append", default=[], metavar="NAME[=COMMAND]", required=True,
+                   help="a participant: a bundled agent by name, or NAME=COMMAND for an external bot "
+                        "(placeholders {host} {port} {connect} {token} {concurrency}); repeat")
+    p.add_argument("--format", choices=FORMATS, default="round-robin")
+    p.add_argument("--games-per-pair", type=int, default=2, metavar="N",
+                   help="games per pairing (per Swiss round), even: N/2 seeds, each from both seats "
+                        "(default 2)")
+    p.add_argument("--rounds", type=int, default=None, help="Swiss rounds (default ceil(log2(bots)) + 1)")
+    p.add_argument("--gauntlet", metavar="NAME", default=None,
+                   help="the bot that plays everyone in a gauntlet (default the first --bot)")
+    add_game_arguments(p, "1s")  # --game --map --option --tc --seed --late --max-late --max-illegal --grace
+    for action in p._actions:
+        if action.dest == "seed":
+            action.help = (f"base seed of the schedule: every game pair's seed derives from it "
+                           f"(default {DEFAULT_SEED}: the same command plays the same deals)")
+    p.add_argument("--name", default=None, help="the tournament's name (default: a hash of its settings)")
+    p.add_argument("--db", default=None, metavar="URL",
+                   help=f"sqlite:///PATH, postgresql://... or a path (default sqlite:///{default_db_path()})")
+    p.add_argument("--concurrency", type=int, default=1, metavar="K", help="games played at once (default 1)")
+    p.add_argument("--cluster", default=None, metavar="ADDRESS",
+                   help="a Dask scheduler (tcp://HOST:8786) to spread games over, or `local` for a "
+                        "LocalCluster of --concurrency workers; default: this process")
+    p.add_argument("--sprt", type=parse_sprt, default=None, metavar="elo0=E0,elo1=E1[,alpha=A,beta=B]",
+                   help="two bots only: stop as soon as the SPRT decides whether the first is elo1 (H1) "
+                        "rather than elo0 (H0) Elo stronger than the second")
+    p.add_argument("--anchor", default=None, metavar="NAME", help="rate NAME at 0 (default: mean rating 0)")
+    p.add_argument("--out-csv", metavar="FILE", help="write the standings as CSV")
+    p.add_argument("--out-json", metavar="FILE", help="write standings, crosstable and games as JSON")
+    p.add_argument("--out-html", metavar="FILE", help="write a static HTML leaderboard")
+    p.add_argument("--log-dir", metavar="DIR", help="keep each bot process's output in DIR/NAME.log")
+    p.add_argument("--rating-interval", type=int, default=10, metavar="N",
+                   help="line output: print the ranking every N games (default 10; 0 never)")
+    p.add_argument("--json", action="store_true",
+                   help="progress lines go to stderr; print one JSON summary object on stdout")
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   help="log the referee's and the runner's work to stderr (-vv: every message)")
+    p.set_defaults(func=run)
+
+
+def spec_from_args(args: argparse.Namespace) -> TournamentSpec:
+    bots = tuple(parse_bot(b) for b in args.bot)
+    extra: dict[str, Any] = {"policy": policy(args).to_dict()}
+    if args.sprt is not None:
+        if len(bots) != 2:
+            raise ValueError("--sprt needs exactly two bots")
+        extra["sprt"] = args.sprt
+    return TournamentSpec(format=args.format, bots=bots, games_per_pair=args.games_per_pair, tc=str(args.tc),
+                          seed=DEFAULT_SEED if args.seed is None else args.seed, game=args.game,
+                          config=tuple(sorted(game_config(args).items())), rounds=args.rounds,
+                          gauntlet=args.gauntlet, name=args.name, extra=tuple(sorted(extra.items())))
+
+
+def leaderboard(st: Standings, title: str | None = None) -> Table:
+    t = Table(title=title or f"{st.tournament}: {st.games}/{st.scheduled} games")
+    for col, just in (("#", "right"), ("bot", "left"), ("Elo", "right"), ("95% interval", "right"),
+                      ("games", "right"), ("W-D-L", "right"), ("score", "right")):
+        t.add_column(col, justify=just)  # type: ignore[arg-type]
+    for r in st.table:
+        lo, hi = r["elo_ci95"]
+        ci = "" if lo is None or hi is None else f"[{lo:+.0f}, {hi:+.0f}]"
+        elo = "" if r["elo"] is None or not r["games"] else f"{r['elo']:+.0f}"
+        pct = "" if r["score_pct"] is None else f" ({r['score_pct']:.1f}%)"
+        wdl = f"{r['wins']}-{r['draws']}-{r['losses']}"
+        t.add_row(str(r["rank"]), r["bot"], elo, ci, str(r["games"]), wdl, f"{r['score']:g}{pct}")
+    return t
+
+
+def crosstable(st: Standings) -> Table:
+    names = [r["bot"] for r in st.table]
+    t = Table(title="crosstable (row's points / games against column)")
+    t.add_column("")
+    for n in names:
+        t.add_column(n, justify="right")
+    for a in names:
+        cells = []
+        for b in names:
+            c = st.crosstable[a].get(b)
+            cells.append("·" if a == b else f"{c['points']:g}/{c['games']:g}" if c else "")
+        t.add_row(a, *cells)
+    return t
+
+
+RESULT_TEXT = {0: "1-0", 1: "0-1", -1: "1/2-1/2"}
+
+
+class _Display:
+    """cutechess-style lines (one per event) or a live rich leaderboard on a terminal."""
+
+    def __init__(self, runner: TournamentRunner, console: Console, live: bool, interval: int) -> None:
+        self.runner, self.console, self.interval = runner, console, interval
+        self.live: Live | None = Live(console=console, auto_refresh=False, transient=True) if live else None
+        self.started = 0
+        self.last = Text("")
+
+    def __enter__(self) -> _Display:
+        if self.live is not None:
+            self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.live is not None:
+            self.live.__exit__(None, None, None)
+
+    def line(self, text: str) -> None:
+        if self.live is not None:
+            self.last = Text(text)
+        else:
+            self.console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+    def __call__(self, e: Event) -> None:
+        g = e.game
+        if e.kind == "resume":
+            info = e.info or {}
+            self.line(f"Resuming: {info.get('adopted', 0)} finished game(s) adopted from storage, "
+                      f"{info.get('released', 0)} to be replayed")
+        elif e.kind == "round":
+            self.line(f"Round {(e.info or {}).get('round', 0) + 1}: {e.done} of {e.total} games done")
+        elif e.kind == "start" and g is not None:
+            self.started += 1
+            self.line(f"Started game {g.key} ({g.seat0} vs {g.seat1}, seed {g.seed})")
+        elif e.kind == "finish" and g is not None:
+            result = RESULT_TEXT.get(e.winner if e.winner is not None else 9, "*")
+            self.line(f"Finished game {g.key} ({g.seat0} vs {g.seat1}): {result} {{{e.reason}}}  "
+                      f"[{e.done}/{e.total}, stored as game {e.game_id}]")
+            if self.live is None and self.interval and e.done % self.interval == 0:
+                self.console.print(leaderboard(self.runner.standings()))
+        elif e.kind == "retry" and g is not None:
+            self.line(f"Game {g.key} ({g.seat0} vs {g.seat1}) was aborted ({e.reason}); it will be replayed")
+        elif e.kind == "sprt":
+            i = e.info or {}
+            self.line(f"SPRT: llr {i['llr']:.2f} ({i['lower']:.2f}, {i['upper']:.2f}) "
+                      f"[{i['elo0']:g}, {i['elo1']:g}]: {i['decision']} accepted")
+        if self.live is not None and e.kind in ("finish", "round", "start", "resume", "sprt"):
+            self.live.update(Group(leaderboard(self.runner.standings()), self.last), refresh=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    setup_logging(args.verbose)
+    err = Console(stderr=True)
+    try:
+        spec = spec_from_args(args)
+    except (ValueError, argparse.ArgumentTypeError) as e:
+        err.print(f"maag tournament: {e}", markup=False, soft_wrap=True)
+        return 2
+    db = db_url_arg(args.db)
+    out = Console(stderr=True) if args.json else Console()
+    from maag.server.compete.runner import TournamentRunner
+
+    runner = TournamentRunner(spec, db, concurrency=args.concurrency, cluster=args.cluster,
+                              anchor=args.anchor, log_dir=args.log_dir)
+    display = _Display(runner, out, live=out.is_terminal and not args.json, interval=args.rating_interval)
+    runner.on_event = display
+    if not args.json:
+        out.print(f"Tournament {spec.id} ({spec.format}, {len(spec.bots)} bots, {spec.games_per_pair} games "
+                  f"per pairing, tc {spec.tc}) in {db}", markup=False, highlight=False)
+    try:
+        with display:
+            st = runner.run()
+    except (TournamentBusy, SpecMismatch) as e:
+        err.print(f"maag tournament: {e}", markup=False, soft_wrap=True)
+        return 1
+    except KeyboardInterrupt:
+        err.print("maag tournament: interrupted; run the same command again to resume", soft_wrap=True)
+        return 130
+    except Exception as e:  # a bot that keeps crashing, a database that went away, ...
+        err.print(f"maag tournament: {type(e).__name__}: {e}; run the same command again to resume",
+                  markup=False, soft_wrap=True)
+        return 1
+    rows = _rows(runner, db)
+    if args.out_csv:
+        Path(args.out_csv).write_text(to_csv(st))
+    if args.out_json:
+        Path(args.out_json).write_text(to_json(st, rows))
+    if args.out_html:
+        Path(args.out_html).write_text(to_html(st))
+    out.print(leaderboard(st))
+    out.print(crosstable(st))
+    if args.json:
+        summary = st.summary()
+        from maag.server.compete.runner import sprt_state
+
+        res = sprt_state(spec, rows)
+        if res is not None:
+            summary["sprt"] = res.as_dict()
+        if runner.workers:
+            summary["workers"] = runner.workers
+        sys.stdout.write(json.dumps(summary) + "\n")
+    return 0
+
+
+def _rows(runner: TournamentRunner, db: str) -> list[Any]:
+    from maag.server.storage.tournaments import opened
+
+    with opened(db) as store:
+        return store.rows(runner.tid)

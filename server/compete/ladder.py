@@ -1,0 +1,300 @@
+"""A continuous ladder: a referee server that bots join and leave at will (with the tokens of
+`maag bot add`), and a scheduler that keeps pairing the connected ones.
+
+Pairing, each time the scheduler looks (every `tick` seconds, and after each game):
+
+- a bot can take a game when it is connected with a free slot (its connections' declared
+  concurrency) and plays fewer than `per_bot` ladder games at the moment;
+- among those, the bot that has waited longest picks its opponent at random with weights
+  `exp(-|elo_a - elo_b| / spread)`: close ratings first, with some randomness (`spread`, in
+  Elo; a rematch of its previous game weighs a quarter);
+- seats are drawn at random; the referee's seed comes from the OS, or from `seed`.
+
+Ratings are refitted (maag.stats.ratings) after every game over all finished games of the
+ladder, which are stored with match id `ladder:NAME`; a restarted ladder picks its history
+up from the database. A bot that disconnects mid-game gets the referee's grace period to come
+back; the scheduler simply stops offering it games while it is away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import logging
+import math
+import os
+import random
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from maag.server.compete.formats import Standings, rate, to_csv, to_html
+from maag.server.net.server import GameNotStarted, GameSummary, RefereeServer, ServerConfig
+from maag.server.referee.session import derive_seed
+from maag.server.storage.base import Storage, open_storage
+from maag.stats import ratings
+
+__all__ = ["Ladder", "LadderEvent", "choose_pairs", "ladder_match_id", "ladder_standings"]
+
+LOG = logging.getLogger(__name__)
+
+REMATCH_WEIGHT = 0.25
+
+
+def ladder_match_id(name: str) -> str:
+    return f"ladder:{name}"
+
+
+@dataclass(frozen=True, slots=True)
+class LadderEvent:
+    """kind: listening, join, leave, start, finish."""
+
+    kind: str
+    bot: str | None = None
+    seats: tuple[str, str] | None = None
+    winner: int | None = None
+    reason: str | None = None
+    game_id: int | None = None
+    games: int = 0
+
+
+def _outcome(seats: tuple[str, str], winner: int | None) -> ratings.Outcome | None:
+    if winner is None:
+        return None
+    return (seats[0], seats[1], {0: 1.0, 1: 0.0, -1: 0.5}[winner])
+
+
+def ladder_standings(storage: Storage, name: str, anchor: str | None = None,
+                     extra_bots: set[str] | None = None) -> Standings:
+    """The ladder's standings from the database (every finished game of `ladder:NAME`)."""
+    outcomes = []
+    for g in storage.list_games(match_id=ladder_match_id(name), status="finished", limit=2**62):
+        o = _outcome(g.seats, g.winner)
+        if o is not None:
+            outcomes.append(o)
+    names = sorted({x for o in outcomes for x in o[:2]} | set(extra_bots or ()))
+    return rate(name, "ladder", names, outcomes, anchor=anchor, description=f"Ladder {name}.")
+
+
+def choose_pairs(cap: dict[str, int], elo: dict[str, float], idle_since: dict[str, float],
+                 last_opponent: dict[str, str], rng: random.Random, spread: float,
+                 limit: int | None = None) -> list[tuple[str, str]]:
+    """The games to start now, as (seat 0, seat 1) pairs, given each bot's free capacity
+    `cap`: repeatedly, the bot idle the longest picks an opponent among the others with
+    capacity, weighted exp(-|Elo gap| / spread) (a rematch of its previous game weighs
+    REMATCH_WEIGHT), and the seats are drawn at random. Unrated bots count as Elo 0."""
+    cap = {b: n for b, n in cap.items() if n > 0}
+    waited = dict(idle_since)
+    pairs: list[tuple[str, str]] = []
+    while len(cap) >= 2 and (limit is None or len(pairs) < limit):
+        a = min(cap, key=lambda b: (waited.get(b, -math.inf), b))
+        others = sorted(b for b in cap if b != a)
+        weights = [math.exp(-abs(elo.get(a, 0.0) - elo.get(b, 0.0)) / spread)
+                   * (REMATCH_WEIGHT if last_opponent.get(a) == b and len(others) > 1 else 1.0)
+                   for b in others]
+        if sum(weights) <= 0.0:  # every gap is huge: fall back to uniform
+            weights = [1.0] * len(others)
+        b = rng.choices(others, weights)[0]
+        pairs.append((a, b) if rng.random() < 0.5 else (b, a))
+        for x in (a, b):
+            cap[x] -= 1
+            if cap[x] <= 0:
+                del cap[x]
+            waited[x] = math.inf  # to the back of the queue
+    return pairs
+
+
+class Ladder:
+    """Runs the server and the scheduler until `stop()` (or `max_games` games have finished)."""
+
+    def __init__(self, db_url: str | None, config: ServerConfig, *, name: str = "main", per_bot: int = 1,
+                 spread: float = 100.0, seed: int | None = None, max_games: int | None = None,
+                 tick: float = 0.25, anchor: str | None = None,
+                 on_event: Callable[[LadderEvent], None] | None = None, out_html: str | None = None,
+                 out_csv: str | None = None, out_json: str | None = None) -> None:
+        self.db_url = db_url
+        self.config = dataclasses.replace(config, auto_pair=False)
+        self.name = name
+        self.per_bot = max(1, per_bot)
+        self.spread = spread
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.max_games = max_games
+        self.tick = tick
+        self.anchor = anchor
+        self.on_event = on_event or (lambda e: None)
+        self.out_html, self.out_csv, self.out_json = out_html, out_csv, out_json
+        self.server: RefereeServer | None = None
+        self.outcomes: list[ratings.Outcome] = []
+        self.elo: dict[str, float] = {}
+        self.playing: Counter[str] = Counter()  # ladder games in progress per bot
+        self.idle_since: dict[str, float] = {}
+        self.last_opponent: dict[str, str] = {}
+        self.connected: set[str] = set()
+        self.started = 0  # games requested in this run (less those that did not start)
+        self.finished = 0  # games finished in this run
+        self._requests = 0  # every request of this run, for its seed
+        self._index0 = 0
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._wake = asyncio.Event()
+        self._stopping = False
+
+    @property
+    def port(self) -> int:
+        assert self.server is not None
+        return self.server.port
+
+    # -- lifecycle --------------------------------------------------------------------
+    async def start(self) -> None:
+        storage = open_storage(self.db_url)
+        past = storage.list_games(match_id=ladder_match_id(self.name), limit=2**62)
+        self._index0 = len(past)
+        for g in reversed(past):  # oldest first
+            o = _outcome(g.seats, g.winner) if g.status == "finished" else None
+            if o is not None:
+                self.outcomes.append(o)
+        self._refit()
+        self.server = RefereeServer(self.config, storage)
+        await self.server.start()
+        self.on_event(LadderEvent("listening", games=len(self.outcomes)))
+
+    async def run(self) -> None:
+        """Schedule until stop() or max_games; then let games in progress finish."""
+        if self.server is None:
+            await self.start()
+        try:
+            while not self._stopping:
+                self._schedule()
+                if self.max_games is not None and self.finished >= self.max_games:
+                    break
+                self._wake.clear()
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self.tick)
+            if self._tasks:
+                await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        finally:
+            await self.close()
+
+    def stop(self) -> None:
+        """Stop pairing; run() returns once the games in progress have finished."""
+        self._stopping = True
+        self._wake.set()
+
+    async def close(self) -> None:
+        if self.server is not None:
+            await self.server.stop()
+            self.server = None
+
+    # -- scheduling -------------------------------------------------------------------
+    def free_slots(self) -> dict[str, int]:
+        """Games each connected bot can take now (its free slots, capped by `per_bot`)."""
+        assert self.server is not None
+        free: Counter[str] = Counter()
+        for c in self.server.clients:
+            if c.bot is not None and not c.closed:
+                free[c.bot] += max(0, c.free_slots)
+        return {b: min(n, self.per_bot - self.playing[b]) for b, n in free.items()
+                if min(n, self.per_bot - self.playing[b]) > 0}
+
+    def _track_connections(self) -> None:
+        assert self.server is not None
+        now = {c.bot for c in self.server.clients if c.bot is not None and not c.closed}
+        for b in sorted(now - self.connected):
+            self.idle_since.setdefault(b, time.monotonic())
+            self.on_event(LadderEvent("join", bot=b))
+        for b in sorted(self.connected - now):
+            self.on_event(LadderEvent("leave", bot=b))
+        self.connected = now
+
+    def _budget_left(self) -> int | None:
+        if self.max_games is None:
+            return None
+        return self.max_games - self.started
+
+    def _schedule(self) -> None:
+        self._track_connections()
+        left = self._budget_left()
+        if self._stopping or (left is not None and left <= 0):
+            return
+        pairs = choose_pairs(self.free_slots(), self.elo, self.idle_since, self.last_opponent, self.rng,
+                             self.spread, limit=left)
+        for seats in pairs:
+            self._request(seats)
+            now = time.monotonic()
+            a, b = seats
+            self.idle_since[a] = self.idle_since[b] = now
+            self.last_opponent[a], self.last_opponent[b] = b, a
+
+    def _request(self, seats: tuple[str, str]) -> None:
+        assert self.server is not None
+        seed = derive_seed(self.seed, self._index0 + self._requests) if self.seed is not None else None
+        self._requests += 1
+        self.started += 1
+        for x in seats:
+            self.playing[x] += 1
+        fut = self.server.request_game(seats[0], seats[1], match_id=ladder_match_id(self.name), seed=seed,
+                                       tags={"Ladder": self.name}, requeue=False)
+        self.on_event(LadderEvent("start", seats=seats, games=len(self.outcomes)))
+        task = asyncio.ensure_future(self._finish(seats, fut))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _finish(self, seats: tuple[str, str], fut: asyncio.Future[GameSummary]) -> None:
+        try:
+            s = await fut
+        except GameNotStarted as e:
+            # A bot left just as the game was paired: nothing was played, so the game does
+            # not count, and the scheduler pairs the bots that are still here (waiting for
+            # the one that left would hold its opponent's slot for as long as it is away).
+            LOG.info("ladder game %s vs %s not started: %s", seats[0], seats[1], e)
+            self.started -= 1
+            return
+        except (asyncio.CancelledError, Exception) as e:  # the server stopped
+            LOG.info("ladder game %s vs %s not played: %r", seats[0], seats[1], e)
+            self.finished += 1
+            return
+        finally:
+            for x in seats:
+                self.playing[x] -= 1
+                self.idle_since[x] = time.monotonic()
+            self._wake.set()
+        o = _outcome(s.seats, s.winner) if s.stored else None
+        if o is not None:
+            self.outcomes.append(o)
+            self._refit()
+        self.finished += 1
+        self.on_event(LadderEvent("finish", seats=s.seats, winner=s.winner, reason=s.reason,
+                                  game_id=s.game_id, games=len(self.outcomes)))
+        self._publish()
+
+    def _refit(self) -> None:
+        if self.outcomes:
+            self.elo = dict(ratings.fit(self.outcomes, anchor=self.anchor).elo)
+
+    # -- standings and files ----------------------------------------------------------
+    def standings(self) -> Standings:
+        names = sorted({x for o in self.outcomes for x in o[:2]} | self.connected)
+        return rate(self.name, "ladder", names, self.outcomes, anchor=self.anchor,
+                    description=f"Ladder {self.name}: {len(self.outcomes)} games.")
+
+    def _publish(self) -> None:
+        if not (self.out_html or self.out_csv or self.out_json):
+            return
+        st = self.standings()
+        for path, text in ((self.out_html, lambda: to_html(st)), (self.out_csv, lambda: to_csv(st)),
+                           (self.out_json, lambda: json.dumps(st.summary(), indent=1))):
+            if path:
+                _write_atomic(path, text())
+
+
+def _write_atomic(path: str, text: str) -> None:
+    """Replace `path` at once (a web server never shows a half-written leaderboard)."""
+    p = Path(path)
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, p)

@@ -1,0 +1,348 @@
+"""A match between two bots: an embedded referee server (or a running one), one process per
+bot, N games with seats alternating and each seed played twice (once from each seat), and
+the statistics of the result from the first bot's side.
+
+A bot is named by a bundled agent (`random`, `greedy-action`, `mcts`, `oep:population=50`,
+...; run with `maag bot run`; `random` and `first` with the referee's own minibot) or
+given as a command line (anything with a space in it), run through the shell with these
+placeholders and environment variables filled in:
+
+    {host} {port} {connect} {token} {concurrency}    MAAG_HOST MAAG_PORT MAAG_CONNECT MAAG_TOKEN
+                                                     MAAG_CONCURRENCY MAAG_BOT
+
+Each bot runs as one process playing up to `concurrency` games at once over one connection
+(one connection per token, as the protocol says).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from maag.server.net.server import GameSummary, RefereeServer, ServerConfig
+from maag.server.storage.base import Storage
+
+__all__ = ["BotProcess", "run_match", "bot_command"]
+
+MINIBOT_AGENTS = ("random", "first")
+
+
+def bot_command(spec: str, host: str, port: int, token: str, concurrency: int,
+                name: str) -> tuple[str | list[str], bool]:
+    """The command line that runs bot `spec`, and whether it goes through the shell."""
+    connect = f"{host}:{port}"
+    if any(ch.isspace() for ch in spec.strip()):
+        text = spec
+        for k, v in {"host": host, "port": str(port), "connect": connect, "token": token,
+                     "concurrency": str(concurrency)}.items():
+            text = text.replace("{" + k + "}", shlex.quote(v))
+        return text, True
+    if spec.split(":", 1)[0] not in MINIBOT_AGENTS:
+        agent, _, settings = spec.partition(":")
+        cmd = [sys.executable, "-m", "maag.server", "bot", "run", agent, "--connect", connect,
+               "--token", token, "--concurrency", str(concurrency)]
+        for kv in filter(None, settings.split(",")):
+            cmd += ["--param", kv]
+        return cmd, False
+    return [sys.executable, "-m", "maag.server.net.minibot", "--connect", connect, "--token", token,
+            "--agent", spec, "--concurrency", str(concurrency), "--name", name[:64]], False
+
+
+class BotProcess:
+    """One bot process, restarted if it exits while the match runs."""
+
+    def __init__(self, spec: str, name: str, token: str, concurrency: int, log_path: Path) -> None:
+        self.spec, self.name, self.token, self.concurrency = spec, name, token, concurrency
+        self.log_path = log_path
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.exits = 0
+
+    def start(self, host: str, port: int) -> None:
+        cmd, shell = bot_command(self.spec, host, port, self.token, self.concurrency, self.name)
+        env = {**os.environ, "MAAG_HOST": host, "MAAG_PORT": str(port), "MAAG_CONNECT": f"{host}:{port}",
+               "MAAG_TOKEN": self.token, "MAAG_CONCURRENCY": str(self.concurrency), "MAAG_BOT": self.name}
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(cmd, shell=shell, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                                         stderr=subprocess.STDOUT, start_new_session=True)
+
+    def stop(self, grace: float = 3.0) -> None:
+        p = self.proc
+        if p is None or p.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGTERM)
+        try:
+            p.wait(grace)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+
+    def log_tail(self, n: int = 15) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
+        except OSError:
+            return ""
+
+
+@dataclass(slots=True)
+class MatchResult:
+    bots: tuple[str, str]
+    games: list[tuple[int, GameSummary]] = field(default_factory=list)
+    """(game number, summary) in order of finish."""
+    errors: list[str] = field(default_factory=list)
+
+    def tally(self) -> tuple[int, int, int]:
+        """Wins, draws, losses of bot A (games stored as aborted are left out)."""
+        w = d = lo = 0
+        for _, g in self.games:
+            if g.winner is None:
+                continue
+            if g.winner == -1:
+                d += 1
+            elif g.seats[g.winner] == self.bots[0]:
+                w += 1
+            else:
+                lo += 1
+        return w, d, lo
+
+
+def display_names(a: str, b: str) -> tuple[str, str]:
+    """Names for the two bots: the specs (shortened), made distinct."""
+    def short(spec: str) -> str:
+        s = spec.strip()
+        if any(ch.isspace() for ch in s):
+            s = Path(shlex.split(s)[0]).name if shlex.split(s) else "bot"
+        return s[:56]
+
+    na, nb = short(a), short(b)
+    if na == nb:
+        na, nb = na + "#1", nb + "#2"
+    return na, nb
+
+
+async def run_match(server: RefereeServer | None, spec_a: str, spec_b: str, games: int, concurrency: int, *,
+                    config: ServerConfig | None = None, storage: Storage | None = None,
+                    seed: int | None = None, match_id: str | None = None, log_dir: Path | None = None,
+                    on_game: Callable[[int, GameSummary], None] | None = None,
+                    connect_timeout: float = 60.0, max_restarts: int = 3) -> MatchResult:
+    """Play `games` games between bots A and B with up to `concurrency` at once on an
+    embedded server (started here from `config` and `storage` when `server` is None). Game
+    i has A in seat 1 when i is even; games 2k and 2k+1 share a seed (from `seed`, else the OS)."""
+    from maag.server.referee.session import derive_seed
+
+    own = server is None
+    if server is None:
+        assert config is not None and storage is not None
+        server = RefereeServer(config, storage)
+        await server.start()
+    names = display_names(spec_a, spec_b)
+    match_id = match_id or secrets.token_hex(6)
+    log_dir = log_dir or Path(tempfile.mkdtemp(prefix="maag-match-"))
+    procs = []
+    for spec, name in zip((spec_a, spec_b), names, strict=True):
+        token = "maag_match_" + secrets.token_urlsafe(18)
+        server.add_token(token, name)
+        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
+        procs.append(BotProcess(spec, name, token, concurrency, log_dir / f"{safe}.log"))
+    result = MatchResult(names)
+    base = seed if seed is not None else int.from_bytes(os.urandom(8), "little") & (2**63 - 1)
+    try:
+        for p in procs:
+            p.start(server.config.host, server.port)
+        pending: dict[asyncio.Future[GameSummary], int] = {}
+        next_game = 0
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        while next_game < games or pending:
+            while next_game < games and len(pending) < concurrency:
+                i = next_game
+                seats = names if i % 2 == 0 else (names[1], names[0])
+                fut = server.request_game(seats[0], seats[1], match_id=match_id,
+                                          seed=derive_seed(base, i // 2), tags={"Round": i + 1})
+                pending[fut] = i
+                next_game += 1
+            done, _ = await asyncio.wait(list(pending), timeout=0.5, return_when=asyncio.FIRST_COMPLETED)
+            for fut in done:
+                i = pending.pop(fut)
+                summary = fut.result()
+                result.games.append((i, summary))
+                if on_game is not None:
+                    on_game(i, summary)
+            for p in procs:
+                if p.proc is not None and p.proc.poll() is not None:
+                    p.exits += 1
+                    if p.exits > max_restarts:
+                        raise RuntimeError(f"bot {p.name!r} exited {p.exits} times (code "
+                                           f"{p.proc.returncode}); its log {p.log_path} ends with:\n"
+                                           f"{p.log_tail()}")
+                    p.start(server.config.host, server.port)
+            if not result.games and loop.time() - started > connect_timeout and not server.games:
+                missing = [p.name for p in procs if not any(c.bot == p.name for c in server.clients)]
+                raise RuntimeError(f"no game could start in {connect_timeout:.0f} s: bot(s) "
+                                   f"{', '.join(missing) or '?'} did not connect; logs in {log_dir}")
+    finally:
+        for p in procs:
+            p.stop()
+        if own:
+            await server.stop()
+    return result
+
+
+# -- a match on a running referee (--connect) ----------------------------------------------------
+
+class _Relay:
+    """A local port that forwards one bot process's connection to a running referee and
+    reads what the referee tells that bot (the match's only view of a remote game)."""
+
+    def __init__(self, host: str, port: int, on_message: Callable[[dict[str, Any]], None]) -> None:
+        self.host, self.port, self.on_message = host, port, on_message
+        self.server: asyncio.base_events.Server | None = None
+        self.local_port = 0
+
+    async def start(self) -> None:
+        self.server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.local_port = self.server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        if self.server is not None:
+            self.server.close()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            up_r, up_w = await asyncio.open_connection(self.host, self.port)
+        except OSError:
+            writer.close()
+            return
+        try:
+            greeting = await reader.readline()
+            up_w.write(greeting)
+            encoding = "msgpack" if b"msgpack" in greeting else "json"
+            await asyncio.gather(self._pump(reader, up_w, None), self._pump(up_r, writer, encoding),
+                                 return_exceptions=True)
+        except asyncio.CancelledError:  # the match is over
+            pass
+        finally:
+            for w in (writer, up_w):
+                w.close()
+
+    async def _pump(self, src: asyncio.StreamReader, dst: asyncio.StreamWriter, watch: str | None) -> None:
+        import json as _json
+
+        import msgpack
+
+        buf = b""
+        while True:
+            data = await src.read(1 << 16)
+            if not data:
+                with contextlib.suppress(Exception):
+                    dst.write_eof()
+                return
+            dst.write(data)
+            if watch is None:
+                continue
+            buf += data
+            while True:
+                if watch == "json":
+                    end = buf.find(b"\n")
+                    if end < 0:
+                        break
+                    frame, buf = buf[:end], buf[end + 1:]
+                    with contextlib.suppress(ValueError):
+                        self.on_message(_json.loads(frame))
+                else:
+                    if len(buf) < 4 or len(buf) < 4 + int.from_bytes(buf[:4], "big"):
+                        break
+                    n = int.from_bytes(buf[:4], "big")
+                    frame, buf = buf[4:4 + n], buf[4 + n:]
+                    with contextlib.suppress(Exception):
+                        self.on_message(msgpack.unpackb(frame, raw=False))
+
+
+async def run_remote_match(host: str, port: int, spec_a: str, spec_b: str, tokens: tuple[str, str],
+                           games: int, concurrency: int, *, log_dir: Path | None = None,
+                           on_game: Callable[[int, GameSummary], None] | None = None,
+                           connect_timeout: float = 60.0, max_restarts: int = 3) -> MatchResult:
+    """Play bots A and B (registered on the referee at HOST:PORT with `tokens`) until the
+    referee has finished `games` games between them. The referee pairs them (its automatic
+    pairing: seats alternate) and stores the games; results are read from what it tells A."""
+    log_dir = log_dir or Path(tempfile.mkdtemp(prefix="maag-match-"))
+    names: list[str | None] = [None, None]
+    starts: dict[str, dict[str, Any]] = {}
+    disp = display_names(spec_a, spec_b)
+    result = MatchResult(disp)
+    done = asyncio.Event()
+
+    def watch(i: int) -> Callable[[dict[str, Any]], None]:
+        def on_message(m: dict[str, Any]) -> None:
+            t = m.get("type")
+            if t == "welcome":
+                names[i] = str(m.get("bot"))  # the referee's name for the bot
+            elif t == "error" and "game_id" not in m:
+                who = names[i] or (spec_a, spec_b)[i]
+                result.errors.append(f"{who}: {m.get('code')}: {m.get('message')}")
+            elif i == 0 and t == "game_start":
+                starts[m["game_id"]] = m
+            elif i == 0 and t == "game_over" and m["game_id"] in starts and len(result.games) < games:
+                st = starts.pop(m["game_id"])
+                if st.get("opponent") != names[1]:
+                    return  # a game against some other bot on that server
+                seats = disp if st["seat"] == 1 else (disp[1], disp[0])
+                w = m.get("winner")
+                winner = -1 if w is None and m.get("reason") != "aborted" else (None if w is None else w - 1)
+                rid = m.get("replay_id")
+                gid = int(rid) if isinstance(rid, str) and rid.isdigit() else len(result.games)
+                summary = GameSummary(gid, seats, winner, str(m.get("reason")), 0, (0.0, 0.0), (0.0, 0.0),
+                                      rid is not None)
+                n = len(result.games)
+                result.games.append((n, summary))
+                if on_game is not None:
+                    on_game(n, summary)
+                if len(result.games) >= games:
+                    done.set()
+        return on_message
+
+    relays = [_Relay(host, port, watch(i)) for i in (0, 1)]
+    procs = []
+    for i, (spec, relay) in enumerate(zip((spec_a, spec_b), relays, strict=True)):
+        await relay.start()
+        name = disp[i]
+        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
+        procs.append(BotProcess(spec, name, tokens[i], concurrency, log_dir / f"{safe}.log"))
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    try:
+        for p, relay in zip(procs, relays, strict=True):
+            p.start("127.0.0.1", relay.local_port)
+        while not done.is_set():
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(done.wait(), 0.5)
+            if result.errors:
+                raise RuntimeError("; ".join(result.errors))
+            for p, relay in zip(procs, relays, strict=True):
+                if p.proc is not None and p.proc.poll() is not None:
+                    p.exits += 1
+                    if p.exits > max_restarts:
+                        raise RuntimeError(f"bot {p.name!r} exited {p.exits} times; its log {p.log_path} "
+                                           f"ends with:\n{p.log_tail()}")
+                    p.start("127.0.0.1", relay.local_port)
+            if not result.games and not starts and loop.time() - started > connect_timeout:
+                raise RuntimeError(f"no game started within {connect_timeout:.0f} s on {host}:{port} "
+                                   f"(is its automatic pairing on?); logs in {log_dir}")
+    finally:
+        for p in procs:
+            p.stop()
+        for r in relays:
+            await r.stop()
+    return result

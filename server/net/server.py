@@ -1,0 +1,778 @@
+"""The asyncio referee server: one task per TCP connection, one maag.protocol `Connection`
+per socket, one `GameSession` per game. This module only moves bytes and keeps time; the
+protocol module decides what a frame means and the referee core what a message does.
+
+Flow of a connection: greeting and `hello` (token checked against storage), `welcome`; the
+connection then offers `concurrency` game slots. Slots are paired by explicit requests
+(`request_game`, used by `maag match`) first, then, with `auto_pair`, first come first
+served between different bots. Each game row is created in storage when the game starts;
+its result and replay are committed before `game_over` is sent. A connection that is closing
+(closed by us, or its peer's EOF received even if not yet read) is never paired, and a game
+whose seat's connection closes between the pairing and the game's first message is stored as
+aborted and its request goes back to the front of the queue (see `_start_game`).
+
+Limits, per connection: frame size (`max_frame`, checked by the protocol before a frame is
+buffered whole), messages per second (a token bucket of `max_rate` per second and as many
+in a burst; `rate_limited` and the connection is closed), and the bytes the server may
+buffer for a peer that does not read (`max_out_buffer`; then the connection is dropped).
+Every protocol violation is answered with an `error` (code and message); fatal codes close
+the connection, whose games then see a disconnect (grace period, then forfeit). Nothing a
+connection sends reaches another connection's games except through its own seats.
+
+Logging: logger `maag.server.net.server`; INFO for connections and games, DEBUG for every
+message with a direction marker (`<<` received, `>>` sent), the connection id and game.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import itertools
+import logging
+import socket
+import struct
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from maag.engine import Game, registry
+from maag.protocol import (
+    FATAL,
+    MESSAGE_TYPES,
+    NEED_DATA,
+    Act,
+    Connection,
+    ConnectionClosed,
+    Error,
+    ErrorCode,
+    Greeting,
+    Hello,
+    LocalProtocolError,
+    Message,
+    Ping,
+    Pong,
+    ProtocolError,
+    RemoteProtocolError,
+    Resign,
+    Result,
+    Role,
+    Turn,
+    Welcome,
+    YourTurn,
+)
+from maag.server.referee.clock import TimeControl
+from maag.server.referee.session import GameSession, Out, Policy, derive_seed
+from maag.server.storage.base import AsyncStorage, Storage
+
+__all__ = ["ServerConfig", "RefereeServer", "GameRequest", "GameSummary", "GameNotStarted"]
+
+LOG = logging.getLogger(__name__)
+SERVER_NAME = "maag-referee 0.1"
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """How a referee server runs. Times in milliseconds, sizes in bytes."""
+
+    host: str = "127.0.0.1"
+    port: int = 7878
+    """TCP port; 0 picks a free one (see RefereeServer.port)."""
+    game: str = field(default_factory=registry.default)
+    """A registered game (default: the first of games.def)."""
+    game_config: dict[str, Any] = field(default_factory=dict)
+    tc: TimeControl = field(default_factory=TimeControl)
+    policy: Policy = field(default_factory=Policy)
+    seed: int | None = None
+    """Reproducible runs: game number i (from 0, in order of start) gets derive_seed(seed, i);
+    None: every game is seeded from the OS."""
+    auto_pair: bool = True
+    """Pair free bots with each other when no explicit request is waiting."""
+    max_frame: int = 256 * 1024
+    max_rate: int = 2000
+    """Messages per second per connection (and burst size); 0: unlimited."""
+    max_out_buffer: int = 8 * 1024 * 1024
+    hello_timeout_ms: float = 10_000.0
+    max_connections_per_bot: int = 1
+    """Live connections one token may have (docs/protocol.md: a second is `already_connected`)."""
+    validate_all: bool = False
+    """Validate every outgoing message, `your_turn` included (see `_trusted`)."""
+    record_latency: bool = False
+    """Keep every referee time (receipt of a frame to its replies written) for benchmarks."""
+
+
+@dataclass(slots=True)
+class GameRequest:
+    """A game to be played between two named bots (seat 1, seat 2)."""
+
+    seats: tuple[str, str]
+    match_id: str | None = None
+    tags: dict[str, Any] = field(default_factory=dict)
+    seed: int | None = None
+    start_state: dict[str, Any] | None = None
+    future: asyncio.Future[GameSummary] | None = None
+    on_start: Callable[[int], None] | None = None
+    requeue: bool = True
+    """When a seat leaves between the pairing and the game's first message: True, the request
+    goes back to the front of the queue (a match waits for its bot to come back); False, its
+    future fails with GameNotStarted (a ladder decides again among the bots still there)."""
+
+
+class GameNotStarted(Exception):
+    """A requested game was paired but not played: a seat's connection closed before the
+    game's first message (its row is stored as aborted)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GameSummary:
+    game_id: int
+    seats: tuple[str, str]
+    winner: int | None
+    """0 or 1 (seat index), -1 draw, None aborted."""
+    reason: str
+    plies: int
+    think_ms: tuple[float, float]
+    transport_ms: tuple[float, float]
+    stored: bool
+
+
+class _RateLimiter:
+    __slots__ = ("rate", "tokens", "last")
+
+    def __init__(self, rate: int) -> None:
+        self.rate = float(rate)
+        self.tokens = float(rate)
+        self.last = time.monotonic()
+
+    def take(self, now: float) -> bool:
+        if self.rate <= 0:
+            return True
+        self.tokens = min(self.rate, self.tokens + (now - self.last) * self.rate)
+        self.last = now
+        if self.tokens < 1.0:
+            return False
+        self.tokens -= 1.0
+        return True
+
+
+_TCP_INFO_RTT = struct.Struct("=I")
+_RTT_OFFSET = 8 + 15 * 4  # struct tcp_info: 8 one-byte fields, then u32 fields; tcpi_rtt is the 16th
+
+
+class _Reader(asyncio.StreamReader):
+    """A StreamReader that records the peer's EOF (or the connection's loss) the moment the
+    transport reports it. The connection's read task only sees the EOF when it next runs,
+    which may be after a game's end has freed the connection's slots and paired them again;
+    `peer_gone` lets the pairing skip such a connection before its task has caught up."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit=limit)
+        self.peer_gone = False
+
+    def feed_eof(self) -> None:
+        self.peer_gone = True
+        super().feed_eof()
+
+    def set_exception(self, exc: Exception) -> None:
+        self.peer_gone = True  # connection_lost with an error (reset): gone as well
+        super().set_exception(exc)
+
+
+class _Client:
+    """One connection."""
+
+    _ids = itertools.count(1)
+
+    def __init__(self, server: RefereeServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                 max_frame: int, max_rate: int) -> None:
+        self.id = next(self._ids)
+        self.server = server
+        self.reader = reader
+        self.writer = writer
+        self.conn = Connection(Role.SERVER, max_frame=max_frame)
+        self.rate = _RateLimiter(max_rate)
+        self.peer = writer.get_extra_info("peername")
+        self.sock: socket.socket | None = writer.get_extra_info("socket")
+        self.bot: str | None = None
+        self.concurrency = 0
+        self.want_legal = False
+        self.games: dict[str, tuple[_Game, list[int]]] = {}
+        self.reserved = 0
+        self.free_since = 0.0
+        self.closed = False
+        self.linger = False  # after a fatal error: half-close, drain the input, then close
+        self.cpu0 = 0.0  # thread CPU time when the current input was read (benchmarks)
+        self.out: list[bytes] = []
+
+    def __repr__(self) -> str:
+        return f"<client {self.id} {self.bot or '-'} {self.peer}>"
+
+    @property
+    def closing(self) -> bool:
+        """No new game may start on this connection: we closed it or stopped sending (after
+        a fatal error), its peer has sent EOF or vanished (even if the read task has not
+        read that yet), or the transport is closing."""
+        return (self.closed or (isinstance(self.reader, _Reader) and self.reader.peer_gone)
+                or self.writer.transport.is_closing())
+
+    @property
+    def free_slots(self) -> int:
+        if self.bot is None or self.closing:
+            return 0
+        return self.concurrency - len(self.games) - self.reserved
+
+    def rtt_ms(self) -> float:
+        """Smoothed round-trip time of the TCP connection as the kernel measures it (0 if
+        unknown)."""
+        if self.sock is None or not hasattr(socket, "TCP_INFO"):
+            return 0.0
+        try:
+            raw = self.sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _RTT_OFFSET + 4)
+            return float(_TCP_INFO_RTT.unpack_from(raw, _RTT_OFFSET)[0]) / 1000.0
+        except (OSError, struct.error):
+            return 0.0
+
+    def queue(self, msg: Message) -> None:
+        """Encode `msg` for this connection (written on flush)."""
+        if self.closed:
+            return
+        try:
+            self.out.append(self.conn.send(msg))
+        except LocalProtocolError as e:  # a server bug: never send a bad message
+            LOG.error("%s cannot send %s: %s", self, msg.TYPE, e)
+            return
+        if LOG.isEnabledFor(logging.DEBUG):
+            LOG.debug("%d >> %s %s", self.id, getattr(msg, "game_id", "-"), msg.to_wire())
+
+    def flush(self) -> None:
+        if not self.out or self.closed:
+            self.out.clear()
+            return
+        data = b"".join(self.out) if len(self.out) > 1 else self.out[0]
+        self.out.clear()
+        try:
+            self.writer.write(data)
+        except (ConnectionError, RuntimeError):
+            self.close()
+            return
+        if self.writer.transport.get_write_buffer_size() > self.server.config.max_out_buffer:
+            LOG.warning("%s does not read its messages; dropping it", self)
+            self.close()
+
+    def close(self) -> None:
+        """Close the socket. Idempotent, and independent of `closed`, which only says that
+        nothing more may be sent (set early by _drop and after fatal errors)."""
+        self.closed = True
+        with contextlib.suppress(Exception):
+            self.writer.close()
+
+
+@dataclass(slots=True, eq=False)
+class _Game:
+    session: GameSession
+    clients: list[_Client | None]
+    bots: tuple[str, str]
+    db_id: int
+    request: GameRequest | None
+    timer: asyncio.TimerHandle | None = None
+    deadline: float | None = None
+    ending: bool = False
+
+
+def _trusted(cls: type[Message], values: dict[str, Any]) -> Message:
+    """A message built without re-validating its fields. Only for `your_turn`, whose bulk
+    (the observation and the legal actions) comes straight from the engine: checking every
+    nested value of it again costs more than the rest of the referee's work per action. The
+    test suite runs the server with `validate_all` to check that every message it sends is
+    valid."""
+    msg = object.__new__(cls)
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        object.__setattr__(msg, f.name, values[f.name] if f.name in values else f.default)
+    return msg
+
+
+class RefereeServer:
+    """A referee server. `await start()`, then `request_game` or let bots pair; `await
+    stop()` aborts running games (stored as aborted) and closes every connection."""
+
+    def __init__(self, config: ServerConfig, storage: Storage) -> None:
+        self.config = config
+        self.storage = AsyncStorage(storage)
+        Game(config.game, config.game_config)  # fail now on a bad configuration
+        self.port = config.port
+        self._server: asyncio.base_events.Server | None = None
+        self.clients: set[_Client] = set()
+        self.games: dict[str, _Game] = {}
+        self.requests: deque[GameRequest] = deque()
+        self._game_index = 0
+        self._tokens: dict[str, str] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self.latencies_ms: list[float] = []
+        self.cpu_ms: list[float] = []  # the same, in CPU time of the event-loop thread
+        self.stats = {"connections": 0, "messages_in": 0, "messages_out": 0, "actions": 0, "games_started": 0,
+                      "games_finished": 0, "errors_sent": 0}
+        self.stopping = False
+
+    # -- lifecycle ----------------------------------------------------------------------
+    async def start(self) -> None:
+        n = await self.storage.run(self.storage.storage.abort_unfinished)
+        if n:
+            LOG.warning("%d game(s) left running by a previous server were marked aborted", n)
+        loop = asyncio.get_running_loop()
+
+        def protocol() -> asyncio.StreamReaderProtocol:
+            # asyncio.start_server's factory, with a reader that records the peer's EOF.
+            return asyncio.StreamReaderProtocol(_Reader(limit=2**16), self._handle)
+
+        self._server = await loop.create_server(protocol, self.config.host, self.config.port,
+                                                reuse_address=True)
+        sock = self._server.sockets[0]
+        self.port = sock.getsockname()[1]
+        LOG.info("referee listening on %s:%d (game %s, tc %s)", self.config.host, self.port, self.config.game,
+                 self.config.tc)
+
+    async def serve_forever(self) -> None:
+        assert self._server is not None
+        await self._server.serve_forever()
+
+    async def stop(self) -> None:
+        """Abort running games (stored as aborted, `game_over` sent), say `shutting_down` to
+        every connection and close everything."""
+        self.stopping = True
+        if self._server is not None:
+            self._server.close()
+        for g in list(self.games.values()):
+            if not g.ending:
+                g.session.abort("server shutdown")
+                self._after(g)
+        for t in list(self._tasks):
+            with contextlib.suppress(Exception):
+                await t
+        for r in self.requests:
+            if r.future is not None and not r.future.done():
+                r.future.cancel()
+        for c in list(self.clients):
+            if c.conn.their_error is None and c.bot is not None:
+                c.queue(Error(code=ErrorCode.SHUTTING_DOWN.value, message="the server is stopping"))
+                c.flush()
+            c.close()
+        if self._server is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._server.wait_closed(), 2)
+        self.storage.close()
+
+    def _spawn(self, coro: Any) -> None:
+        t = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(t)
+        t.add_done_callback(self._tasks.discard)
+
+    def add_token(self, token: str, bot: str) -> None:
+        """Accept `token` for bot `bot` in this server's lifetime only (never stored)."""
+        self._tokens[token] = bot
+
+    # -- pairing ------------------------------------------------------------------------
+    def request_game(self, seat1: str, seat2: str, *, match_id: str | None = None,
+                     tags: dict[str, Any] | None = None, seed: int | None = None,
+                     start_state: dict[str, Any] | None = None,
+                     on_start: Callable[[int], None] | None = None,
+                     requeue: bool = True) -> asyncio.Future[GameSummary]:
+        """Queue a game between bots `seat1` and `seat2` (by name); the future resolves to its
+        summary once the result is stored (see GameRequest.requeue for a seat that leaves
+        before the game starts)."""
+        fut: asyncio.Future[GameSummary] = asyncio.get_running_loop().create_future()
+        self.requests.append(GameRequest((seat1, seat2), match_id, dict(tags or {}), seed, start_state, fut,
+                                         on_start, requeue))
+        self._pair()
+        return fut
+
+    def _free(self, bot: str, exclude: _Client | None = None) -> _Client | None:
+        best = None
+        for c in self.clients:
+            if c.bot == bot and c.free_slots > (1 if c is exclude else 0):
+                if best is None or c.free_since < best.free_since:
+                    best = c
+        return best
+
+    def _pair(self) -> None:
+        if self.stopping:
+            return
+        for req in list(self.requests):
+            a = self._free(req.seats[0])
+            if a is None:
+                continue
+            a.reserved += 1
+            b = self._free(req.seats[1])
+            a.reserved -= 1
+            if b is None:
+                continue
+            self.requests.remove(req)
+            self._begin(req, a, b)
+        if self.config.auto_pair and not self.requests:
+            while True:
+                free = sorted((c for c in self.clients if c.free_slots > 0), key=lambda c: c.free_since)
+                pair = next(((x, y) for i, x in enumerate(free) for y in free[i + 1:] if x.bot != y.bot),
+                            None)
+                if pair is None:
+                    return
+                x, y = pair if self._game_index % 2 == 0 else (pair[1], pair[0])  # alternate seats
+                self._begin(GameRequest((str(x.bot), str(y.bot))), x, y)
+
+    def _begin(self, req: GameRequest, a: _Client, b: _Client) -> None:
+        a.reserved += 1
+        b.reserved += 1
+        index = self._game_index
+        self._game_index += 1
+        self._spawn(self._start_game(req, a, b, index))
+
+    async def _start_game(self, req: GameRequest, a: _Client, b: _Client, index: int) -> None:
+        cfg = self.config
+        try:
+            full_config = Game(cfg.game, cfg.game_config).config
+            db_id = await self.storage.create_game(cfg.game, full_config, req.seats, str(cfg.tc),
+                                                   req.match_id)
+        except Exception:
+            LOG.exception("cannot create a game in storage")
+            a.reserved -= 1
+            b.reserved -= 1
+            if req.future is not None and not req.future.done():
+                req.future.set_exception(RuntimeError("storage failed"))
+            return
+        a.reserved -= 1
+        b.reserved -= 1
+        gid = str(db_id)
+        seed = req.seed if req.seed is not None else (
+            derive_seed(cfg.seed, index) if cfg.seed is not None else None)
+        tags = {**req.tags, "Date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "Index": index}
+        if req.match_id:
+            tags["Match"] = req.match_id
+        session = GameSession(gid, cfg.game, req.seats, config=cfg.game_config, tc=cfg.tc, policy=cfg.policy,
+                              seed=seed, start_state=req.start_state, want_legal=(a.want_legal, b.want_legal),
+                              tags=tags)
+        if a.closing or b.closing:
+            # A seat's connection closed while the game's row was being written (typically a
+            # bot leaving right after its previous game, just as the referee paired it
+            # again). Nothing has been sent about this game, so it is not played: starting it
+            # would only record a forfeit by disconnect that says nothing about the bots.
+            await self._cancel(req, session, db_id, a if a.closing else b)
+            return
+        game = _Game(session, [a, b], req.seats, db_id, req)
+        self.games[gid] = game
+        for seat, c in enumerate((a, b)):
+            entry = c.games.setdefault(gid, (game, []))
+            entry[1].append(seat)
+        self.stats["games_started"] += 1
+        LOG.info("game %s: %s vs %s (seed %d)", gid, req.seats[0], req.seats[1], session.seed)
+        if req.on_start is not None:
+            req.on_start(db_id)
+        self._dispatch(game, session.start(time.monotonic()))
+        self._after(game)
+
+    async def _cancel(self, req: GameRequest, session: GameSession, db_id: int, gone: _Client) -> None:
+        """Call off a paired game before its first message: its row is stored as aborted, an
+        explicit request goes back to the front of the queue (as if it had never been
+        paired: it is played once its bots have free slots again) or, without `requeue`,
+        fails with GameNotStarted; an automatic pairing is simply dropped, and the other
+        seat's slot is offered again."""
+        LOG.info("game %s not started: %s closed its connection before the game's first message",
+                 session.game_id, gone)
+        session.abort("a seat's connection closed before the game started")
+        if req.future is not None and not req.future.done():  # (stop() cancels what is queued)
+            if req.requeue:
+                self.requests.appendleft(req)
+            else:
+                why = f"{gone.bot} left before game {session.game_id} started"
+                req.future.set_exception(GameNotStarted(why))
+        self._pair()
+        try:
+            await self.storage.finish_game(db_id, session.replay())
+        except Exception:
+            LOG.exception("game %s: could not be stored as aborted", session.game_id)
+
+    # -- games --------------------------------------------------------------------------
+    def _dispatch(self, game: _Game, outs: list[Out]) -> None:
+        touched: list[_Client] = []
+        for o in outs:
+            c = game.clients[o.seat]
+            if c is None or c.closed:
+                continue
+            d = dict(o.msg)
+            cls = MESSAGE_TYPES[d.pop("type")]
+            if cls is YourTurn and not self.config.validate_all:
+                msg: Message = _trusted(YourTurn, d)
+            else:
+                try:
+                    msg = cls(**d)
+                except ProtocolError as e:  # a referee bug: log it, do not send it
+                    LOG.error("game %s: bad %s for seat %d: %s", game.session.game_id, cls.TYPE,
+                              o.seat + 1, e)
+                    continue
+            c.queue(msg)
+            self.stats["messages_out"] += 1
+            if c not in touched:
+                touched.append(c)
+        for c in touched:
+            c.flush()
+
+    def _after(self, game: _Game) -> None:
+        """After any change to a game: end it, or (re)arm its timer."""
+        s = game.session
+        if s.finished:
+            if not game.ending:
+                game.ending = True
+                if game.timer is not None:
+                    game.timer.cancel()
+                    game.timer = None
+                self._spawn(self._end_game(game))
+            return
+        dl = s.next_deadline()
+        if dl == game.deadline:
+            return
+        if game.timer is not None:
+            game.timer.cancel()
+            game.timer = None
+        game.deadline = dl
+        if dl is not None:
+            loop = asyncio.get_running_loop()
+            # The event loop's clock is time.monotonic on every platform asyncio supports.
+            when = loop.time() + max(0.0, dl - time.monotonic()) + 0.0005
+            game.timer = loop.call_at(when, self._on_timer, game)
+
+    def _on_timer(self, game: _Game) -> None:
+        game.timer = None
+        game.deadline = None
+        if game.ending:
+            return
+        self._dispatch(game, game.session.tick(time.monotonic()))
+        self._after(game)
+
+    async def _end_game(self, game: _Game) -> None:
+        s = game.session
+        replay = s.replay()
+        stored = True
+        try:
+            await self.storage.finish_game(game.db_id, replay)
+        except Exception:
+            stored = False
+            LOG.exception("game %s: result could not be stored", s.game_id)
+        o = s.outcome
+        assert o is not None
+        self._dispatch(game, s.game_over_messages(s.game_id if stored else None))
+        self.games.pop(s.game_id, None)
+        for c in set(game.clients):
+            if c is not None:
+                c.games.pop(s.game_id, None)
+                c.free_since = time.monotonic()
+        self.stats["games_finished"] += 1
+        rep = s.clock_report()
+        LOG.info("game %s over: %s (%s) after %d actions", s.game_id, o.result_text, o.reason.value, o.plies)
+        req = game.request
+        if req is not None and req.future is not None and not req.future.done():
+            req.future.set_result(GameSummary(game.db_id, game.bots, o.winner, o.reason.value, o.plies,
+                                              (rep["think_ms"][0], rep["think_ms"][1]),
+                                              (rep["transport_ms"][0], rep["transport_ms"][1]), stored))
+        self._pair()
+
+    # -- connections --------------------------------------------------------------------
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        cfg = self.config
+        c = _Client(self, reader, writer, cfg.max_frame, cfg.max_rate)
+        self.clients.add(c)
+        self.stats["connections"] += 1
+        LOG.info("%d connected from %s", c.id, c.peer)
+        if c.sock is not None:
+            with contextlib.suppress(OSError):
+                c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            await self._read_loop(c, reader)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            LOG.exception("%s: internal error", c)
+            if c.bot is not None and c.conn.our_error is None and not c.closed:
+                c.queue(Error(code=ErrorCode.INTERNAL_ERROR.value, message="internal error; please report"))
+                c.flush()
+        finally:
+            self._drop(c)
+            if c.linger:
+                await self._linger(c, reader)
+            c.close()
+
+    async def _linger(self, c: _Client, reader: asyncio.StreamReader) -> None:
+        """Close gracefully after a fatal error: end our side (so the error is delivered and
+        not lost to a reset caused by unread input), discard input until the peer closes or
+        two seconds pass."""
+        with contextlib.suppress(Exception):
+            c.writer.write_eof()
+
+        async def drain() -> None:
+            while await reader.read(65536):
+                pass
+
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(drain(), 2.0)
+
+    async def _read_loop(self, c: _Client, reader: asyncio.StreamReader) -> None:
+        hello_by = time.monotonic() + self.config.hello_timeout_ms / 1000
+        while not c.closed:
+            if c.bot is None:
+                left = hello_by - time.monotonic()
+                try:
+                    data = await asyncio.wait_for(reader.read(65536), max(0.0, left))
+                except asyncio.TimeoutError:
+                    LOG.info("%s: no hello in time; closing", c)
+                    return
+            else:
+                data = await reader.read(65536)
+            now = time.monotonic()
+            if self.config.record_latency:
+                c.cpu0 = time.thread_time()
+            c.conn.receive_data(data)
+            while not c.closed:
+                try:
+                    ev = c.conn.next_event()
+                except RemoteProtocolError as e:
+                    self._violation(c, e.code, e.message)
+                    return
+                if ev is NEED_DATA:
+                    break
+                if isinstance(ev, ConnectionClosed):
+                    return
+                if isinstance(ev, Greeting):
+                    continue
+                assert isinstance(ev, Message)
+                if not c.rate.take(now):
+                    self._violation(c, ErrorCode.RATE_LIMITED,
+                                    f"more than {self.config.max_rate} messages per second")
+                    return
+                self.stats["messages_in"] += 1
+                if LOG.isEnabledFor(logging.DEBUG):
+                    LOG.debug("%d << %s", c.id, ev.to_wire())
+                if isinstance(ev, Hello):
+                    await self._hello(c, ev)
+                else:
+                    self._message(c, ev, now)
+            if not data:
+                return
+
+    def _violation(self, c: _Client, code: ErrorCode, message: str) -> None:
+        LOG.info("%s: %s: %s", c, code.value, message)
+        self.stats["errors_sent"] += 1
+        try:
+            c.out.append(c.conn.send(Error(code=code.value, message=message[:1900])))
+        except ProtocolError:
+            pass
+        c.flush()
+        if code in FATAL:
+            c.closed = True
+            c.linger = True
+
+    async def _hello(self, c: _Client, h: Hello) -> None:
+        if self.stopping:
+            self._violation(c, ErrorCode.SHUTTING_DOWN, "the server is stopping")
+            return
+        name = self._tokens.get(h.token)
+        if name is None:
+            name = await self.storage.bot_by_token(h.token)
+            if name is not None:
+                self._tokens[h.token] = name
+        if name is None:
+            self._violation(c, ErrorCode.AUTH_FAILED, "unknown or revoked token")
+            return
+        if self.config.game not in h.games:
+            self._violation(c, ErrorCode.UNSUPPORTED_GAME, f"this server referees {self.config.game} only")
+            return
+        if sum(1 for x in self.clients if x.bot == name) >= self.config.max_connections_per_bot:
+            self._violation(c, ErrorCode.ALREADY_CONNECTED,
+                            f"bot {name!r} has {self.config.max_connections_per_bot} connections already")
+            return
+        c.bot = name
+        c.concurrency = h.concurrency
+        c.want_legal = h.want_legal
+        c.free_since = time.monotonic()
+        c.queue(Welcome(bot=name, server=SERVER_NAME, max_frame=self.config.max_frame,
+                        max_rate=self.config.max_rate))
+        c.flush()
+        LOG.info("%s: hello as %s (concurrency %d)", c, name, h.concurrency)
+        self._reattach(c)
+        self._pair()
+
+    def _reattach(self, c: _Client) -> None:
+        """Give `c` the disconnected seats of its bot in running games (reconnection)."""
+        now = time.monotonic()
+        for game in list(self.games.values()):
+            if game.ending or c.free_slots <= 0:
+                continue
+            for seat in (0, 1):
+                if game.bots[seat] == c.bot and game.clients[seat] is None:
+                    game.clients[seat] = c
+                    entry = c.games.setdefault(game.session.game_id, (game, []))
+                    entry[1].append(seat)
+                    game.session.set_want_legal(seat, c.want_legal)
+                    LOG.info("game %s: seat %d reconnected (%s)", game.session.game_id, seat + 1, c)
+                    self._dispatch(game, game.session.reconnect(seat, now))
+                    self._after(game)
+                    break
+
+    def _message(self, c: _Client, m: Message, now: float) -> None:
+        if isinstance(m, Ping):
+            c.queue(Pong(id=m.id))
+            c.flush()
+            return
+        if isinstance(m, (Act, Turn, Resign)):
+            entry = c.games.get(m.game_id)
+            if entry is None:
+                self._game_error(c, m, ErrorCode.UNKNOWN_GAME, f"no game {m.game_id!r} of yours is running")
+                return
+            game, seats = entry
+            if m.seat is not None:
+                if m.seat - 1 not in seats:
+                    self._game_error(c, m, ErrorCode.WRONG_SEAT, f"you do not hold seat {m.seat} here")
+                    return
+                seat = m.seat - 1
+            elif len(seats) == 1:
+                seat = seats[0]
+            else:
+                seat = game.session.to_move
+            if game.ending:
+                self._game_error(c, m, ErrorCode.UNKNOWN_GAME, "the game is over")
+                return
+            if isinstance(m, Resign):
+                outs = game.session.resign(seat, now)
+            else:
+                actions = [m.action] if isinstance(m, Act) else list(m.actions)
+                outs = game.session.submit(seat, actions, now, transport_ms=c.rtt_ms())
+                self.stats["actions"] += len(actions)
+            self._dispatch(game, outs)
+            self._after(game)
+            if self.config.record_latency:
+                self.latencies_ms.append((time.monotonic() - now) * 1000)
+                self.cpu_ms.append((time.thread_time() - c.cpu0) * 1000)
+            return
+        self._violation(c, ErrorCode.UNEXPECTED_MESSAGE, f"{m.TYPE} is not expected here")
+
+    def _game_error(self, c: _Client, m: Act | Turn | Resign, code: ErrorCode, text: str) -> None:
+        self.stats["errors_sent"] += 1
+        if isinstance(m, Resign):
+            c.queue(Error(code=code.value, message=text, game_id=m.game_id))
+        else:
+            c.queue(Result(game_id=m.game_id, accepted=0, error=code.value, message=text))
+        c.flush()
+
+    def _drop(self, c: _Client) -> None:
+        """Forget a connection: its seats are disconnected (the writer is closed by the caller)."""
+        c.closed = True
+        self.clients.discard(c)
+        LOG.info("%s disconnected", c)
+        now = time.monotonic()
+        for gid, (game, seats) in list(c.games.items()):
+            if game.ending:
+                continue
+            for seat in seats:
+                game.clients[seat] = None
+                self._dispatch(game, game.session.disconnect(seat, now))
+            self._after(game)
+            del c.games[gid]

@@ -1,0 +1,478 @@
+"""The transport-free referee: one `GameSession` per game owns the engine state and the RNG
+beside it, the seats' clocks and the policies, takes what a seat sends (one action, a whole
+turn plan or part of one, a resignation) and returns what each seat must be told, as
+`Out(seat, message)` values. No sockets, no tasks, no clock reads except through the
+injected `clock` function: the server does I/O and timing, this module decides.
+
+What each seat is told (message dicts in the wire schema of docs/protocol.md):
+
+- `game_start` to both seats; `your_turn` to the seat to move, with its observation (the
+  engine's observation state: no opponent hand, no deck order, no deck seeds, never the RNG),
+  its clock, and the legal actions when the seat asked for them.
+- After each `act` or `turn` from the seat to move: a `result` to that seat (how many of its
+  actions were applied, and the error code that stopped the rest, if any), a new
+  `your_turn` if its turn goes on, and one `event` per applied action to the opponent,
+  carrying only what became visible: the action, with a swapped card's identity removed
+  (it goes back into the hidden deck). Cards drawn at
+  the end of a turn show up only in the drawing seat's next observation; the opponent's
+  observation shows only the new hand and deck sizes.
+- A refused action leaves the state unchanged (actions of the same plan before it stand).
+- Seats are 0 and 1 in this module's API and 1 and 2 on the wire (as in observations).
+- `game_over` only through `game_over_messages`, which the server calls once the result
+  and replay are stored.
+
+Policies (the `Policy` dataclass, all configurable):
+
+- late: when a seat's thinking time in a turn exceeds its allowance (turn budget plus bank;
+  the referee waits `lag_ms` more before acting on it), its turn ends (`end_turn` applied for
+  it, marked `auto` in the replay) and both seats get an `event` of kind `timeout`. A
+  message that arrives after the allowance but before the referee acted on it is refused
+  whole, with a `result` whose error is `timeout`. After `max_late` late turns in one game
+  the seat loses (reason `timeout`); with `late=forfeit` the first late turn loses.
+- illegal actions: each gets a `result` with error `illegal_action` (and the rule it
+  breaks) or `bad_action` (not an action of this game), then a new `your_turn`: the turn
+  goes on, so the seat may retry until its deadline. The `max_illegal`-th one in a game
+  loses the game (reason `illegal_actions`).
+- disconnect: the seat may reconnect with the same token within `disconnect_grace_ms`
+  (its clock keeps running meanwhile; it is then sent `game_start` and, on move, `your_turn`
+  again, and the opponent gets `event`s of kind `disconnect` and `reconnect`); after that
+  it loses (reason `disconnect`).
+- resignation: at any time, by either seat; the other seat wins (reason `resign`).
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from maag.engine import Action, Game, GameOverError, IllegalActionError
+from maag.server.referee.clock import SeatClock, TimeControl
+from maag.server.referee.policy import LatePolicy, Policy
+
+__all__ = ["GameSession", "Policy", "LatePolicy", "Out", "Outcome", "Reason", "Code", "derive_seed",
+           "REPLAY_VERSION"]
+
+REPLAY_VERSION = 1
+
+
+class Code(str, enum.Enum):
+    """Error codes the referee core answers with (the values of maag.protocol.ErrorCode)."""
+
+    NOT_YOUR_TURN = "not_your_turn"
+    ILLEGAL_ACTION = "illegal_action"
+    BAD_ACTION = "bad_action"
+    TIMEOUT = "timeout"
+    UNKNOWN_GAME = "unknown_game"
+
+
+class Reason(str, enum.Enum):
+    """Why a game ended."""
+
+    RULES = "rules"                      # the rules declared a winner
+    TURN_LIMIT = "turn_limit"            # the rules declared a draw at the turn limit
+    RESIGN = "resign"
+    TIMEOUT = "timeout"                  # lost on time (late policy)
+    ILLEGAL = "illegal_actions"          # too many illegal or malformed actions
+    DISCONNECT = "disconnect"            # did not come back within the grace period
+    ABORTED = "aborted"                  # the referee stopped the game (shutdown); no winner
+
+
+@dataclass(frozen=True, slots=True)
+class Out:
+    """A message for one seat."""
+
+    seat: int
+    msg: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    winner: int | None
+    """0 or 1, -1 for a draw, None for an aborted game."""
+    reason: Reason
+    plies: int
+
+    @property
+    def result_text(self) -> str:
+        return {0: "1-0", 1: "0-1", -1: "1/2-1/2"}.get(self.winner, "*")  # type: ignore[arg-type]
+
+
+def derive_seed(base: int, index: int) -> int:
+    """The seed of game `index` of a reproducible run seeded with `base` (splitmix64)."""
+    z = (base + (index + 1) * 0x9E3779B97F4A7C15) & (2**64 - 1)
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & (2**64 - 1)
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & (2**64 - 1)
+    return (z ^ (z >> 31)) & (2**63 - 1)
+
+
+UNLIMITED_MS = 2**31 - 1
+"""time_left_ms sent when the time control is unlimited."""
+
+
+_ACTION_DICTS: dict[str, dict[int, dict[str, Any]]] = {}
+
+
+def _action_dicts(game: str) -> dict[int, dict[str, Any]]:
+    return _ACTION_DICTS.setdefault(game, {})
+
+
+def _now_ms(t: float) -> float:
+    return t * 1000.0
+
+
+@dataclass(slots=True)
+class _Seat:
+    name: str
+    clock: SeatClock
+    prompt_at: float | None = None      # when the referee last prompted this seat (s)
+    disconnected_at: float | None = None
+    illegal: int = 0
+    late_turns: int = 0
+    want_legal: bool = False
+
+
+class GameSession:
+    """One game between two seats. Every method returns the messages to send, in order."""
+
+    def __init__(
+        self,
+        game_id: str,
+        game: Game | str,
+        names: Sequence[str],
+        *,
+        config: dict[str, Any] | None = None,
+        tc: TimeControl | None = None,
+        policy: Policy | None = None,
+        seed: int | None = None,
+        start_state: dict[str, Any] | None = None,
+        want_legal: Sequence[bool] = (False, False),
+        tags: dict[str, Any] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.game = game if isinstance(game, Game) else Game(game, config)
+        self.game_id = str(game_id)
+        self.tc = tc or TimeControl()
+        self.policy = policy or Policy()
+        self.seed = int.from_bytes(os.urandom(8), "little") & (2**63 - 1) if seed is None else seed
+        self.start_state = start_state
+        if start_state is not None:
+            self.state = self.game.state_from_json(start_state, rng_seed=self.seed)
+        else:
+            self.state = self.game.new_state(self.seed)
+        self._public = self.game.spec.public_action  # what the opponent sees of an action
+        self._dicts = _action_dicts(self.game.name)
+        if len(names) != 2 or len(want_legal) != 2:
+            raise ValueError("a game has two seats")
+        self.seats = [_Seat(str(n), SeatClock(self.tc), want_legal=bool(w))
+                      for n, w in zip(names, want_legal, strict=True)]
+        self.tags: dict[str, Any] = dict(tags or {})
+        self._clock = clock
+        self.t0: float | None = None
+        self.log: list[dict[str, Any]] = []
+        self.outcome: Outcome | None = None
+        self.turn_no = 1
+
+    # -- queries ------------------------------------------------------------------------
+    @property
+    def finished(self) -> bool:
+        return self.outcome is not None
+
+    @property
+    def to_move(self) -> int:
+        return self.state.current_player
+
+    def next_deadline(self) -> float | None:
+        """The earliest time (clock seconds) at which `tick` has something to do, or None."""
+        if self.outcome is not None or self.t0 is None:
+            return None
+        times = []
+        s = self.seats[self.to_move]
+        if not self.tc.unlimited and s.prompt_at is not None:
+            times.append(s.prompt_at + (s.clock.available_ms() + self.tc.lag_ms) / 1000.0)
+        for seat in self.seats:
+            if seat.disconnected_at is not None:
+                times.append(seat.disconnected_at + self.policy.disconnect_grace_ms / 1000.0)
+        return min(times) if times else None
+
+    # -- driving ------------------------------------------------------------------------
+    def start(self, now: float | None = None) -> list[Out]:
+        """`game_start` for both seats, then `your_turn` for the seat to move."""
+        self.t0 = self._clock() if now is None else now
+        outs = [Out(i, self._game_start(i)) for i in (0, 1)]
+        if self.state.is_terminal:
+            self._finish(self.state.winner, None)
+            return outs
+        return outs + self._prompt_turn()
+
+    def submit(self, seat: int, actions: Sequence[dict[str, Any] | Action], now: float,
+               transport_ms: float = 0.0) -> list[Out]:
+        """Actions from `seat` (one `act`, or a `turn` plan, whole or partial) received at
+        `now`; `transport_ms` is the server's measure of this exchange's transport time."""
+        refusal = self._refuse(seat)
+        if refusal:
+            return refusal
+        me = self.seats[seat]
+        think = self._charge(seat, now, transport_ms)
+        if me.clock.late:
+            return [self._result(seat, 0, Code.TIMEOUT, "the turn's time ran out before this message "
+                                 "arrived; the turn was ended")] + self._late(seat, now)
+        events: list[Out] = []
+        turn_over = False
+        applied = 0
+        for i, raw in enumerate(actions):
+            if turn_over:
+                # The plan went on past its end_turn: the rest is not this seat's to play.
+                return ([self._result(seat, applied, Code.NOT_YOUR_TURN,
+                                      f"actions {i}.. of the plan came after end_turn: ignored")]
+                        + events + self._prompt_turn())
+            try:
+                action = self._action(raw)
+            except ValueError as e:
+                return self._illegal(seat, Code.BAD_ACTION, f"action {i}: {e}", applied, events)
+            d = self._dict(action.code)
+            try:
+                self.state.apply(action)
+            except (IllegalActionError, GameOverError) as e:
+                return self._illegal(seat, Code.ILLEGAL_ACTION, f"action {i}: {e}", applied, events)
+            applied += 1
+            entry: dict[str, Any] = {"seat": seat, "action": d, "t_ms": round(_now_ms(now - self._t0), 3)}
+            if i == 0:
+                entry["think_ms"] = round(think, 3)
+            turn_over = d["type"] == "end_turn"
+            if turn_over:
+                entry["hash"] = self.state.hash()
+            self.log.append(entry)
+            events.append(Out(1 - seat, self._event(seat, "action", self._public(d))))
+            if self.state.is_terminal:
+                self._finish(self.state.winner, None)
+                return [self._result(seat, applied)] + events
+            if turn_over:
+                self._close_turn(seat)
+        if turn_over:
+            return [self._result(seat, applied)] + events + self._prompt_turn()
+        return [self._result(seat, applied)] + events + self._prompt_turn()
+
+    def resign(self, seat: int, now: float) -> list[Out]:
+        """`seat` resigns (at any time); the other seat wins."""
+        if self.outcome is not None:
+            return [Out(seat, _error(Code.UNKNOWN_GAME, "the game is over", self.game_id))]
+        self._finish(1 - seat, Reason.RESIGN)
+        return []
+
+    def tick(self, now: float) -> list[Out]:
+        """Act on deadlines that have passed at `now`: late turns, expired grace periods."""
+        if self.outcome is not None or self.t0 is None:
+            return []
+        grace = self.policy.disconnect_grace_ms / 1000
+        for i, s in enumerate(self.seats):
+            if s.disconnected_at is not None and now >= s.disconnected_at + grace:
+                self._finish(1 - i, Reason.DISCONNECT)
+                return []
+        seat = self.to_move
+        s = self.seats[seat]
+        if self.tc.unlimited or s.prompt_at is None:
+            return []
+        if _now_ms(now - s.prompt_at) >= s.clock.available_ms() + self.tc.lag_ms:
+            self._charge(seat, now, self.tc.lag_ms)
+            return self._late(seat, now)
+        return []
+
+    def disconnect(self, seat: int, now: float) -> list[Out]:
+        """The seat's connection is gone; it has the grace period to come back."""
+        s = self.seats[seat]
+        if self.outcome is not None or s.disconnected_at is not None:
+            return []
+        s.disconnected_at = now
+        if self.policy.disconnect_grace_ms <= 0:
+            self._finish(1 - seat, Reason.DISCONNECT)
+            return []
+        return [Out(1 - seat, self._event(seat, "disconnect"))]
+
+    def reconnect(self, seat: int, now: float) -> list[Out]:
+        """The seat is back: it is told the game again, and its turn if it is on move."""
+        s = self.seats[seat]
+        if self.outcome is not None or s.disconnected_at is None:
+            return []
+        s.disconnected_at = None
+        outs = [Out(seat, self._game_start(seat)),
+                Out(1 - seat, self._event(seat, "reconnect"))]
+        if self.to_move == seat and self.t0 is not None:
+            outs.append(Out(seat, self._your_turn(seat)))
+        return outs
+
+    def abort(self, why: str = "aborted") -> None:
+        """Stop the game without a winner (server shutdown)."""
+        if self.outcome is None:
+            self._finish(None, Reason.ABORTED)
+            self.tags["Abort"] = why
+
+    def set_want_legal(self, seat: int, want: bool) -> None:
+        """Whether `your_turn` for `seat` lists the legal actions (from its `hello`)."""
+        self.seats[seat].want_legal = want
+
+    def game_over_messages(self, replay_id: int | str | None) -> list[Out]:
+        """`game_over` for both seats; call once the result and replay are stored."""
+        o = self.outcome
+        if o is None:
+            raise RuntimeError("the game is not over")
+        winner = o.winner + 1 if o.winner in (0, 1) else None  # type: ignore[operator]
+        msg = {"type": "game_over", "game_id": self.game_id, "winner": winner, "reason": o.reason.value,
+               "replay_id": None if replay_id is None else str(replay_id)}
+        return [Out(0, msg), Out(1, dict(msg))]
+
+    # -- the replay ---------------------------------------------------------------------
+    def replay(self) -> dict[str, Any]:
+        """Everything needed to re-simulate this game exactly (see server/replay.py)."""
+        o = self.outcome
+        tags = {"Game": self.game.name, "Seat1": self.seats[0].name, "Seat2": self.seats[1].name,
+                "TimeControl": str(self.tc), "GameId": str(self.game_id), **self.tags}
+        if o is not None:
+            tags["Result"] = o.result_text
+            tags["Reason"] = o.reason.value
+        return {
+            "version": REPLAY_VERSION,
+            "game": self.game.name,
+            "config": self.game.config,
+            "seed": self.seed,
+            "start_state": self.start_state,
+            "time_control": self.tc.to_dict(),
+            "policy": self.policy.to_dict(),
+            "tags": tags,
+            "actions": self.log,
+            "result": None if o is None else {"winner": o.winner, "reason": o.reason.value, "plies": o.plies},
+            "final_hash": self.state.hash(),
+            "clock": self.clock_report(),
+        }
+
+    def clock_report(self) -> dict[str, list[Any]]:
+        """Per seat: thinking time and transport time charged in total (ms), late turns,
+        illegal actions."""
+        return {"think_ms": [round(s.clock.think_total_ms, 3) for s in self.seats],
+                "transport_ms": [round(s.clock.transport_total_ms, 3) for s in self.seats],
+                "late_turns": [s.late_turns for s in self.seats],
+                "illegal": [s.illegal for s in self.seats]}
+
+    # -- internals ----------------------------------------------------------------------
+    @property
+    def _t0(self) -> float:
+        return self.t0 if self.t0 is not None else 0.0
+
+    def _refuse(self, seat: int) -> list[Out] | None:
+        if self.outcome is not None:
+            return [self._result(seat, 0, Code.UNKNOWN_GAME, "the game is over")]
+        if self.t0 is None:
+            return [self._result(seat, 0, Code.NOT_YOUR_TURN, "the game has not started")]
+        if seat != self.to_move:
+            return [self._result(seat, 0, Code.NOT_YOUR_TURN, "it is the other seat's turn")]
+        return None
+
+    def _action(self, raw: dict[str, Any] | Action) -> Action:
+        if isinstance(raw, Action):
+            return raw
+        if not isinstance(raw, dict):
+            raise ValueError("an action must be a map with a 'type' field")
+        return self.game.action(raw)
+
+    def _charge(self, seat: int, now: float, transport_ms: float) -> float:
+        s = self.seats[seat]
+        if s.prompt_at is None:
+            return 0.0
+        think = s.clock.charge(_now_ms(now - s.prompt_at), transport_ms)
+        s.prompt_at = now
+        return think
+
+    def _result(self, seat: int, accepted: int, code: Code | None = None, text: str | None = None) -> Out:
+        msg: dict[str, Any] = {"type": "result", "game_id": self.game_id, "accepted": accepted}
+        if code is not None:
+            msg["error"] = code.value
+            msg["message"] = text or ""
+        return Out(seat, msg)
+
+    def _illegal(self, seat: int, code: Code, text: str, applied: int, events: list[Out]) -> list[Out]:
+        s = self.seats[seat]
+        s.illegal += 1
+        outs = [self._result(seat, applied, code, text)] + events
+        if self.policy.max_illegal is not None and s.illegal >= self.policy.max_illegal:
+            self._finish(1 - seat, Reason.ILLEGAL)
+            return outs
+        return outs + self._prompt_turn()
+
+    def _late(self, seat: int, now: float) -> list[Out]:
+        s = self.seats[seat]
+        s.late_turns += 1
+        outs = [Out(seat, self._event(seat, "timeout")), Out(1 - seat, self._event(seat, "timeout"))]
+        if self.policy.late == LatePolicy.FORFEIT or (
+                self.policy.max_late is not None and s.late_turns >= self.policy.max_late):
+            self._finish(1 - seat, Reason.TIMEOUT)
+            return outs
+        self.state.apply(self.game.action({"type": "end_turn"}))  # legal on any live state
+        self.log.append({"seat": seat, "action": {"type": "end_turn"},
+                         "t_ms": round(_now_ms(now - self._t0), 3), "auto": True, "hash": self.state.hash()})
+        if self.state.is_terminal:
+            self._finish(self.state.winner, None)
+            return outs
+        self._close_turn(seat)
+        return outs + self._prompt_turn()
+
+    def _dict(self, code: int) -> dict[str, Any]:
+        """The readable form of an action code (cached per game: the same objects are
+        shared by messages and the log, and never modified)."""
+        d = self._dicts.get(code)
+        if d is None:
+            d = self._dicts[code] = self.game.action(code).to_dict()
+        return d
+
+    def _event(self, seat: int, kind: str, action: dict[str, Any] | None = None) -> dict[str, Any]:
+        msg = {"type": "event", "game_id": self.game_id, "seat": seat + 1, "kind": kind}
+        if action is not None:
+            msg["action"] = action
+        return msg
+
+    def _close_turn(self, seat: int) -> None:
+        s = self.seats[seat]
+        s.clock.end_turn()
+        s.prompt_at = None
+        self.turn_no += 1
+
+    def _prompt_turn(self) -> list[Out]:
+        seat = self.to_move
+        msg = self._your_turn(seat)
+        self.seats[seat].prompt_at = self._clock()
+        return [Out(seat, msg)]
+
+    def _your_turn(self, seat: int) -> dict[str, Any]:
+        s = self.seats[seat]
+        if self.tc.turn_ms is None:
+            left, bank = UNLIMITED_MS, 0
+        else:
+            left = int(max(0.0, min(self.tc.turn_ms - s.clock.used_ms, s.clock.available_ms())))
+            bank = int(max(0.0, min(s.clock.bank_ms, s.clock.available_ms())))
+        msg: dict[str, Any] = {"type": "your_turn", "game_id": self.game_id,
+                               "observation": self.state.observation(seat).to_json(),
+                               "time_left_ms": left, "bank_ms": bank}
+        if s.want_legal:
+            msg["legal"] = [self._dict(c) for c in self.state.legal_codes()]
+        return msg
+
+    def _game_start(self, seat: int) -> dict[str, Any]:
+        return {"type": "game_start", "game_id": self.game_id, "game": self.game.name, "seat": seat + 1,
+                "config": self.game.config, "time_control": self.tc.to_wire(),
+                "opponent": self.seats[1 - seat].name}
+
+    def _finish(self, winner: int | None, reason: Reason | None) -> None:
+        if reason is None:
+            reason = Reason.TURN_LIMIT if winner == -1 else Reason.RULES
+        self.outcome = Outcome(winner, reason, len(self.log))
+        for s in self.seats:
+            s.prompt_at = None
+
+
+def _error(code: Code, message: str, game_id: str | None) -> dict[str, Any]:
+    msg: dict[str, Any] = {"type": "error", "code": code.value, "message": message}
+    if game_id is not None:
+        msg["game_id"] = game_id
+    return msg

@@ -1,0 +1,351 @@
+"""Storage of bots, games, results and replays: the `Storage` interface, its SQLite
+implementation (one file, WAL, durable commits), and `AsyncStorage`, which runs any Storage
+on one worker thread so the event loop never blocks on the disk.
+
+The SQL is kept portable (`?` placeholders, which another backend may translate; `INSERT
+... RETURNING`; JSON kept as TEXT; times as ISO-8601 UTC text); only the schema's DDL is
+backend-specific. A game's row is written when it starts (status `running`); its result and
+replay are written in one transaction with the status change to `finished`, and that
+transaction is committed (synchronous=FULL) before the referee sends `game_over`. Games
+left `running` by a crash are marked `aborted` when a server opens the file again.
+
+Tokens: `add_bot` makes a random token and stores only its SHA-256; a bot is found by the
+hash of the token it presents.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import concurrent.futures
+import datetime as _dt
+import hashlib
+import json
+import os
+import secrets
+import sqlite3
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+__all__ = ["Storage", "SQLiteStorage", "AsyncStorage", "BotRecord", "GameRecord", "StorageError",
+           "default_db_path", "hash_token", "open_storage"]
+
+T = TypeVar("T")
+
+
+class StorageError(Exception):
+    """A storage operation was refused (e.g. a bot name already taken)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BotRecord:
+    name: str
+    created: str
+
+
+@dataclass(frozen=True, slots=True)
+class GameRecord:
+    id: int
+    game: str
+    config: dict[str, Any]
+    seats: tuple[str, str]
+    time_control: str
+    match_id: str | None
+    status: str
+    """running, finished or aborted."""
+    created: str
+    winner: int | None = None
+    reason: str | None = None
+    plies: int | None = None
+    finished: str | None = None
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def default_db_path() -> Path:
+    """$MAAG_DB, else maag.sqlite3 in the user's data directory ($XDG_DATA_HOME/maag)."""
+    env = os.environ.get("MAAG_DB")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "maag" / "maag.sqlite3"
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+class Storage(abc.ABC):
+    """What the referee and the command line need from a database. Every method is blocking
+    and commits before it returns; use AsyncStorage from the event loop."""
+
+    # -- bots
+    @abc.abstractmethod
+    def add_bot(self, name: str, *, replace: bool = False) -> str:
+        """Register `name` and return a new token (shown once; only its hash is kept).
+        StorageError if the name is taken, unless `replace` (which revokes the old token)."""
+
+    @abc.abstractmethod
+    def bot_by_token(self, token: str) -> str | None:
+        """The name of the bot holding `token`, or None."""
+
+    @abc.abstractmethod
+    def list_bots(self) -> list[BotRecord]: ...
+
+    # -- games
+    @abc.abstractmethod
+    def create_game(self, game: str, config: dict[str, Any], seats: tuple[str, str], time_control: str,
+                    match_id: str | None = None) -> int:
+        """A new game row with status running; returns its id (also the replay's id)."""
+
+    @abc.abstractmethod
+    def finish_game(self, game_id: int, replay: dict[str, Any]) -> None:
+        """Store the result and replay of a game and mark it finished (or aborted, for a
+        result without winner and reason `aborted`), in one durable transaction."""
+
+    @abc.abstractmethod
+    def abort_unfinished(self) -> int:
+        """Mark games still `running` (left by a crash) as aborted; returns how many."""
+
+    @abc.abstractmethod
+    def get_game(self, game_id: int) -> GameRecord | None: ...
+
+    @abc.abstractmethod
+    def list_games(self, match_id: str | None = None, status: str | None = None,
+                   limit: int = 1000) -> list[GameRecord]:
+        """Games, newest first."""
+
+    @abc.abstractmethod
+    def get_replay(self, game_id: int) -> dict[str, Any] | None: ...
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+
+_GAME_COLS = ("g.id, g.game, g.config, g.seat0, g.seat1, g.time_control, g.match_id, g.status, g.created, "
+              "r.winner, r.reason, r.plies, r.finished")
+
+
+class SQLStorage(Storage):
+    """What the SQL backends share: one schema, and the same read and cleanup queries. A
+    backend supplies its connection (`_db`, guarded by `_lock`), transactions (`_tx`),
+    queries (`_query`) and its parameter placeholder (`PARAM`)."""
+
+    PARAM = "?"
+    _db: Any
+    _lock: threading.Lock
+
+    @abc.abstractmethod
+    def _tx(self, fn: Callable[[Any], T]) -> T: ...
+
+    @abc.abstractmethod
+    def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]: ...
+
+    def abort_unfinished(self) -> int:
+        def tx(cur: Any) -> int:
+            cur.execute("UPDATE games SET status = 'aborted' WHERE status = 'running'")
+            return int(cur.rowcount)
+
+        return self._tx(tx)
+
+    def get_game(self, game_id: int) -> GameRecord | None:
+        rows = self._query(f"SELECT {_GAME_COLS} FROM games g LEFT JOIN results r ON r.game_id = g.id "
+                           f"WHERE g.id = {self.PARAM}", (game_id,))
+        return _game_record(rows[0]) if rows else None
+
+    def list_games(self, match_id: str | None = None, status: str | None = None,
+                   limit: int = 1000) -> list[GameRecord]:
+        where, args = [], []
+        if match_id is not None:
+            where.append(f"g.match_id = {self.PARAM}")
+            args.append(match_id)
+        if status is not None:
+            where.append(f"g.status = {self.PARAM}")
+            args.append(status)
+        sql = f"SELECT {_GAME_COLS} FROM games g LEFT JOIN results r ON r.game_id = g.id"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += f" ORDER BY g.id DESC LIMIT {self.PARAM}"
+        return [_game_record(r) for r in self._query(sql, (*args, int(limit)))]
+
+    def get_replay(self, game_id: int) -> dict[str, Any] | None:
+        rows = self._query(f"SELECT data FROM replays WHERE game_id = {self.PARAM}", (game_id,))
+        return json.loads(rows[0][0]) if rows else None
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+class SQLiteStorage(SQLStorage):
+    """Storage in one SQLite file (WAL mode, synchronous=FULL)."""
+
+    SCHEMA = """
+    CREATE TABLE IF NOT EXISTS bots (
+        name TEXT PRIMARY KEY,
+        token_hash TEXT NOT NULL UNIQUE,
+        created TEXT NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS games (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        game TEXT NOT NULL,
+        config TEXT NOT NULL,
+        seat0 TEXT NOT NULL,
+        seat1 TEXT NOT NULL,
+        time_control TEXT NOT NULL,
+        match_id TEXT,
+        status TEXT NOT NULL,
+        created TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS games_match ON games (match_id);
+    CREATE TABLE IF NOT EXISTS results (
+        game_id INTEGER PRIMARY KEY REFERENCES games (id),
+        winner INTEGER,
+        reason TEXT NOT NULL,
+        plies INTEGER NOT NULL,
+        think_ms0 REAL,
+        think_ms1 REAL,
+        finished TEXT NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS replays (
+        game_id INTEGER PRIMARY KEY REFERENCES games (id),
+        seed TEXT NOT NULL,
+        tags TEXT NOT NULL,
+        data TEXT NOT NULL
+    );
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        if str(path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
+        self._lock = threading.Lock()
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        self._db.executescript(self.SCHEMA)
+
+    def _tx(self, fn: Callable[[sqlite3.Cursor], T]) -> T:
+        with self._lock:
+            cur = self._db.cursor()
+            cur.execute("BEGIN IMMEDIATE")
+            try:
+                out = fn(cur)
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+            cur.execute("COMMIT")
+            return out
+
+    def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self._db.execute(sql, args).fetchall()
+
+    # -- bots
+    def add_bot(self, name: str, *, replace: bool = False) -> str:
+        if not name or len(name) > 64 or not name.isprintable() or name.strip() != name:
+            raise StorageError("a bot name is 1..64 printable characters without surrounding spaces")
+        token = "maag_" + secrets.token_urlsafe(24)
+
+        def tx(cur: sqlite3.Cursor) -> None:
+            cur.execute("SELECT name FROM bots WHERE name = ?", (name,))
+            if cur.fetchone():
+                if not replace:
+                    raise StorageError(f"a bot named {name!r} exists (use --replace to issue a new token)")
+                cur.execute("UPDATE bots SET token_hash = ? WHERE name = ?", (hash_token(token), name))
+            else:
+                cur.execute("INSERT INTO bots (name, token_hash, created) VALUES (?, ?, ?)",
+                            (name, hash_token(token), _now()))
+
+        self._tx(tx)
+        return token
+
+    def bot_by_token(self, token: str) -> str | None:
+        rows = self._query("SELECT name FROM bots WHERE token_hash = ?", (hash_token(token),))
+        return str(rows[0][0]) if rows else None
+
+    def list_bots(self) -> list[BotRecord]:
+        return [BotRecord(r[0], r[1]) for r in self._query("SELECT name, created FROM bots ORDER BY name")]
+
+    # -- games
+    def create_game(self, game: str, config: dict[str, Any], seats: tuple[str, str], time_control: str,
+                    match_id: str | None = None) -> int:
+        def tx(cur: sqlite3.Cursor) -> int:
+            cur.execute("INSERT INTO games (game, config, seat0, seat1, time_control, match_id, status, "
+                        "created) VALUES (?, ?, ?, ?, ?, ?, 'running', ?) RETURNING id",
+                        (game, json.dumps(config), seats[0], seats[1], time_control, match_id, _now()))
+            return int(cur.fetchone()[0])
+
+        return self._tx(tx)
+
+    def finish_game(self, game_id: int, replay: dict[str, Any]) -> None:
+        res = replay["result"]
+        status = "aborted" if res["reason"] == "aborted" else "finished"
+        think = replay.get("clock", {}).get("think_ms", [None, None])
+
+        def tx(cur: sqlite3.Cursor) -> None:
+            cur.execute("UPDATE games SET status = ? WHERE id = ? AND status = 'running'", (status, game_id))
+            if cur.rowcount != 1:
+                raise StorageError(f"game {game_id} is not running")
+            cur.execute("INSERT INTO results (game_id, winner, reason, plies, think_ms0, think_ms1, "
+                        "finished) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (game_id, res["winner"], res["reason"], res["plies"], think[0], think[1], _now()))
+            cur.execute("INSERT INTO replays (game_id, seed, tags, data) VALUES (?, ?, ?, ?)",
+                        (game_id, str(replay["seed"]), json.dumps(replay.get("tags", {})),
+                         json.dumps(replay, separators=(",", ":"))))
+
+        self._tx(tx)
+
+def _game_record(r: tuple[Any, ...]) -> GameRecord:
+    return GameRecord(id=int(r[0]), game=r[1], config=json.loads(r[2]), seats=(r[3], r[4]), time_control=r[5],
+                      match_id=r[6], status=r[7], created=r[8], winner=r[9], reason=r[10], plies=r[11],
+                      finished=r[12])
+
+
+def open_storage(url: str | os.PathLike[str] | None = None) -> Storage:
+    """A Storage for a path (SQLite) or None (the default path). Other backends plug in here
+    by URL scheme (e.g. postgresql://)."""
+    if url is None:
+        return SQLiteStorage(default_db_path())
+    text = str(url)
+    if text.startswith("sqlite:///"):
+        return SQLiteStorage(text[len("sqlite:///"):])
+    if text.startswith(("postgresql://", "postgres://")):
+        from maag.server.storage.postgres import PostgresStorage
+
+        return PostgresStorage(text)
+    if "://" in text:
+        raise StorageError(f"unsupported storage URL {text!r} (use a file path, sqlite:///PATH or postgresql://...)")
+    return SQLiteStorage(text)
+
+
+class AsyncStorage:
+    """Runs a Storage's blocking calls on one dedicated thread; awaitable from the loop."""
+
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="maag-storage")
+
+    async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, lambda: fn(*args, **kwargs))
+
+    async def bot_by_token(self, token: str) -> str | None:
+        return await self.run(self.storage.bot_by_token, token)
+
+    async def create_game(self, game: str, config: dict[str, Any], seats: tuple[str, str], time_control: str,
+                          match_id: str | None = None) -> int:
+        return await self.run(self.storage.create_game, game, config, seats, time_control, match_id)
+
+    async def finish_game(self, game_id: int, replay: dict[str, Any]) -> None:
+        await self.run(self.storage.finish_game, game_id, replay)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+        self.storage.close()

@@ -1,0 +1,332 @@
+"""The schedule of tournaments in the database (SQLite or PostgreSQL, the same `--db URL` as
+the games): each scheduled game has a deterministic key and moves, transactionally,
+`pending` -> `claimed` -> `done`; a claim that never finished (the runner was killed) is
+recovered on restart. This is what makes `maag tournament` resumable without losing or
+double-counting a game.
+
+Only one runner works on a tournament at a time: `lock_runner` takes a lock that the
+operating system or the database releases when the runner dies (an `flock` beside the
+SQLite file; a session-level advisory lock in PostgreSQL).
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import datetime as _dt
+import fcntl
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+__all__ = ["ScheduledGame", "GameRow", "TournamentStore", "TournamentBusy", "SpecMismatch",
+           "open_tournament_store"]
+
+T = TypeVar("T")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS tournaments (
+    id TEXT PRIMARY KEY,
+    spec TEXT NOT NULL,
+    created TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tournament_games (
+    tournament TEXT NOT NULL REFERENCES tournaments (id),
+    game_key TEXT NOT NULL,
+    round INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    seat0 TEXT NOT NULL,
+    seat1 TEXT NOT NULL,
+    seed BIGINT NOT NULL,
+    status TEXT NOT NULL,
+    attempts INTEGER NOT NULL,
+    game_id BIGINT,
+    winner INTEGER,
+    reason TEXT,
+    updated TEXT NOT NULL,
+    PRIMARY KEY (tournament, game_key)
+);
+CREATE INDEX IF NOT EXISTS tournament_games_status ON tournament_games (tournament, status, seq)
+"""
+
+
+class TournamentBusy(Exception):
+    """Another runner holds the tournament."""
+
+
+class SpecMismatch(Exception):
+    """A tournament of this id exists with a different specification."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduledGame:
+    """One game of a tournament's schedule. Seats are 0 (moves first) and 1."""
+
+    key: str  # unique within the tournament; deterministic from the specification
+    round: int
+    seq: int  # order of play
+    seat0: str
+    seat1: str
+    seed: int  # the referee's seed (the mirrored game of a pair has the same one)
+
+
+@dataclass(frozen=True, slots=True)
+class GameRow:
+    """A scheduled game with its state: pending, claimed or done."""
+
+    game: ScheduledGame
+    status: str
+    attempts: int
+    game_id: int | None
+    winner: int | None  # 0, 1, -1 for a draw; None until done
+    reason: str | None
+
+    @property
+    def score0(self) -> float | None:
+        """Points of seat 0 (1, 0.5, 0), or None until done."""
+        if self.status != "done" or self.winner is None:
+            return None
+        return {0: 1.0, 1: 0.0, -1: 0.5}[self.winner]
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+_COLS = "game_key, round, seq, seat0, seat1, seed, status, attempts, game_id, winner, reason"
+
+
+def _row(r: Sequence[Any]) -> GameRow:
+    g = ScheduledGame(str(r[0]), int(r[1]), int(r[2]), str(r[3]), str(r[4]), int(r[5]))
+    return GameRow(g, str(r[6]), int(r[7]), None if r[8] is None else int(r[8]),
+                   None if r[9] is None else int(r[9]), r[10])
+
+
+class TournamentStore(abc.ABC):
+    """The schedule tables; SQL written with `?` placeholders (translated per backend)."""
+
+    @abc.abstractmethod
+    def _tx(self, fn: Callable[[Any], T]) -> T:
+        """Run fn(cursor) in one write transaction, committed (durably) before returning."""
+
+    @abc.abstractmethod
+    def _q(self, sql: str) -> str:
+        """The SQL in this backend's placeholder style."""
+
+    @abc.abstractmethod
+    def lock_runner(self, tid: str) -> None:
+        """Hold tournament `tid` for this process until close(); TournamentBusy if taken."""
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    def _exec(self, cur: Any, sql: str, args: Sequence[Any] = ()) -> Any:
+        cur.execute(self._q(sql), tuple(args))
+        return cur
+
+    def open_tournament(self, tid: str, spec: dict[str, Any]) -> bool:
+        """Create tournament `tid` with `spec`, or check that the stored one is the same.
+        Returns True when it was created. SpecMismatch if `tid` has another spec."""
+        text = json.dumps(spec, sort_keys=True, separators=(",", ":"))
+
+        def tx(cur: Any) -> bool:
+            row = self._exec(cur, "SELECT spec FROM tournaments WHERE id = ?", (tid,)).fetchone()
+            if row is None:
+                self._exec(cur, "INSERT INTO tournaments (id, spec, created) VALUES (?, ?, ?)",
+                           (tid, text, _now()))
+                return True
+            if json.loads(row[0]) != json.loads(text):
+                raise SpecMismatch(f"tournament {tid!r} exists with another specification; "
+                                   "use another --name, or the same options as before")
+            return False
+
+        return self._tx(tx)
+
+    def spec(self, tid: str) -> dict[str, Any] | None:
+        def tx(cur: Any) -> dict[str, Any] | None:
+            row = self._exec(cur, "SELECT spec FROM tournaments WHERE id = ?", (tid,)).fetchone()
+            return None if row is None else dict(json.loads(row[0]))
+
+        return self._tx(tx)
+
+    def add_games(self, tid: str, games: Sequence[ScheduledGame]) -> int:
+        """Schedule `games` (those already scheduled are left alone); returns how many were new."""
+
+        def tx(cur: Any) -> int:
+            sql = "SELECT game_key FROM tournament_games WHERE tournament = ?"
+            have = {r[0] for r in self._exec(cur, sql, (tid,)).fetchall()}
+            now = _now()
+            new = [g for g in games if g.key not in have]
+            for g in new:
+                self._exec(cur, "INSERT INTO tournament_games (tournament, game_key, round, seq, seat0, "
+                                "seat1, seed, status, attempts, updated) "
+                                "VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?)",
+                           (tid, g.key, g.round, g.seq, g.seat0, g.seat1, g.seed, now))
+            return len(new)
+
+        return self._tx(tx)
+
+    def claim(self, tid: str, limit: int = 1) -> list[ScheduledGame]:
+        """Mark up to `limit` pending games (in `seq` order) claimed and return them."""
+
+        def tx(cur: Any) -> list[ScheduledGame]:
+            rows = self._exec(cur, f"SELECT {_COLS} FROM tournament_games WHERE tournament = ? AND status = "
+                                   f"'pending' ORDER BY seq, game_key LIMIT ?{self._for_update}",
+                              (tid, int(limit))).fetchall()
+            out = [_row(r).game for r in rows]
+            now = _now()
+            for g in out:
+                self._exec(cur, "UPDATE tournament_games SET status = 'claimed', attempts = attempts + 1, "
+                                "updated = ? WHERE tournament = ? AND game_key = ?", (now, tid, g.key))
+            return out
+
+        return self._tx(tx)
+
+    _for_update = ""
+
+    def finish(self, tid: str, key: str, game_id: int | None, winner: int, reason: str) -> bool:
+        """Record the result of a claimed game (winner 0, 1 or -1). Returns False, changing
+        nothing, if the game is not claimed (e.g. already done): a result counts once."""
+        if winner not in (0, 1, -1):
+            raise ValueError(f"winner must be 0, 1 or -1, not {winner!r}")
+
+        def tx(cur: Any) -> bool:
+            c = self._exec(cur, "UPDATE tournament_games SET status = 'done', game_id = ?, winner = ?, "
+                                "reason = ?, updated = ? "
+                                "WHERE tournament = ? AND game_key = ? AND status = 'claimed'",
+                           (game_id, winner, reason, _now(), tid, key))
+            return bool(c.rowcount == 1)
+
+        return self._tx(tx)
+
+    def release(self, tid: str, key: str) -> bool:
+        """Put a claimed game back to pending (it will be played again)."""
+
+        def tx(cur: Any) -> bool:
+            c = self._exec(cur, "UPDATE tournament_games SET status = 'pending', updated = ? "
+                                "WHERE tournament = ? AND game_key = ? AND status = 'claimed'",
+                           (_now(), tid, key))
+            return bool(c.rowcount == 1)
+
+        return self._tx(tx)
+
+    def rows(self, tid: str) -> list[GameRow]:
+        """Every scheduled game of the tournament, in `seq` order."""
+
+        def tx(cur: Any) -> list[GameRow]:
+            sql = f"SELECT {_COLS} FROM tournament_games WHERE tournament = ? ORDER BY seq, game_key"
+            rows = self._exec(cur, sql, (tid,)).fetchall()
+            return [_row(r) for r in rows]
+
+        return self._tx(tx)
+
+    def tournaments(self) -> list[tuple[str, dict[str, Any], str]]:
+        """(id, spec, created) of every stored tournament, oldest first."""
+
+        def tx(cur: Any) -> list[tuple[str, dict[str, Any], str]]:
+            sql = "SELECT id, spec, created FROM tournaments ORDER BY created, id"
+            rows = self._exec(cur, sql).fetchall()
+            return [(str(r[0]), json.loads(r[1]), str(r[2])) for r in rows]
+
+        return self._tx(tx)
+
+
+class SQLiteTournamentStore(TournamentStore):
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=60)
+        self._lock = threading.Lock()
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.executescript(_SCHEMA)
+        self._runner_files: list[Any] = []
+
+    def _q(self, sql: str) -> str:
+        return sql
+
+    def _tx(self, fn: Callable[[Any], T]) -> T:
+        with self._lock:
+            cur = self._db.cursor()
+            cur.execute("BEGIN IMMEDIATE")
+            try:
+                out = fn(cur)
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+            cur.execute("COMMIT")
+            return out
+
+    def lock_runner(self, tid: str) -> None:
+        name = hashlib.sha256(tid.encode()).hexdigest()[:16]
+        f = open(f"{self.path}.tournament-{name}.lock", "a+")  # noqa: SIM115 (held until close)
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            f.close()
+            raise TournamentBusy(f"another runner is playing tournament {tid!r}") from None
+        self._runner_files.append(f)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+        for f in self._runner_files:
+            f.close()
+        self._runner_files.clear()
+
+
+class PostgresTournamentStore(TournamentStore):
+    _for_update = " FOR UPDATE SKIP LOCKED"
+
+    def __init__(self, url: str) -> None:
+        from maag.server.storage.base import postgres as storage_pg
+
+        self._db = storage_pg.connect(url)
+        self._lock = threading.Lock()
+        storage_pg.ensure_schema(self._db, _SCHEMA)
+
+    def _q(self, sql: str) -> str:
+        return sql.replace("?", "%s")
+
+    def _tx(self, fn: Callable[[Any], T]) -> T:
+        with self._lock, self._db.transaction(), self._db.cursor() as cur:
+            return fn(cur)
+
+    def lock_runner(self, tid: str) -> None:
+        digest = hashlib.sha256(b"maag-tournament:" + tid.encode()).digest()
+        key = int.from_bytes(digest[:8], "big", signed=True)
+        with self._lock:
+            row = self._db.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
+        if not row or not row[0]:
+            raise TournamentBusy(f"another runner is playing tournament {tid!r}")
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+def open_tournament_store(url: str | os.PathLike[str]) -> TournamentStore:
+    """The schedule store for a `--db` value: `postgresql://...`, `sqlite:///PATH` or a path."""
+    text = str(url)
+    if text.startswith(("postgresql://", "postgres://")):
+        return PostgresTournamentStore(text)
+    if text.startswith("sqlite:///"):
+        return SQLiteTournamentStore(text[len("sqlite:///"):])
+    if "://" in text:
+        raise ValueError(f"unsupported database URL {text!r} (use sqlite:///PATH or postgresql://...)")
+    return SQLiteTournamentStore(text)
+
+
+@contextlib.contextmanager
+def opened(url: str | os.PathLike[str]) -> Iterator[TournamentStore]:
+    store = open_tournament_store(url)
+    try:
+        yield store
+    finally:
+        store.close()
