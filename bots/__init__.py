@@ -2,8 +2,8 @@
 an agent whose `plan(state, budget_ms=..., iterations=..., seed=...)` returns the actions
 for the rest of the turn; `AGENTS` lists them with their parameters."""
 
-from .agents import AGENTS, DEFAULT_BUDGET_MS, Agent, AgentError, AgentSpec, Param, make_agent, parse_agent
+from .agents import AGENTS, DEFAULT_BUDGET_MS, Agent, AgentError, AgentSpec, make_agent, parse_agent
 from .hidden import IsmctsAgent, PimcAgent  # registers pimc and ismcts
 
-__all__ = ["AGENTS", "DEFAULT_BUDGET_MS", "Agent", "AgentError", "AgentSpec", "IsmctsAgent", "Param",
+__all__ = ["AGENTS", "DEFAULT_BUDGET_MS", "Agent", "AgentError", "AgentSpec", "IsmctsAgent",
            "PimcAgent", "make_agent", "parse_agent"]

@@ -24,12 +24,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from maag.clients import BotError, Option
 from maag.engine import Action, Observation, State
 from maag.engine.hidden import run_on_state
 from maag.engine.observation import observer_of
 from maag.engine.search import POLICIES, SELECTIONS, SearchResult, search
 
-__all__ = ["AGENTS", "Agent", "AgentError", "AgentSpec", "Param", "make_agent", "parse_agent",
+__all__ = ["AGENTS", "Agent", "AgentError", "AgentSpec", "make_agent", "parse_agent",
            "DEFAULT_BUDGET_MS"]
 
 # The time budget of a plan() call that names neither a time nor an iteration budget.
@@ -40,77 +41,6 @@ class AgentError(ValueError):
     """An unknown agent, or a parameter that is unknown or does not fit."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Param:
-    """One setting of an agent.
-
-    name: the key ("name=value"); field: the kernel's parameter it sets (mg_search_params).
-    type: bool, int, float or str; choices: the allowed values of a str.
-    default: the value when the setting is not given; min/max: inclusive numeric bounds.
-    help: one line for listings.
-    """
-
-    name: str
-    type: type
-    default: Any
-    help: str
-    field: str = ""
-    choices: tuple[str, ...] = ()
-    min: float | None = None
-    max: float | None = None
-
-    @property
-    def kernel_field(self) -> str:
-        return self.field or self.name
-
-    def parse(self, value: Any) -> Any:
-        """`value` (a string, or already typed) as this parameter's type; AgentError saying
-        what is allowed when it does not fit."""
-        try:
-            v = self._convert(value)
-        except (TypeError, ValueError):
-            raise AgentError(f"parameter {self.name!r} must be {self.describe()}, not {value!r}") from None
-        if self.choices and v not in self.choices:
-            allowed = ", ".join(self.choices)
-            raise AgentError(f"parameter {self.name!r} must be one of {allowed}, not {value!r}")
-        if (self.min is not None and v < self.min) or (self.max is not None and v > self.max):
-            raise AgentError(f"parameter {self.name!r} must be {self.describe()}, not {value!r}")
-        return v
-
-    def _convert(self, value: Any) -> Any:
-        if self.type is bool:
-            if isinstance(value, bool):
-                return value
-            text = str(value).strip().lower()
-            if text in ("1", "true", "yes", "on"):
-                return True
-            if text in ("0", "false", "no", "off"):
-                return False
-            raise ValueError(value)
-        if self.type is int:
-            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-                raise ValueError(value)
-            return int(value)
-        if self.type is float:
-            if isinstance(value, bool):
-                raise ValueError(value)
-            v = float(value)
-            if not math.isfinite(v):
-                raise ValueError(value)
-            return v
-        return str(value)
-
-    def describe(self) -> str:
-        if self.choices:
-            return "one of " + ", ".join(self.choices)
-        if self.type is bool:
-            return "true or false"
-        kind = {int: "an integer", float: "a number"}.get(self.type, "a string")
-        bounds = [f">= {self.min:g}" if self.min is not None else "",
-                  f"<= {self.max:g}" if self.max is not None else ""]
-        return " ".join([kind, ", ".join(b for b in bounds if b)]).strip()
-
-
 @dataclass(frozen=True, slots=True)
 class AgentSpec:
     """An agent: the kernel it runs, its parameters, and kernel settings it fixes."""
@@ -118,18 +48,28 @@ class AgentSpec:
     name: str
     kernel: str
     summary: str
-    params: tuple[Param, ...]
+    params: tuple[Option, ...]
     fixed: Mapping[str, Any] = field(default_factory=dict)
     needs_budget: bool = True
     factory: Callable[[AgentSpec, Mapping[str, Any]], Agent] | None = None
     """Builds the agent (default: `Agent`); the determinized agents have their own classes."""
+    fields: Mapping[str, str] = field(default_factory=lambda: {"rollout": "policy"})
+    """Parameters whose kernel field (mg_search_params) has another name."""
 
-    def param(self, name: str) -> Param:
+    def param(self, name: str) -> Option:
         for p in self.params:
             if p.name == name:
                 return p
         known = ", ".join(p.name for p in self.params) or "none"
         raise AgentError(f"agent {self.name!r} has no parameter {name!r} (known: {known})")
+
+    def parse(self, name: str, value: Any) -> Any:
+        """`value` for parameter `name` (a string, or already typed); AgentError when the
+        parameter is unknown or the value does not fit."""
+        try:
+            return self.param(name).parse(value)
+        except BotError as e:
+            raise AgentError(str(e)) from None
 
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}
@@ -141,41 +81,41 @@ _POLICY_NAMES = tuple(POLICIES)
 _C = 1 / math.sqrt(2)
 
 
-def _prune() -> Param:
-    return Param(name="prune", type=bool, default=True,
+def _prune() -> Option:
+    return Option(name="prune", type="bool", default=True,
                  help="remove dominated actions first (the reference's ActionPruner)")
 
 
-def _rollout(default: str, turns: int = 1) -> tuple[Param, ...]:
+def _rollout(default: str, turns: int = 1) -> tuple[Option, ...]:
     return (
-        Param(name="rollout", field="policy", type=str, default=default, choices=_POLICY_NAMES,
+        Option(name="rollout", type="choice", default=default, choices=_POLICY_NAMES,
               help="rollout policy: random, meta (unit vs card, then a group), egreedy, greedy"),
-        Param(name="epsilon", type=float, default=0.5, min=0, max=1,
+        Option(name="epsilon", type="float", default=0.5, min=0, max=1,
               help="egreedy: probability of a uniform choice instead of the best-rated one"),
-        Param(name="rollout_turns", type=int, default=turns, min=0, max=1000,
+        Option(name="rollout_turns", type="int", default=turns, min=0, max=1000,
               help="rollout depth in turns (ends of turn), then the heuristic"),
     )
 
 
 def _mcts(c: float, rollout: str, *, robust: bool = False, horizon_root: bool = False,
-          turns: int = 1) -> tuple[Param, ...]:
+          turns: int = 1) -> tuple[Option, ...]:
     """MCTS parameters; the defaults are the reference's unless an agent's entry says why."""
     return (
-        Param(name="c", type=float, default=c, min=0,
+        Option(name="c", type="float", default=c, min=0,
               help="exploration constant: UCB = mean + 2c sqrt(2 ln N / n), rewards in [0, 1]"),
         *_rollout(rollout, turns),
-        Param(name="transpositions", type=bool, default=True,
+        Option(name="transpositions", type="bool", default=True,
               help="share nodes between action orders reaching the same state"),
-        Param(name="robust", type=bool, default=robust,
+        Option(name="robust", type="bool", default=robust,
               help="follow the most visited edge for the plan (false: the highest mean, as the "
                    "reference)"),
-        Param(name="horizon_root", type=bool, default=horizon_root,
+        Option(name="horizon_root", type="bool", default=horizon_root,
               help="count rollout_turns from the root, so all leaves are evaluated at the same "
                    "point of the game (false: from the leaf, as the reference)"),
-        Param(name="complete", type=bool, default=True,
+        Option(name="complete", type="bool", default=True,
               help="complete a plan the tree did not reach the end of turn with greedy "
                    "action (false: end the turn early, as the reference)"),
-        Param(name="max_nodes", type=int, default=1 << 22, min=1,
+        Option(name="max_nodes", type="int", default=1 << 22, min=1,
               help="tree size cap; the search stops when it is full"),
         _prune(),
     )
@@ -194,16 +134,16 @@ _register(AgentSpec(
 _register(AgentSpec(
     "random-meta", "policy",
     "random 'meta' policy: unit or card actions first, then one unit or card, then uniform",
-    (Param(name="p_card", type=float, default=0.25, min=0, max=1,
+    (Option(name="p_card", type="float", default=0.25, min=0, max=1,
            help="probability of trying card actions before unit actions"),),
     {"policy": "meta"}, needs_budget=False))
 _register(AgentSpec(
     "egreedy", "policy",
     "epsilon-greedy over the action rating within one unit's or card's actions (the "
     "reference's rollout policy)",
-    (Param(name="epsilon", type=float, default=0.5, min=0, max=1,
+    (Option(name="epsilon", type="float", default=0.5, min=0, max=1,
            help="probability of a uniform choice instead of the best-rated one"),
-     Param(name="p_card", type=float, default=0.25, min=0, max=1,
+     Option(name="p_card", type="float", default=0.25, min=0, max=1,
            help="probability of trying card actions before unit actions")),
     {"policy": "egreedy"}, needs_budget=False))
 _register(AgentSpec(
@@ -215,10 +155,10 @@ _register(AgentSpec(
     "depth-first over the whole turn (rating order, transposition table), anytime: the "
     "best end-of-turn state found",
     (_prune(),
-     Param(name="legal_order", type=bool, default=False,
+     Option(name="legal_order", type="bool", default=False,
            help="search actions in the game's legal order, as the reference's greedy turn "
                 "(false: by rating, highest first, which makes the anytime search much stronger)"),
-     Param(name="max_nodes", type=int, default=1 << 22, min=1,
+     Option(name="max_nodes", type="int", default=1 << 22, min=1,
            help="transposition table size cap (states)"))))
 _register(AgentSpec(
     "mcts", "mcts",
@@ -248,28 +188,29 @@ _register(AgentSpec(
     "collapsing MCTS (thesis): after k end-of-turn nodes are found, branches of the turn "
     "that reach none are dropped and the search goes on below the survivors",
     (*_mcts(_C, "egreedy"),
-     Param(name="k", field="collapse_k", type=int, default=-1, min=-1,
-           help="end-of-turn nodes before the collapse; -1: 20 per second of budget"))))
+     Option(name="k", type="int", default=-1, min=-1,
+            help="end-of-turn nodes before the collapse; -1: 20 per second of budget")),
+    fields={"rollout": "policy", "k": "collapse_k"}))
 _register(AgentSpec(
     "oep", "oep",
     "Online Evolutionary Planning: whole-turn genomes, uniform crossover with repair, "
     "mutation, truncation selection, heuristic fitness",
-    (Param(name="population", type=int, default=100, min=2, max=100000, help="genomes"),
-     Param(name="survival", type=float, default=0.5, min=0, max=1,
+    (Option(name="population", type="int", default=100, min=2, max=100000, help="genomes"),
+     Option(name="survival", type="float", default=0.5, min=0, max=1,
            help="fraction of the population kept each generation"),
-     Param(name="mutation", type=float, default=0.1, min=0, max=1,
+     Option(name="mutation", type="float", default=0.1, min=0, max=1,
            help="probability that a child is mutated"),
-     Param(name="history", type=bool, default=True,
+     Option(name="history", type="bool", default=True,
            help="history table: genomes with the same outcome share its fitness"),
-     Param(name="fitness_rollouts", type=int, default=0, min=0,
+     Option(name="fitness_rollouts", type="int", default=0, min=0,
            help="0: heuristic fitness; n > 0: minimum over up to n rollouts (one per "
                 "generation survived)"),
-     Param(name="islands", type=int, default=1, min=1, max=64,
+     Option(name="islands", type="int", default=1, min=1, max=64,
            help="populations evolved at once, one thread each, the budget each; the best "
                 "genomes migrate around the ring of islands"),
-     Param(name="migration_interval", type=int, default=20, min=1,
+     Option(name="migration_interval", type="int", default=20, min=1,
            help="islands: generations between migrations"),
-     Param(name="migrants", type=int, default=5, min=0,
+     Option(name="migrants", type="int", default=5, min=0,
            help="islands: best genomes each island sends to the next (0: none)"),
      *_rollout("egreedy"),
      _prune())))
@@ -277,11 +218,11 @@ _register(AgentSpec(
     "ucb", "ucb",
     "flat UCB1 over whole turns: distinct sampled turns are the arms, each pull a rollout "
     "from the turn's outcome",
-    (Param(name="arms", type=int, default=100, min=1, max=100000, help="distinct turns sampled"),
-     Param(name="select", type=str, default="max", choices=tuple(SELECTIONS),
+    (Option(name="arms", type="int", default=100, min=1, max=100000, help="distinct turns sampled"),
+     Option(name="select", type="choice", default="max", choices=tuple(SELECTIONS),
            help="final choice: max (highest mean), robust (most pulls), maxwins (most pulls "
                 "with the root player ahead)"),
-     Param(name="c", type=float, default=_C, min=0, help="exploration: mean + 2c sqrt(2 ln N / n)"),
+     Option(name="c", type="float", default=_C, min=0, help="exploration: mean + 2c sqrt(2 ln N / n)"),
      *_rollout("egreedy"))))
 
 
@@ -293,7 +234,7 @@ class Agent:
         self.spec = spec
         self.options = spec.defaults()
         for key, value in (options or {}).items():
-            self.options[key] = spec.param(key).parse(value)
+            self.options[key] = spec.parse(key, value)
         self.last: SearchResult | None = None  # the result of the latest plan() call
 
     @property
@@ -306,7 +247,7 @@ class Agent:
 
     def kernel_params(self) -> dict[str, Any]:
         """The kernel parameters (mg_search_params fields) this agent runs with."""
-        out = {self.spec.param(k).kernel_field: v for k, v in self.options.items()}
+        out = {self.spec.fields.get(k, k): v for k, v in self.options.items()}
         out.update(self.spec.fixed)
         return out
 

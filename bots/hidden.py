@@ -18,12 +18,13 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from maag.clients import Option
 from maag.engine import State
 from maag.engine.hidden import COMBINES, run_on_state
 from maag.engine.observation import STRATEGIES
 from maag.engine.search import SearchResult
 
-from .agents import AGENTS, Agent, AgentError, AgentSpec, Param, _mcts, _register
+from .agents import AGENTS, Agent, AgentError, AgentSpec, _mcts, _register
 
 __all__ = ["PimcAgent", "IsmctsAgent", "PERFECT_INFORMATION"]
 
@@ -36,8 +37,8 @@ _ISMCTS_PARAMS = ("c", "rollout", "epsilon", "rollout_turns", "horizon_root", "r
                   "max_nodes", "prune")
 
 
-def _det_param() -> Param:
-    return Param(name="det", type=str, default="uniform", choices=tuple(STRATEGIES),
+def _det_param() -> Option:
+    return Option(name="det", type="choice", default="uniform", choices=tuple(STRATEGIES),
                  help="determinization strategy: uniform (sampled hands), most-probable (the "
                       "likeliest hand, fixed), all-unseen (the opponent holds every unseen card)")
 
@@ -84,10 +85,10 @@ _register(AgentSpec(
     "pimc", "pimc",
     "perfect-information Monte Carlo: an inner agent on k determinizations of the observation, "
     "plans combined by vote or by summed scores; other settings go to the inner agent",
-    (Param(name="inner", type=str, default="mcts", choices=PERFECT_INFORMATION,
+    (Option(name="inner", type="choice", default="mcts", choices=PERFECT_INFORMATION,
            help="the perfect-information agent run on each determinization"),
-     Param(name="k", type=int, default=8, min=1, max=1024, help="determinizations"),
-     Param(name="combine", type=str, default="vote", choices=tuple(COMBINES),
+     Option(name="k", type="int", default=8, min=1, max=1024, help="determinizations"),
+     Option(name="combine", type="choice", default="vote", choices=tuple(COMBINES),
            help="vote: majority on the plan, action by action; sum: each plan scored by a rollout "
                 "in every determinization, best total"),
      _det_param()),

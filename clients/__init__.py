@@ -19,8 +19,9 @@ A complete bot (it plays random legal actions, one at a time)::
     if __name__ == "__main__":
         run_bot_blocking(RandomBot, sys.argv[1], token=sys.argv[2])  # HOST:PORT TOKEN
 
-`choose_turn` gets an `Observation` (the map of docs/protocol.md section 6, with `.legal`
-and `.state()` for a `maag.engine` state) and a `Limit` (milliseconds left), and returns a
+`choose_turn` gets an `Observation` (the map of docs/protocol.md section 6, with `.legal`;
+the SDK needs no C core, and a bot that wants maag's engine builds its view itself with
+`maag.engine.Observation.from_json`) and a `Limit` (milliseconds left), and returns a
 `TurnResult`: a whole turn, or its first part (the bot is then asked again), or
 `resigned=True`. A plain `def` runs in a worker thread; an `async def` on the event loop.
 Bot settings are declared as `Option`s and arrive parsed in `self.settings`.

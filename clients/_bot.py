@@ -1,20 +1,23 @@
 """What a bot author writes against: the abstract `Bot`, and the values it is given
-(`GameInfo`, `Observation`, `Limit`) and returns (`TurnResult`)."""
+(`GameInfo`, `Observation`, `Limit`) and returns (`TurnResult`). Plain data from the wire:
+the SDK needs only maag.protocol, not the C core (a bot that wants the engine's view of an
+observation builds it itself, as maag.bots.runner does)."""
 
 from __future__ import annotations
 
 import abc
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
+from typing import Any, ClassVar, Protocol, TypedDict, runtime_checkable
 
 from ._options import Option, parse_settings
 
-if TYPE_CHECKING:
-    from maag.engine import Action, Game, State
-    from maag.engine import Observation as EngineObservation
+
+@runtime_checkable
+class ActionLike(Protocol):
+    """Anything with a readable dict form, e.g. a `maag.engine.Action`."""
+
+    def to_dict(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,17 +34,6 @@ class GameInfo:
     """Milliseconds: turn_ms, increment_ms, bank_ms, lag_ms (None: unlimited)."""
     opponent: str
 
-    def engine(self) -> Game:
-        """The configured `maag.engine.Game` (cached)."""
-        return _engine_game(self.game, json.dumps(dict(self.config), sort_keys=True))
-
-
-@lru_cache(maxsize=64)
-def _engine_game(name: str, config_json: str) -> Game:
-    from maag.engine import Game
-
-    return Game(name, json.loads(config_json))
-
 
 @dataclass(frozen=True, slots=True)
 class Observation:
@@ -56,16 +48,6 @@ class Observation:
 
     def __getitem__(self, key: str) -> Any:
         return self.data[key]
-
-    def state(self) -> State:
-        """The observation as a `maag.engine` observation state (determinize it for search)."""
-        return self.game.engine().state_from_json(dict(self.data))
-
-    def view(self) -> EngineObservation:
-        """The observation as a `maag.engine.Observation`, what every maag.bots agent plans from."""
-        from maag.engine import Observation as EngineObservation
-
-        return EngineObservation.from_json(self.game.engine(), dict(self.data))
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +97,7 @@ class TurnResult:
     with the game's end-of-turn action, or its first part: the bot is asked again for the
     rest), or `resigned=True` to give the game up."""
 
-    actions: Sequence[dict[str, Any] | Action] = ()
+    actions: Sequence[dict[str, Any] | ActionLike] = ()
     info: Info = field(default_factory=lambda: Info())
     resigned: bool = False
 

@@ -1,7 +1,9 @@
-"""Typed bot settings, checked on the way in (python-chess's engine `Option`)."""
+"""Typed settings, checked on the way in (python-chess's engine `Option`): a bot's settings,
+and the parameters of maag's bundled agents (maag.bots uses this class too)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -76,7 +78,10 @@ class Option:
         if self.type == "float":
             if isinstance(value, bool):
                 raise ValueError(value)
-            return float(value)
+            v = float(value)
+            if not math.isfinite(v):
+                raise ValueError(value)
+            return v
         return str(value)
 
     def describe(self) -> str:

@@ -307,7 +307,8 @@ async def run_check(command: Sequence[str], *, tc: str = "1s", game: str | None 
                 *cmd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=err,
                 env={**os.environ, "MAAG_ADDRESS": f"127.0.0.1:{proxy.port}", "MAAG_TOKEN": token})
         # The kit's opponent: the referee's own random bot, in this process.
-        opponent = MiniBot("127.0.0.1", srv.port, opp_token, agent="random", concurrency=4, name=OPPONENT)
+        opponent = MiniBot("127.0.0.1", srv.port, opp_token, agent="random", concurrency=4, name=OPPONENT,
+                           quiet=True)
         opp_task: asyncio.Task[Any] | None = None
         reports: list[SituationReport] = []
         problems: list[str] = []

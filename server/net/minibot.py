@@ -47,7 +47,7 @@ class MiniBot:
     def __init__(self, host: str, port: int, token: str, *, agent: str = "random", mode: str = "act",
                  encoding: str = "msgpack", concurrency: int = 1, seed: int | None = None,
                  name: str = "minibot", max_games: int | None = None, delay_ms: float = 0.0,
-                 want_legal: bool = False) -> None:
+                 want_legal: bool = False, quiet: bool = False) -> None:
         self.host, self.port, self.token = host, port, token
         self.agent, self.mode, self.encoding = agent, mode, encoding
         self.concurrency, self.name = concurrency, name
@@ -61,6 +61,7 @@ class MiniBot:
         self._writer: asyncio.StreamWriter | None = None
         self.delay_ms = delay_ms
         self.want_legal = want_legal
+        self.quiet = quiet  # no game_over lines on stdout (the bot kit's opponent)
 
     def _send(self, msg: Message | Greeting) -> None:
         assert self._writer is not None
@@ -130,7 +131,8 @@ class MiniBot:
             self.games.pop(ev.game_id, None)
             self.states.pop(ev.game_id, None)
             self.finished += 1
-            print(f"game_over {ev.game_id} {ev.winner} {ev.reason} {ev.replay_id}", flush=True)
+            if not self.quiet:
+                print(f"game_over {ev.game_id} {ev.winner} {ev.reason} {ev.replay_id}", flush=True)
         elif isinstance(ev, Error):
             self.errors.append(ev)
             print(f"minibot: error {ev.code}: {ev.message}", file=sys.stderr)

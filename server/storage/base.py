@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from maag.server.storage.sql import games_schema, sqlite_connect, sqlite_tx
+
 __all__ = ["Storage", "SQLiteStorage", "AsyncStorage", "BotRecord", "GameRecord", "StorageError",
            "default_db_path", "hash_token", "open_storage"]
 
@@ -185,63 +187,17 @@ class SQLStorage(Storage):
 class SQLiteStorage(SQLStorage):
     """Storage in one SQLite file (WAL mode, synchronous=FULL)."""
 
-    SCHEMA = """
-    CREATE TABLE IF NOT EXISTS bots (
-        name TEXT PRIMARY KEY,
-        token_hash TEXT NOT NULL UNIQUE,
-        created TEXT NOT NULL
-    );
-    CREATE TABLE IF NOT EXISTS games (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        game TEXT NOT NULL,
-        config TEXT NOT NULL,
-        seat0 TEXT NOT NULL,
-        seat1 TEXT NOT NULL,
-        time_control TEXT NOT NULL,
-        match_id TEXT,
-        status TEXT NOT NULL,
-        created TEXT NOT NULL
-    );
-    CREATE INDEX IF NOT EXISTS games_match ON games (match_id);
-    CREATE TABLE IF NOT EXISTS results (
-        game_id INTEGER PRIMARY KEY REFERENCES games (id),
-        winner INTEGER,
-        reason TEXT NOT NULL,
-        plies INTEGER NOT NULL,
-        think_ms0 REAL,
-        think_ms1 REAL,
-        finished TEXT NOT NULL
-    );
-    CREATE TABLE IF NOT EXISTS replays (
-        game_id INTEGER PRIMARY KEY REFERENCES games (id),
-        seed TEXT NOT NULL,
-        tags TEXT NOT NULL,
-        data TEXT NOT NULL
-    );
-    """
-
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         if str(path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
+        self._db = sqlite_connect(path)
         self._lock = threading.Lock()
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
         self._db.execute("PRAGMA foreign_keys=ON")
-        self._db.executescript(self.SCHEMA)
+        self._db.executescript(games_schema("sqlite"))
 
     def _tx(self, fn: Callable[[sqlite3.Cursor], T]) -> T:
-        with self._lock:
-            cur = self._db.cursor()
-            cur.execute("BEGIN IMMEDIATE")
-            try:
-                out = fn(cur)
-            except BaseException:
-                cur.execute("ROLLBACK")
-                raise
-            cur.execute("COMMIT")
-            return out
+        return sqlite_tx(self._db, self._lock, fn)
 
     def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._lock:

@@ -19,47 +19,13 @@ from typing import Any, TypeVar
 
 import psycopg
 from maag.server.storage.base import BotRecord, SQLStorage, StorageError, _now, hash_token
+from maag.server.storage.sql import games_schema, postgres_tx
 
 __all__ = ["PostgresStorage", "SCHEMA_LOCK"]
 
 T = TypeVar("T")
 
 SCHEMA_LOCK = 0x6D616167  # pg_advisory_xact_lock key held while creating the schema ("maag")
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS bots (
-    name TEXT PRIMARY KEY,
-    token_hash TEXT NOT NULL UNIQUE,
-    created TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS games (
-    id BIGSERIAL PRIMARY KEY,
-    game TEXT NOT NULL,
-    config TEXT NOT NULL,
-    seat0 TEXT NOT NULL,
-    seat1 TEXT NOT NULL,
-    time_control TEXT NOT NULL,
-    match_id TEXT,
-    status TEXT NOT NULL,
-    created TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS games_match ON games (match_id);
-CREATE TABLE IF NOT EXISTS results (
-    game_id BIGINT PRIMARY KEY REFERENCES games (id),
-    winner INTEGER,
-    reason TEXT NOT NULL,
-    plies INTEGER NOT NULL,
-    think_ms0 DOUBLE PRECISION,
-    think_ms1 DOUBLE PRECISION,
-    finished TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS replays (
-    game_id BIGINT PRIMARY KEY REFERENCES games (id),
-    seed TEXT NOT NULL,
-    tags TEXT NOT NULL,
-    data TEXT NOT NULL
-);
-"""
 
 def connect(url: str) -> psycopg.Connection[Any]:
     """An autocommit connection (transactions are explicit), or StorageError."""
@@ -87,11 +53,10 @@ class PostgresStorage(SQLStorage):
         self.url = url
         self._db = connect(url)
         self._lock = threading.Lock()
-        ensure_schema(self._db, _SCHEMA)
+        ensure_schema(self._db, games_schema("postgresql"))
 
     def _tx(self, fn: Callable[[psycopg.Cursor[Any]], T]) -> T:
-        with self._lock, self._db.transaction(), self._db.cursor() as cur:
-            return fn(cur)
+        return postgres_tx(self._db, self._lock, fn)
 
     def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._lock, self._db.cursor() as cur:

@@ -18,12 +18,13 @@ import fcntl
 import hashlib
 import json
 import os
-import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
+
+from maag.server.storage.sql import postgres_tx, sqlite_connect, sqlite_tx
 
 __all__ = ["ScheduledGame", "GameRow", "TournamentStore", "TournamentBusy", "SpecMismatch",
            "open_tournament_store"]
@@ -241,10 +242,8 @@ class SQLiteTournamentStore(TournamentStore):
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=60)
+        self._db = sqlite_connect(path, timeout=60)
         self._lock = threading.Lock()
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
         self._db.executescript(_SCHEMA)
         self._runner_files: list[Any] = []
 
@@ -252,16 +251,7 @@ class SQLiteTournamentStore(TournamentStore):
         return sql
 
     def _tx(self, fn: Callable[[Any], T]) -> T:
-        with self._lock:
-            cur = self._db.cursor()
-            cur.execute("BEGIN IMMEDIATE")
-            try:
-                out = fn(cur)
-            except BaseException:
-                cur.execute("ROLLBACK")
-                raise
-            cur.execute("COMMIT")
-            return out
+        return sqlite_tx(self._db, self._lock, fn)
 
     def lock_runner(self, tid: str) -> None:
         name = hashlib.sha256(tid.encode()).hexdigest()[:16]
@@ -285,7 +275,7 @@ class PostgresTournamentStore(TournamentStore):
     _for_update = " FOR UPDATE SKIP LOCKED"
 
     def __init__(self, url: str) -> None:
-        from maag.server.storage.base import postgres as storage_pg
+        from maag.server.storage import postgres as storage_pg
 
         self._db = storage_pg.connect(url)
         self._lock = threading.Lock()
@@ -295,8 +285,7 @@ class PostgresTournamentStore(TournamentStore):
         return sql.replace("?", "%s")
 
     def _tx(self, fn: Callable[[Any], T]) -> T:
-        with self._lock, self._db.transaction(), self._db.cursor() as cur:
-            return fn(cur)
+        return postgres_tx(self._db, self._lock, fn)
 
     def lock_runner(self, tid: str) -> None:
         digest = hashlib.sha256(b"maag-tournament:" + tid.encode()).digest()

@@ -18,7 +18,7 @@ def bot_script(name: str, *flags: str) -> list[str]:
 
 async def test_a_good_bot_passes_every_situation() -> None:
     lines: list[str] = []
-    command = [sys.executable, "-m", "maag.server.cli", "bot", "run", "greedy-action"]
+    command = [sys.executable, "-m", "maag.server", "bot", "run", "greedy-action"]
     report = await run_check(command, tc="2s", log=lines.append)
     assert report.ok, (report.problems, [s.line() for s in report.situations], report.bot_stderr)
     assert [s.name for s in report.situations] == ["opening-seat1", "opening-seat2", "only-end-turn",

@@ -122,7 +122,9 @@ async def test_one_game_from_login_to_game_over() -> None:
     assert stats.turns_sent == 1
 
 
-async def test_observation_state_is_an_engine_observation() -> None:
+async def test_the_agent_runner_reads_an_sdk_observation_as_an_engine_observation() -> None:
+    from maag.bots.runner import engine_view
+
     t = ScriptedTransport()
     yt = your_turn(seed=4)
     t.expect_login(replies=[start(), yt])
@@ -132,13 +134,13 @@ async def test_observation_state_is_an_engine_observation() -> None:
 
     class StateBot(Bot):
         def choose_turn(self, observation: Observation, limit: Limit) -> TurnResult:
-            states.append(observation.state())
+            states.append(engine_view(observation))
             return TurnResult([END])
 
     await play(t, Client(StateBot, token="t"))
     t.assert_done()
     [st] = states
-    assert st.to_json()["observer"] == 1 and st.to_json()["ap"] == 3
+    assert st.seat == 0 and st.to_json()["observer"] == 1 and st.to_json()["ap"] == 3
 
 
 async def test_after_an_illegal_action_the_bot_is_asked_again() -> None:
@@ -334,11 +336,10 @@ async def test_a_timeout_makes_the_running_plan_stale() -> None:
     assert stats.errors == [("g1", "timeout")] and stats.turns_sent == 0
 
 
-def test_game_info_engine_is_configured() -> None:
+def test_game_info_is_plain_data() -> None:
     info = GameInfo(game_id="g", game="heroes", seat=1, config={"map": "a-small"}, time_control={},
                     opponent="x")
-    assert info.engine().config["map"] == "a-small"
-    assert info.engine() is info.engine()
+    assert info.config["map"] == "a-small" and not hasattr(info, "engine")
 
 
 def example_bot_source() -> str:

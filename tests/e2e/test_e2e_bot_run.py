@@ -12,7 +12,7 @@ from .conftest import WAIT, MakeServer, stop_process, token_for
 
 async def bot_run(port: int, token: str, *args: str) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "maag.server.cli", "bot", "run", *args, "--connect", f"127.0.0.1:{port}",
+        sys.executable, "-m", "maag.server", "bot", "run", *args, "--connect", f"127.0.0.1:{port}",
         "--token", token, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
 
 
@@ -40,7 +40,7 @@ async def test_two_agents_play_each_other(referee: MakeServer) -> None:
 async def test_an_unknown_agent_or_parameter_is_refused_at_once() -> None:
     for args in (["no-such-agent"], ["mcts", "--param", "nonsense=1"]):
         p = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "maag.server.cli", "bot", "run", *args, "--connect", "127.0.0.1:9",
+            sys.executable, "-m", "maag.server", "bot", "run", *args, "--connect", "127.0.0.1:9",
             "--token", "t", stderr=asyncio.subprocess.PIPE)
         _, err = await asyncio.wait_for(p.communicate(), WAIT)
         assert p.returncode == 2, err

@@ -25,7 +25,8 @@ def test_presets() -> None:
                                                     ("pimc:inner=mcts,k=3", "mcts")]
     with pytest.raises(ValueError):
         preset_pairs("nope", "mcts")
-    from maag.server import cmd_experiment, experiment_hidden
+    from maag.bots.experiments import cli_experiment as cmd_experiment
+    from maag.bots.experiments import hidden as experiment_hidden
 
     assert cmd_experiment.PRESETS == experiment_hidden.PRESETS
     for a, b in cost:

@@ -1,11 +1,13 @@
-"""maag match's statistics and bot command lines (no processes here; see tests/e2e)."""
+"""maag match's statistics (maag.stats.pairwise, the one implementation every part uses)
+and bot command lines (no processes here; see tests/e2e)."""
 
 from __future__ import annotations
 
 import math
 
 import pytest
-from maag.server.compete.match import bot_command, display_names, match_stats
+from maag.server.compete.match import bot_command, display_names
+from maag.stats import pairwise as match_stats
 
 
 def test_even_match() -> None:
@@ -25,16 +27,17 @@ def test_trinomial_interval_and_elo() -> None:
     half = 1.959964 * math.sqrt(((7 * 0.2**2 + 2 * 0.3**2 + 1 * 0.8**2) / 10) / 10)
     assert s.score_ci95 == pytest.approx((0.8 - half, 1.0), abs=1e-5)
     assert s.elo == pytest.approx(-400 * math.log10(1 / 0.8 - 1))
-    assert s.elo_ci95[1] is None  # the upper end of the score interval is 1: unbounded
+    assert s.elo_ci95[1] == math.inf  # the upper end of the score interval is 1: unbounded
     assert s.elo_ci95[0] == pytest.approx(-400 * math.log10(1 / (0.8 - half) - 1), rel=1e-4)
     assert s.los == pytest.approx(0.98305, abs=1e-4)
     d = s.as_dict()
     assert {"games", "wins", "draws", "losses", "score", "score_ci95", "elo", "elo_ci95"} <= set(d)
+    assert d["elo_ci95"][1] is None  # JSON has no infinity
 
 
 def test_all_wins_uses_wilson() -> None:
     s = match_stats(5, 0, 0)
-    assert s.score == 1.0 and s.elo is None
+    assert s.score == 1.0 and s.elo == math.inf and s.as_dict()["elo"] is None
     assert s.score_ci95[0] == pytest.approx(0.5655, abs=1e-3) and s.score_ci95[1] == 1.0
     assert match_stats(0, 0, 0).games == 0
 

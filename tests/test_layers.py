@@ -1,0 +1,171 @@
+"""The layering, enforced: dependencies between the parts of maag point one way.
+
+    engine    (engine_c/)  imports nothing of maag
+    protocol  (protocol/)  imports nothing of maag
+    stats     (stats/)     imports nothing of maag
+    clients   (clients/)   protocol only: a Python bot runs without the C core
+    bots      (bots/)      engine, clients, protocol, stats
+    server    (server/)    protocol, engine, stats; it starts bundled bots as processes
+
+Every import counts: at module level, inside functions, under TYPE_CHECKING, relative
+ones (resolved), and module names in strings handed to `importlib.import_module` or
+`__import__`, or written "maag.x.y:function" (the form entry points and registries use).
+A process launch (`[sys.executable, "-m", "maag.server", ...]`) is not an import. The
+entry points of pyproject.toml register commands from any part (that is how `maag arena`
+and `maag bot run` reach the command line from bots/); each must name a function that
+exists."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import tomllib
+
+ROOT = Path(__file__).resolve().parent.parent
+FOLDERS = {"engine_c": "engine", "protocol": "protocol", "stats": "stats", "clients": "clients",
+           "bots": "bots", "server": "server"}
+ALLOWED: dict[str, set[str]] = {
+    "engine": set(),
+    "protocol": set(),
+    "stats": set(),
+    "clients": {"protocol"},
+    "bots": {"engine", "clients", "protocol", "stats"},
+    "server": {"protocol", "engine", "stats"},
+}
+_TARGET = re.compile(r"^maag\.(\w+)")
+_REGISTRATION = re.compile(r"^(maag(?:\.\w+)+):\w+$")
+
+
+@dataclass(frozen=True)
+class Violation:
+    path: str
+    line: int
+    part: str
+    target: str
+    how: str
+
+    def __str__(self) -> str:
+        allowed = ", ".join(sorted(ALLOWED[self.part])) or "nothing of maag"
+        return (f"{self.path}:{self.line}: {self.part} imports {self.target} ({self.how}); "
+                f"{self.part} may import {allowed}")
+
+
+def _module_name(root: Path, folder: str, path: Path) -> str:
+    rel = path.relative_to(root / folder).with_suffix("")
+    parts = [p for p in rel.parts if p != "__init__"]
+    return ".".join(["maag", FOLDERS[folder], *parts])
+
+
+def _imports(tree: ast.AST, module: str, is_package: bool) -> list[tuple[int, str, str]]:
+    """(line, imported module, how) for every import-like thing in a module's tree."""
+    out: list[tuple[int, str, str]] = []
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name, "import") for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                name = ".".join(base + ([node.module] if node.module else []))
+                how = "relative import"
+            else:
+                name, how = node.module or "", "import"
+            out.append((node.lineno, name, how))
+            out += [(node.lineno, f"{name}.{a.name}", how) for a in node.names if name == "maag"]
+        elif isinstance(node, ast.Call):
+            fn = node.func
+            called = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
+            if called in ("import_module", "__import__") and node.args:
+                arg = node.args[0]
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    out.append((node.lineno, arg.value, f"{called}() string"))
+                elif (isinstance(arg, ast.JoinedStr) and arg.values
+                      and isinstance(arg.values[0], ast.Constant)):
+                    out.append((node.lineno, str(arg.values[0].value), f"{called}() f-string"))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            m = _REGISTRATION.match(node.value)
+            if m:
+                out.append((node.lineno, m.group(1), "module:function string"))
+    return out
+
+
+def check_tree(root: Path) -> list[Violation]:
+    """Every import of a part of maag that its layer does not allow, in the tree at `root`."""
+    found = []
+    parts_of = {v: v for v in FOLDERS.values()}
+    for folder, part in FOLDERS.items():
+        base = root / folder
+        if not base.is_dir():
+            continue
+        for path in sorted(base.rglob("*.py")):
+            rel = path.relative_to(base)
+            if "tests" in rel.parts[:-1]:
+                continue  # a game's own tests (engine_c/games/<name>/tests) are tests, not engine
+            module = _module_name(root, folder, path)
+            tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+            for line, name, how in _imports(tree, module, path.name == "__init__.py"):
+                m = _TARGET.match(name)
+                if not m or m.group(1) not in parts_of:
+                    continue
+                target = m.group(1)
+                if target != part and target not in ALLOWED[part]:
+                    found.append(Violation(str(path.relative_to(root)), line, part, name, how))
+    return found
+
+
+def test_every_import_points_the_allowed_way() -> None:
+    violations = check_tree(ROOT)
+    assert not violations, "imports against the layering:\n" + "\n".join(map(str, violations))
+
+
+def test_entry_points_name_functions_that_exist() -> None:
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    groups = data["project"]["entry-points"]
+    assert {"maag.commands", "maag.bot_commands"} <= set(groups)
+    folder_of = {f"maag.{v}": k for k, v in FOLDERS.items()}
+    for group, eps in groups.items():
+        for name, target in eps.items():
+            module, _, func = target.partition(":")
+            top = ".".join(module.split(".")[:2])
+            path = ROOT / folder_of[top] / Path(*module.split(".")[2:])
+            file = path.with_suffix(".py") if path.with_suffix(".py").is_file() else path / "__init__.py"
+            assert file.is_file(), f"{group} {name}: no module {module}"
+            defs = {n.name for n in ast.walk(ast.parse(file.read_text())) if isinstance(n, ast.FunctionDef)}
+            assert func in defs, f"{group} {name}: {module} has no function {func}"
+
+
+def test_the_check_finds_a_planted_wrong_import(tmp_path: Path) -> None:
+    """Plant wrong-direction imports in a copy of a part and see each reported."""
+    (tmp_path / "clients").mkdir()
+    (tmp_path / "clients" / "__init__.py").write_text("")
+    (tmp_path / "clients" / "planted.py").write_text(
+        "import importlib\n"
+        "import maag.server\n"                                   # 2: module level
+        "from maag.protocol import Hello\n"                      # 3: allowed
+        "def f():\n"
+        "    from maag.engine import Game\n"                     # 5: lazy, in a function
+        "    return importlib.import_module('maag.bots.agents')\n"  # 6: an importlib string
+        "HOOK = 'maag.server.cli:main'\n"                        # 7: a registration string
+    )
+    (tmp_path / "engine_c").mkdir()
+    (tmp_path / "engine_c" / "__init__.py").write_text("from ..server import cli\n")  # relative, upwards
+    found = {(v.path, v.line, v.target) for v in check_tree(tmp_path)}
+    assert found == {
+        ("clients/planted.py", 2, "maag.server"),
+        ("clients/planted.py", 5, "maag.engine"),
+        ("clients/planted.py", 6, "maag.bots.agents"),
+        ("clients/planted.py", 7, "maag.server.cli"),
+        ("engine_c/__init__.py", 1, "maag.server"),
+    }, found
+
+
+def test_the_check_accepts_what_is_allowed(tmp_path: Path) -> None:
+    (tmp_path / "bots").mkdir()
+    (tmp_path / "bots" / "ok.py").write_text(
+        "import sys\nfrom maag.engine import Game\nfrom maag.clients import Bot\nfrom . import agents\n"
+        "CMD = [sys.executable, '-m', 'maag.server', 'bot', 'run']\n")
+    assert check_tree(tmp_path) == []
