@@ -80,9 +80,10 @@ class MiniBot:
             plan = []
             while True:
                 a = self._choose(st)
+                ended = st.game.vt.is_end_turn(st.game.action(a).code)
                 st.apply(a)
                 plan.append(a)
-                if a["type"] == "end_turn" or st.is_terminal:
+                if ended or st.is_terminal:
                     break
             self._send(Turn(game_id=gid, actions=plan))
         else:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import itertools
 import logging
 import socket
@@ -41,7 +40,6 @@ from typing import Any
 from maag.engine import Game, registry
 from maag.protocol import (
     FATAL,
-    MESSAGE_TYPES,
     NEED_DATA,
     Act,
     Connection,
@@ -61,10 +59,9 @@ from maag.protocol import (
     Role,
     Turn,
     Welcome,
-    YourTurn,
 )
 from maag.server.referee.clock import TimeControl
-from maag.server.referee.session import GameSession, Out, Policy, derive_seed
+from maag.server.referee.session import REPLAY_VERSION, GameSession, Out, Policy, derive_seed
 from maag.server.storage.base import AsyncStorage, Storage
 
 __all__ = ["ServerConfig", "RefereeServer", "GameRequest", "GameSummary", "GameNotStarted"]
@@ -97,8 +94,6 @@ class ServerConfig:
     hello_timeout_ms: float = 10_000.0
     max_connections_per_bot: int = 1
     """Live connections one token may have (docs/protocol.md: a second is `already_connected`)."""
-    validate_all: bool = False
-    """Validate every outgoing message, `your_turn` included (see `_trusted`)."""
     record_latency: bool = False
     """Keep every referee time (receipt of a frame to its replies written) for benchmarks."""
 
@@ -122,7 +117,8 @@ class GameRequest:
 
 class GameNotStarted(Exception):
     """A requested game was paired but not played: a seat's connection closed before the
-    game's first message (its row is stored as aborted)."""
+    game's first message, or the game could not be set up (a start state the engine
+    refuses). Its row is stored as aborted."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,18 +277,6 @@ class _Game:
     ending: bool = False
 
 
-def _trusted(cls: type[Message], values: dict[str, Any]) -> Message:
-    """A message built without re-validating its fields. Only for `your_turn`, whose bulk
-    (the observation and the legal actions) comes straight from the engine: checking every
-    nested value of it again costs more than the rest of the referee's work per action. The
-    test suite runs the server with `validate_all` to check that every message it sends is
-    valid."""
-    msg = object.__new__(cls)
-    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-        object.__setattr__(msg, f.name, values[f.name] if f.name in values else f.default)
-    return msg
-
-
 class RefereeServer:
     """A referee server. `await start()`, then `request_game` or let bots pair; `await
     stop()` aborts running games (stored as aborted) and closes every connection."""
@@ -447,9 +431,13 @@ class RefereeServer:
         tags = {**req.tags, "Date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "Index": index}
         if req.match_id:
             tags["Match"] = req.match_id
-        session = GameSession(gid, cfg.game, req.seats, config=cfg.game_config, tc=cfg.tc, policy=cfg.policy,
-                              seed=seed, start_state=req.start_state, want_legal=(a.want_legal, b.want_legal),
-                              tags=tags)
+        try:
+            session = GameSession(gid, cfg.game, req.seats, config=cfg.game_config, tc=cfg.tc,
+                                  policy=cfg.policy, seed=seed, start_state=req.start_state,
+                                  want_legal=(a.want_legal, b.want_legal), tags=tags)
+        except Exception as e:  # e.g. a start state the engine refuses: no game, stored aborted
+            await self._refuse(req, db_id, seed, tags, e)
+            return
         if a.closing or b.closing:
             # A seat's connection closed while the game's row was being written (typically a
             # bot leaving right after its previous game, just as the referee paired it
@@ -468,6 +456,24 @@ class RefereeServer:
             req.on_start(db_id)
         self._dispatch(game, session.start(time.monotonic()))
         self._after(game)
+
+    async def _refuse(self, req: GameRequest, db_id: int, seed: int | None, tags: dict[str, Any],
+                      error: Exception) -> None:
+        """A paired game whose session cannot be set up (its start state or configuration is
+        refused): the request fails with GameNotStarted naming the reason, the row is stored
+        as aborted (with the reason in its replay), and both seats are free again."""
+        why = f"game {db_id} could not start: {type(error).__name__}: {error}"
+        LOG.warning("%s", why)
+        if req.future is not None and not req.future.done():
+            req.future.set_exception(GameNotStarted(why))
+        self._pair()
+        replay = {"version": REPLAY_VERSION, "game": self.config.game, "config": self.config.game_config,
+                  "seed": seed, "start_state": req.start_state, "tags": {**tags, "Reason": "aborted"},
+                  "actions": [], "result": {"winner": None, "reason": "aborted", "plies": 0}, "error": why}
+        try:
+            await self.storage.finish_game(db_id, replay)
+        except Exception:
+            LOG.exception("game %s: could not be stored as aborted", db_id)
 
     async def _cancel(self, req: GameRequest, session: GameSession, db_id: int, gone: _Client) -> None:
         """Call off a paired game before its first message: its row is stored as aborted, an
@@ -497,18 +503,7 @@ class RefereeServer:
             c = game.clients[o.seat]
             if c is None or c.closed:
                 continue
-            d = dict(o.msg)
-            cls = MESSAGE_TYPES[d.pop("type")]
-            if cls is YourTurn and not self.config.validate_all:
-                msg: Message = _trusted(YourTurn, d)
-            else:
-                try:
-                    msg = cls(**d)
-                except ProtocolError as e:  # a referee bug: log it, do not send it
-                    LOG.error("game %s: bad %s for seat %d: %s", game.session.game_id, cls.TYPE,
-                              o.seat + 1, e)
-                    continue
-            c.queue(msg)
+            c.queue(o.msg)  # a protocol message, validated when the referee built it
             self.stats["messages_out"] += 1
             if c not in touched:
                 touched.append(c)

@@ -50,23 +50,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from maag.engine import Action, Game, GameOverError, IllegalActionError
+from maag.protocol import Error, ErrorCode, GameEvent, GameOver, GameStart, Message, Result, YourTurn
 from maag.server.referee.clock import SeatClock, TimeControl
 from maag.server.referee.policy import LatePolicy, Policy
 
-__all__ = ["GameSession", "Policy", "LatePolicy", "Out", "Outcome", "Reason", "Code", "derive_seed",
+__all__ = ["GameSession", "Policy", "LatePolicy", "Out", "Outcome", "Reason", "derive_seed",
            "REPLAY_VERSION"]
 
 REPLAY_VERSION = 1
-
-
-class Code(str, enum.Enum):
-    """Error codes the referee core answers with (the values of maag.protocol.ErrorCode)."""
-
-    NOT_YOUR_TURN = "not_your_turn"
-    ILLEGAL_ACTION = "illegal_action"
-    BAD_ACTION = "bad_action"
-    TIMEOUT = "timeout"
-    UNKNOWN_GAME = "unknown_game"
 
 
 class Reason(str, enum.Enum):
@@ -86,7 +77,7 @@ class Out:
     """A message for one seat."""
 
     seat: int
-    msg: dict[str, Any]
+    msg: Message
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,7 +209,7 @@ class GameSession:
         me = self.seats[seat]
         think = self._charge(seat, now, transport_ms)
         if me.clock.late:
-            return [self._result(seat, 0, Code.TIMEOUT, "the turn's time ran out before this message "
+            return [self._result(seat, 0, ErrorCode.TIMEOUT, "the turn's time ran out before this message "
                                  "arrived; the turn was ended")] + self._late(seat, now)
         events: list[Out] = []
         turn_over = False
@@ -226,23 +217,23 @@ class GameSession:
         for i, raw in enumerate(actions):
             if turn_over:
                 # The plan went on past its end_turn: the rest is not this seat's to play.
-                return ([self._result(seat, applied, Code.NOT_YOUR_TURN,
+                return ([self._result(seat, applied, ErrorCode.NOT_YOUR_TURN,
                                       f"actions {i}.. of the plan came after end_turn: ignored")]
                         + events + self._prompt_turn())
             try:
                 action = self._action(raw)
             except ValueError as e:
-                return self._illegal(seat, Code.BAD_ACTION, f"action {i}: {e}", applied, events)
+                return self._illegal(seat, ErrorCode.BAD_ACTION, f"action {i}: {e}", applied, events)
             d = self._dict(action.code)
             try:
                 self.state.apply(action)
             except (IllegalActionError, GameOverError) as e:
-                return self._illegal(seat, Code.ILLEGAL_ACTION, f"action {i}: {e}", applied, events)
+                return self._illegal(seat, ErrorCode.ILLEGAL_ACTION, f"action {i}: {e}", applied, events)
             applied += 1
             entry: dict[str, Any] = {"seat": seat, "action": d, "t_ms": round(_now_ms(now - self._t0), 3)}
             if i == 0:
                 entry["think_ms"] = round(think, 3)
-            turn_over = d["type"] == "end_turn"
+            turn_over = bool(self.game.vt.is_end_turn(action.code))
             if turn_over:
                 entry["hash"] = self.state.hash()
             self.log.append(entry)
@@ -252,14 +243,14 @@ class GameSession:
                 return [self._result(seat, applied)] + events
             if turn_over:
                 self._close_turn(seat)
-        if turn_over:
-            return [self._result(seat, applied)] + events + self._prompt_turn()
+        # Either the turn goes on (the seat is asked for the rest) or it passed to the other
+        # seat: both get a prompt for whoever is to move now.
         return [self._result(seat, applied)] + events + self._prompt_turn()
 
     def resign(self, seat: int, now: float) -> list[Out]:
         """`seat` resigns (at any time); the other seat wins."""
         if self.outcome is not None:
-            return [Out(seat, _error(Code.UNKNOWN_GAME, "the game is over", self.game_id))]
+            return [Out(seat, _error(ErrorCode.UNKNOWN_GAME, "the game is over", self.game_id))]
         self._finish(1 - seat, Reason.RESIGN)
         return []
 
@@ -320,9 +311,9 @@ class GameSession:
         if o is None:
             raise RuntimeError("the game is not over")
         winner = o.winner + 1 if o.winner in (0, 1) else None  # type: ignore[operator]
-        msg = {"type": "game_over", "game_id": self.game_id, "winner": winner, "reason": o.reason.value,
-               "replay_id": None if replay_id is None else str(replay_id)}
-        return [Out(0, msg), Out(1, dict(msg))]
+        msg = GameOver(game_id=self.game_id, winner=winner, reason=o.reason.value,
+                       replay_id=None if replay_id is None else str(replay_id))
+        return [Out(0, msg), Out(1, msg)]
 
     # -- the replay ---------------------------------------------------------------------
     def replay(self) -> dict[str, Any]:
@@ -363,11 +354,11 @@ class GameSession:
 
     def _refuse(self, seat: int) -> list[Out] | None:
         if self.outcome is not None:
-            return [self._result(seat, 0, Code.UNKNOWN_GAME, "the game is over")]
+            return [self._result(seat, 0, ErrorCode.UNKNOWN_GAME, "the game is over")]
         if self.t0 is None:
-            return [self._result(seat, 0, Code.NOT_YOUR_TURN, "the game has not started")]
+            return [self._result(seat, 0, ErrorCode.NOT_YOUR_TURN, "the game has not started")]
         if seat != self.to_move:
-            return [self._result(seat, 0, Code.NOT_YOUR_TURN, "it is the other seat's turn")]
+            return [self._result(seat, 0, ErrorCode.NOT_YOUR_TURN, "it is the other seat's turn")]
         return None
 
     def _action(self, raw: dict[str, Any] | Action) -> Action:
@@ -385,14 +376,14 @@ class GameSession:
         s.prompt_at = now
         return think
 
-    def _result(self, seat: int, accepted: int, code: Code | None = None, text: str | None = None) -> Out:
-        msg: dict[str, Any] = {"type": "result", "game_id": self.game_id, "accepted": accepted}
-        if code is not None:
-            msg["error"] = code.value
-            msg["message"] = text or ""
-        return Out(seat, msg)
+    def _result(self, seat: int, accepted: int, code: ErrorCode | None = None,
+                text: str | None = None) -> Out:
+        if code is None:
+            return Out(seat, Result(game_id=self.game_id, accepted=accepted))
+        return Out(seat, Result(game_id=self.game_id, accepted=accepted, error=code.value,
+                                message=text or ""))
 
-    def _illegal(self, seat: int, code: Code, text: str, applied: int, events: list[Out]) -> list[Out]:
+    def _illegal(self, seat: int, code: ErrorCode, text: str, applied: int, events: list[Out]) -> list[Out]:
         s = self.seats[seat]
         s.illegal += 1
         outs = [self._result(seat, applied, code, text)] + events
@@ -409,14 +400,19 @@ class GameSession:
                 self.policy.max_late is not None and s.late_turns >= self.policy.max_late):
             self._finish(1 - seat, Reason.TIMEOUT)
             return outs
-        self.state.apply(self.game.action({"type": "end_turn"}))  # legal on any live state
-        self.log.append({"seat": seat, "action": {"type": "end_turn"},
+        end = self._end_turn_code()  # legal in any live state (mg_game.h)
+        self.state.apply(end)
+        self.log.append({"seat": seat, "action": self._dict(end),
                          "t_ms": round(_now_ms(now - self._t0), 3), "auto": True, "hash": self.state.hash()})
         if self.state.is_terminal:
             self._finish(self.state.winner, None)
             return outs
         self._close_turn(seat)
         return outs + self._prompt_turn()
+
+    def _end_turn_code(self) -> int:
+        vt = self.game.vt
+        return next(c for c in self.state.legal_codes() if vt.is_end_turn(c))
 
     def _dict(self, code: int) -> dict[str, Any]:
         """The readable form of an action code (cached per game: the same objects are
@@ -426,11 +422,8 @@ class GameSession:
             d = self._dicts[code] = self.game.action(code).to_dict()
         return d
 
-    def _event(self, seat: int, kind: str, action: dict[str, Any] | None = None) -> dict[str, Any]:
-        msg = {"type": "event", "game_id": self.game_id, "seat": seat + 1, "kind": kind}
-        if action is not None:
-            msg["action"] = action
-        return msg
+    def _event(self, seat: int, kind: str, action: dict[str, Any] | None = None) -> GameEvent:
+        return GameEvent(game_id=self.game_id, seat=seat + 1, kind=kind, action=action)
 
     def _close_turn(self, seat: int) -> None:
         s = self.seats[seat]
@@ -444,24 +437,20 @@ class GameSession:
         self.seats[seat].prompt_at = self._clock()
         return [Out(seat, msg)]
 
-    def _your_turn(self, seat: int) -> dict[str, Any]:
+    def _your_turn(self, seat: int) -> YourTurn:
         s = self.seats[seat]
         if self.tc.turn_ms is None:
             left, bank = UNLIMITED_MS, 0
         else:
             left = int(max(0.0, min(self.tc.turn_ms - s.clock.used_ms, s.clock.available_ms())))
             bank = int(max(0.0, min(s.clock.bank_ms, s.clock.available_ms())))
-        msg: dict[str, Any] = {"type": "your_turn", "game_id": self.game_id,
-                               "observation": self.state.observation(seat).to_json(),
-                               "time_left_ms": left, "bank_ms": bank}
-        if s.want_legal:
-            msg["legal"] = [self._dict(c) for c in self.state.legal_codes()]
-        return msg
+        legal = [self._dict(c) for c in self.state.legal_codes()] if s.want_legal else None
+        return YourTurn(game_id=self.game_id, observation=self.state.observation(seat).to_json(),
+                        time_left_ms=left, bank_ms=bank, legal=legal)
 
-    def _game_start(self, seat: int) -> dict[str, Any]:
-        return {"type": "game_start", "game_id": self.game_id, "game": self.game.name, "seat": seat + 1,
-                "config": self.game.config, "time_control": self.tc.to_wire(),
-                "opponent": self.seats[1 - seat].name}
+    def _game_start(self, seat: int) -> GameStart:
+        return GameStart(game_id=self.game_id, game=self.game.name, seat=seat + 1, config=self.game.config,
+                         time_control=self.tc.to_wire(), opponent=self.seats[1 - seat].name)
 
     def _finish(self, winner: int | None, reason: Reason | None) -> None:
         if reason is None:
@@ -471,8 +460,5 @@ class GameSession:
             s.prompt_at = None
 
 
-def _error(code: Code, message: str, game_id: str | None) -> dict[str, Any]:
-    msg: dict[str, Any] = {"type": "error", "code": code.value, "message": message}
-    if game_id is not None:
-        msg["game_id"] = game_id
-    return msg
+def _error(code: ErrorCode, message: str, game_id: str | None) -> Error:
+    return Error(code=code.value, message=message, game_id=game_id)

@@ -104,7 +104,6 @@ async def referee(tmp_path: Path) -> AsyncIterator[MakeServer]:
     async def make(db: Path | None = None, **kw: Any) -> RefereeServer:
         kw.setdefault("tc", TimeControl.parse("2s"))
         kw.setdefault("auto_pair", False)
-        kw.setdefault("validate_all", True)  # every message the referee sends is checked
         srv = RefereeServer(
             ServerConfig(port=0, **kw), SQLiteStorage(db or tmp_path / f"r{len(servers)}.sqlite3")
         )

@@ -159,3 +159,28 @@ async def test_request_without_requeue_fails_when_a_seat_closes_before_the_game_
     await until(lambda: len(srv.storage.storage.list_games()) == 2)
     statuses = sorted(g.status for g in srv.storage.storage.list_games())
     assert statuses == ["aborted", "finished"]
+
+
+@pytest.mark.parametrize("start_state", [{"garbage": 1}, {"turn": 1, "board": "not a list"}])
+async def test_a_start_state_the_engine_refuses_fails_the_request_and_is_stored_aborted(
+    referee: MakeServer, start_state: dict[str, object],
+) -> None:
+    """Setting up the game's session fails (a start state the engine refuses): the request's
+    future fails with GameNotStarted naming why (it used to wait forever, the row left
+    `running`), the row is stored aborted, and both bots are free to play at once."""
+    srv = await referee(game_config={"map": "a-tiny"}, tc=TimeControl.parse("inf"), auto_pair=False)
+    a, b = await Raw.connect(srv.port), await Raw.connect(srv.port)
+    await a.hello(token_for(srv, "a"), "a")
+    await b.hello(token_for(srv, "b"), "b")
+    fut = srv.request_game("a", "b", start_state=start_state)
+    with pytest.raises(GameNotStarted, match="could not start: StateError"):
+        await asyncio.wait_for(fut, WAIT)
+    await until(lambda: [g.status for g in srv.storage.storage.list_games()] == ["aborted"])
+    [row] = srv.storage.storage.list_games()
+    assert srv.storage.storage.get_replay(row.id)["result"]["reason"] == "aborted"  # type: ignore[index]
+    again = srv.request_game("a", "b")
+    start = await a.recv_type("game_start")
+    a.send({"type": "resign", "game_id": start["game_id"]})
+    summary = await asyncio.wait_for(again, WAIT)
+    assert summary.reason == "resign"
+    assert sorted(g.status for g in srv.storage.storage.list_games()) == ["aborted", "finished"]

@@ -86,10 +86,10 @@ def test_the_wire_observation_carries_nothing_hidden() -> None:
     rng = random.Random(5)
     seen = 0
     while not s.finished and seen < 40:
-        yt = [o for o in outs if o.msg["type"] == "your_turn"]
+        yt = [o for o in outs if o.msg.TYPE == "your_turn"]
         assert len(yt) == 1
         seat, msg = yt[0].seat, yt[0].msg
-        wire = msg["observation"]
+        wire = msg.observation  # type: ignore[attr-defined]
         _hidden_keys(wire, seat)
         truth = s.state.to_json()
         opp = str(2 - seat)

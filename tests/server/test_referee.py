@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from maag.engine import Game
+from maag.protocol import Message
 from maag.server.referee.clock import TimeControl
 from maag.server.referee.replay import ReplayError, resimulate, state_at
 from maag.server.referee.session import GameSession, LatePolicy, Out, Policy, Reason, derive_seed
@@ -31,8 +32,13 @@ def session(clock: FakeClock, tc: str = "1s", policy: Policy | None = None, seed
                        policy=policy, seed=seed, want_legal=(True, True), clock=clock, **kw)
 
 
+def _wire(msg: Message) -> dict[str, Any]:
+    """A message as the map the wire carries (without the protocol version)."""
+    return {k: v for k, v in msg.to_wire().items() if k != "v"}
+
+
 def of_type(outs: list[Out], t: str, seat: int | None = None) -> list[dict[str, Any]]:
-    return [o.msg for o in outs if o.msg["type"] == t and (seat is None or o.seat == seat)]
+    return [_wire(o.msg) for o in outs if o.msg.TYPE == t and (seat is None or o.seat == seat)]
 
 
 def play_random(s: GameSession, clock: FakeClock, rng: random.Random, plan: bool = False) -> int:
@@ -249,8 +255,8 @@ def test_resign_and_game_over_messages() -> None:
     s.resign(1, clock.advance(1))  # out of turn is fine
     assert s.outcome is not None and s.outcome.winner == 0 and s.outcome.reason == Reason.RESIGN
     outs = s.game_over_messages(12)
-    assert [o.msg for o in outs] == [{"type": "game_over", "game_id": "g1", "winner": 1, "reason": "resign",
-                                      "replay_id": "12"}] * 2
+    assert [_wire(o.msg) for o in outs] == [{"type": "game_over", "game_id": "g1", "winner": 1,
+                                             "reason": "resign", "replay_id": "12"}] * 2
     assert of_type(s.submit(0, [{"type": "end_turn"}], clock()), "result")[0]["error"] == "unknown_game"
     rp = s.replay()
     assert rp["tags"]["Result"] == "1-0" and resimulate(rp).reason == "resign"
@@ -295,7 +301,7 @@ def test_non_interference_of_hidden_cards() -> None:
         rng = random.Random(5)
         turn = 0
         while not s.finished and turn < 12:
-            seen += [json.dumps(o.msg).encode() for o in outs if o.seat == 0]
+            seen += [json.dumps(o.msg.to_wire()).encode() for o in outs if o.seat == 0]
             if s.to_move == 0:
                 legal = of_type(outs, "your_turn", 0)[0]["legal"]
                 outs = s.submit(0, [rng.choice(legal), {"type": "end_turn"}], clock.advance(2))
@@ -306,7 +312,7 @@ def test_non_interference_of_hidden_cards() -> None:
                 assert plays or card is None
                 outs = s.submit(1, plays + [{"type": "end_turn"}], clock.advance(2))
             turn += 1
-        seen += [json.dumps(o.msg).encode() for o in outs if o.seat == 0]
+        seen += [json.dumps(o.msg.to_wire()).encode() for o in outs if o.seat == 0]
         streams.append(seen)
     a, b = streams
     first_diff = next(i for i, (p, q) in enumerate(zip(a, b, strict=False)) if p != q)
