@@ -62,8 +62,10 @@ def run_agent(args: argparse.Namespace) -> int:
     async def main() -> int:
         await client.connect(args.connect)
         stats = await client.run()
-        score = sum(r.score for r in stats.games)
-        print(f"maag bot run: {len(stats.games)} game(s), score {score:g}", file=sys.stderr)
+        scored = [r.score for r in stats.games if r.score is not None]
+        aborted = len(stats.games) - len(scored)
+        print(f"maag bot run: {len(scored)} game(s), score {sum(scored):g}"
+              + (f", {aborted} aborted" if aborted else ""), file=sys.stderr)
         return 0
 
     try:

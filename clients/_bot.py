@@ -111,13 +111,20 @@ class GameRecord:
 
     game: GameInfo
     winner: int | None
-    """1 or 2, None for a draw."""
+    """1 or 2; None for a draw or an aborted game (see `aborted`)."""
     reason: str
     replay_id: str | None = None
 
     @property
-    def score(self) -> float:
-        """1 for a win, 0.5 for a draw, 0 for a loss."""
+    def aborted(self) -> bool:
+        """The referee stopped the game (e.g. it shut down): nobody won, nor was it drawn."""
+        return self.reason == "aborted"
+
+    @property
+    def score(self) -> float | None:
+        """1 for a win, 0.5 for a draw, 0 for a loss; None for an aborted game."""
+        if self.aborted:
+            return None
         return 0.5 if self.winner is None else float(self.winner == self.game.seat)
 
 

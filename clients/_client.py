@@ -350,7 +350,9 @@ class Client:
                 g.task.cancel()
             record = GameRecord(g.info, msg.winner, msg.reason, msg.replay_id)
             self.stats.games.append(record)
-            LOGGER.info("game %s over: winner %s (%s)", msg.game_id, msg.winner or "none (draw)", msg.reason)
+            result = ("aborted" if record.aborted else "a draw" if msg.winner is None
+                      else f"won by seat {msg.winner}")
+            LOGGER.info("game %s over: %s (%s)", msg.game_id, result, msg.reason)
             await self._call(g, g.bot.on_game_over(record))
         elif isinstance(msg, Error):
             self.stats.errors.append((msg.game_id, msg.code))

@@ -132,6 +132,7 @@ class TournamentRunner:
         self._total = 0
         self._stop = False
         self.workers: dict[str, int] = {}  # Dask worker address -> games it played in this run
+        self._dask: tuple[Any, Any] | None = None  # (client, LocalCluster or None) for --cluster
 
     # -- the whole run ----------------------------------------------------------------
     def run(self) -> Standings:
@@ -146,6 +147,8 @@ class TournamentRunner:
                 storage.close()
             if adopted or released:
                 self.on_event(Event("resume", info={"adopted": adopted, "released": released}))
+            if self.cluster:
+                self._dask = self._connect_dask()
             for rnd in range(rounds_total(self.spec)):
                 rows = store.rows(self.tid)
                 if not any(r.game.round == rnd for r in rows):
@@ -168,6 +171,7 @@ class TournamentRunner:
                     break
             return self.standings()
         finally:
+            self._close_dask()
             store.close()
             self.store = None
 
@@ -254,42 +258,52 @@ class TournamentRunner:
                         "game_id": s.game_id, "winner": s.winner, "reason": s.reason, "stored": s.stored})
 
     # -- Dask: one task per game on the workers ---------------------------------------
-    def _play_cluster(self) -> None:
-        from distributed import Client, LocalCluster, wait
+    def _connect_dask(self) -> tuple[Any, Any]:
+        """The Dask client (and, for "local", its LocalCluster) of the whole run: made once,
+        not once a round (a LocalCluster starts its worker processes anew each time)."""
+        from distributed import Client, LocalCluster
 
-        cluster: LocalCluster | None = None
         if self.cluster == "local":
             cluster = LocalCluster(n_workers=self.concurrency, threads_per_worker=1, processes=True,
                                    dashboard_address=":0")
-            client = Client(cluster)
-        else:
-            client = Client(self.cluster)
-        try:
-            spec_dict = self.spec.to_dict()
-            inflight: dict[Any, ScheduledGame] = {}
-            while True:
-                while len(inflight) < self.concurrency:
-                    g = self._claim()
-                    if g is None:
-                        break
-                    fut = client.submit(play_on_worker, spec_dict, self.db_url, self.tid, _game_dict(g),
-                                        self.log_dir, pure=False, key=f"maag-{self.tid}-{g.key}-{id(g)}")
-                    inflight[fut] = g
-                if not inflight:
-                    return
-                finished = wait(list(inflight), return_when="FIRST_COMPLETED").done
-                for fut in finished:
-                    g = inflight.pop(fut)
-                    res = fut.result()
-                    if res.get("worker"):
-                        self.workers[res["worker"]] = self.workers.get(res["worker"], 0) + 1
-                    self._record(g, res)
-        finally:
-            with contextlib.suppress(Exception):
-                client.run(close_worker_arenas, self.tid)
-            client.close()
-            if cluster is not None:
-                cluster.close()
+            return Client(cluster), cluster
+        return Client(self.cluster), None
+
+    def _close_dask(self) -> None:
+        if self._dask is None:
+            return
+        client, cluster = self._dask
+        self._dask = None
+        with contextlib.suppress(Exception):
+            client.run(close_worker_arenas, self.tid)
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+    def _play_cluster(self) -> None:
+        from distributed import wait
+
+        assert self._dask is not None
+        client = self._dask[0]
+        spec_dict = self.spec.to_dict()
+        inflight: dict[Any, ScheduledGame] = {}
+        while True:
+            while len(inflight) < self.concurrency:
+                g = self._claim()
+                if g is None:
+                    break
+                fut = client.submit(play_on_worker, spec_dict, self.db_url, self.tid, _game_dict(g),
+                                    self.log_dir, pure=False, key=f"maag-{self.tid}-{g.key}-{id(g)}")
+                inflight[fut] = g
+            if not inflight:
+                return
+            finished = wait(list(inflight), return_when="FIRST_COMPLETED").done
+            for fut in finished:
+                g = inflight.pop(fut)
+                res = fut.result()
+                if res.get("worker"):
+                    self.workers[res["worker"]] = self.workers.get(res["worker"], 0) + 1
+                self._record(g, res)
 
 
 def _game_dict(g: ScheduledGame) -> dict[str, Any]:
@@ -334,26 +348,29 @@ class _WorkerArena:
         self.loop.call_later(self.idle_s / 4, self._idle_check)
 
     def _idle_check(self) -> None:
-        if self.closed:
-            return
-        if self.busy == 0 and time.monotonic() - self.last_used > self.idle_s:
-            LOG.info("closing an idle tournament arena")
-            with _WORKER_LOCK:
+        # Under the lock that play_on_worker holds while it picks this arena and marks it
+        # busy: an arena is never closed between being picked and its game starting.
+        with _WORKER_LOCK:
+            if self.closed:
+                return
+            idle = self.busy == 0 and time.monotonic() - self.last_used > self.idle_s
+            if idle:
                 for k, v in list(_WORKER_ARENAS.items()):
                     if v is self:
                         del _WORKER_ARENAS[k]
-            self.closed = True
-            self.loop.create_task(self._shutdown())
+                self.closed = True
+        if not idle:
+            self._schedule_idle_check()
             return
-        self._schedule_idle_check()
+        LOG.info("closing an idle tournament arena")
+        self.loop.create_task(self._shutdown())
 
     async def _shutdown(self) -> None:
         await self.arena.stop()
         self.loop.stop()
 
     def play(self, g: ScheduledGame, tid: str) -> GameSummary:
-        with _WORKER_LOCK:
-            self.busy += 1
+        """Play one game; the caller has counted it in `busy` (under _WORKER_LOCK)."""
         try:
             return cast("GameSummary", self._run(self.arena.play(
                 g.seat0, g.seat1, seed=g.seed, match_id=match_id(tid, g.key),
@@ -400,6 +417,7 @@ def play_on_worker(spec_dict: dict[str, Any], db_url: str, tid: str, game: dict[
         arena = _WORKER_ARENAS.get(key)
         if arena is None or arena.closed:
             arena = _WORKER_ARENAS[key] = _WorkerArena(spec, db_url, log_dir, _worker_slots(), WORKER_IDLE_S)
+        arena.busy += 1  # with the lookup, under the lock: the idle check cannot close it now
     try:
         s = arena.play(g, tid)
     except Exception:

@@ -4,6 +4,7 @@ concurrency, stale plans, failures."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import pytest
@@ -120,6 +121,23 @@ async def test_one_game_from_login_to_game_over() -> None:
     assert record.winner == 1 and record.score == 1.0 and record.replay_id == "r9"
     assert bot.over == [record]
     assert stats.turns_sent == 1
+
+
+async def test_an_aborted_game_is_neither_a_draw_nor_scored(caplog: pytest.LogCaptureFixture) -> None:
+    t = ScriptedTransport()
+    t.expect_login(replies=[start(), your_turn()])
+    t.expect(lambda m: isinstance(m, Turn), [GameOver(game_id="g1", winner=None, reason="aborted"),
+                                             ConnectionClosed()])
+
+    class EndBot(Bot):
+        def choose_turn(self, observation: Observation, limit: Limit) -> TurnResult:
+            return TurnResult([END])
+
+    with caplog.at_level(logging.INFO, logger="maag.clients"):
+        stats = await play(t, Client(EndBot, token="t"))
+    [record] = stats.games
+    assert record.aborted and record.score is None and record.winner is None
+    assert "game g1 over: aborted (aborted)" in caplog.text and "draw" not in caplog.text
 
 
 async def test_the_agent_runner_reads_an_sdk_observation_as_an_engine_observation() -> None:

@@ -267,3 +267,18 @@ def test_a_bot_that_keeps_crashing_stops_the_tournament_resumably(tmp_path: Path
     with _Store(f"sqlite:///{db}") as store:
         rows = store.rows(store.tournaments()[0][0])
     assert not any(row.status == "done" for row in rows)
+
+
+def test_a_local_cluster_serves_every_round_of_a_swiss_tournament(tmp_path: Path) -> None:
+    """`--cluster local` starts one LocalCluster for the whole run: a three-round Swiss
+    tournament is played by the same two worker processes throughout (a cluster per round
+    would show six worker addresses)."""
+    db = f"sqlite:///{tmp_path / 'w.sqlite3'}"
+    bots = [random_bot(f"r{i}", i) for i in range(4)]
+    bot_args = [a for b in bots for a in ("--bot", b)]
+    s = summary(maag("tournament", "--format", "swiss", "--rounds", "3", *bot_args, "--games-per-pair", "2",
+                     "--map", "a-tiny", "--tc", "10s", "--db", db, "--cluster", "local", "--concurrency", "2",
+                     "--json", cwd=tmp_path))
+    assert s["games"] == 12
+    assert len(s["workers"]) <= 2 and sum(s["workers"].values()) == 12, s["workers"]
+    check_exactly_once(db, s["tournament"], 12)
