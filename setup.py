@@ -1,8 +1,12 @@
 """Only here for what pyproject.toml cannot say: cffi's ``cffi_modules`` (the C core is
 compiled at install time) and the package list, read from the folders (every folder with an
 __init__.py under a part, its tests/ excepted), so that adding a game (a folder of
-engine_c/games/) or a room of the server needs no line here. Metadata is in pyproject.toml."""
+engine_c/games/) or a room of the server needs no line here. Metadata is in pyproject.toml.
 
+MAAG_SDK_ONLY=1 installs the Python bot SDK alone (maag.clients and the maag.protocol it
+uses): no C compiler needed, nothing compiled (README.md, "Writing a bot")."""
+
+import os
 from pathlib import Path
 
 from setuptools import setup
@@ -23,8 +27,8 @@ def packages() -> list[str]:
     return out
 
 
-setup(
-    packages=packages(),
-    package_dir=PARTS,
-    cffi_modules=["engine_c/build_engine.py:ffi"],
-)
+if os.environ.get("MAAG_SDK_ONLY") == "1":
+    SDK = {k: v for k, v in PARTS.items() if k in ("maag.protocol", "maag.clients")}
+    setup(packages=list(SDK), package_dir=SDK, package_data={}, entry_points={})
+else:
+    setup(packages=packages(), package_dir=PARTS, cffi_modules=["engine_c/build_engine.py:ffi"])
