@@ -49,9 +49,10 @@ def run_on_state(kernel: str, root: State, algo: str, params: Mapping[str, Any],
                     params, budget_ms, iterations)
     d = _det(k, det, combine)
     vt = root.game.vt
-    fn = {"pimc": lib.mg_search_pimc, "ismcts": lib.mg_search_ismcts, "oep-hidden": lib.mg_search_oep_hidden}
+    kinds = {"pimc": lib.MG_HIDDEN_PIMC, "ismcts": lib.MG_HIDDEN_ISMCTS, "oep-hidden": lib.MG_HIDDEN_OEP}
+    kind = kinds[kernel]
     return run_kernel(root, seed, lambda rng, plan, n, stats, err:
-                      fn[kernel](vt, root._buf, p, d, rng, plan, n, stats, err))
+                      lib.mg_search_hidden(kind, vt, root._buf, p, d, rng, plan, n, stats, err))
 
 
 def pimc(obs: Observation, algo: str, params: Mapping[str, Any] | None = None, *, k: int = 8,

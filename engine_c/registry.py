@@ -24,7 +24,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["GameOption", "GameSpec", "Situation", "names", "default", "get", "GAMES_DEF"]
+__all__ = ["GameOption", "GameSpec", "Situation", "names", "default", "get", "spec_of", "GAMES_DEF"]
 
 GAMES_DEF = Path(__file__).resolve().parent / "games" / "games.def"
 
@@ -103,6 +103,18 @@ class GameSpec:
         from ._lowlevel import lib
 
         return float(lib.mg_game_find(self.name.encode()).value_scale)
+
+
+def spec_of(name: str, summary: str, state_ctype: str, codec: Any, **more: Any) -> GameSpec:
+    """The GameSpec of a game whose codec module defines OPTIONS, make_config, fill_config,
+    action_to_dict, action_from_dict, state_to_json and state_from_json (and, if the game
+    has them, public_action and unseen); `more` gives the other fields."""
+    optional = {k: getattr(codec, k) for k in ("public_action", "unseen") if hasattr(codec, k)}
+    return GameSpec(name=name, summary=summary, state_ctype=state_ctype, options=codec.OPTIONS,
+                    make_config=codec.make_config, fill_config=codec.fill_config,
+                    action_to_dict=codec.action_to_dict, action_from_dict=codec.action_from_dict,
+                    state_to_json=codec.state_to_json, state_from_json=codec.state_from_json,
+                    **optional, **more)
 
 
 @cache

@@ -45,7 +45,7 @@ typedef struct mg_det_params {
 /* Check determinized settings: MG_OK, or MG_ERR_CONFIG with a message in err (may be NULL). */
 int mg_det_check(const mg_det_params *d, char *err);
 
-/* PIMC: run the kernel p->algo on d->k determinizations of obs (unchanged) and combine the
+/* MG_HIDDEN_PIMC: run the kernel p->algo on d->k determinizations of obs (unchanged) and combine the
  * plans by d->combine. The budgets in p are those of the whole call, split evenly over the
  * determinizations (the time budget adaptively: each search gets an equal share of what is
  * left; iterations: the total, shared out so that the parts add up to it, at least 1 each).
@@ -53,11 +53,8 @@ int mg_det_check(const mg_det_params *d, char *err);
  * one always runs). stats: sums over the searches (plus the SUM combine's rollouts);
  * value = the fraction of searches whose plan won the vote (VOTE) or the winning plan's
  * mean score (SUM). Returns as mg_search (MG_ERR_CONFIG for bad p or d). */
-int mg_search_pimc(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
-                   const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
-                   mg_search_stats *stats, char *err);
 
-/* Single-observer ISMCTS (Cowling, Powley and Whitehouse 2012) for multi-action turns: one
+/* MG_HIDDEN_ISMCTS: single-observer ISMCTS (Cowling, Powley and Whitehouse 2012) for multi-action turns: one
  * tree whose nodes are the observer's information sets (states with the same observation
  * share a node), a new determinization (strategy d->mode) per iteration, UCB1 with
  * availability counts at the opponent's nodes (an edge's exploration term uses how often it
@@ -66,19 +63,22 @@ int mg_search_pimc(const mg_game_vt *vt, const void *obs, const mg_search_params
  * rollout_turns, horizon_root, robust, prune, complete, max_nodes; the algo field is not
  * read). Needs a budget;
  * an iteration is one determinization. Returns as mg_search. */
-int mg_search_ismcts(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
-                     const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
-                     mg_search_stats *stats, char *err);
 
-/* OEP (mg_search_oep) from an observation: genomes are built on one determinization (the
+/* MG_HIDDEN_OEP: OEP (mg_search_oep) from an observation: genomes are built on one determinization (the
  * player to act's own turn does not depend on hidden cards), and with rollout fitness
  * (p->fitness_rollouts > 0) every fitness rollout starts from a fresh determinization
  * (strategy d->mode) with the genome's turn replayed on it, and the fitness is the mean of
  * the rollouts rather than their minimum: the opponent's reply is averaged over its
  * possible hands. With heuristic fitness this is OEP on one determinization. Returns as
  * mg_search. */
-int mg_search_oep_hidden(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
-                         const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
-                         mg_search_stats *stats, char *err);
+
+/* Run determinized search `kind` (MG_HIDDEN_*, above) from the observation obs (unchanged):
+ * parameters and budgets as mg_search, plus the determinization settings d. One entry for
+ * the three, so that their checks (parameters, state size, game over, with a text in err)
+ * are written once. Returns as mg_search; MG_ERR_CONFIG for an unknown kind. */
+enum { MG_HIDDEN_PIMC, MG_HIDDEN_ISMCTS, MG_HIDDEN_OEP, MG_HIDDEN_COUNT };
+int mg_search_hidden(int kind, const mg_game_vt *vt, const void *obs, const mg_search_params *p,
+                     const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
+                     mg_search_stats *stats, char *err);
 
 #endif

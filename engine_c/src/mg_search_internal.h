@@ -51,6 +51,17 @@ mg_search_params ms_game_params(const mg_game_vt *vt, const mg_search_params *p)
 int ms_det_begin(const mg_game_vt *vt, const void *obs, mg_search_params *q,
                  const mg_det_params *d, mg_search_stats *stats, int *plan_len, char *err);
 
+/* The determinized kernels behind mg_search_hidden, which checks and resolves everything
+ * first (ms_det_begin): `p` is complete and `stats` is not NULL. */
+int ms_pimc(const mg_game_vt *vt, const void *obs, const mg_search_params *p, const mg_det_params *d,
+            mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats, char *err);
+int ms_ismcts(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
+              const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
+              mg_search_stats *stats, char *err);
+int ms_oep_hidden(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
+                  const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
+                  mg_search_stats *stats, char *err);
+
 /* mg_determinize with a text in err when the game does not offer strategy `mode`. */
 int ms_det_sample(const mg_game_vt *vt, const void *obs, int mode, mg_rng *rng, void *out,
                   char *err);

@@ -414,19 +414,11 @@ static int is_plan(is_tree *t, int root, unsigned char *st, unsigned char *scrat
     return len;
 }
 
-int mg_search_ismcts(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
-                     const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
-                     mg_search_stats *stats, char *err)
+int ms_ismcts(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
+              const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
+              mg_search_stats *stats, char *err)
 {
-    mg_search_stats local;
-    if (!stats)
-        stats = &local;
-    mg_search_params q = *p;
-    q.algo = MG_ALGO_MCTS; /* for the budget rule: ISMCTS needs one too */
-    int rc = ms_det_begin(vt, obs, &q, d, stats, plan_len, err);
-    if (rc != MG_OK)
-        return rc;
-    p = &q;
+    int rc;
     double t0 = ms_now();
     is_tree t;
     memset(&t, 0, sizeof t);

@@ -569,23 +569,15 @@ int mg_search_oep(const mg_game_vt *vt, const void *st, const mg_search_params *
     return oep_run(vt, st, NULL, 0, p, rng, plan, plan_len, stats);
 }
 
-int mg_search_oep_hidden(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
-                         const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
-                         mg_search_stats *stats, char *err)
+int ms_oep_hidden(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
+                  const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
+                  mg_search_stats *stats, char *err)
 {
-    mg_search_stats local;
-    if (!stats)
-        stats = &local;
-    mg_search_params q = *p;
-    q.algo = MG_ALGO_OEP;
-    int rc = ms_det_begin(vt, obs, &q, d, stats, plan_len, err);
-    if (rc != MG_OK)
-        return rc;
     double t0 = ms_now();
     ms_state det;
-    rc = ms_det_sample(vt, obs, d->mode, rng, det.b, err);
+    int rc = ms_det_sample(vt, obs, d->mode, rng, det.b, err);
     if (rc == MG_OK)
-        rc = oep_run(vt, det.b, obs, d->mode, &q, rng, plan, plan_len, stats);
+        rc = oep_run(vt, det.b, obs, d->mode, p, rng, plan, plan_len, stats);
     stats->elapsed_ms = ms_now() - t0;
     if (rc != MG_OK)
         *plan_len = 0;

@@ -65,6 +65,32 @@ int ms_det_sample(const mg_game_vt *vt, const void *obs, int mode, mg_rng *rng, 
     return rc;
 }
 
+typedef int (*det_kernel)(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
+                          const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
+                          mg_search_stats *stats, char *err);
+
+int mg_search_hidden(int kind, const mg_game_vt *vt, const void *obs, const mg_search_params *p,
+                     const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
+                     mg_search_stats *stats, char *err)
+{
+    static const det_kernel kernels[MG_HIDDEN_COUNT] = {ms_pimc, ms_ismcts, ms_oep_hidden};
+    /* Whose budget rule applies: PIMC's inner kernel's (p->algo), else MCTS's or OEP's. */
+    static const int algo[MG_HIDDEN_COUNT] = {-1, MG_ALGO_MCTS, MG_ALGO_OEP};
+    mg_search_stats local;
+    if (!stats)
+        stats = &local;
+    *plan_len = 0;
+    if (kind < 0 || kind >= MG_HIDDEN_COUNT) {
+        memset(stats, 0, sizeof *stats);
+        return det_error(err, "unknown determinized search");
+    }
+    mg_search_params q = *p;
+    if (algo[kind] >= 0)
+        q.algo = algo[kind];
+    int rc = ms_det_begin(vt, obs, &q, d, stats, plan_len, err);
+    return rc != MG_OK ? rc : kernels[kind](vt, obs, &q, d, rng, plan, plan_len, stats, err);
+}
+
 /* The K searches of one call: their plans, values and determinized states. */
 typedef struct pm_runs {
     int k;               /* searches that ran */
@@ -164,18 +190,10 @@ static int pm_sum(const mg_game_vt *vt, const pm_runs *r, const mg_search_params
     return best;
 }
 
-int mg_search_pimc(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
-                   const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
-                   mg_search_stats *stats, char *err)
+int ms_pimc(const mg_game_vt *vt, const void *obs, const mg_search_params *p, const mg_det_params *d,
+            mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats, char *err)
 {
-    mg_search_stats local;
-    if (!stats)
-        stats = &local;
-    mg_search_params q = *p;
-    int rc = ms_det_begin(vt, obs, &q, d, stats, plan_len, err);
-    if (rc != MG_OK)
-        return rc;
-    p = &q;
+    int rc = MG_OK;
     double t0 = ms_now();
     pm_runs r;
     size_t k = (size_t)d->k;
