@@ -55,6 +55,10 @@ def test_the_sdk_alone_installs_without_compiling_and_plays_a_game(tmp_path: Pat
     assert not [f for f in files if f.endswith((".so", ".c", ".h"))], "something was compiled or shipped in C"
     others = ("maag/engine/", "maag/server/", "maag/bots/", "maag/stats/")
     assert not [f for f in files if f.startswith(others)]
+    assert not [f for f in files if f.startswith("bin/")], "the maag command needs the server"
+    [meta] = target.glob("maag-*.dist-info/METADATA")
+    requires = [line for line in meta.read_text().splitlines() if line.startswith("Requires-Dist:")]
+    assert [r for r in requires if "extra ==" not in r] == ["Requires-Dist: msgpack>=1.0"], requires
     shutil.copytree(Path(msgpack.__file__).parent, target / "msgpack")  # the SDK's one dependency
 
     async def game() -> str:
