@@ -148,6 +148,13 @@ class SQLStorage(Storage):
     @abc.abstractmethod
     def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]: ...
 
+    def bot_by_token(self, token: str) -> str | None:
+        rows = self._query(f"SELECT name FROM bots WHERE token_hash = {self.PARAM}", (hash_token(token),))
+        return str(rows[0][0]) if rows else None
+
+    def list_bots(self) -> list[BotRecord]:
+        return [BotRecord(r[0], r[1]) for r in self._query("SELECT name, created FROM bots ORDER BY name")]
+
     def abort_unfinished(self) -> int:
         def tx(cur: Any) -> int:
             cur.execute("UPDATE games SET status = 'aborted' WHERE status = 'running'")
@@ -221,13 +228,6 @@ class SQLiteStorage(SQLStorage):
 
         self._tx(tx)
         return token
-
-    def bot_by_token(self, token: str) -> str | None:
-        rows = self._query("SELECT name FROM bots WHERE token_hash = ?", (hash_token(token),))
-        return str(rows[0][0]) if rows else None
-
-    def list_bots(self) -> list[BotRecord]:
-        return [BotRecord(r[0], r[1]) for r in self._query("SELECT name, created FROM bots ORDER BY name")]
 
     # -- games
     def create_game(self, game: str, config: dict[str, Any], seats: tuple[str, str], time_control: str,

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import psycopg
-from maag.server.storage.base import BotRecord, SQLStorage, StorageError, _now, hash_token
+from maag.server.storage.base import SQLStorage, StorageError, _now, hash_token
 from maag.server.storage.sql import games_schema, postgres_tx
 
 __all__ = ["PostgresStorage", "SCHEMA_LOCK"]
@@ -80,13 +80,6 @@ class PostgresStorage(SQLStorage):
 
         self._tx(tx)
         return token
-
-    def bot_by_token(self, token: str) -> str | None:
-        rows = self._query("SELECT name FROM bots WHERE token_hash = %s", (hash_token(token),))
-        return str(rows[0][0]) if rows else None
-
-    def list_bots(self) -> list[BotRecord]:
-        return [BotRecord(r[0], r[1]) for r in self._query("SELECT name, created FROM bots ORDER BY name")]
 
     # -- games
     def create_game(self, game: str, config: dict[str, Any], seats: tuple[str, str], time_control: str,
