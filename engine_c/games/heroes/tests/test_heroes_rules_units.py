@@ -1,12 +1,11 @@
 """Heroes unit and card rules: movement and stomping (§9.5, §11), heal and revive (§10.6),
 ninja teleport, knock-out removal (§6.1), deploy (§9.1), potion and equip (§9.2), inferno
-(§9.3) and swap card (§9.4). Map a unless said otherwise (see test_rules_combat.py)."""
+(§9.3) and swap card (§9.4). Map a unless said otherwise (see test_heroes_rules_combat.py)."""
 
 from __future__ import annotations
 
 import pytest
-
-from .position import (
+from heroes_position import (
     END,
     assert_illegal,
     at,

@@ -12,9 +12,8 @@ y=4     d . . . A . . . D
 from __future__ import annotations
 
 import pytest
+from heroes_position import assert_illegal, at, attack, hp, legal, parse_unit, play, pos
 from maag.engine import State
-
-from .position import assert_illegal, at, attack, hp, legal, parse_unit, play, pos
 
 
 def p2_unit_hp(s: State) -> int:

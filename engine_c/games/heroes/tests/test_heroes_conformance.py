@@ -10,13 +10,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import heroes_oracle as oracle
 import pytest
+from heroes_position import game
 from maag.engine import Action
 from maag.server.kit.conformance import run
-
-from . import spec_oracle as oracle
-from .position import game
-from .test_properties import CHECK, code_space
+from test_heroes_properties import CHECK, code_space
 
 PUBLIC_STEPS = 10817
 

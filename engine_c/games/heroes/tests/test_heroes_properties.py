@@ -14,14 +14,13 @@ from collections import Counter
 from functools import cache
 from typing import Any
 
+import heroes_oracle as oracle
 import pytest
+from heroes_position import game
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from maag.engine import EngineError, GameOverError, State
 from maag.engine._lowlevel import ffi, lib
-
-from . import spec_oracle as oracle
-from .position import game
 
 MAPS = ["a", "a-small", "a-tiny"]
 DRAWS = ["seeded", "random"]

@@ -7,12 +7,9 @@ from __future__ import annotations
 from collections import Counter
 from functools import cache
 
+import heroes_oracle as oracle
 import pytest
-from maag.engine import Game, GameOverError, IllegalActionError, State
-from maag.engine._lowlevel import lib
-
-from . import spec_oracle as oracle
-from .position import (
+from heroes_position import (
     CARDS,
     END,
     assert_illegal,
@@ -30,6 +27,8 @@ from .position import (
     spell,
     swap,
 )
+from maag.engine import Game, GameOverError, IllegalActionError, State
+from maag.engine._lowlevel import lib
 
 MAPS = ["a", "a-small", "a-tiny"]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from .position import CARDS, DECKS, MAP_DECK
+from heroes_position import CARDS, DECKS, MAP_DECK
 
 MAP_ROWS = {
     "a": ["d000S000D", "00c000C00", "00P000P00", "0c00000C0", "d000A000D"],
