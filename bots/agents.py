@@ -67,7 +67,7 @@ class AgentSpec:
         """`value` for parameter `name` (a string, or already typed); AgentError when the
         parameter is unknown or the value does not fit."""
         try:
-            return self.param(name).parse(value)
+            return self.param(name).parse(value, "parameter")
         except BotError as e:
             raise AgentError(str(e)) from None
 

@@ -47,18 +47,19 @@ class Option:
         if self.default is not None:
             self.parse(self.default)
 
-    def parse(self, value: Any) -> Any:
+    def parse(self, value: Any, what: str = "option") -> Any:
         """`value` (a string from the command line, or already typed) as this option's type;
-        BotError saying what is allowed if it does not fit."""
+        BotError saying what is allowed if it does not fit (`what` names the setting's kind
+        in the message: "option", or "parameter" for an agent's)."""
         try:
             v = self._convert(value)
         except (TypeError, ValueError):
-            raise BotError(f"option {self.name!r} must be {self.describe()}, not {value!r}") from None
+            raise BotError(f"{what} {self.name!r} must be {self.describe()}, not {value!r}") from None
         if self.type in ("int", "float"):
             if (self.min is not None and v < self.min) or (self.max is not None and v > self.max):
-                raise BotError(f"option {self.name!r} must be {self.describe()}, not {value!r}")
+                raise BotError(f"{what} {self.name!r} must be {self.describe()}, not {value!r}")
         if self.type == "choice" and v not in self.choices:
-            raise BotError(f"option {self.name!r} must be one of {', '.join(self.choices)}, not {value!r}")
+            raise BotError(f"{what} {self.name!r} must be one of {', '.join(self.choices)}, not {value!r}")
         return v
 
     def _convert(self, value: Any) -> Any:
