@@ -8,8 +8,10 @@
     server    (server/)    protocol, engine, stats; it starts bundled bots as processes
 
 Every import counts: at module level, inside functions, under TYPE_CHECKING, relative
-ones (resolved), and module names in strings handed to `importlib.import_module` or
-`__import__`, or written "maag.x.y:function" (the form entry points and registries use).
+ones (resolved), module names handed to `importlib.import_module`, `__import__` or
+`find_spec` (strings, or f-strings read as far as they can be: a name this check cannot
+read is a violation too), and strings written "maag.x.y:function" (the form entry points
+and registries use).
 A process launch (`[sys.executable, "-m", "maag.server", ...]`) is not an import. The
 entry points of pyproject.toml register commands from any part (that is how `maag arena`
 and `maag bot run` reach the command line from bots/); each must name a function that
@@ -59,6 +61,44 @@ def _module_name(root: Path, folder: str, path: Path) -> str:
     return ".".join(["maag", FOLDERS[folder], *parts])
 
 
+COMPUTED = "<a name this check cannot read>"
+
+
+def _static_name(call: ast.Call, module: str, package: str) -> str | None:
+    """The module name a call of import_module/__import__/find_spec names, as far as it can
+    be read from the source: a string, or an f-string whose leading parts are strings,
+    __name__ or __package__ (a relative name resolved against the package argument when
+    that is __name__ or __package__). None when nothing of it can be read."""
+    known = {"__name__": module, "__package__": package}
+
+    def text(node: ast.expr) -> str | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.Name) and node.id in known:
+            return known[node.id]
+        if isinstance(node, ast.JoinedStr):
+            out = ""
+            for v in node.values:
+                piece = text(v.value) if isinstance(v, ast.FormattedValue) else text(v)
+                if piece is None:
+                    break
+                out += piece
+            return out or None
+        return None
+
+    name = text(call.args[0])
+    if name is None or (name.startswith("maag") and not _TARGET.match(name)):
+        return None  # nothing, or not even which part of maag
+    if name.startswith("."):
+        anchor = call.args[1] if len(call.args) > 1 else next(
+            (k.value for k in call.keywords if k.arg == "package"), None)
+        base = text(anchor) if anchor is not None else None
+        if base is None:
+            return None
+        name = base + name
+    return name.rstrip(".")
+
+
 def _imports(tree: ast.AST, module: str, is_package: bool) -> list[tuple[int, str, str]]:
     """(line, imported module, how) for every import-like thing in a module's tree."""
     out: list[tuple[int, str, str]] = []
@@ -79,13 +119,9 @@ def _imports(tree: ast.AST, module: str, is_package: bool) -> list[tuple[int, st
         elif isinstance(node, ast.Call):
             fn = node.func
             called = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
-            if called in ("import_module", "__import__") and node.args:
-                arg = node.args[0]
-                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-                    out.append((node.lineno, arg.value, f"{called}() string"))
-                elif (isinstance(arg, ast.JoinedStr) and arg.values
-                      and isinstance(arg.values[0], ast.Constant)):
-                    out.append((node.lineno, str(arg.values[0].value), f"{called}() f-string"))
+            if called in ("import_module", "__import__", "find_spec") and node.args:
+                name = _static_name(node, module, package)
+                out.append((node.lineno, name or COMPUTED, f"{called}() of a name"))
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             m = _REGISTRATION.match(node.value)
             if m:
@@ -108,6 +144,9 @@ def check_tree(root: Path) -> list[Violation]:
             module = _module_name(root, folder, path)
             tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
             for line, name, how in _imports(tree, module, path.name == "__init__.py"):
+                if name == COMPUTED:  # an import nobody can check is a violation too
+                    found.append(Violation(str(path.relative_to(root)), line, part, name, how))
+                    continue
                 m = _TARGET.match(name)
                 if not m or m.group(1) not in parts_of:
                     continue
@@ -150,6 +189,10 @@ def test_the_check_finds_a_planted_wrong_import(tmp_path: Path) -> None:
         "    from maag.engine import Game\n"                     # 5: lazy, in a function
         "    return importlib.import_module('maag.bots.agents')\n"  # 6: an importlib string
         "HOOK = 'maag.server.cli:main'\n"                        # 7: a registration string
+        "def g(part):\n"
+        "    return importlib.import_module(f'maag.{part}')\n"  # 9: not even the part can be read
+        "def h(name):\n"
+        "    return importlib.util.find_spec(name)\n"           # 11: nothing can be read
     )
     (tmp_path / "engine_c").mkdir()
     (tmp_path / "engine_c" / "__init__.py").write_text("from ..server import cli\n")  # relative, upwards
@@ -159,6 +202,8 @@ def test_the_check_finds_a_planted_wrong_import(tmp_path: Path) -> None:
         ("clients/planted.py", 5, "maag.engine"),
         ("clients/planted.py", 6, "maag.bots.agents"),
         ("clients/planted.py", 7, "maag.server.cli"),
+        ("clients/planted.py", 9, COMPUTED),
+        ("clients/planted.py", 11, COMPUTED),
         ("engine_c/__init__.py", 1, "maag.server"),
     }, found
 
