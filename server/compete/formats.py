@@ -3,7 +3,7 @@
 Every pairing of two bots is played as `games_per_pair / 2` game *pairs*: the two games of a
 pair use the same referee seed (the same deal and the same random draws) with the seats
 swapped, so the luck of the draw cancels. A scheduled game has a deterministic key, so a
-restarted runner finds the same schedule in the database (see tournament_store).
+restarted runner finds the same schedule in the database (see storage/tournaments.py).
 
 - round robin: every bot against every other, in the circle method's order so that the
   games in flight at any moment involve different bots.
