@@ -79,9 +79,16 @@ def add_game_arguments(p: argparse.ArgumentParser, tc_default: str) -> None:
 
 
 def game_config(args: argparse.Namespace) -> dict[str, Any]:
+    """The game options given on the command line, checked now by the game itself: a bad
+    name or value ends the command with a one-line error (exit 2), not a traceback later."""
     cfg = parse_kv(args.option)
     if args.map:
         cfg["map"] = args.map
+    try:
+        registry.get(args.game).make_config(dict(cfg))
+    except ValueError as e:
+        print(f"maag: --game {args.game}: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
     return cfg
 
 

@@ -30,8 +30,6 @@ def register(bsub: Any) -> None:
     c.set_defaults(func=run_check_command)
 
 
-
-
 def _check_doc() -> str:
     from maag.server.kit import check
 

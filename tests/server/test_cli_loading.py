@@ -43,3 +43,15 @@ def test_games_lists_every_registered_game(tmp_path: Path) -> None:
     games = json.loads(r.stdout)
     assert list(games) == registry.names()
     assert {o["name"] for o in games["heroes"]["options"]} >= {"map", "ap", "draws"}
+
+
+def test_a_bad_game_option_is_a_one_line_error_not_a_traceback(tmp_path: Path) -> None:
+    for argv, message in [
+        (["match", "random", "random", "--game", "nim", "-o", "bogus=1"], "unknown nim option(s): bogus"),
+        (["serve", "--port", "0", "-o", "map=zzz"], "map must be one of a, a-small, a-tiny, not 'zzz'"),
+        (["bot", "check", "--game", "nim", "-o", "ap=0", "--", "true"], "ap must be an integer in 1..8"),
+    ]:
+        r = subprocess.run([sys.executable, "-m", "maag.server", *argv, "--db", str(tmp_path / "x.sqlite3")]
+                           if argv[0] != "bot" else [sys.executable, "-m", "maag.server", *argv],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr, r.stderr
