@@ -117,9 +117,15 @@ class State:
         return float(self.game.vt.evaluate(self._buf, player))
 
     def rate(self, action: Action | int) -> int:
+        """The game's rating of an action (higher first); 0 for a game that rates none."""
+        if self.game.vt.rate == ffi.NULL:
+            return 0
         return int(self.game.vt.rate(self._buf, _code(action)))
 
     def prune(self, actions: list[Action]) -> list[Action]:
+        """`actions` without the dominated ones, in order (a game without a pruner keeps all)."""
+        if self.game.vt.prune == ffi.NULL:
+            return list(actions)
         buf = ffi.new("mg_action[]", [a.code for a in actions] or [0])
         n = self.game.vt.prune(self._buf, buf, len(actions))
         return [Action(c, self.game.name) for c in ffi.unpack(buf, n)]

@@ -168,6 +168,16 @@ def test_evaluation_stays_within_the_value_scale(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", GAMES)
+def test_rating_and_pruning_keep_to_the_legal_list(name: str) -> None:
+    for st in live(name)[:5]:
+        acts = st.legal_actions()
+        kept = st.prune(acts)
+        assert kept and all(a in acts for a in kept)
+        assert [a for a in acts if a in kept] == kept  # order kept
+        assert all(isinstance(st.rate(a), int) for a in acts)
+
+
+@pytest.mark.parametrize("name", GAMES)
 def test_random_playouts_end(name: str) -> None:
     for seed in range(20):
         st = Game(name, {}).new_state(seed=seed)
