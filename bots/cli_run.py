@@ -1,5 +1,5 @@
-"""`maag bot run AGENT` and `maag bot check COMMAND` (added to `maag bot` by
-maag.server.cli.bot through `register_bot`)."""
+"""`maag bot run AGENT`: a bundled agent of maag.bots as a bot process on a referee (a
+subcommand of `maag bot`, registered through the entry point group "maag.bot_commands")."""
 
 from __future__ import annotations
 
