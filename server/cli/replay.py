@@ -77,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
             extra = " (auto)" if a.get("auto") else ""
             think = f" think {a['think_ms']:.1f} ms" if "think_ms" in a else ""
             print(f"{i:5d} seat {a['seat'] + 1} {a['t_ms']:10.1f} ms{think} {json.dumps(a['action'])}{extra}")
+    # Seats are 1 and 2 wherever a person reads them (as on the wire and in the tags' Result).
+    result = {None: "no result", -1: "a draw"}.get(check.winner, f"seat {(check.winner or 0) + 1} won")
     print(f"replay {args.id}: OK, {check.plies} actions re-simulated, {check.hashes_checked} state hashes "
-          f"and the result ({check.reason}, winner {check.winner}) verified")
+          f"and the result ({check.reason}, {result}) verified")
     return 0

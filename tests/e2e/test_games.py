@@ -138,6 +138,10 @@ def test_match_command_and_replays(tmp_path: Path) -> None:
     one = summary["game_ids"][0]
     r = _maag("replay", str(one), "--db", db)
     assert r.returncode == 0 and "OK" in r.stdout, r.stdout + r.stderr
+    rec = SQLiteStorage(db).get_game(one)
+    assert rec is not None
+    said = {None: "no result", -1: "a draw", 0: "seat 1 won", 1: "seat 2 won"}[rec.winner]
+    assert f"({rec.reason}, {said}) verified" in r.stdout, r.stdout  # seats 1 and 2, as on the wire
     r = _maag("replay", str(one), "--db", db, "--at", "3", "--json")
     state = json.loads(r.stdout)
     assert state["turn"] >= 1 and "deck_seed" in state
