@@ -165,9 +165,22 @@ class JsonLinesCodec(Codec):
 
     def decode(self, frame: bytes) -> Any:
         try:
-            return json.loads(frame.decode("utf-8"), parse_constant=_no_constant)
-        except (ValueError, RecursionError) as e:  # UnicodeDecodeError is a ValueError
-            raise RemoteProtocolError(ErrorCode.BAD_ENCODING, f"not one valid JSON value: {e}") from None
+            text = frame.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise RemoteProtocolError(ErrorCode.BAD_ENCODING,
+                                      f"the line is not UTF-8 text (bad byte at {e.start})") from None
+        try:
+            return json.loads(text, parse_constant=_no_constant)
+        except json.JSONDecodeError as e:
+            # Said in the user's terms: where the line stops making sense, not the parser's
+            # expectation ("Expecting ',' delimiter").
+            if e.pos >= len(text.rstrip()):
+                why = f"the line is not complete JSON (it ends at byte {len(frame.rstrip())})"
+            else:
+                why = f"the line is not valid JSON at byte {len(text[:e.pos].encode())}: {e.msg}"
+            raise RemoteProtocolError(ErrorCode.BAD_ENCODING, why) from None
+        except (ValueError, RecursionError) as e:  # NaN/Infinity, or nesting too deep
+            raise RemoteProtocolError(ErrorCode.BAD_ENCODING, f"the line is not valid JSON: {e}") from None
 
     def encode(self, data: dict[str, Any]) -> bytes:
         try:

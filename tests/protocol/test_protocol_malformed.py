@@ -337,3 +337,22 @@ def test_messages_are_frozen_and_keyword_only() -> None:
         p.id = 2  # type: ignore[misc]
     with pytest.raises(TypeError):
         Ping(1)  # type: ignore[misc]
+
+
+def test_json_line_errors_are_said_in_the_users_terms() -> None:
+    from maag.protocol import RemoteProtocolError
+    from maag.protocol._framing import JsonLinesCodec
+
+    codec = JsonLinesCodec()
+    cases = [
+        (b'{"type": "hello", "name": "x"', "the line is not complete JSON (it ends at byte 29)"),
+        (b'{"type": "hello" "name": 1}', "the line is not valid JSON at byte 17"),
+        (b"\xff\xfe", "the line is not UTF-8 text (bad byte at 0)"),
+    ]
+    for frame, said in cases:
+        try:
+            codec.decode(frame)
+        except RemoteProtocolError as e:
+            assert e.code.value == "bad_encoding" and said in e.message, e.message
+        else:
+            raise AssertionError(f"{frame!r} was accepted")

@@ -96,7 +96,9 @@ def action_to_dict(code: int) -> dict[str, Any]:
 
 
 def _square(d: dict[str, Any], key: str) -> tuple[int, int]:
-    v = d.get(key)
+    if key not in d:
+        raise ValueError(f"missing field {key!r} (a square [x, y])")
+    v = d[key]
     if (not isinstance(v, (list, tuple)) or len(v) != 2
             or not all(isinstance(c, int) and not isinstance(c, bool) for c in v)):
         raise ValueError(f"action field {key!r} must be a pair of integers [x, y]")
@@ -107,7 +109,9 @@ def _square(d: dict[str, Any], key: str) -> tuple[int, int]:
 
 
 def _card(d: dict[str, Any]) -> int:
-    c = d.get("card")
+    if "card" not in d:
+        raise ValueError("missing field 'card'")
+    c = d["card"]
     if c not in CARDS:
         raise ValueError(f"action field 'card' must be one of {', '.join(CARDS)}, not {c!r}")
     return CARDS.index(c)

@@ -94,7 +94,10 @@ def action_from_dict(d: dict[str, Any]) -> int:
     unexpected = set(d) - {"type", "pile", "count"}
     if unexpected:
         raise ValueError(f"unexpected field(s) for a take action: {', '.join(sorted(unexpected))}")
-    pile, count = d.get("pile"), d.get("count")
+    for key in ("pile", "count"):
+        if key not in d:
+            raise ValueError(f"missing field {key!r}")
+    pile, count = d["pile"], d["count"]
     if isinstance(pile, bool) or not isinstance(pile, int) or not 0 <= pile < MAX_PILES:
         raise ValueError(f"action field 'pile' must be an integer in 0..{MAX_PILES - 1}, not {pile!r}")
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_PILE:

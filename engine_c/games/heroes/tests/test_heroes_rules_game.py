@@ -464,3 +464,15 @@ def test_illegal_action_names_the_rule() -> None:
     assert_illegal(s, 1 << 24)
     assert_illegal(s, spell((3, 3)), match="hand")
     assert_illegal(s, move((3, 3), (12, 3)), match="off the board")
+
+
+@pytest.mark.parametrize(("action", "said"), [
+    ({"type": "move", "from": [0, 0]}, "missing field 'to'"),
+    ({"type": "deploy", "to": [0, 0]}, "missing field 'card'"),
+    ({"type": "attack", "to": [0, 0]}, "missing field 'from'"),
+])
+def test_an_action_missing_a_field_is_told_which(action: dict[str, object], said: str) -> None:
+    from maag.engine import Game
+
+    with pytest.raises(ValueError, match=said):
+        Game("heroes", {}).action(action)
