@@ -7,9 +7,11 @@ says exactly what the bot got wrong: protocol errors (with the error code and fi
 illegal or unreadable actions (with the referee's reason), late turns, games lost by
 timeout, disconnect or too many illegal actions, and how long each turn took.
 
-The command may use the placeholders {address}, {host}, {port} and {token}; without any,
-`--connect ADDRESS --token TOKEN` is appended (the form `maag bot run` takes). The same
-values are in the environment as MAAG_ADDRESS and MAAG_TOKEN.
+The command may use the placeholders of every bot command line in maag, {connect} (HOST:PORT),
+{host}, {port}, {token} and {concurrency}; without any, `--connect ADDRESS --token TOKEN` is
+appended (the form `maag bot run` takes). The same values are in the environment as
+MAAG_ADDRESS and MAAG_TOKEN. {address}, the old spelling of {connect}, is still read, with
+a warning.
 """
 
 from __future__ import annotations
@@ -267,14 +269,31 @@ class CheckReport:
 
 
 def bot_command(command: Sequence[str], address: str, token: str) -> list[str]:
-    """The command with its placeholders filled (or the connection options appended)."""
+    """The command with its placeholders filled (or the connection options appended). The
+    placeholders are those of every bot command line in maag (`maag match`, tournaments,
+    the ladder): {connect} {host} {port} {token} {concurrency}; {address}, this kit's old
+    spelling of {connect}, is still read (see `old_placeholders`)."""
     if len(command) == 1 and " " in command[0]:
         command = shlex.split(command[0])
     host, _, port = address.rpartition(":")
-    values = {"address": address, "host": host, "port": port, "token": token}
-    if any("{" + k + "}" in part for part in command for k in values):
-        return [part.format(**values) for part in command]
-    return [*command, "--connect", address, "--token", token]
+    values = {"connect": address, "host": host, "port": port, "token": token, "concurrency": "1",
+              "address": address}
+    if not any("{" + k + "}" in part for part in command for k in values):
+        return [*command, "--connect", address, "--token", token]
+    out = []
+    for part in command:  # replace, not str.format: other braces (JSON arguments) stay as they are
+        for k, v in values.items():
+            part = part.replace("{" + k + "}", v)
+        out.append(part)
+    return out
+
+
+def old_placeholders(command: Sequence[str]) -> list[str]:
+    """Warnings for placeholders spelled the old way ({address}: now {connect})."""
+    if any("{address}" in part for part in command):
+        return ["the placeholder {address} is now {connect} (as in maag match and tournaments); "
+                "{address} is still read in this version"]
+    return []
 
 
 async def run_check(command: Sequence[str], *, tc: str = "1s", game: str | None = None,
@@ -299,6 +318,8 @@ async def run_check(command: Sequence[str], *, tc: str = "1s", game: str | None 
         token, opp_token = "check_" + os.urandom(8).hex(), "opp_" + os.urandom(8).hex()
         srv.add_token(token, BOT)
         srv.add_token(opp_token, OPPONENT)
+        for warning in old_placeholders(command):
+            log(f"warning: {warning}")
         cmd = bot_command(command, f"127.0.0.1:{proxy.port}", token)
         log(f"starting the bot: {shlex.join(cmd)}")
         stderr_path = Path(tmp) / "bot.stderr"

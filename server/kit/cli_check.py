@@ -42,7 +42,7 @@ def run_check_command(args: argparse.Namespace) -> int:
     command = [c for c in args.command if c != "--"] if args.command[:1] == ["--"] else list(args.command)
     if not command:
         print("maag bot check: give the bot's command line, e.g. maag bot check -- python my_bot.py "
-              "{address} {token}", file=sys.stderr)
+              "{connect} {token}", file=sys.stderr)
         return 2
 
     def log(line: str) -> None:

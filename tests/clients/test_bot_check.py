@@ -7,13 +7,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from maag.server.kit.check import bot_command, run_check
+from maag.server.kit.check import bot_command, old_placeholders, run_check
 
 TESTBOTS = Path(__file__).resolve().parents[2] / "clients" / "testbots"
 
 
 def bot_script(name: str, *flags: str) -> list[str]:
-    return [sys.executable, str(TESTBOTS / f"{name}.py"), "{address}", "{token}", *flags]
+    return [sys.executable, str(TESTBOTS / f"{name}.py"), "{connect}", "{token}", *flags]
 
 
 async def test_a_good_bot_passes_every_situation() -> None:
@@ -48,6 +48,9 @@ async def test_each_misbehaving_bot_is_caught(bot: list[str], finding: str) -> N
 
 
 def test_command_placeholders() -> None:
-    assert bot_command(["b", "{address}", "--t={token}"], "127.0.0.1:5", "T") == ["b", "127.0.0.1:5", "--t=T"]
+    assert bot_command(["b", "{connect}", "--t={token}"], "127.0.0.1:5", "T") == ["b", "127.0.0.1:5", "--t=T"]
+    # the old spelling is still read, with a warning; other braces are left alone
+    assert bot_command(["b", "{address}", '{"x": 1}'], "127.0.0.1:5", "T") == ["b", "127.0.0.1:5", '{"x": 1}']
+    assert old_placeholders(["b", "{address}"]) and not old_placeholders(["b", "{connect}"])
     assert bot_command(["python my_bot.py"], "h:1", "T") == ["python", "my_bot.py", "--connect", "h:1",
                                                               "--token", "T"]
