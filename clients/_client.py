@@ -158,7 +158,8 @@ class Client:
                            games=games or tuple(getattr(bot, "games", ("heroes",))),
                            concurrency=concurrency,
                            want_legal=bool(getattr(bot, "want_legal", False)
-                                           if want_legal is None else want_legal))
+                                           if want_legal is None else want_legal),
+                           max_games=stop_after)  # so the referee pairs us no more after them
         self.encoding = encoding
         self.stop_after = stop_after
         self.strict = strict

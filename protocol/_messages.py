@@ -230,6 +230,8 @@ class Hello(Message):
     games: names of the games the bot can play, e.g. ["heroes"].
     concurrency: how many games the bot will play at once (default 1).
     want_legal: ask for the list of legal actions in every `your_turn` (default false).
+    max_games: the most games the bot will play on this connection (it leaves after them);
+        the referee then pairs it no more. Absent or null: no limit.
     """
 
     TYPE: ClassVar[str] = "hello"
@@ -239,6 +241,7 @@ class Hello(Message):
     games: tuple[str, ...]
     concurrency: int = 1
     want_legal: bool = False
+    max_games: int | None = None
 
     def __post_init__(self) -> None:
         _str(self, "name", max_len=MAX_NAME)
@@ -251,6 +254,7 @@ class Hello(Message):
         object.__setattr__(self, "games", tuple(g))
         _int(self, "concurrency", lo=1, hi=MAX_CONCURRENCY)
         _bool(self, "want_legal")
+        _int(self, "max_games", lo=1, hi=2**31 - 1, optional=True)
 
 
 @_dc

@@ -194,6 +194,8 @@ class _Client:
         self.bot: str | None = None
         self.concurrency = 0
         self.want_legal = False
+        self.max_games: int | None = None  # hello.max_games: no pairing past this many games
+        self.begun = 0  # games paired on this connection (in flight or started)
         self.games: dict[str, tuple[_Game, list[int]]] = {}
         self.reserved = 0
         self.free_since = 0.0
@@ -217,7 +219,8 @@ class _Client:
     def free_slots(self) -> int:
         if self.bot is None or self.closing:
             return 0
-        return self.concurrency - len(self.games) - self.reserved
+        free = self.concurrency - len(self.games) - self.reserved
+        return free if self.max_games is None else min(free, self.max_games - self.begun)
 
     def rtt_ms(self) -> float:
         """Smoothed round-trip time of the TCP connection as the kernel measures it (0 if
@@ -275,6 +278,12 @@ class _Game:
     timer: asyncio.TimerHandle | None = None
     deadline: float | None = None
     ending: bool = False
+
+
+def _not_played(*clients: _Client) -> None:
+    """A paired game that does not start does not count against hello.max_games."""
+    for c in clients:
+        c.begun -= 1
 
 
 class RefereeServer:
@@ -406,6 +415,8 @@ class RefereeServer:
     def _begin(self, req: GameRequest, a: _Client, b: _Client) -> None:
         a.reserved += 1
         b.reserved += 1
+        a.begun += 1
+        b.begun += 1
         index = self._game_index
         self._game_index += 1
         self._spawn(self._start_game(req, a, b, index))
@@ -420,6 +431,7 @@ class RefereeServer:
             LOG.exception("cannot create a game in storage")
             a.reserved -= 1
             b.reserved -= 1
+            _not_played(a, b)
             if req.future is not None and not req.future.done():
                 req.future.set_exception(RuntimeError("storage failed"))
             return
@@ -436,6 +448,7 @@ class RefereeServer:
                                   policy=cfg.policy, seed=seed, start_state=req.start_state,
                                   want_legal=(a.want_legal, b.want_legal), tags=tags)
         except Exception as e:  # e.g. a start state the engine refuses: no game, stored aborted
+            _not_played(a, b)
             await self._refuse(req, db_id, seed, tags, e)
             return
         if a.closing or b.closing:
@@ -443,6 +456,7 @@ class RefereeServer:
             # bot leaving right after its previous game, just as the referee paired it
             # again). Nothing has been sent about this game, so it is not played: starting it
             # would only record a forfeit by disconnect that says nothing about the bots.
+            _not_played(a, b)
             await self._cancel(req, session, db_id, a if a.closing else b)
             return
         game = _Game(session, [a, b], req.seats, db_id, req)
@@ -687,6 +701,7 @@ class RefereeServer:
         c.bot = name
         c.concurrency = h.concurrency
         c.want_legal = h.want_legal
+        c.max_games = h.max_games
         c.free_since = time.monotonic()
         c.queue(Welcome(bot=name, server=SERVER_NAME, max_frame=self.config.max_frame,
                         max_rate=self.config.max_rate))
