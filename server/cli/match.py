@@ -7,7 +7,8 @@ space), run with {connect} {token} {concurrency} (also {host} {port}) filled in,
 "python3 mybot.py --connect {connect} --token {token}".
 
 Seats alternate (BOT_A is seat 1 in odd-numbered games) and each seed is played from both
-seats. Without --connect an embedded referee runs on 127.0.0.1; results and replays go to
+seats (with --connect, the running referee chooses seats and deals: docs/server.md).
+Without --connect an embedded referee runs on 127.0.0.1; results and replays go to
 the database (--db, default $MAAG_DB or the user's data directory), so `maag replay ID`
 shows any game afterwards.
 

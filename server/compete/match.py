@@ -275,11 +275,13 @@ async def run_remote_match(host: str, port: int, spec_a: str, spec_b: str, token
                            on_game: Callable[[int, GameSummary], None] | None = None,
                            connect_timeout: float = 60.0, max_restarts: int = 3) -> MatchResult:
     """Play bots A and B (registered on the referee at HOST:PORT with `tokens`) until the
-    referee has finished `games` games between them. The referee pairs them (its automatic
-    pairing: seats alternate) and stores the games; results are read from what it tells A."""
+    referee has finished `games` games between them. The referee pairs them, choosing seats
+    and deals itself, and stores the games; results and each game's actions are read from
+    what it tells A (its results, and the events of B's actions)."""
     log_dir = log_dir or Path(tempfile.mkdtemp(prefix="maag-match-"))
     names: list[str | None] = [None, None]
     starts: dict[str, dict[str, Any]] = {}
+    plies: dict[str, int] = {}  # per game, the actions applied as A sees them
     disp = display_names(spec_a, spec_b)
     result = MatchResult(disp)
     done = asyncio.Event()
@@ -294,8 +296,15 @@ async def run_remote_match(host: str, port: int, spec_a: str, spec_b: str, token
                 result.errors.append(f"{who}: {m.get('code')}: {m.get('message')}")
             elif i == 0 and t == "game_start":
                 starts[m["game_id"]] = m
+                plies.setdefault(m["game_id"], 0)  # (a reconnection sends game_start again)
+            elif i == 0 and t == "result" and m.get("game_id") in plies:
+                plies[m["game_id"]] += int(m.get("accepted") or 0)  # A's own actions
+            elif (i == 0 and t == "event" and m.get("game_id") in plies
+                  and m.get("kind") in ("action", "timeout")):
+                plies[m["game_id"]] += 1  # B's actions, and a turn the clock ended (an end_turn)
             elif i == 0 and t == "game_over" and m["game_id"] in starts and len(result.games) < games:
                 st = starts.pop(m["game_id"])
+                n_plies = plies.pop(m["game_id"], 0)
                 if st.get("opponent") != names[1]:
                     return  # a game against some other bot on that server
                 seats = disp if st["seat"] == 1 else (disp[1], disp[0])
@@ -303,8 +312,8 @@ async def run_remote_match(host: str, port: int, spec_a: str, spec_b: str, token
                 winner = -1 if w is None and m.get("reason") != "aborted" else (None if w is None else w - 1)
                 rid = m.get("replay_id")
                 gid = int(rid) if isinstance(rid, str) and rid.isdigit() else len(result.games)
-                summary = GameSummary(gid, seats, winner, str(m.get("reason")), 0, (0.0, 0.0), (0.0, 0.0),
-                                      rid is not None)
+                summary = GameSummary(gid, seats, winner, str(m.get("reason")), n_plies, (0.0, 0.0),
+                                      (0.0, 0.0), rid is not None)
                 n = len(result.games)
                 result.games.append((n, summary))
                 if on_game is not None:

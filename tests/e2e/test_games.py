@@ -285,3 +285,4 @@ async def test_match_on_a_running_referee(referee: MakeServer) -> None:
         expect = {0: "1-0", 1: "0-1", -1: "1/2-1/2"}[rec.winner]  # type: ignore[index]
         names = {"ra": "random", "rb": "first"}
         assert (names[rec.seats[0]], names[rec.seats[1]], expect) == (g["seat1"], g["seat2"], g["result"])
+        assert g["plies"] == rec.plies > 0  # the actions counted from BOT_A's side (they were 0)
