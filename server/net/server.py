@@ -192,6 +192,7 @@ class _Client:
         self.peer = writer.get_extra_info("peername")
         self.sock: socket.socket | None = writer.get_extra_info("socket")
         self.bot: str | None = None
+        self.display: str | None = None  # hello.name: how the bot calls itself (shown beside `bot`)
         self.concurrency = 0
         self.want_legal = False
         self.max_games: int | None = None  # hello.max_games: no pairing past this many games
@@ -440,7 +441,9 @@ class RefereeServer:
         gid = str(db_id)
         seed = req.seed if req.seed is not None else (
             derive_seed(cfg.seed, index) if cfg.seed is not None else None)
-        tags = {**req.tags, "Date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "Index": index}
+        tags = {**req.tags, "Date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "Index": index,
+                # The names the bots gave in hello, beside the registered names (Seat1, Seat2).
+                "Seat1Hello": a.display or "", "Seat2Hello": b.display or ""}
         if req.match_id:
             tags["Match"] = req.match_id
         try:
@@ -699,6 +702,7 @@ class RefereeServer:
                             f"bot {name!r} has {self.config.max_connections_per_bot} connections already")
             return
         c.bot = name
+        c.display = h.name
         c.concurrency = h.concurrency
         c.want_legal = h.want_legal
         c.max_games = h.max_games
@@ -706,7 +710,7 @@ class RefereeServer:
         c.queue(Welcome(bot=name, server=SERVER_NAME, max_frame=self.config.max_frame,
                         max_rate=self.config.max_rate))
         c.flush()
-        LOG.info("%s: hello as %s (concurrency %d)", c, name, h.concurrency)
+        LOG.info("%s: hello as %s, calling itself %r (concurrency %d)", c, name, h.name, h.concurrency)
         self._reattach(c)
         self._pair()
 

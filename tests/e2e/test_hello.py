@@ -1,7 +1,7 @@
-"""A bot that will leave after N games says so in its hello (`max_games`), and the referee
-pairs it no more: exactly N games are stored for it, all finished. Before, the referee
-paired it again as its N-th game ended, and the extra game was stored aborted or lost by
-disconnect."""
+"""What a bot says in its hello counts: `max_games` (a bot that will leave after N games
+says so, and the referee pairs it no more: exactly N games are stored for it, all
+finished; before, the referee paired it again as its N-th game ended) and `name` (shown
+beside the registered name, in the replay's tags)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import random
 from maag.clients import Bot, Client, Limit, Observation, TurnResult
 from maag.server.net.server import RefereeServer
 
-from .conftest import WAIT, MakeServer, spawn_minibot, stop_process, token_for, until
+from .conftest import WAIT, MakeServer, Raw, spawn_minibot, stop_process, token_for, until
 
 
 class RandomBot(Bot):
@@ -41,3 +41,17 @@ async def test_a_bot_that_leaves_after_n_games_plays_exactly_n(referee: MakeServ
         assert games_of(srv, "leaver") == ["finished"] * 3
     finally:
         await stop_process(stayer)
+
+
+async def test_the_name_a_bot_gives_is_shown_beside_its_registered_name(referee: MakeServer) -> None:
+    srv = await referee(game_config={"map": "a-tiny"})
+    a, b = await Raw.connect(srv.port), await Raw.connect(srv.port)
+    await a.hello(token_for(srv, "a"), "Alice the bot")
+    await b.hello(token_for(srv, "b"), "b-2.0")
+    fut = srv.request_game("a", "b")
+    start = await a.recv_type("game_start")
+    a.send({"type": "resign", "game_id": start["game_id"]})
+    summary = await asyncio.wait_for(fut, WAIT)
+    tags = srv.storage.storage.get_replay(summary.game_id)["tags"]  # type: ignore[index]
+    assert (tags["Seat1"], tags["Seat1Hello"], tags["Seat2"], tags["Seat2Hello"]) == \
+        ("a", "Alice the bot", "b", "b-2.0")
