@@ -35,6 +35,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from maag.engine import Game, registry
@@ -67,7 +68,14 @@ from maag.server.storage.base import AsyncStorage, Storage
 __all__ = ["ServerConfig", "RefereeServer", "GameRequest", "GameSummary", "GameNotStarted"]
 
 LOG = logging.getLogger(__name__)
-SERVER_NAME = "maag-referee 0.1"
+def _server_name() -> str:
+    try:
+        return f"maag {version('maag')}"
+    except PackageNotFoundError:  # a source tree without metadata
+        return "maag"
+
+
+SERVER_NAME = _server_name()  # welcome.server: the package's name and version
 
 
 @dataclass(frozen=True, slots=True)
