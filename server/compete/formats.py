@@ -336,9 +336,11 @@ def to_csv(st: Standings) -> str:
 
 def to_json(st: Standings, rows: Sequence[GameRow]) -> str:
     """Standings, crosstable, the specification and every game, as one JSON document."""
-    games = [{"key": r.game.key, "round": r.game.round, "seat0": r.game.seat0, "seat1": r.game.seat1,
-              "seed": r.game.seed, "status": r.status, "game_id": r.game_id, "winner": r.winner,
-              "reason": r.reason} for r in rows]
+    # Seats and winners 1 and 2, as the protocol numbers them (winner null: a draw, or no
+    # result yet; `status` and `reason` tell which).
+    games = [{"key": r.game.key, "round": r.game.round, "seat1": r.game.seat0, "seat2": r.game.seat1,
+              "seed": r.game.seed, "status": r.status, "game_id": r.game_id,
+              "winner": r.winner + 1 if r.winner in (0, 1) else None, "reason": r.reason} for r in rows]
     return json.dumps({**st.summary(), "spec": st.settings, "game_list": games}, indent=1)
 
 

@@ -207,6 +207,9 @@ def test_standings_crosstable_and_exports() -> None:
     assert [p["bot"] for p in parsed] == [r["bot"] for r in st.table]
     doc = json.loads(T.to_json(st, rows))
     assert doc["games"] == 6 and len(doc["game_list"]) == 6 and doc["standings"] == st.table
+    for g, r in zip(doc["game_list"], rows, strict=True):  # seats and winners 1 and 2, as on the wire
+        assert (g["seat1"], g["seat2"]) == (r.game.seat0, r.game.seat1)
+        assert g["winner"] == {0: 1, 1: 2}.get(r.winner)  # type: ignore[arg-type]
     page = T.to_html(st)
     assert page.startswith("<!doctype html>") and all(b in page for b in s.names)
     # Nothing played yet: a table of zeros, no ratings.
