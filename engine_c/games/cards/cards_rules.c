@@ -488,6 +488,25 @@ static void update_enrage(cd_minion *m)
         ench_remove_enrage(m);
 }
 
+/* What the friendly auras give board[i] (other non-silenced aura minions). */
+static void aura_of(const cd_player *p, int i, int *atk, int *hp)
+{
+    *atk = *hp = 0;
+    for (int j = 0; j < p->nboard; j++) {
+        const cd_minion *o = &p->board[j];
+        if (j == i || o->silenced)
+            continue;
+        const cd_card *k = cd_info(o->card);
+        for (int q = 0; q < k->nops; q++) {
+            const cd_op *op = &CD_OPS[k->first_op + q];
+            if (op->trig == CD_TR_AURA && op->eff == CD_E_BUFF) {
+                *atk += op->n;
+                *hp += op->arg;
+            }
+        }
+    }
+}
+
 /* Recompute auras, enrage, attack and maximum health. Losing a health aura lowers health
  * to the new maximum but never below 1 by itself; gaining one raises health too. */
 static void refresh(cd_state *st)
@@ -496,20 +515,8 @@ static void refresh(cd_state *st)
         cd_player *p = &st->p[s];
         for (int i = 0; i < p->nboard; i++) {
             cd_minion *m = &p->board[i];
-            int aa = 0, ah = 0;
-            for (int j = 0; j < p->nboard; j++) {
-                const cd_minion *o = &p->board[j];
-                if (j == i || o->silenced)
-                    continue;
-                const cd_card *k = cd_info(o->card);
-                for (int q = 0; q < k->nops; q++) {
-                    const cd_op *op = &CD_OPS[k->first_op + q];
-                    if (op->trig == CD_TR_AURA && op->eff == CD_E_BUFF) {
-                        aa += op->n;
-                        ah += op->arg;
-                    }
-                }
-            }
+            int aa, ah;
+            aura_of(p, i, &aa, &ah);
             int dh = ah - m->aura_hp;
             m->aura_atk = (int8_t)aa;
             m->aura_hp = (int8_t)ah;
@@ -525,7 +532,19 @@ static void refresh(cd_state *st)
     }
 }
 
-void cd_refresh(cd_state *st) { refresh(st); }
+/* A state built by hand states current health with its auras counted: take the auras as
+ * they are, then derive the rest. */
+void cd_refresh(cd_state *st)
+{
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < st->p[s].nboard; i++) {
+            int aa, ah;
+            aura_of(&st->p[s], i, &aa, &ah);
+            st->p[s].board[i].aura_atk = (int8_t)aa;
+            st->p[s].board[i].aura_hp = (int8_t)ah;
+        }
+    refresh(st);
+}
 
 /* ---- Applying events -------------------------------------------------------------------- */
 

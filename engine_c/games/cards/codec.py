@@ -312,9 +312,7 @@ def _load_minion(m: Any, d: Any, where: str) -> None:
             raise _fail(f"state field {where}.ench[{j}] must have a kind buff, enrage or aura")
         atk = _int(e, "atk", -100, 100, f"{where}.ench[{j}].")
         hp = _int(e, "hp", -100, 100, f"{where}.ench[{j}].")
-        if e["kind"] == "aura":
-            m.aura_atk += atk
-            m.aura_hp += hp
+        if e["kind"] == "aura":  # derived: recomputed from the board
             continue
         if kept == lib.CD_ENCH_MAX:
             raise _fail(f"state field {where}.ench: at most {lib.CD_ENCH_MAX} buffs and enrage")

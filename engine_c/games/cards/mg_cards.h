@@ -153,7 +153,7 @@ extern const mg_game_vt mg_cards_vt;
 const cd_card *cd_card_info(int card);
 int cd_card_count(void);
 /* Recompute the derived fields (attack, maximum health, auras, enrage) of a state built
- * by hand, e.g. loaded from JSON. */
+ * by hand, e.g. loaded from JSON, whose minions' health already counts their auras. */
 void cd_refresh(cd_state *st);
 /* Whether a character can attack now (spec §6.2, and at least one legal target): slot
  * 0..6 for a minion of `seat`, CD_HERO_SLOT for its hero. */
