@@ -7,5 +7,5 @@ from ...registry import spec_of
 from . import codec
 from .conformance import check_record
 
-SPEC = spec_of("cards", "a Hearthstone-like card game: Mage and Paladin, 64 cards, hidden hands, random draws",
-               "cd_state", codec, conformance=check_record)
+SPEC = spec_of("cards", "a Hearthstone-like card game: Mage and Paladin, 64 cards, hidden hands, "
+               "random draws", "cd_state", codec, conformance=check_record)

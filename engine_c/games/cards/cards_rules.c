@@ -422,6 +422,7 @@ static void ench_remove_enrage(cd_minion *m)
         if (m->ench[i].kind == 2) {
             memmove(&m->ench[i], &m->ench[i + 1], (size_t)(m->nench - i - 1) * sizeof m->ench[0]);
             m->nench--;
+            memset(&m->ench[m->nench], 0, sizeof m->ench[0]); /* equal states, equal bytes */
             return;
         }
 }
@@ -745,6 +746,7 @@ static void summoned(cd_ctx *c, const cd_event *e)
 static void silence(cd_state *st, cd_minion *m)
 {
     (void)st;
+    memset(m->ench, 0, sizeof m->ench);
     m->nench = 0;
     m->kw = 0;
     m->ekw = 0;

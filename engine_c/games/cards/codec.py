@@ -149,7 +149,8 @@ def action_from_dict(d: dict[str, Any]) -> int:
         if "card" not in d:
             raise ValueError("missing field 'card'")
         if d["card"] not in NUMBER:
-            raise ValueError(f"action field 'card' must be a card id such as 'N01' or 'T_COIN', not {d['card']!r}")
+            raise ValueError(f"action field 'card' must be a card id such as 'N01' or 'T_COIN', "
+                             f"not {d['card']!r}")
         return 1 | h << 2 | _ref_code(d.get("target"), "target") << 6 | NUMBER[d["card"]] << 11
     if t == "attack":
         _only(d, {"type", "attacker", "target"}, t)
@@ -356,7 +357,8 @@ def _load_player(p: Any, d: Any, seat: int, observer: int, where: str) -> list[t
     p.power_used = _bool(d, "power_used", f"{where}.")
     deck_list = d.get("deck_list", "random")
     if deck_list not in DECK_NAMES:
-        raise _fail(f"state field {where}.deck_list must be one of {', '.join(DECK_NAMES)}, not {deck_list!r}")
+        raise _fail(f"state field {where}.deck_list must be one of {', '.join(DECK_NAMES)}, "
+                    f"not {deck_list!r}")
     p.deck_mode = DECK_NAMES.index(deck_list)
     hidden = observer >= 0 and observer != seat
     if hidden:
@@ -373,11 +375,15 @@ def _load_player(p: Any, d: Any, seat: int, observer: int, where: str) -> list[t
         hand = _cards(d, "hand", 10, f"{where}.")
         secrets = _cards(d, "secrets", 5, f"{where}.")
         deck_v = d.get("deck", [])
-        deck = _multiset(deck_v, f"{where}.deck") if isinstance(deck_v, dict) else _cards(d, "deck", 30, f"{where}.")
+        if isinstance(deck_v, dict):  # a multiset, as an observer's own deck
+            deck = _multiset(deck_v, f"{where}.deck")
+        else:
+            deck = _cards(d, "deck", 30, f"{where}.")
         if len(deck) > 30:
             raise _fail(f"state field {where}.deck holds more than 30 cards")
         if "deck_count" in d and d["deck_count"] != len(deck):
-            raise _fail(f"state field {where}.deck_count is {d['deck_count']!r} but the deck holds {len(deck)}")
+            raise _fail(f"state field {where}.deck_count is {d['deck_count']!r} "
+                        f"but the deck holds {len(deck)}")
         if len(set(secrets)) != len(secrets) or any(CARD[CARDS[c - 1]].type != "Se" for c in secrets):
             raise _fail(f"state field {where}.secrets must list distinct secret cards")
         p.nhand, p.ndeck, p.nsecrets = len(hand), len(deck), len(secrets)
@@ -461,7 +467,8 @@ def state_from_json(obj: dict[str, Any], cfg: dict[str, Any], out: Any) -> None:
             got[f"players[{seat}].board[{i}].windfury"] = int(bool((m.kw | m.ekw) & 16))
     for path, want in checks:
         if got[path] != want:
-            raise _fail(f"state field {path} is {want} but the card, its enchantments and auras give {got[path]}")
+            raise _fail(f"state field {path} is {want} but the card, its enchantments and auras "
+                        f"give {got[path]}")
 
 
 def unseen(observation: dict[str, Any]) -> dict[str, int]:

@@ -42,7 +42,8 @@ def _ref(ref: dict[str, Any] | None) -> dict[str, Any] | None:
 def trace_action(a: dict[str, Any]) -> dict[str, Any]:
     t = a["type"].lower()
     if t == "play":
-        return {"type": "play", "hand_index": a["hand_index"], "card": a["card"], "target": _ref(a.get("target"))}
+        return {"type": "play", "hand_index": a["hand_index"], "card": a["card"],
+                "target": _ref(a.get("target"))}
     if t == "attack":
         att = a["attacker"]
         return {"type": "attack", "attacker": {"hero": True} if att.get("hero") else {"pos": att["pos"]},
@@ -85,7 +86,7 @@ def engine_state(st: dict[str, Any], game: int, drawn: list[list[str]]) -> dict[
         players.append({
             "hero": {"class": p["hero"]["card"].lower(), **{k: p["hero"][k] for k in
                      ("hp", "armor", "frozen", "immune", "attacks_used")}},
-            "weapon": None if w is None else {"card": w["card"], "atk": w["atk"], "durability": w["durability"]},
+            "weapon": None if w is None else {k: w[k] for k in ("card", "atk", "durability")},
             **{k: p[k] for k in ("mana", "max_mana", "overload_locked", "overload_pending", "power_used",
                                  "cards_played_this_turn", "fatigue", "hand", "secrets")},
             "deck": deck, "deck_list": PAIRS[game % 6][s], "board": board,
@@ -109,7 +110,8 @@ def trace_view(s: dict[str, Any]) -> dict[str, Any]:
         players.append({
             "hero": {"card": h["class"].upper(), **{k: h[k] for k in
                      ("hp", "max_hp", "armor", "atk", "frozen", "immune", "attacks_used", "can_attack")}},
-            "weapon": None if p["weapon"] is None else {k: p["weapon"][k] for k in ("card", "atk", "durability")},
+            "weapon": None if p["weapon"] is None else {k: p["weapon"][k]
+                                                        for k in ("card", "atk", "durability")},
             **{k: p[k] for k in ("mana", "max_mana", "overload_locked", "overload_pending", "power_used",
                                  "cards_played_this_turn", "fatigue", "hand", "deck_count", "secrets")},
             "deck": dict(Counter(p["deck"])), "board": p["board"],
@@ -154,7 +156,7 @@ def _comparable(view: dict[str, Any], over: bool) -> dict[str, Any]:
                 p["hero"].pop(k, None)
     if over:
         return {"over": v["over"], "winner": v["winner"],
-                "players": [{"hero": {"hp": p["hero"]["hp"], "armor": p["hero"]["armor"]}, "board": p["board"]}
+                "players": [{"hero": {k: p["hero"][k] for k in ("hp", "armor")}, "board": p["board"]}
                             for p in v["players"]]}
     return v
 

@@ -122,7 +122,7 @@ def header() -> str:
     out += ["};", ""]
     out.append("static const cd_card CD_CARDS[CD_NCARDS] = {")
     out.append('    {"", "", 0, 0, 0, 0, 0, 0, 0, 0, 0},')
-    for c, (first, count) in zip(cards, starts):
+    for c, (first, count) in zip(cards, starts, strict=False):
         kw, _ = compile_enc(c)
         legendary = int("LEGENDARY" in c.enc.split(";"))
         name = c.name.replace('"', '\\"')
@@ -142,7 +142,10 @@ def header() -> str:
 
 
 def main() -> None:
-    (HERE / "cards_tables.h").write_text(header())
+    if "--print" in sys.argv:
+        sys.stdout.write(header())
+    else:
+        (HERE / "cards_tables.h").write_text(header())
 
 
 if __name__ == "__main__":
