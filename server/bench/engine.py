@@ -1,10 +1,12 @@
 """`maag bench engine`: single-thread throughput of the C rules core.
 
 Measures, with the timed loops in C (mg_kernels.c) so Python overhead is not counted:
-uniform-random playouts to the end of the game from the initial state of map `a` (games/s
-and actions/s), legal-action enumeration on a fixed set of mid-game states (calls/s), and
+uniform-random playouts to the end of the game from an initial state (games/s and
+actions/s), legal-action enumeration on a fixed set of mid-game states (calls/s), and
 memcpy-clone plus apply of one random legal action on those states (pairs/s). Each figure
-is the median of several runs."""
+is the median of several runs. `--game` picks the game (heroes: map `a` with the
+reference's seeded draws, compared with the Java reference; cards: the fixed decks M
+against P, compared with the issue's targets)."""
 
 from __future__ import annotations
 
@@ -42,6 +44,15 @@ def midgame_states(game: Game, count: int = 20, seed: int = 2015) -> list[State]
     return states
 
 
+# What each game is measured on, and what its figures are compared with.
+SETUPS: dict[str, dict[str, Any]] = {"heroes": {"map": "a", "draws": "seeded"},
+                                     "cards": {"deck1": "M", "deck2": "P"}}
+# The card game's targets (issue 11): 1,000,000 random-playout actions and 10,000,000
+# clone+apply a second on one thread (Brimstone, a C++ engine built for search, claims up
+# to 400,000 state clones a second).
+TARGETS = {"cards": {"playout_actions_per_s": 1_000_000.0, "clone_apply_per_s": 10_000_000.0}}
+
+
 @dataclass
 class EngineBench:
     playout_games_per_s: float
@@ -50,15 +61,25 @@ class EngineBench:
     clone_apply_per_s: float
     runs: int
     seconds: float
+    game: str = "heroes"
 
     def as_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = dict(self.__dict__)
-        d["ratio_to_reference"] = {k: round(d[k] / v, 2) for k, v in REFERENCE.items()}
+        if self.game == "heroes":
+            d["ratio_to_reference"] = {k: round(d[k] / v, 2) for k, v in REFERENCE.items()}
+        for k, v in TARGETS.get(self.game, {}).items():
+            d.setdefault("ratio_to_target", {})[k] = round(d[k] / v, 2)
         return d
 
+    def comparison(self) -> tuple[str, dict[str, float]]:
+        """The column the figures are compared with: the Java reference, or the targets."""
+        if self.game == "heroes":
+            return "Java reference", REFERENCE
+        return "target", TARGETS.get(self.game, {})
 
-def run(runs: int = 5, seconds: float = 2.0, progress: Any = None) -> EngineBench:
-    game = Game("heroes", {"map": "a", "draws": "seeded"})
+
+def run(runs: int = 5, seconds: float = 2.0, progress: Any = None, game_name: str = "heroes") -> EngineBench:
+    game = Game(game_name, SETUPS.get(game_name, {}))
     start = game.new_state(seed=1)
     states = midgame_states(game)
     blob = ffi.from_buffer(b"".join(s.to_bytes() for s in states))
@@ -75,4 +96,4 @@ def run(runs: int = 5, seconds: float = 2.0, progress: Any = None) -> EngineBenc
         if progress:
             progress(i + 1)
     med = statistics.median
-    return EngineBench(med(games), med(actions), med(legal), med(clone), runs, seconds)
+    return EngineBench(med(games), med(actions), med(legal), med(clone), runs, seconds, game_name)

@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import Any
 
+from maag.engine import registry
 from maag.engine.machine import machine
 from maag.server.bench import engine as bench_engine
 from maag.server.bench import search as bench_search
@@ -21,6 +22,7 @@ def register(sub: Any) -> None:
     e = bsub.add_parser("engine", help="rules-core throughput, one thread", description=bench_engine.__doc__)
     e.add_argument("--runs", type=int, default=5, help="runs per figure; the median is reported (default 5)")
     e.add_argument("--seconds", type=float, default=2.0, help="seconds per run (default 2)")
+    e.add_argument("--game", default="heroes", choices=registry.names(), help="the game (default heroes)")
     e.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     e.set_defaults(func=run_engine)
     s = bsub.add_parser("search", help="search-kernel speed, one thread", description=bench_search.__doc__)
@@ -34,21 +36,26 @@ def register(sub: Any) -> None:
 
 def run_engine(args: argparse.Namespace) -> int:
     if args.json:
-        res = bench_engine.run(args.runs, args.seconds)
+        res = bench_engine.run(args.runs, args.seconds, game_name=args.game)
         print(json.dumps({**res.as_dict(), "machine": machine()}))
         return 0
     console = Console()
     with Progress(console=console, transient=True) as prog:
         task = prog.add_task("bench engine", total=args.runs)
-        res = bench_engine.run(args.runs, args.seconds, progress=lambda i: prog.update(task, completed=i))
-    table = Table(title=f"maag bench engine: medians of {args.runs} runs of {args.seconds:g} s, one thread")
+        res = bench_engine.run(args.runs, args.seconds, progress=lambda i: prog.update(task, completed=i),
+                               game_name=args.game)
+    table = Table(title=f"maag bench engine --game {args.game}: medians of {args.runs} runs of "
+                        f"{args.seconds:g} s, one thread")
+    label, against = res.comparison()
     table.add_column("figure")
     table.add_column("maag", justify="right")
-    table.add_column("Java reference", justify="right")
+    table.add_column(label, justify="right")
     table.add_column("ratio", justify="right")
     d = res.as_dict()
-    for key, ref in bench_engine.REFERENCE.items():
-        table.add_row(key, f"{d[key]:,.0f}", f"{ref:,.0f}", f"{d[key] / ref:.1f}x")
+    for key in ("playout_actions_per_s", "playout_games_per_s", "legal_actions_per_s", "clone_apply_per_s"):
+        ref = against.get(key)
+        shown = (f"{ref:,.0f}", f"{d[key] / ref:.1f}x") if ref else ("-", "-")
+        table.add_row(key, f"{d[key]:,.0f}", *shown)
     console.print(table)
     m = machine()
     console.print(f"machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}")

@@ -78,14 +78,7 @@ int cd_eid_of(const cd_state *st, cd_ref r)
 
 int cd_has_kw(const cd_minion *m, int kw) { return ((m->kw | m->ekw) & kw) != 0; }
 
-static int has_trigger(int card, int trig)
-{
-    const cd_card *c = cd_info(card);
-    for (int i = 0; i < c->nops; i++)
-        if (CD_OPS[c->first_op + i].trig == trig)
-            return 1;
-    return 0;
-}
+static int has_trigger(int card, int trig) { return (cd_info(card)->triggers >> trig) & 1; }
 
 static int alive(const cd_state *st, cd_ref r)
 {
@@ -466,46 +459,38 @@ static void stats(cd_minion *m)
  * keywords it gives (Raging Worgen's Windfury) are in ekw while it is active. */
 static void update_enrage(cd_minion *m)
 {
-    int want = !m->silenced && m->hp < m->max_hp && has_trigger(m->card, CD_TR_ENRAGE);
     const cd_card *k = cd_info(m->card);
-    int atk = 0, hp = 0, kw = 0;
-    for (int i = 0; i < k->nops; i++) {
-        const cd_op *op = &CD_OPS[k->first_op + i];
-        if (op->trig != CD_TR_ENRAGE)
-            continue;
-        if (op->eff == CD_E_BUFF) {
-            atk += op->n;
-            hp += op->arg;
-        } else if (op->eff == CD_E_GIVE) {
-            kw |= 1 << op->arg;
-        }
-    }
-    m->ekw = (uint8_t)(want ? kw : 0);
+    int want = !m->silenced && m->hp < m->max_hp && has_trigger(m->card, CD_TR_ENRAGE);
+    m->ekw = (uint8_t)(want ? k->enrage_kw : 0);
     if (want == enraged(m))
         return;
     if (want)
-        ench_add(m, m->card, 2, atk, hp);
+        ench_add(m, m->card, 2, k->enrage_atk, k->enrage_hp);
     else
         ench_remove_enrage(m);
 }
 
-/* What the friendly auras give board[i] (other non-silenced aura minions). */
+/* What one minion's aura gives each other friendly minion (0, 0 for most). */
+static void aura_given(const cd_minion *o, int *atk, int *hp)
+{
+    const cd_card *k = cd_info(o->card);
+    *atk = o->silenced ? 0 : k->aura_atk;
+    *hp = o->silenced ? 0 : k->aura_hp;
+}
+
+/* What the friendly auras give board[i]: every aura on its side but its own. One pass
+ * over the side, then a subtraction, keeps a refresh linear in the board. */
 static void aura_of(const cd_player *p, int i, int *atk, int *hp)
 {
-    *atk = *hp = 0;
+    int ta = 0, th = 0, a, h;
     for (int j = 0; j < p->nboard; j++) {
-        const cd_minion *o = &p->board[j];
-        if (j == i || o->silenced)
-            continue;
-        const cd_card *k = cd_info(o->card);
-        for (int q = 0; q < k->nops; q++) {
-            const cd_op *op = &CD_OPS[k->first_op + q];
-            if (op->trig == CD_TR_AURA && op->eff == CD_E_BUFF) {
-                *atk += op->n;
-                *hp += op->arg;
-            }
-        }
+        aura_given(&p->board[j], &a, &h);
+        ta += a;
+        th += h;
     }
+    aura_given(&p->board[i], &a, &h);
+    *atk = ta - a;
+    *hp = th - h;
 }
 
 /* Recompute auras, enrage, attack and maximum health. Losing a health aura lowers health
@@ -514,10 +499,22 @@ static void refresh(cd_state *st)
 {
     for (int s = 0; s < 2; s++) {
         cd_player *p = &st->p[s];
+        int ta = 0, th = 0, a, h, busy = 0;
+        for (int j = 0; j < p->nboard; j++) {
+            const cd_minion *o = &p->board[j];
+            aura_given(o, &a, &h);
+            ta += a;
+            th += h;
+            busy |= o->aura_atk | o->aura_hp | has_trigger(o->card, CD_TR_ENRAGE);
+        }
+        if (!busy && ta == 0 && th == 0)
+            continue; /* no aura and no enrage on this side: nothing derived can change */
         for (int i = 0; i < p->nboard; i++) {
             cd_minion *m = &p->board[i];
-            int aa, ah;
-            aura_of(p, i, &aa, &ah);
+            aura_given(m, &a, &h);
+            int aa = ta - a, ah = th - h;
+            if (aa == m->aura_atk && ah == m->aura_hp && !has_trigger(m->card, CD_TR_ENRAGE))
+                continue; /* nothing derived changed: buffs and silences update stats themselves */
             int dh = ah - m->aura_hp;
             m->aura_atk = (int8_t)aa;
             m->aura_hp = (int8_t)ah;
@@ -543,6 +540,9 @@ void cd_refresh(cd_state *st)
             aura_of(&st->p[s], i, &aa, &ah);
             st->p[s].board[i].aura_atk = (int8_t)aa;
             st->p[s].board[i].aura_hp = (int8_t)ah;
+            stats(&st->p[s].board[i]);
+            update_enrage(&st->p[s].board[i]);
+            stats(&st->p[s].board[i]);
         }
     refresh(st);
 }

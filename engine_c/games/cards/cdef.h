@@ -8,7 +8,9 @@
 #define CD_UNKNOWN ...
 #define CD_CARD_SLOTS ...
 typedef struct cd_card { const char *id; const char *name; uint8_t cls; uint8_t cost; uint8_t type; uint8_t atk;
-                         uint8_t hp; uint8_t kw; uint8_t legendary; uint8_t first_op; uint8_t nops; } cd_card;
+                         uint8_t hp; uint8_t kw; uint8_t legendary; uint8_t first_op; uint8_t nops;
+                         int8_t aura_atk; int8_t aura_hp; int8_t enrage_atk; int8_t enrage_hp;
+                         uint8_t enrage_kw; uint16_t triggers; } cd_card;
 typedef struct cd_config { int deck[2]; int hero[2]; int first; int ply_limit; } cd_config;
 typedef struct cd_ench { uint8_t src; uint8_t kind; int8_t atk; int8_t hp; } cd_ench;
 typedef struct cd_minion {

@@ -121,13 +121,20 @@ def header() -> str:
             n += 1
     out += ["};", ""]
     out.append("static const cd_card CD_CARDS[CD_NCARDS] = {")
-    out.append('    {"", "", 0, 0, 0, 0, 0, 0, 0, 0, 0},')
-    for c, (first, count) in zip(cards, starts, strict=False):
-        kw, _ = compile_enc(c)
+    out.append('    {"", "", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},')
+    for c, (first, count) in zip(cards, starts, strict=True):
+        kw, ops = compile_enc(c)
         legendary = int("LEGENDARY" in c.enc.split(";"))
         name = c.name.replace('"', '\\"')
+        triggers = sum(1 << t for t in {op[0] for op in ops})
+        buff, give = EFFECTS.index("BUFF"), EFFECTS.index("GIVE")
+        aura = [op for op in ops if op[0] == TRIGGERS.index("AURA") and op[1] == buff]
+        enrage = [op for op in ops if op[0] == TRIGGERS.index("ENRAGE")]
+        summary = (sum(op[3] for op in aura), sum(op[4] for op in aura),
+                   sum(op[3] for op in enrage if op[1] == buff), sum(op[4] for op in enrage if op[1] == buff),
+                   sum(1 << op[4] for op in enrage if op[1] == give), triggers)
         out.append(f'    {{"{c.id}", "{name}", {CLASSES.index(c.cls)}, {c.cost}, CD_TYPE_{c.type.upper()}, '
-                   f"{c.atk}, {c.hp}, {kw}, {legendary}, {first}, {count}}},")
+                   f"{c.atk}, {c.hp}, {kw}, {legendary}, {first}, {count}, {', '.join(map(str, summary))}}},")
     out += ["};", ""]
     out.append(f"#define CD_NDECKS {len(DECKS)}")
     out.append("static const uint8_t CD_DECKS[CD_NDECKS][30] = {")

@@ -73,6 +73,14 @@ typedef struct cd_card {
     uint8_t legendary;
     uint8_t first_op; /* its ops are CD_OPS[first_op .. first_op + nops) */
     uint8_t nops;
+    /* Summaries of the ops, compiled with them, for the hot paths (auras and enrage are
+     * recomputed after every event): */
+    int8_t aura_atk;   /* what its aura gives each other friendly minion */
+    int8_t aura_hp;
+    int8_t enrage_atk; /* what an active enrage gives it */
+    int8_t enrage_hp;
+    uint8_t enrage_kw; /* keywords an active enrage gives it (CD_KW_* bits) */
+    uint16_t triggers; /* bit t set if some op has trigger CD_TR_t */
 } cd_card;
 
 /* ---- Configuration ---------------------------------------------------------------------- */
