@@ -89,6 +89,10 @@ class GameSpec:
     """Replay one record of a reference trace; the differences found (empty: it matches)."""
     situations: Callable[[dict[str, Any], int], list[Situation]] | None = None
     """The bot kit's scripted situations for a configuration and a seed."""
+    render: Callable[[dict[str, Any]], str] | None = None
+    """A state's or observation's JSON as a few lines of text (`maag replay --show`)."""
+    describe: Callable[[dict[str, Any], dict[str, Any]], str] | None = None
+    """An action in words, read against the JSON of the state it was played in."""
 
     def option(self, name: str) -> GameOption:
         for o in self.options:

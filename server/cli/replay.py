@@ -26,6 +26,9 @@ def register(sub: Any) -> None:
     p.add_argument("--observation", type=int, choices=(1, 2), default=None, metavar="SEAT",
                    help="with --json: print what SEAT (1 or 2) saw instead of the full state")
     p.add_argument("--log", action="store_true", help="list the actions with their clock stamps")
+    p.add_argument("--show", action="store_true",
+                   help="play the game through in words: each ply's actions, then the position (for a "
+                        "game with a text view; with --observation, as that seat saw it)")
     p.add_argument("--raw", action="store_true", help="print the stored replay record as JSON")
     add_db_argument(p)
     p.set_defaults(func=run)
@@ -46,6 +49,30 @@ def load(ident: str, db: str | None) -> dict[str, Any] | None:
         st.close()
 
 
+def show(rp: dict[str, Any], seat: int | None) -> int:
+    """Each ply's actions in words, then the position after it, from the full state or, with
+    `seat`, from that seat's observation."""
+    st = state_at(rp, 0)
+    spec = st.game.spec
+    if spec.render is None:
+        print(f"maag replay: {spec.name} has no text view; use --at N or --json", file=sys.stderr)
+        return 2
+
+    def view() -> dict[str, Any]:
+        return st.observation(seat - 1).to_json() if seat else st.to_json()
+
+    print(spec.render(view()))
+    for i, entry in enumerate(rp["actions"]):
+        before = st.to_json()
+        words = spec.describe(before, entry["action"]) if spec.describe else json.dumps(entry["action"])
+        print(f"  {i:4d} seat {entry['seat'] + 1}: {words}{' (auto)' if entry.get('auto') else ''}")
+        st.apply(entry["action"])
+        if st.is_terminal or st.current_player != before["current"] - 1:
+            print()
+            print(spec.render(view()))
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     rp = load(args.id, args.db)
     if rp is None:
@@ -54,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
     if args.raw:
         print(json.dumps(rp))
         return 0
+    if args.show:
+        return show(rp, args.observation)
     if args.json or args.at is not None:
         at = -1 if args.at is None else args.at
         try:

@@ -4,8 +4,9 @@
 replayer in conformance.py, its own tests in tests/."""
 
 from ...registry import spec_of
-from . import codec
+from . import codec, view
 from .conformance import check_record
 
 SPEC = spec_of("cards", "a Hearthstone-like card game: Mage and Paladin, 64 cards, hidden hands, "
-               "random draws", "cd_state", codec, conformance=check_record)
+               "random draws", "cd_state", codec, conformance=check_record, render=view.render,
+               describe=view.describe)
