@@ -28,7 +28,8 @@ def test_a_position_and_actions_read_as_words() -> None:
 def test_replay_show_after_a_match(tmp_path: Path) -> None:
     db = str(tmp_path / "m.sqlite3")
     r = subprocess.run([*MAAG, "match", "greedy-turn", "random", "--game", "cards", "--games", "1",
-                        "--tc", "30ms", "--db", db, "--seed", "4"], capture_output=True, text=True, timeout=300)
+                        "--tc", "30ms", "--db", db, "--seed", "4"],
+                       capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     full = subprocess.run([*MAAG, "replay", "1", "--db", db, "--show"], capture_output=True, text=True,
                           timeout=120)
