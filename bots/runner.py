@@ -17,6 +17,9 @@ from .agents import AgentError, make_agent
 
 # Milliseconds kept back from `time_left_ms` for transport and the plan's own overhead.
 DEFAULT_MARGIN_MS = 50
+# In a game with chance inside a turn a bot plans again after each action; each plan gets
+# this share of what is left of the turn (the first the most, as the turn's bulk is there).
+CHANCE_SHARE = 3
 # Above this `time_left_ms` the turn counts as unlimited (the referee's "no limit" value).
 UNLIMITED_MS = 2**31 - 2
 
@@ -51,12 +54,20 @@ def agent_bot(name: str, params: Sequence[str] = (), *, budget_ms: float | None 
             return min(usable, budget_ms) if budget_ms is not None else usable
 
         def choose_turn(self, observation: Observation, limit: Limit) -> TurnResult:
-            plan = self.agent.plan(engine_view(observation), budget_ms=self.think_ms(limit),
-                                   seed=rng.getrandbits(62))
+            view = engine_view(observation)
+            stepwise = view.game.spec.chance_within_turn
+            think = self.think_ms(limit)
+            if stepwise and think is not None:
+                think /= CHANCE_SHARE  # the turn's budget is shared by several plans
+            plan = self.agent.plan(view, budget_ms=think, seed=rng.getrandbits(62))
             if not plan:
                 plan_dicts: list[dict[str, Any]] = [{"type": "end_turn"}]
             else:
                 plan_dicts = [a.to_dict() for a in plan]
+            if stepwise:
+                # A draw or a random target may make the rest of the plan illegal: send the
+                # first action only; the referee asks again for the rest of the turn.
+                plan_dicts = plan_dicts[:1]
             info = Info()
             stats = getattr(getattr(self.agent, "last", None), "stats", None)
             if stats is not None:

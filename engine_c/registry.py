@@ -89,6 +89,10 @@ class GameSpec:
     """Replay one record of a reference trace; the differences found (empty: it matches)."""
     situations: Callable[[dict[str, Any], int], list[Situation]] | None = None
     """The bot kit's scripted situations for a configuration and a seed."""
+    chance_within_turn: bool = False
+    """Actions inside a turn can have random outcomes (the card game's draws and random
+    targets): a turn planned ahead may turn illegal, so the bundled bots send one action
+    at a time and plan again."""
     render: Callable[[dict[str, Any]], str] | None = None
     """A state's or observation's JSON as a few lines of text (`maag replay --show`)."""
     describe: Callable[[dict[str, Any], dict[str, Any]], str] | None = None

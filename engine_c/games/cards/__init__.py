@@ -9,4 +9,5 @@ from .conformance import check_record
 
 SPEC = spec_of("cards", "a Hearthstone-like card game: Mage and Paladin, 64 cards, hidden hands, "
                "random draws", "cd_state", codec, conformance=check_record, render=view.render,
+               chance_within_turn=True,
                describe=view.describe)
