@@ -127,21 +127,18 @@ static int check_play(const cd_state *st, int h, int tcode, int card)
     }
     if (!cd_card_needs_target(st, seat, card, &sel))
         return tcode == 0 ? MG_OK : CD_ERR_TARGET;
-    cd_ref chars[2 * (CD_BOARD_MAX + 1)];
-    int any = 0;
+    if (tcode != 0)
+        return allows(st, seat, sel, decode_target(tcode)) ? MG_OK : CD_ERR_TARGET;
+    /* A battlecry may go without a target only if no character allows one. */
     for (int k = 0; k < 2; k++) {
-        int s = seat ^ k;
-        chars[0].seat = s;
-        chars[0].slot = CD_HERO_SLOT;
-        any |= allows(st, seat, sel, chars[0]);
-        for (int i = 0; i < st->p[s].nboard; i++) {
-            chars[0].slot = i;
-            any |= allows(st, seat, sel, chars[0]);
-        }
+        cd_ref t = {seat ^ k, CD_HERO_SLOT};
+        if (allows(st, seat, sel, t))
+            return CD_ERR_TARGET;
+        for (t.slot = 0; t.slot < st->p[t.seat].nboard; t.slot++)
+            if (allows(st, seat, sel, t))
+                return CD_ERR_TARGET;
     }
-    if (tcode == 0)
-        return any ? CD_ERR_TARGET : MG_OK; /* a battlecry may go without a target only if none exists */
-    return allows(st, seat, sel, decode_target(tcode)) ? MG_OK : CD_ERR_TARGET;
+    return MG_OK;
 }
 
 int cd_check(const void *vst, mg_action a)

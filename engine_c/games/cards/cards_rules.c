@@ -499,16 +499,17 @@ static void refresh(cd_state *st)
 {
     for (int s = 0; s < 2; s++) {
         cd_player *p = &st->p[s];
-        int ta = 0, th = 0, a, h, busy = 0;
+        int busy = 0;
+        for (int j = 0; j < p->nboard; j++)
+            busy |= CD_DERIVED[p->board[j].card] | p->board[j].aura_atk | p->board[j].aura_hp;
+        if (!busy)
+            continue; /* no aura given or held, no enrage on this side: nothing derived can change */
+        int ta = 0, th = 0, a, h;
         for (int j = 0; j < p->nboard; j++) {
-            const cd_minion *o = &p->board[j];
-            aura_given(o, &a, &h);
+            aura_given(&p->board[j], &a, &h);
             ta += a;
             th += h;
-            busy |= o->aura_atk | o->aura_hp | has_trigger(o->card, CD_TR_ENRAGE);
         }
-        if (!busy && ta == 0 && th == 0)
-            continue; /* no aura and no enrage on this side: nothing derived can change */
         for (int i = 0; i < p->nboard; i++) {
             cd_minion *m = &p->board[i];
             aura_given(m, &a, &h);
@@ -891,14 +892,31 @@ static int death_phase(cd_ctx *c)
     return any;
 }
 
+/* Whether an event can change what refresh() derives (health for enrage, minions and their
+ * silence for auras). The others only push events (POST listeners) or touch heroes, hands,
+ * weapons and mana; skipping refresh() after them is a third of the time of an action. */
+static int changes_board(int type)
+{
+    switch (type) {
+    case EV_DRAW: case EV_SUMMONED: case EV_DAMAGED: case EV_FREEZE: case EV_GIVE:
+    case EV_KILL_WEAPON: case EV_EQUIP: case EV_OVERLOAD: case EV_GAIN_MANA: case EV_ARMOR:
+    case EV_IMMUNE:
+        return 0;
+    default:
+        return 1;
+    }
+}
+
 /* Run the queue dry, with death phases, until nothing more happens or a hero dies. */
 static void resolve(cd_ctx *c)
 {
+    refresh(c->st); /* what the action did before its first event */
     for (;;) {
         while (c->head < c->tail && !c->st->terminal) {
             cd_event e = c->q[c->head++];
             apply_event(c, &e);
-            refresh(c->st);
+            if (changes_board(e.type))
+                refresh(c->st);
         }
         if (c->st->terminal)
             break;

@@ -234,6 +234,8 @@ static const cd_card CD_CARDS[CD_NCARDS] = {
     {"T_WOLF", "Spirit Wolf", 5, 0, CD_TYPE_MI, 2, 3, 1, 0, 61, 0, 0, 0, 0, 0, 0, 0},
 };
 
+static const uint8_t CD_DERIVED[256] = {[8] = 1, [20] = 1, [23] = 1, [33] = 1};
+
 #define CD_NDECKS 3
 static const uint8_t CD_DECKS[CD_NDECKS][30] = {
     {34, 34, 37, 37, 36, 38, 38, 39, 41, 41, 42, 43, 43, 44, 45, 9, 9, 7, 13, 12, 12, 17, 15, 24, 24, 25, 25, 30, 27, 31}, /* M */

@@ -136,6 +136,13 @@ def header() -> str:
         out.append(f'    {{"{c.id}", "{name}", {CLASSES.index(c.cls)}, {c.cost}, CD_TYPE_{c.type.upper()}, '
                    f"{c.atk}, {c.hp}, {kw}, {legendary}, {first}, {count}, {', '.join(map(str, summary))}}},")
     out += ["};", ""]
+    # refresh() runs after every event; this byte per card number (256 of them, so a uint8_t
+    # card indexes it unchecked) lets it skip a side whose minions have no aura and no enrage.
+    aura_or_enrage = [i + 1 for i, c in enumerate(cards)
+                      if {op[0] for op in compile_enc(c)[1]} & {TRIGGERS.index("AURA"), TRIGGERS.index("ENRAGE")}]
+    out.append("static const uint8_t CD_DERIVED[256] = {"
+               + ", ".join(f"[{i}] = 1" for i in aura_or_enrage) + "};")
+    out.append("")
     out.append(f"#define CD_NDECKS {len(DECKS)}")
     out.append("static const uint8_t CD_DECKS[CD_NDECKS][30] = {")
     for name, (_hero, lst) in DECKS.items():
