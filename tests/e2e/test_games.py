@@ -286,3 +286,72 @@ async def test_match_on_a_running_referee(referee: MakeServer) -> None:
         names = {"ra": "random", "rb": "first"}
         assert (names[rec.seats[0]], names[rec.seats[1]], expect) == (g["seat1"], g["seat2"], g["result"])
         assert g["plies"] == rec.plies > 0  # the actions counted from BOT_A's side (they were 0)
+
+
+# ---- The card game: the same property where hidden cards decide games -----------------------
+
+CARDS_CONFIG = {"deck1": "M", "deck2": "P", "first": 1}
+
+
+def cards_variants() -> tuple[dict[str, Any], dict[str, Any], int, str, str]:
+    """A card-game start and a variant in which seat 2 holds minion `d` instead of minion `x`
+    in hand slot `i`, `x` taking `d`'s place in its deck: the same public history until the
+    slot is played. Both cost at most 2 and have no battlecry, so seat 2 can play either on
+    its third turn whatever the board."""
+    from maag.engine.games.cards.pool import POOL
+
+    plain = {c.id for c in POOL if c.type == "Mi" and c.cost <= 2 and "BC:" not in c.enc}
+    for seed in range(1, 500):
+        st = Game("cards", CARDS_CONFIG).new_state(seed).to_json()
+        hand, deck = st["players"][1]["hand"], st["players"][1]["deck"]
+        slots = [i for i, c in enumerate(hand) if c in plain]
+        others = [j for j, c in enumerate(deck) if c in plain and slots and c != hand[slots[0]]]
+        if slots and others:
+            i, j = slots[0], others[0]
+            var = json.loads(json.dumps(st))
+            vp = var["players"][1]
+            vp["hand"][i], vp["deck"][j] = deck[j], hand[i]
+            return st, var, i, hand[i], deck[j]
+    raise AssertionError("no suitable seed")
+
+
+async def cards_observed_bytes(referee: MakeServer, start: dict[str, Any], slot: int, hidden: str) -> list[bytes]:
+    """Seat 1 plays its first legal action each turn (chance included: random targets and
+    draws come from the referee's seed); seat 2 ends its first two turns and plays hand slot
+    `slot` on its third. Every frame seat 1 received, up to the event showing that card."""
+    srv = await referee(game="cards", game_config=CARDS_CONFIG, tc=TimeControl.parse("inf"))
+    obs, opp = await Raw.connect(srv.port, "msgpack"), await Raw.connect(srv.port, "json")
+    for raw, name in ((obs, "observer"), (opp, "opponent")):
+        raw.send({"type": "hello", "name": name, "token": token_for(srv, name), "games": ["cards"],
+                  "want_legal": True})
+        assert (await raw.recv_type("welcome"))["type"] == "welcome"
+    srv.request_game("observer", "opponent", seed=99, start_state=start)
+    opp_turns = 0
+    while True:
+        m = await obs.recv()
+        assert m is not None, "the observer's connection closed"
+        if m["type"] == "event" and m["action"].get("card") == hidden:
+            return obs.received
+        if m["type"] == "your_turn":
+            first = m["legal"][0]
+            plan = [first] if first["type"] == "end_turn" else [first, {"type": "end_turn"}]
+            obs.send({"type": "turn", "game_id": m["game_id"], "actions": plan})
+            yt = await opp.recv_type("your_turn")
+            opp_turns += 1
+            plays = [a for a in yt["legal"] if a["type"] == "play" and a["hand_index"] == slot]
+            if opp_turns == 3:
+                assert [a["card"] for a in plays] == [hidden], yt["legal"]
+            opp.send({"type": "turn", "game_id": yt["game_id"],
+                      "actions": (plays if opp_turns == 3 else []) + [{"type": "end_turn"}]})
+
+
+async def test_hidden_cards_of_the_card_game_do_not_change_a_single_byte(referee: MakeServer) -> None:
+    base, var, slot, x, d = cards_variants()
+    assert x != d and base["players"][0] == var["players"][0]
+    a = await cards_observed_bytes(referee, base, slot, x)
+    b = await cards_observed_bytes(referee, var, slot, d)
+    assert len(a) == len(b) > 10, (len(a), len(b))
+    assert a[:-1] == b[:-1]  # welcome, game_start, observations, events: byte for byte
+    assert a[-1] != b[-1] and x.encode() in a[-1] and d.encode() in b[-1]
+    # The observer did see seat 2 draw and hold cards: counts, never names.
+    assert any(b"hand_count" in f for f in a)
