@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // A complete maag bot in JavaScript: plays a random legal action each time it is asked.
-//   node random_bot.js HOST:PORT TOKEN [GAMES]   (GAMES: stop after that many games)
+//   node random_bot.js HOST:PORT TOKEN [GAMES] [GAME]
+//   GAMES: stop after that many games; GAME: the game it offers to play (default heroes).
+// It needs to know nothing of a game's rules: the referee lists the legal actions.
 'use strict';
 
 const { Client, parseAddress } = require('./maag');
@@ -12,8 +14,9 @@ class RandomBot {
   }
 }
 
-async function main([address, token, games]) {
+async function main([address, token, games, game]) {
   const client = new Client({ ...parseAddress(address), token, name: 'js-random', wantLegal: true,
+    games: [game || 'heroes'],
     stopAfter: games ? Number(games) : null, bot: () => new RandomBot() });
   await client.connect();
   const records = await client.run();

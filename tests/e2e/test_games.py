@@ -315,7 +315,9 @@ def cards_variants() -> tuple[dict[str, Any], dict[str, Any], int, str, str]:
     raise AssertionError("no suitable seed")
 
 
-async def cards_observed_bytes(referee: MakeServer, start: dict[str, Any], slot: int, hidden: str) -> list[bytes]:
+async def cards_observed_bytes(
+    referee: MakeServer, start: dict[str, Any], slot: int, hidden: str
+) -> list[bytes]:
     """Seat 1 plays its first legal action each turn (chance included: random targets and
     draws come from the referee's seed); seat 2 ends its first two turns and plays hand slot
     `slot` on its third. Every frame seat 1 received, up to the event showing that card."""

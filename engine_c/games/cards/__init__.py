@@ -1,13 +1,13 @@
 """cards: the Hearthstone-like card game of spec/cards.md (README.md): the rules in C
 (cards_rules.c, cards_legal.c, cards_state.c), the card data in pool.py and decks.py
 (compiled into cards_tables.h by gen_tables.py), the Python codec in codec.py, the trace
-replayer in conformance.py, its own tests in tests/."""
+replayer in conformance.py, the bot kit's situations in kit.py, its own tests in tests/."""
 
 from ...registry import spec_of
-from . import codec, view
+from . import codec, kit, view
 from .conformance import check_record
 
 SPEC = spec_of("cards", "a Hearthstone-like card game: Mage and Paladin, 64 cards, hidden hands, "
                "random draws", "cd_state", codec, conformance=check_record, render=view.render,
                chance_within_turn=True,
-               describe=view.describe)
+               describe=view.describe, situations=kit.situations)
