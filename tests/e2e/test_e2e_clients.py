@@ -69,7 +69,8 @@ async def test_js_bot_plays_the_card_game_against_a_bundled_agent(referee: MakeS
         "cards", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     agent = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "maag.server", "bot", "run", "greedy-action", "--connect", address,
-        "--token", token_for(srv, "greedy"), stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+        "--token", token_for(srv, "greedy"), stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL)
     try:
         out, err = await asyncio.wait_for(js.communicate(), 4 * WAIT)
         assert js.returncode == 0, err.decode()

@@ -138,8 +138,8 @@ def header() -> str:
     out += ["};", ""]
     # refresh() runs after every event; this byte per card number (256 of them, so a uint8_t
     # card indexes it unchecked) lets it skip a side whose minions have no aura and no enrage.
-    aura_or_enrage = [i + 1 for i, c in enumerate(cards)
-                      if {op[0] for op in compile_enc(c)[1]} & {TRIGGERS.index("AURA"), TRIGGERS.index("ENRAGE")}]
+    derived = {TRIGGERS.index("AURA"), TRIGGERS.index("ENRAGE")}
+    aura_or_enrage = [i + 1 for i, c in enumerate(cards) if {op[0] for op in compile_enc(c)[1]} & derived]
     out.append("static const uint8_t CD_DERIVED[256] = {"
                + ", ".join(f"[{i}] = 1" for i in aura_or_enrage) + "};")
     out.append("")

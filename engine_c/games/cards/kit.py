@@ -37,7 +37,8 @@ def situations(config: dict[str, Any], seed: int) -> list[Situation]:
         ("random-missiles", "Arcane Missiles in hand (three random hits) before a board of small "
          "minions: what the bot planned after it may have become illegal", _random_missiles, None),
     ]
-    return out + [Situation(name, what, 1, _edited(game, base, edit), check) for name, what, edit, check in made]
+    return out + [Situation(name, what, 1, _edited(game, base, edit), check)
+                  for name, what, edit, check in made]
 
 
 def _edited(game: Game, base: dict[str, Any], edit: Edit) -> dict[str, Any]:
