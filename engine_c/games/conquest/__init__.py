@@ -1,0 +1,10 @@
+"""conquest: the TripleA-like grand strategy game of spec/conquest.md (README.md): the rules
+in C (conquest_rules.c, conquest_state.c), map files in mapfile.py and maps/, the Python
+codec in codec.py, the trace replayer in conformance.py, its own tests in tests/."""
+
+from ...registry import spec_of
+from . import codec
+from .conformance import check_record
+
+SPEC = spec_of("conquest", "a TripleA-like grand strategy game: whole armies move, dice decide battles",
+               "cq_state", codec, conformance=check_record)

@@ -1,0 +1,298 @@
+"""Conquest's Python codec: options (a map, its rounds and victory rule), the readable
+actions and the JSON state, which is the conformance traces' form plus what a bot needs
+(the roster) and what makes it exact (territories taken this turn, the move a unit may join).
+
+Territory, player and unit-type names are interned into one process-wide table of name
+numbers, 1..255, so an action code means the same territory on whatever map: the C state
+holds each territory's name number, and actions carry them. The default map's names come
+first, in a fixed order that the C default configuration also uses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..._lowlevel import StateError, ffi, lib
+from ...registry import GameOption
+from . import mapfile
+from .mapfile import Map
+
+OPTIONS = (
+    GameOption("map", str, mapfile.DEFAULT,
+               "a bundled map (twin_k4_14) or the path of a map file (spec/conquest.md §2.3)"),
+    GameOption("rounds", int, None, "a draw after this many rounds (default: the map's `rounds`)"),
+    GameOption("victory", str, None, "capital or capital+annihilation (default: the map's `victory`)",
+               choices=mapfile.VICTORY),
+)
+
+DEFAULT_NAMES = [f"R{i}" for i in range(1, 8)] + [f"B{i}" for i in range(1, 8)] + [
+    "Red", "Blue", "infantry", "artillery", "tank"]
+_NAMES: list[str] = [""] + DEFAULT_NAMES  # name number i is _NAMES[i]; 0 is no name
+_NUMBER = {n: i for i, n in enumerate(_NAMES) if n}
+PHASES = ["combat", "noncombat", "over"]
+BY = [None, "capital", "annihilation", "round_limit"]
+
+
+def intern(name: str) -> int:
+    """The name number of a territory, player or unit-type name (new names get the next)."""
+    n = _NUMBER.get(name)
+    if n is None:
+        if len(_NAMES) > 255:
+            raise ValueError("more than 255 distinct territory, player and unit-type names in one process")
+        n = _NUMBER[name] = len(_NAMES)
+        _NAMES.append(name)
+    return n
+
+
+def name_of(number: int) -> str:
+    return _NAMES[number] if 0 < number < len(_NAMES) else f"?{number}"
+
+
+def game_map(cfg: dict[str, Any]) -> Map:
+    return mapfile.load(cfg["map"])
+
+
+def make_config(options: dict[str, Any]) -> dict[str, Any]:
+    """Complete a conquest config: the map is read (and checked) here, and rounds and victory
+    default to its own lines; ValueError naming the bad key, or the map file's line."""
+    unknown = set(options) - {o.name for o in OPTIONS}
+    if unknown:
+        raise ValueError(f"unknown conquest option(s): {', '.join(sorted(unknown))}")
+    name = options.get("map", mapfile.DEFAULT)
+    if not isinstance(name, str):
+        raise ValueError(f"map must be a bundled map's name or a file's path, not {name!r}")
+    m = mapfile.load(name)
+    rounds = options.get("rounds")
+    rounds = m.rounds if rounds is None else rounds
+    if isinstance(rounds, str) and rounds.isdigit():
+        rounds = int(rounds)
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or not 1 <= rounds <= 10000:
+        raise ValueError(f"rounds must be an integer in 1..10000, not {rounds!r}")
+    victory = options.get("victory") or m.victory
+    if victory not in mapfile.VICTORY:
+        raise ValueError(f"victory must be {' or '.join(mapfile.VICTORY)}, not {victory!r}")
+    for n in m.territories + list(m.players) + [t.name for t in m.types]:
+        intern(n)
+    return {"map": name, "rounds": rounds, "victory": victory}
+
+
+def fill_config(cfg: dict[str, Any], out: Any) -> None:
+    m = game_map(cfg)
+    c = ffi.cast("cq_config *", out)
+    c.nterr, c.nunits, c.ntypes = len(m.territories), len(m.units), len(m.types)
+    c.rounds = cfg["rounds"]
+    c.victory = mapfile.VICTORY.index(cfg["victory"])
+    for t, name in enumerate(m.territories):
+        c.tname[t] = intern(name)
+        c.start_owner[t] = m.owner[t]
+        c.adj[t] = sum(1 << n for n in m.neighbours(t))
+    for p in (0, 1):
+        c.capital[p] = m.capital[p]
+        c.pname[p] = intern(m.players[p])
+    for k, t in enumerate(m.types):
+        ct = c.types[k]
+        ct.attack, ct.defense, ct.move, ct.cost, ct.hp = t.attack, t.defense, t.move, t.cost, t.hp
+        ct.support = t.support
+        ct.flags = (lib.CQ_SUPPORTABLE if t.supportable else 0) | (lib.CQ_BLITZ if t.blitz else 0)
+        ct.name = intern(t.name)
+    for u, (k, o, t) in enumerate(m.units):
+        c.utype[u], c.uowner[u], c.uloc[u] = k, o, t
+
+
+# ---- actions: END_PHASE is 0; a move is bit 0 = 1, the unit in bits 1-7, the path's name
+# numbers in bits 8-15 (start), 16-23 (middle, 0 for none), 24-31 (end); a join (a unit that
+# follows the move just made into the empty territory it took) is the same with bit 0 = 0 ---
+
+def action_to_dict(code: int) -> dict[str, Any]:
+    if code == 0:
+        return {"type": "end_phase"}
+    mid = (code >> 16) & 0xFF
+    path = [name_of((code >> 8) & 0xFF)] + ([name_of(mid)] if mid else []) + [name_of((code >> 24) & 0xFF)]
+    out = {"type": "move", "unit": (code >> 1) & 0x7F, "path": path}
+    if not code & 1:
+        out["join"] = True
+    return out
+
+
+def action_from_dict(d: dict[str, Any]) -> int:
+    """The code of a readable action; ValueError naming the bad field."""
+    if not isinstance(d, dict):
+        raise ValueError("an action must be a map with a 'type' field")
+    t = d.get("type")
+    if t == "end_phase":
+        if set(d) - {"type"}:
+            raise ValueError(f"unexpected field(s) for an end_phase action: {', '.join(sorted(set(d) - {'type'}))}")
+        return 0
+    if t != "move":
+        raise ValueError(f"action type must be move or end_phase, not {t!r}")
+    extra = set(d) - {"type", "unit", "path", "join"}
+    if extra:
+        raise ValueError(f"unexpected field(s) for a move action: {', '.join(sorted(extra))}")
+    unit, path, join = d.get("unit"), d.get("path"), d.get("join", False)
+    if not isinstance(join, bool):
+        raise ValueError(f"action field 'join' must be true or false, not {join!r}")
+    if isinstance(unit, bool) or not isinstance(unit, int) or not 0 <= unit < lib.CQ_MAX_UNITS:
+        raise ValueError(f"action field 'unit' must be a unit id in 0..{lib.CQ_MAX_UNITS - 1}, not {unit!r}")
+    if not isinstance(path, list) or not 2 <= len(path) <= 3 or not all(isinstance(x, str) for x in path):
+        raise ValueError("action field 'path' must list 2 or 3 territories: where the unit stands, "
+                         f"(a middle,) the end; not {path!r}")
+    unknown = [x for x in path if x not in _NUMBER]
+    if unknown:
+        raise ValueError(f"action field 'path': unknown territory {unknown[0]!r}")
+    nums = [_NUMBER[x] for x in path]
+    mid = nums[1] if len(nums) == 3 else 0
+    return (0 if join else 1) | unit << 1 | nums[0] << 8 | mid << 16 | nums[-1] << 24
+
+
+# ---- JSON states ---------------------------------------------------------------------------
+
+def _names(s: Any) -> tuple[list[str], list[str]]:
+    return [name_of(s.tname[t]) for t in range(s.nterr)], [name_of(s.pname[p]) for p in (0, 1)]
+
+
+def state_to_json(st: Any) -> dict[str, Any]:
+    s = ffi.cast("cq_state *", st)
+    terr, players = _names(s)
+    owner: dict[str, list[str]] = {p: [] for p in players}
+    for t, name in enumerate(terr):
+        owner[players[s.owner1 >> t & 1]].append(name)
+    units: dict[str, list[int]] = {}
+    roster: dict[str, dict[str, list[int]]] = {p: {} for p in players}
+    for u in range(s.nunits):
+        kind = s.ukind[u]
+        roster[players[kind >> 7]].setdefault(name_of(s.types[kind & 7].name), []).append(u)
+        if s.loc[u] != lib.CQ_NONE:
+            units.setdefault(terr[s.loc[u]], []).append(u)
+    moved = [u for u in range(s.nunits) if s.loc[u] != lib.CQ_NONE and s.moved[u >> 6] >> (u & 63) & 1]
+    out: dict[str, Any] = {
+        "round": s.round, "player": players[s.player], "phase": PHASES[s.phase], "owner": owner,
+        "units": {t: units[t] for t in terr if t in units}, "moved": moved,
+        "result": None if s.phase != 2 else {"winner": players[s.winner] if s.winner >= 0 else None,
+                                             "by": BY[s.by]},
+        "conquered": [terr[t] for t in range(s.nterr) if s.conquered >> t & 1],
+        "join": None if s.join_dst == lib.CQ_NONE else {
+            "path": [terr[s.join_src]] + ([terr[s.join_mid]] if s.join_mid != lib.CQ_NONE else [])
+            + [terr[s.join_dst]], "blitz": bool(s.join_blitz)},
+        "rounds": s.rounds, "victory": mapfile.VICTORY[s.victory], "roster": roster,
+    }
+    if s.observer >= 0:
+        out["observer"] = s.observer + 1
+    return out
+
+
+def _fail(msg: str) -> StateError:
+    return StateError(lib.MG_ERR_STATE, msg)
+
+
+def _terr(terr: list[str], v: Any, where: str) -> int:
+    if v not in terr:
+        raise _fail(f"state field {where}: {v!r} is not a territory of this map")
+    return terr.index(v)
+
+
+def state_from_json(obj: dict[str, Any], cfg: dict[str, Any], out: Any) -> None:
+    """Fill `out` from the JSON form on the configuration's map, checking every field;
+    StateError naming the field. Units not listed under `units` are dead."""
+    if not isinstance(obj, dict):
+        raise _fail("a state must be a JSON object")
+    c = ffi.new("cq_config *")
+    fill_config(cfg, c)
+    err = ffi.new("char[]", lib.MG_ERR_LEN)
+    if lib.mg_conquest_vt.init(out, c, 0, err) != 0:
+        raise _fail(ffi.string(err).decode())
+    s = ffi.cast("cq_state *", out)
+    terr, players = _names(s)
+    if obj.get("player") not in players:
+        raise _fail(f"state field 'player' must be {players[0]} or {players[1]}, not {obj.get('player')!r}")
+    s.player = players.index(obj["player"])
+    if obj.get("phase") not in PHASES:
+        raise _fail(f"state field 'phase' must be one of {', '.join(PHASES)}")
+    s.phase = PHASES.index(obj["phase"])
+    rounds = obj.get("rounds", cfg["rounds"])
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or not 1 <= rounds <= 10000:
+        raise _fail("state field 'rounds' must be an integer in 1..10000")
+    s.rounds = rounds
+    victory = obj.get("victory", cfg["victory"])
+    if victory not in mapfile.VICTORY:
+        raise _fail(f"state field 'victory' must be {' or '.join(mapfile.VICTORY)}")
+    s.victory = mapfile.VICTORY.index(victory)
+    rnd = obj.get("round")
+    if isinstance(rnd, bool) or not isinstance(rnd, int) or not 1 <= rnd <= s.rounds:
+        raise _fail(f"state field 'round' must be an integer in 1..{s.rounds}, not {rnd!r}")
+    s.round = rnd
+    owner = obj.get("owner")
+    if not isinstance(owner, dict) or set(owner) != set(players):
+        raise _fail(f"state field 'owner' must map {players[0]} and {players[1]} to their territories")
+    listed: list[int] = []
+    s.owner1 = 0
+    for p, ts in owner.items():
+        if not isinstance(ts, list):
+            raise _fail(f"state field 'owner.{p}' must list territories")
+        for t in ts:
+            i = _terr(terr, t, f"owner.{p}")
+            listed.append(i)
+            if players.index(p):
+                s.owner1 |= 1 << i
+    if sorted(listed) != list(range(len(terr))):
+        raise _fail("state field 'owner': every territory must be listed once")
+    units = obj.get("units")
+    if not isinstance(units, dict):
+        raise _fail("state field 'units' must map territories to unit ids")
+    for u in range(s.nunits):
+        s.loc[u] = lib.CQ_NONE
+    for t, ids in units.items():
+        i = _terr(terr, t, "units")
+        if not isinstance(ids, list):
+            raise _fail(f"state field 'units.{t}' must list unit ids")
+        for u in ids:
+            if isinstance(u, bool) or not isinstance(u, int) or not 0 <= u < s.nunits:
+                raise _fail(f"state field 'units.{t}': {u!r} is not a unit of this map")
+            if s.loc[u] != lib.CQ_NONE:
+                raise _fail(f"state field 'units': unit {u} is listed twice")
+            s.loc[u] = i
+    moved = obj.get("moved", [])
+    if not isinstance(moved, list):
+        raise _fail("state field 'moved' must list unit ids")
+    s.moved[0] = s.moved[1] = 0
+    for u in moved:
+        if isinstance(u, bool) or not isinstance(u, int) or not 0 <= u < s.nunits or s.loc[u] == lib.CQ_NONE:
+            raise _fail(f"state field 'moved': {u!r} is not a living unit")
+        if s.ukind[u] >> 7 != s.player:
+            raise _fail(f"state field 'moved': unit {u} is not the moving player's")
+        s.moved[u >> 6] |= 1 << (u & 63)
+    for u in range(s.nunits):
+        t = s.loc[u]
+        if t == lib.CQ_NONE or (s.owner1 >> t & 1) == s.ukind[u] >> 7:
+            continue
+        if s.phase != 0 or s.ukind[u] >> 7 != s.player or not s.moved[u >> 6] >> (u & 63) & 1:
+            raise _fail(f"state field 'units': unit {u} stands in enemy territory {terr[t]} outside an attack "
+                        "(only the moving player's moved units may, in the combat move)")
+    conquered = obj.get("conquered", [])
+    if not isinstance(conquered, list):
+        raise _fail("state field 'conquered' must list territories")
+    s.conquered = sum(1 << _terr(terr, t, "conquered") for t in set(conquered))
+    join = obj.get("join")
+    s.join_src = s.join_mid = s.join_dst = lib.CQ_NONE
+    s.join_blitz = 0
+    if join is not None:
+        if (not isinstance(join, dict) or not isinstance(join.get("path"), list) or not 2 <= len(join["path"]) <= 3
+                or not isinstance(join.get("blitz", False), bool)):
+            raise _fail("state field 'join' must be null or {path: 2 or 3 territories, blitz: true or false}")
+        path = [_terr(terr, t, "join.path") for t in join["path"]]
+        s.join_src, s.join_dst = path[0], path[-1]
+        s.join_mid = path[1] if len(path) == 3 else lib.CQ_NONE
+        s.join_blitz = int(join.get("blitz", False))
+    result = obj.get("result")
+    if (result is None) != (s.phase != 2):
+        raise _fail("state fields 'phase' and 'result': a result exactly when the phase is over")
+    s.winner, s.by = -1, 0
+    if result is not None:
+        if not isinstance(result, dict) or result.get("by") not in BY[1:] or (
+                result.get("winner") is not None and result.get("winner") not in players):
+            raise _fail("state field 'result' must be {winner: a player or null, by: capital, annihilation "
+                        "or round_limit}")
+        s.winner = -1 if result["winner"] is None else players.index(result["winner"])
+        s.by = BY.index(result["by"])
+    observer = obj.get("observer")
+    if observer is not None and (isinstance(observer, bool) or observer not in (1, 2)):
+        raise _fail("state field 'observer' must be 1 or 2 when present")
+    s.observer = observer - 1 if observer else -1
