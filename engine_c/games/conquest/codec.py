@@ -88,14 +88,14 @@ def fill_config(cfg: dict[str, Any], out: Any) -> None:
     for p in (0, 1):
         c.capital[p] = m.capital[p]
         c.pname[p] = intern(m.players[p])
-    for k, t in enumerate(m.types):
+    for k, ut in enumerate(m.types):
         ct = c.types[k]
-        ct.attack, ct.defense, ct.move, ct.cost, ct.hp = t.attack, t.defense, t.move, t.cost, t.hp
-        ct.support = t.support
-        ct.flags = (lib.CQ_SUPPORTABLE if t.supportable else 0) | (lib.CQ_BLITZ if t.blitz else 0)
-        ct.name = intern(t.name)
-    for u, (k, o, t) in enumerate(m.units):
-        c.utype[u], c.uowner[u], c.uloc[u] = k, o, t
+        ct.attack, ct.defense, ct.move, ct.cost, ct.hp = ut.attack, ut.defense, ut.move, ut.cost, ut.hp
+        ct.support = ut.support
+        ct.flags = (lib.CQ_SUPPORTABLE if ut.supportable else 0) | (lib.CQ_BLITZ if ut.blitz else 0)
+        ct.name = intern(ut.name)
+    for u, (k, o, loc) in enumerate(m.units):
+        c.utype[u], c.uowner[u], c.uloc[u] = k, o, loc
 
 
 # ---- actions: END_PHASE is 0; a move is bit 0 = 1, the unit in bits 1-7, the path's name
@@ -120,7 +120,8 @@ def action_from_dict(d: dict[str, Any]) -> int:
     t = d.get("type")
     if t == "end_phase":
         if set(d) - {"type"}:
-            raise ValueError(f"unexpected field(s) for an end_phase action: {', '.join(sorted(set(d) - {'type'}))}")
+            fields = ", ".join(sorted(set(d) - {"type"}))
+            raise ValueError(f"unexpected field(s) for an end_phase action: {fields}")
         return 0
     if t != "move":
         raise ValueError(f"action type must be move or end_phase, not {t!r}")
@@ -264,8 +265,8 @@ def state_from_json(obj: dict[str, Any], cfg: dict[str, Any], out: Any) -> None:
         if t == lib.CQ_NONE or (s.owner1 >> t & 1) == s.ukind[u] >> 7:
             continue
         if s.phase != 0 or s.ukind[u] >> 7 != s.player or not s.moved[u >> 6] >> (u & 63) & 1:
-            raise _fail(f"state field 'units': unit {u} stands in enemy territory {terr[t]} outside an attack "
-                        "(only the moving player's moved units may, in the combat move)")
+            raise _fail(f"state field 'units': unit {u} stands in enemy territory {terr[t]} outside an "
+                        "attack (only the moving player's moved units may, in the combat move)")
     conquered = obj.get("conquered", [])
     if not isinstance(conquered, list):
         raise _fail("state field 'conquered' must list territories")
@@ -274,7 +275,8 @@ def state_from_json(obj: dict[str, Any], cfg: dict[str, Any], out: Any) -> None:
     s.join_src = s.join_mid = s.join_dst = lib.CQ_NONE
     s.join_blitz = 0
     if join is not None:
-        if (not isinstance(join, dict) or not isinstance(join.get("path"), list) or not 2 <= len(join["path"]) <= 3
+        path_v = join.get("path") if isinstance(join, dict) else None
+        if (not isinstance(path_v, list) or not 2 <= len(path_v) <= 3
                 or not isinstance(join.get("blitz", False), bool)):
             raise _fail("state field 'join' must be null or {path: 2 or 3 territories, blitz: true or false}")
         path = [_terr(terr, t, "join.path") for t in join["path"]]

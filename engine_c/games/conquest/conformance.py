@@ -21,7 +21,8 @@ def _fields(js: dict[str, Any]) -> dict[str, Any]:
 
 
 def _diff(want: dict[str, Any], got: dict[str, Any]) -> list[str]:
-    return [f"{k}: recorded {want.get(k)!r}, engine {got.get(k)!r}" for k in FIELDS if want.get(k) != got.get(k)]
+    return [f"{k}: recorded {want.get(k)!r}, engine {got.get(k)!r}"
+            for k in FIELDS if want.get(k) != got.get(k)]
 
 
 def _codes(game: Game, action: dict[str, Any]) -> list[int] | None:
@@ -43,7 +44,8 @@ def _joined(st: State, codes: list[int]) -> list[int]:
     if len(codes) < 2:
         return codes
     trial = st.clone()
-    if lib.cq_apply_dice(ffi.cast("cq_state *", trial._buf), codes[0], ffi.NULL) != 0 or trial.to_json()["join"] is None:
+    moved = lib.cq_apply_dice(ffi.cast("cq_state *", trial._buf), codes[0], ffi.NULL) == 0
+    if not moved or trial.to_json()["join"] is None:
         return codes
     return codes[:1] + [c & ~1 for c in codes[1:]]
 

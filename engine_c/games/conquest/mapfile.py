@@ -9,7 +9,6 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 MAPS = Path(__file__).resolve().parent / "maps"
 DEFAULT = "twin_k4_14"
@@ -138,7 +137,8 @@ class _Builder:
             raise self.err(line, f"edge {a} {a}: a territory cannot border itself")
         key = frozenset((a, b))
         if key in self.edges:
-            raise self.err(line, f"edge {a} {b} given twice (first on line {self.edges[key]}; edges go both ways)")
+            first = self.edges[key]
+            raise self.err(line, f"edge {a} {b} given twice (first on line {first}; edges go both ways)")
         self.edges[key] = line
 
     def add_units(self, t: str, owner: str, kind: str, n: int, line: int) -> None:
@@ -147,7 +147,8 @@ class _Builder:
         if kind not in names:
             raise self.err(line, f"unknown unit type {kind!r} (types: {', '.join(names)})")
         if self.owner[ti] != o:
-            raise self.err(line, f"{owner}'s units cannot start in {t}, which {self.players[self.owner[ti]]} owns")
+            holder = self.players[self.owner[ti]]
+            raise self.err(line, f"{owner}'s units cannot start in {t}, which {holder} owns")
         if len(self.units) + n > MAX_UNITS:
             raise self.err(line, f"at most {MAX_UNITS} units on a map")
         self.units += [(names.index(kind), o, ti)] * n
@@ -187,7 +188,8 @@ class _Builder:
                            f"{names[self.capital[0][0]]}: the map falls apart")
         lost = [names[t] for t in range(len(names)) if t not in seen]
         if lost:
-            raise self.err(self.tlines[self.tindex[lost[0]]], f"territory {lost[0]} is unreachable from the capitals")
+            raise self.err(self.tlines[self.tindex[lost[0]]],
+                           f"territory {lost[0]} is unreachable from the capitals")
         maxdeg = max(len(a) for a in adj)
         for p in (0, 1):
             bound = 1 + sum(maxdeg * maxdeg if self.types[k].move >= 2 else maxdeg
@@ -195,9 +197,10 @@ class _Builder:
             if bound > 1024:
                 raise self.err(last, f"{self.players[p]} has too many units for the legal list with up to "
                                f"{maxdeg} neighbours a territory (at most 1024 moves)")
-        edges = sorted(tuple(sorted(self.tindex[x] for x in key)) for key in self.edges)  # type: ignore[misc]
-        return Map(self.name, (self.players[0], self.players[1]), self.rounds, self.victory, self.types, names,
-                   self.owner, [self.capital[0][0], self.capital[1][0]], edges, self.units, self.where)
+        pairs = [[self.tindex[x] for x in key] for key in self.edges]
+        edges = sorted((min(p), max(p)) for p in pairs)
+        return Map(self.name, (self.players[0], self.players[1]), self.rounds, self.victory, self.types,
+                   names, self.owner, [self.capital[0][0], self.capital[1][0]], edges, self.units, self.where)
 
 
 SECTIONS = ["conquest-map", "name", "players", "rounds", "victory", "unit", "territory", "edge", "units"]
@@ -244,7 +247,8 @@ def parse_text(text: str, where: str = "<map>") -> Map:
         elif key == "unit":
             b.add_type(_unit_line(args, where, n), n)
         elif key == "territory":
-            if len(args) < 5 or args[1] != "owner" or args[3] != "production" or args[5:] not in ([], ["capital"]):
+            shape = len(args) >= 5 and args[1] == "owner" and args[3] == "production"
+            if not shape or args[5:] not in ([], ["capital"]):
                 raise b.err(n, "territory ID owner PLAYER production N [capital]")
             _int(args[4], where, n, "production", 0, 0)
             b.add_territory(args[0], args[2], args[5:] == ["capital"], n)
@@ -262,7 +266,8 @@ def parse_text(text: str, where: str = "<map>") -> Map:
 
 def _unit_line(args: list[str], where: str, n: int) -> UnitType:
     if not args:
-        raise _err(where, n, "unit NAME attack A defense D move M cost C hp H [supportable] [support N] [blitz]")
+        raise _err(where, n, "unit NAME attack A defense D move M cost C hp H "
+                   "[supportable] [support N] [blitz]")
     name, rest = args[0], args[1:]
     vals: dict[str, int] = {}
     flags = {"supportable": False, "blitz": False}
@@ -325,7 +330,8 @@ def parse_json(text: str, where: str = "<map>") -> Map:
     except MapError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as e:
-        raise b.err(1, f"a JSON map needs name, players, unit_types, territories, edges and start ({e!r})") from None
+        raise b.err(1, "a JSON map needs name, players, unit_types, territories, edges and start "
+                    f"({e!r})") from None
     return b.build(1)
 
 
