@@ -1,0 +1,61 @@
+"""The public conquest traces (../shared/conformance/conquest-public.jsonl, or
+$MAAG_SHARED/conformance/...) replayed through `maag conformance`'s checker, and corrupted
+records reported: a wrong die, a state that differs, an illegal attempt marked legal."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from maag.server.kit.conformance import run
+
+PUBLIC_STEPS = 2184
+
+
+@pytest.fixture(scope="module")
+def public_path(shared: Path) -> Path:
+    path = shared / "conformance" / "conquest-public.jsonl"
+    if not path.is_file():
+        pytest.fail(f"{path} is missing: the conformance traces are required (set MAAG_SHARED)")
+    return path
+
+
+@pytest.fixture(scope="module")
+def records(public_path: Path) -> list[dict[str, Any]]:
+    with open(public_path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def test_public_traces_match(public_path: Path) -> None:
+    out = io.StringIO()
+    status = run(str(public_path), out=out)
+    assert out.getvalue().splitlines()[-1] == f"conformance: {PUBLIC_STEPS}/{PUBLIC_STEPS} steps match"
+    assert status == 0
+
+
+def _replay(records: list[dict[str, Any]], tmp_path: Path) -> str:
+    path = tmp_path / "conquest-corrupt.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = io.StringIO()
+    run(str(path), out=out, max_report=50)
+    return out.getvalue()
+
+
+def test_corrupted_records_are_reported(records: list[dict[str, Any]], tmp_path: Path) -> None:
+    game0 = [json.loads(json.dumps(r)) for r in records if r["game"] == 0]
+    n = len(game0)
+    battle = next(i for i, r in enumerate(game0) if r.get("dice"))
+    game0[battle]["dice"][0] = 7 - game0[battle]["dice"][0]  # one die changed
+    illegal = next(i for i, r in enumerate(game0) if not r["legal"])
+    game0[illegal]["legal"] = True  # an illegal attempt recorded as accepted
+    game0[illegal]["next"] = game0[illegal - 1].get("next")
+    moved = next(i for i, r in enumerate(game0) if r["legal"] and r["action"]["type"] == "MOVE" and i > battle)
+    game0[moved]["next"]["moved"] = []  # a state that differs
+    text = _replay(game0, tmp_path)
+    assert text.splitlines()[-1] == f"conformance: {n - 3}/{n} steps match", text
+    assert f"step {game0[illegal]['step']}" in text and "refuses a legal action" in text
+    assert f"step {game0[moved]['step']}" in text and "moved: recorded []" in text
+    assert f"step {game0[battle]['step']}" in text
