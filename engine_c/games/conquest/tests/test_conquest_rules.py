@@ -5,7 +5,7 @@ battle's outcome distribution against exact probabilities computed here independ
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from functools import cache
 
 import pytest
@@ -239,7 +239,7 @@ def exact(att: tuple[int, int, int], dfn: tuple[int, int, int]) -> dict[tuple[st
     pa = _hits((1,) * (i - s) + (2,) * s + (2,) * a + (3,) * k)
     pd = _hits((2,) * dfn[0] + (2,) * dfn[1] + (3,) * dfn[2])
     stay = pa[0] * pd[0]
-    out: Counter[tuple[str, int]] = Counter()
+    out: defaultdict[tuple[str, int], float] = defaultdict(float)
     for ha, qa in enumerate(pa):
         for hd, qd in enumerate(pd):
             if ha == 0 and hd == 0:
