@@ -59,3 +59,32 @@ int cq_apply_dice(cq_state *st, mg_action a, cq_dice *dice);
 int cq_battle(cq_state *st, int t, cq_dice *dice);
 int cq_territory(const cq_state *st, int name);
 int cq_strength2(const cq_state *st, int t, int seat, int attacking);
+enum { CQ_AGENT_NE, CQ_AGENT_BB, CQ_AGENT_OEP, CQ_AGENT_HEURISTIC, CQ_AGENT_EASY, CQ_AGENT_FAST,
+       CQ_AGENT_HARD, CQ_AGENT_COUNT };
+#define CQ_MAX_PLAN ...
+typedef struct cq_agent_params {
+    int agent;
+    double budget_ms;
+    long iterations;
+    int max_phases;
+    double win_base;
+    double win_bonus;
+    double unit_div;
+    double c;
+    double epsilon;
+    int population;
+    double survival;
+    double mutation;
+    int hard_runs;
+    long max_nodes;
+} cq_agent_params;
+typedef struct cq_agent_stats {
+    long iterations;
+    long playouts;
+    long nodes;
+    double elapsed_ms;
+    double value;
+} cq_agent_stats;
+int cq_agent_defaults(int agent, cq_agent_params *p);
+int cq_agent_plan(const cq_state *st, const cq_agent_params *p, mg_rng *rng, mg_action *plan,
+                  int *plan_len, cq_agent_stats *stats);

@@ -134,4 +134,56 @@ int cq_territory(const cq_state *st, int name);
 /* Quick strength of spec §7.1 of the units of `seat` in territory t, times 2 (an integer). */
 int cq_strength2(const cq_state *st, int t, int seat, int attacking);
 
+/* ---- Agents (spec §7-§12; conquest_search.c, conquest_pro.c) ------------------------------
+ * The thesis agents search one move phase at a time on a forward model whose battles are the
+ * deterministic estimate of §7.3, one decision per territory (§8), with playouts by the
+ * heuristic of §9 scored by the reward of §10. The baselines play one phase without search.
+ * Every agent returns the phase's moves (single-unit MOVE and JOIN codes) then END_PHASE. */
+enum {
+    CQ_AGENT_NE = 0,    /* non-exploring MCTS (§11.1) */
+    CQ_AGENT_BB,        /* bridge-burning MCTS (§11.2) */
+    CQ_AGENT_OEP,       /* online evolutionary planning (§11.3) */
+    CQ_AGENT_HEURISTIC, /* the playout heuristic of §9 as a player */
+    CQ_AGENT_EASY,      /* TripleA's Weak AI (§12.1) */
+    CQ_AGENT_FAST,      /* ProAI steps with the §7.3 estimate (§12.2) */
+    CQ_AGENT_HARD,      /* ProAI steps with a Monte-Carlo battle calculator (§12.2) */
+    CQ_AGENT_COUNT
+};
+#define CQ_MAX_PLAN (CQ_MAX_UNITS + 1)
+
+typedef struct cq_agent_params {
+    int agent;          /* CQ_AGENT_* */
+    double budget_ms;   /* wall clock per move phase; 0 = none */
+    long iterations;    /* MCTS iterations or OEP generations per phase; 0 = none. With
+                         * neither budget the search agents take 1000 ms (the thesis) */
+    int max_phases;     /* playout length in move phases: 40 = 10 rounds (§10) */
+    double win_base;    /* reward of a won playout: win_base + win_bonus * rounds left / 10 */
+    double win_bonus;
+    double unit_div;    /* unfinished: (own - enemy) / (unit_div * (own + enemy)) */
+    double c;           /* BB: exploration constant of UCT (1/sqrt 2) */
+    double epsilon;     /* BB: probability that a simulated phase is played at random (0.5) */
+    int population;     /* OEP: genomes (50) */
+    double survival;    /* OEP: fraction kept each generation (0.5) */
+    double mutation;    /* OEP: probability that a child gets one random gene (0.1) */
+    int hard_runs;      /* Hard: dice simulations per battle, max(16, hard_runs - min(|A|,|D|)) */
+    long max_nodes;     /* NE/BB: tree size cap */
+} cq_agent_params;
+
+typedef struct cq_agent_stats {
+    long iterations;    /* MCTS iterations, OEP generations, 0 for the baselines */
+    long playouts;
+    long nodes;         /* tree nodes or genomes created */
+    double elapsed_ms;
+    double value;       /* the chosen line's mean reward (search agents) */
+} cq_agent_stats;
+
+/* The thesis's settings of an agent (spec §11-§12): MG_OK or MG_ERR_CONFIG. */
+int cq_agent_defaults(int agent, cq_agent_params *p);
+/* Plan the current move phase of st for the player to move: plan[0..*plan_len) (room for
+ * CQ_MAX_PLAN), ending with END_PHASE. Every code is legal when played in order on st. All
+ * randomness comes from rng. MG_OK, MG_ERR_TERMINAL, MG_ERR_CONFIG (bad parameters) or
+ * MG_ERR_NOMEM. */
+int cq_agent_plan(const cq_state *st, const cq_agent_params *p, mg_rng *rng, mg_action *plan,
+                  int *plan_len, cq_agent_stats *stats);
+
 #endif
