@@ -3,7 +3,8 @@ an agent whose `plan(state, budget_ms=..., iterations=..., seed=...)` returns th
 for the rest of the turn; `AGENTS` lists them with their parameters."""
 
 from .agents import AGENTS, DEFAULT_BUDGET_MS, Agent, AgentError, AgentSpec, make_agent, parse_agent
+from .conquest import ConquestAgent  # registers the conquest-* agents
 from .hidden import IsmctsAgent, PimcAgent  # registers pimc and ismcts
 
-__all__ = ["AGENTS", "DEFAULT_BUDGET_MS", "Agent", "AgentError", "AgentSpec", "IsmctsAgent",
+__all__ = ["AGENTS", "DEFAULT_BUDGET_MS", "Agent", "AgentError", "AgentSpec", "ConquestAgent", "IsmctsAgent",
            "PimcAgent", "make_agent", "parse_agent"]

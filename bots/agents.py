@@ -55,6 +55,8 @@ class AgentSpec:
     """Builds the agent (default: `Agent`); the determinized agents have their own classes."""
     fields: Mapping[str, str] = field(default_factory=lambda: {"rollout": "policy"})
     """Parameters whose kernel field (mg_search_params) has another name."""
+    games: tuple[str, ...] = ()
+    """The games the agent plays; empty: every game (the generic kernels)."""
 
     def param(self, name: str) -> Option:
         for p in self.params:

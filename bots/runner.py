@@ -13,7 +13,7 @@ from maag.clients import Bot, BotError, Info, Limit, Observation, TurnResult
 from maag.engine import Game, registry
 from maag.engine import Observation as EngineObservation
 
-from .agents import AgentError, make_agent
+from .agents import AGENTS, AgentError, make_agent
 
 # Milliseconds kept back from `time_left_ms` for transport and the plan's own overhead.
 DEFAULT_MARGIN_MS = 50
@@ -40,7 +40,7 @@ def agent_bot(name: str, params: Sequence[str] = (), *, budget_ms: float | None 
     rng = random.Random(seed)
 
     class AgentBot(Bot):
-        games: ClassVar[tuple[str, ...]] = tuple(registry.names())  # the agents are generic
+        games: ClassVar[tuple[str, ...]] = AGENTS[name].games or tuple(registry.names())
 
         def __init__(self, settings: Any = None) -> None:
             super().__init__(settings)

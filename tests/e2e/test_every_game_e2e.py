@@ -40,3 +40,22 @@ def test_an_unknown_game_is_refused_by_the_command_line() -> None:
     r = subprocess.run([*MAAG, "match", "random", "random", "--game", "chess"], capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 2 and "invalid choice: 'chess'" in r.stderr
+
+
+def test_the_conquest_agents_play_a_match_through_the_referee(tmp_path: Path) -> None:
+    # The thesis's BB-MCTS against TripleA's Hard AI re-specified, both bot processes, real dice.
+    db = tmp_path / "m.sqlite3"
+    r = subprocess.run([*MAAG, "match", "conquest-bb-mcts", "conquest-hard", "--game", "conquest", "--games", "2",
+                        "--tc", "100ms", "--json", "--db", str(db), "--seed", "5"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    lines = [json.loads(line) for line in r.stdout.strip().splitlines()]
+    games = [x for x in lines if x.get("event") == "game"]
+    assert len(games) == 2 and all(g["reason"] in ("rules", "round_limit") for g in games), games
+    assert lines[-1]["wins"] + lines[-1]["draws"] + lines[-1]["losses"] == 2
+
+
+def test_a_conquest_agent_refuses_another_game() -> None:
+    r = subprocess.run([*MAAG, "match", "conquest-easy", "random", "--game", "heroes", "--games", "1",
+                        "--tc", "50ms"], capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and "heroes" in r.stderr
