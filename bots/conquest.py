@@ -63,7 +63,8 @@ _SUMMARY = {
 
 def _params(name: str) -> tuple[Option, ...]:
     if name == "ne-mcts":
-        return (*_reward(), Option(name="max_nodes", type="int", default=1 << 21, min=1, help="tree size cap"))
+        return (*_reward(),
+                Option(name="max_nodes", type="int", default=1 << 21, min=1, help="tree size cap"))
     if name == "bb-mcts":
         return (*_reward(),
                 Option(name="c", type="float", default=1 / math.sqrt(2), min=0,

@@ -1,5 +1,5 @@
-"""`maag bench search`: single-thread speed of the search kernels on a fixed set of
-mid-game states (the same 20 states as `maag bench engine`, seeded draws).
+"""`maag bench search [--game NAME]`: single-thread speed of the search kernels on a fixed
+set of mid-game states (the same 20 states as `maag bench engine`).
 
 Each state gets one search per figure with the time budget in the kernel (500 ms by
 default); the rate of a search is its work over the CPU time of the thread that ran it
@@ -12,7 +12,14 @@ measured in C instead); each figure is the median over the states:
   history table;
 - greedy turn outcomes/s: distinct end-of-turn states evaluated by the depth-first turn
   search (transposition table, pruning, rating order). A turn small enough to be searched
-  completely before the budget ends counts with its own (shorter) time."""
+  completely before the budget ends counts with its own (shorter) time.
+
+For conquest, also the thesis's agents (spec/conquest.md §11, thesis settings): NE-MCTS and
+BB-MCTS iterations/s, each iteration with its heuristic playout of up to 40 move phases, and
+OEP generations/s (population 50). They are compared with the thesis's own figures (84
+iterations/s, 9 generations/s: Java on the TripleA engine, thesis §6.3), which cannot be
+measured here; heroes' figures are compared with the Java reference clone measured on this
+kind of machine (issue 3)."""
 
 from __future__ import annotations
 
@@ -22,17 +29,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from maag.engine import Game
-from maag.engine.search import search
+from maag.engine import Game, State
+from maag.engine.search import SearchResult, search
 from maag.server.bench.engine import midgame_states
 
-# The Java reference clone's own agents on this kind of machine (issue 3): one thread,
-# 500 ms searches on 20 mid-game states, paper settings.
-REFERENCE = {
-    "mcts_iterations_per_s": 78_500.0,
-    "oep_generations_per_s": 937.0,
-    "greedy_turn_outcomes_per_s": 127_500.0,
+# What each game's figures are compared with. heroes: the Java reference clone's own agents
+# on this kind of machine (issue 3), one thread, 500 ms searches on 20 mid-game states, paper
+# settings. conquest: the thesis's figures (§6.3, its Java agents on the TripleA engine).
+REFERENCES: dict[str, dict[str, float]] = {
+    "heroes": {"mcts_iterations_per_s": 78_500.0, "oep_generations_per_s": 937.0,
+               "greedy_turn_outcomes_per_s": 127_500.0},
+    "conquest": {"ne_mcts_iterations_per_s": 84.0, "bb_mcts_iterations_per_s": 84.0,
+                 "thesis_oep_generations_per_s": 9.0},
 }
+REFERENCE = REFERENCES["heroes"]
+REFERENCE_NAME = {"heroes": "Java reference", "conquest": "thesis (Java)"}
 
 # figure -> (kernel, parameters); the defaults of mg_search_defaults are the paper's.
 FIGURES: dict[str, tuple[str, dict[str, Any]]] = {
@@ -40,21 +51,37 @@ FIGURES: dict[str, tuple[str, dict[str, Any]]] = {
     "oep_generations_per_s": ("oep", {}),
     "greedy_turn_outcomes_per_s": ("greedy-turn", {}),
 }
+# conquest's thesis agents: figure -> agent of maag.engine.games.conquest.agents.
+CONQUEST_FIGURES = {
+    "ne_mcts_iterations_per_s": "ne-mcts",
+    "bb_mcts_iterations_per_s": "bb-mcts",
+    "thesis_oep_generations_per_s": "oep",
+}
+SETUPS = {"heroes": {"map": "a", "draws": "seeded"}}
 
 
 @dataclass
 class SearchBench:
-    mcts_iterations_per_s: float
-    oep_generations_per_s: float
-    greedy_turn_outcomes_per_s: float
+    game: str
+    figures: dict[str, float]  # figure -> median rate over the states (search-thread CPU time)
     budget_ms: float
     states: int
     per_state: dict[str, list[float]]
     wall: dict[str, float]  # the same medians over elapsed (wall-clock) time
 
+    def __getattr__(self, name: str) -> float:
+        try:
+            return self.__dict__["figures"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    @property
+    def reference(self) -> dict[str, float]:
+        return REFERENCES.get(self.game, {})
+
     def as_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {k: round(getattr(self, k), 1) for k in REFERENCE}
-        d["ratio_to_reference"] = {k: round(getattr(self, k) / v, 2) for k, v in REFERENCE.items()}
+        d: dict[str, Any] = {"game": self.game, **{k: round(v, 1) for k, v in self.figures.items()}}
+        d["ratio_to_reference"] = {k: round(self.figures[k] / v, 2) for k, v in self.reference.items()}
         d["wall"] = {k: round(v, 1) for k, v in self.wall.items()}
         d["budget_ms"] = self.budget_ms
         d["states"] = self.states
@@ -62,23 +89,31 @@ class SearchBench:
         return d
 
 
+def _one(st: State, key: str, budget_ms: float, seed: int) -> SearchResult:
+    if key in FIGURES:
+        kernel, params = FIGURES[key]
+        return search(st, kernel, params, budget_ms=budget_ms, seed=seed)
+    from maag.engine.games.conquest import agents  # only once conquest is asked for
+
+    return agents.plan(st, CONQUEST_FIGURES[key], budget_ms=budget_ms, seed=seed)
+
+
 def run(budget_ms: float = 500.0, count: int = 20, seed: int = 1,
-        progress: Callable[[int], None] | None = None) -> SearchBench:
-    """Run every figure on `count` mid-game states; `progress(i)` after each state."""
-    game = Game("heroes", {"map": "a", "draws": "seeded"})
+        progress: Callable[[int], None] | None = None, game_name: str = "heroes") -> SearchBench:
+    """Run every figure of `game_name` on `count` mid-game states; `progress(i)` after each."""
+    game = Game(game_name, SETUPS.get(game_name, {}))
     states = midgame_states(game, count)
-    per_state: dict[str, list[float]] = {k: [] for k in FIGURES}
-    wall: dict[str, list[float]] = {k: [] for k in FIGURES}
+    keys = list(FIGURES) + (list(CONQUEST_FIGURES) if game_name == "conquest" else [])
+    per_state: dict[str, list[float]] = {k: [] for k in keys}
+    wall: dict[str, list[float]] = {k: [] for k in keys}
     for i, st in enumerate(states):
-        for key, (kernel, params) in FIGURES.items():
+        for key in keys:
             t0 = time.thread_time()
-            r = search(st, kernel, params, budget_ms=budget_ms, seed=seed + i)
+            r = _one(st, key, budget_ms, seed + i)
             cpu = time.thread_time() - t0
             per_state[key].append(r.stats.iterations / max(cpu, 1e-9))
-            wall[key].append(r.stats.iterations / (r.stats.elapsed_ms / 1000.0))
+            wall[key].append(r.stats.iterations / (max(r.stats.elapsed_ms, 1e-6) / 1000.0))
         if progress:
             progress(i + 1)
-    med = {k: statistics.median(v) for k, v in per_state.items()}
-    return SearchBench(med["mcts_iterations_per_s"], med["oep_generations_per_s"],
-                       med["greedy_turn_outcomes_per_s"], budget_ms, len(states), per_state,
-                       {k: statistics.median(v) for k, v in wall.items()})
+    return SearchBench(game_name, {k: statistics.median(v) for k, v in per_state.items()}, budget_ms,
+                       len(states), per_state, {k: statistics.median(v) for k, v in wall.items()})

@@ -28,6 +28,7 @@ def register(sub: Any) -> None:
     s = bsub.add_parser("search", help="search-kernel speed, one thread", description=bench_search.__doc__)
     s.add_argument("--budget-ms", type=float, default=500.0, help="time budget of each search (default 500)")
     s.add_argument("--states", type=int, default=20, help="mid-game states; medians over them (default 20)")
+    s.add_argument("--game", default="heroes", choices=registry.names(), help="the game (default heroes)")
     s.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     s.set_defaults(func=run_search)
     bench_server.register_cli(bsub, machine)
@@ -64,23 +65,26 @@ def run_engine(args: argparse.Namespace) -> int:
 
 def run_search(args: argparse.Namespace) -> int:
     if args.json:
-        res = bench_search.run(args.budget_ms, args.states)
+        res = bench_search.run(args.budget_ms, args.states, game_name=args.game)
         print(json.dumps({**res.as_dict(), "machine": machine()}))
         return 0
     console = Console()
     with Progress(console=console, transient=True) as prog:
         task = prog.add_task("bench search", total=args.states)
-        res = bench_search.run(args.budget_ms, args.states, progress=lambda i: prog.update(task, completed=i))
-    table = Table(title=f"maag bench search: medians over {res.states} mid-game states, "
+        res = bench_search.run(args.budget_ms, args.states, progress=lambda i: prog.update(task, completed=i),
+                               game_name=args.game)
+    table = Table(title=f"maag bench search --game {args.game}: medians over {res.states} mid-game states, "
                         f"{args.budget_ms:g} ms per search, per second of search-thread CPU time")
     table.add_column("figure")
     table.add_column("maag", justify="right")
-    table.add_column("Java reference", justify="right")
+    table.add_column(bench_search.REFERENCE_NAME.get(args.game, "reference"), justify="right")
     table.add_column("ratio", justify="right")
     d = res.as_dict()
     table.add_column("wall clock", justify="right")
-    for key, ref in bench_search.REFERENCE.items():
-        table.add_row(key, f"{d[key]:,.0f}", f"{ref:,.0f}", f"{d[key] / ref:.1f}x", f"{d['wall'][key]:,.0f}")
+    for key in res.figures:
+        ref = res.reference.get(key)
+        shown = (f"{ref:,.0f}", f"{d[key] / ref:.1f}x") if ref else ("-", "-")
+        table.add_row(key, f"{d[key]:,.0f}", *shown, f"{d['wall'][key]:,.0f}")
     console.print(table)
     m = machine()
     console.print(f"machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}")

@@ -45,8 +45,8 @@ def test_an_unknown_game_is_refused_by_the_command_line() -> None:
 def test_the_conquest_agents_play_a_match_through_the_referee(tmp_path: Path) -> None:
     # The thesis's BB-MCTS against TripleA's Hard AI re-specified, both bot processes, real dice.
     db = tmp_path / "m.sqlite3"
-    r = subprocess.run([*MAAG, "match", "conquest-bb-mcts", "conquest-hard", "--game", "conquest", "--games", "2",
-                        "--tc", "100ms", "--json", "--db", str(db), "--seed", "5"],
+    r = subprocess.run([*MAAG, "match", "conquest-bb-mcts", "conquest-hard", "--game", "conquest",
+                        "--games", "2", "--tc", "100ms", "--json", "--db", str(db), "--seed", "5"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     lines = [json.loads(line) for line in r.stdout.strip().splitlines()]

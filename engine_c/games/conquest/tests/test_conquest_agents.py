@@ -105,7 +105,8 @@ def test_errors_are_clear() -> None:
         plan(Game("heroes").new_state(seed=1), "easy")
     with pytest.raises(AgentError, match="plays conquest only"):
         make_agent("conquest-hard").plan(Game("heroes").new_state(seed=1))
-    over = position({"R1": RED_INF[:1], "B1": BLUE_INF[:1]}, phase="over", result={"winner": "Red", "by": "capital"})
+    over = position({"R1": RED_INF[:1], "B1": BLUE_INF[:1]}, phase="over",
+                    result={"winner": "Red", "by": "capital"})
     with pytest.raises(GameOverError):
         plan(over, "ne-mcts", iterations=1)
 
