@@ -40,6 +40,8 @@ class ArenaConfig:
     game: str = "heroes"
     game_config: dict[str, Any] = field(default_factory=lambda: {"map": "a", "draws": "seeded"})
     view: str = "full"
+    agent_iterations: dict[str, int] = field(default_factory=dict)
+    """Iteration budgets of particular entrants (by spec), overriding `iterations`."""
 
 
 @dataclass(frozen=True)
@@ -94,13 +96,14 @@ def play_game(task: GameTask, specs: Sequence[str], cfg: ArenaConfig) -> GameRes
     turns = 0
     while not state.is_terminal:
         p = state.current_player
+        iterations = cfg.agent_iterations.get(specs[seat_agent[p]], cfg.iterations)
         if cfg.view == "full":  # the research setting: the agent searches the true state
             from maag.bots.cheating import CheatingAgent  # experiments only: loaded on demand
 
-            plan = CheatingAgent(agents[p]).plan(state, budget_ms=cfg.turn_ms, iterations=cfg.iterations,
+            plan = CheatingAgent(agents[p]).plan(state, budget_ms=cfg.turn_ms, iterations=iterations,
                                                  seed=rng.getrandbits(63))
         else:
-            plan = agents[p].plan(Observation.of(state, p), budget_ms=cfg.turn_ms, iterations=cfg.iterations,
+            plan = agents[p].plan(Observation.of(state, p), budget_ms=cfg.turn_ms, iterations=iterations,
                                   seed=rng.getrandbits(63))
         last = agents[p].last
         if last is not None:
@@ -113,8 +116,10 @@ def play_game(task: GameTask, specs: Sequence[str], cfg: ArenaConfig) -> GameRes
         except IllegalActionError:
             return GameResult(task.index, task.a, task.b, task.a_seat, task.seed, seat_agent[1 - p], turns,
                               time.monotonic() - t0, forfeit=True)
-        if not state.is_terminal and state.current_player == p:
-            state.apply(0)  # a plan that did not end the turn: end it
+        # A plan that did not end the turn: end it. (Not "the same player is still to move":
+        # in conquest the player who ended the combat move goes on with the non-combat move.)
+        if not state.is_terminal and not (plan and state.game.vt.is_end_turn(plan[-1].code)):
+            state.apply(0)
     w = state.winner
     winner = None if w is None or w < 0 else seat_agent[w]
     return GameResult(task.index, task.a, task.b, task.a_seat, task.seed, winner, turns,

@@ -71,6 +71,21 @@ def register(sub: Any) -> None:
     h.add_argument("--json", action="store_true",
                    help="machine-readable: one JSON object per finished game, then the summary object last")
     h.set_defaults(func=run_hidden)
+    c = esub.add_parser("conquest", help="the thesis's conquest tables (NE-MCTS, BB-MCTS, OEP, Hard AI)",
+                        description=_conquest_doc(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    c.add_argument("--budget", action="append", default=[],
+                   help="budget per move phase: 1s, 250ms, or 84it (MCTS iterations; OEP gets 9 "
+                        "generations per 84); repeatable (default: 84it 420it 1s 5s)")
+    c.add_argument("--games", "-n", type=int, default=20, help="games per match-up, both seats (default 20)")
+    c.add_argument("--baseline-games", type=int, default=None,
+                   help="games per match-up of the baselines' table (default: --games; 0: no such table)")
+    c.add_argument("--jobs", "-j", type=int, default=1, help="games played at once, one process each")
+    c.add_argument("--seed", type=int, default=1, help="seed of the games' dice (default 1)")
+    c.add_argument("--markdown", metavar="FILE", help="also write the tables as markdown to FILE")
+    c.add_argument("--plot", metavar="PNG", help="also plot each agent's score per budget to PNG")
+    c.add_argument("--json", action="store_true",
+                   help="machine-readable: one JSON object per finished game, then one per table")
+    c.set_defaults(func=run_conquest)
     p.set_defaults(func=lambda a: (p.print_help(), 2)[1])
 
 
@@ -151,6 +166,60 @@ def run_hidden(args: argparse.Namespace) -> int:
         return 0
     console.print(_table(results, f"maag experiment hidden: {args.games} games per pairing, {budget} per "
                                   f"turn, map {args.map}, draws {args.draws}, {elapsed:.0f} s"))
+    return 0
+
+
+def _conquest_doc() -> str:
+    from maag.bots.experiments import conquest
+
+    return f"`maag experiment conquest`: {conquest.__doc__}"
+
+
+def run_conquest(args: argparse.Namespace) -> int:
+    from maag.bots.experiments import conquest
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+    try:
+        budgets = [conquest.parse_budget(b) for b in (args.budget or ["84it", "420it", "1s", "5s"])]
+    except ValueError as e:
+        print(f"maag experiment conquest: {e}", file=sys.stderr)
+        return 2
+    if args.games < 1 or args.jobs < 1:
+        print("maag experiment conquest: --games and --jobs must be at least 1", file=sys.stderr)
+        return 2
+    base_games = args.games if args.baseline_games is None else args.baseline_games
+    specs = conquest.tables(budgets, baselines=base_games > 0)
+    console = Console(stderr=True)
+    done_tables: list[tuple[conquest.TableSpec, Any]] = []
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeRemainingColumn(), console=console, transient=True) as prog:
+        for t in specs:
+            games = base_games if t.budget is None else args.games
+            task = prog.add_task(t.title, total=None)
+
+            def on_game(r: Any, done: int, total: int, task: Any = task, t: Any = t) -> None:
+                prog.update(task, completed=done, total=total)
+                if args.json:
+                    print(json.dumps({"event": "game", "table": t.title, "a": t.agents[r.a], "b": t.agents[r.b],
+                                      "a_seat": r.a_seat + 1, "seed": r.seed,
+                                      "winner": None if r.winner is None else t.agents[r.winner],
+                                      "turns": r.turns, "seconds": round(r.seconds, 2)}), flush=True)
+
+            res = conquest.run_table(t, games, jobs=args.jobs, seed=args.seed, on_game=on_game)
+            done_tables.append((t, res))
+            if args.json:
+                print(json.dumps({**conquest.summary(t, res), "machine": machine()}), flush=True)
+            else:
+                console.print(f"\n[bold]{t.title}[/bold]: {games} games per match-up, {res.seconds:.0f} s")
+                Console().print(conquest.markdown(t, res), highlight=False, markup=False)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            for t, res in done_tables:
+                games = res.as_dict()["games"]
+                f.write(f"### {t.title}\n\n{games} games in all, {res.seconds:.0f} s\n\n"
+                        f"{conquest.markdown(t, res)}\n\n")
+    if args.plot:
+        conquest.plot(done_tables, args.plot)
     return 0
 
 
