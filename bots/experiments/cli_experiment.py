@@ -200,7 +200,8 @@ def run_conquest(args: argparse.Namespace) -> int:
             def on_game(r: Any, done: int, total: int, task: Any = task, t: Any = t) -> None:
                 prog.update(task, completed=done, total=total)
                 if args.json:
-                    print(json.dumps({"event": "game", "table": t.title, "a": t.agents[r.a], "b": t.agents[r.b],
+                    print(json.dumps({"event": "game", "table": t.title, "a": t.agents[r.a],
+                                      "b": t.agents[r.b],
                                       "a_seat": r.a_seat + 1, "seed": r.seed,
                                       "winner": None if r.winner is None else t.agents[r.winner],
                                       "turns": r.turns, "seconds": round(r.seconds, 2)}), flush=True)

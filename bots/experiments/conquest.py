@@ -20,7 +20,8 @@ from typing import Any
 
 from .arena import ArenaConfig, ArenaResult, GameResult, run_arena
 
-__all__ = ["Budget", "parse_budget", "THESIS", "BASELINES", "TableSpec", "tables", "run_table", "markdown", "plot", "summary"]
+__all__ = ["Budget", "parse_budget", "THESIS", "BASELINES", "TableSpec", "tables", "run_table", "markdown",
+           "plot", "summary"]
 
 THESIS = ["conquest-oep", "conquest-ne-mcts", "conquest-bb-mcts"]
 BASELINES = ["conquest-hard", "conquest-fast", "conquest-easy"]
@@ -57,7 +58,8 @@ def parse_budget(text: str) -> Budget:
     """'84it', '1s', '250ms' -> Budget; ValueError with the accepted forms otherwise."""
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(it|s|ms)\s*", text)
     if not m or float(m.group(1)) <= 0:
-        raise ValueError(f"a budget is a positive time or iteration count like 1s, 250ms or 84it, not {text!r}")
+        raise ValueError(f"a budget is a positive time or iteration count like 1s, 250ms or 84it, "
+                         f"not {text!r}")
     x, unit = float(m.group(1)), m.group(2)
     if unit == "it":
         return Budget(f"{int(x)}it", None, int(x))
@@ -96,7 +98,8 @@ def run_table(t: TableSpec, games: int, *, jobs: int = 1, seed: int = 1,
 
 def _short(spec: str) -> str:
     return {"conquest-oep": "OEP", "conquest-ne-mcts": "NE-MCTS", "conquest-bb-mcts": "BB-MCTS",
-            "conquest-hard": "Hard AI", "conquest-fast": "Fast AI", "conquest-easy": "Easy AI"}.get(spec, spec)
+            "conquest-hard": "Hard AI", "conquest-fast": "Fast AI",
+            "conquest-easy": "Easy AI"}.get(spec, spec)
 
 
 def markdown(t: TableSpec, res: ArenaResult) -> str:
@@ -139,7 +142,9 @@ def plot(done: list[tuple[TableSpec, ArenaResult]], path: str) -> None:
     fig, ax = plt.subplots(figsize=(9, 4.5))
     width = 0.8 / max(1, len(done))
     for k, (t, res) in enumerate(done):
-        xs, ys, errs = [], [], [[], []]
+        xs: list[float] = []
+        ys: list[float] = []
+        errs: list[list[float]] = [[], []]
         for i, a in enumerate(res.agents):
             s, _, (lo, hi) = res.overall(i)
             xs.append(agents.index(a) + (k - (len(done) - 1) / 2) * width)
