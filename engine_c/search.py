@@ -73,6 +73,7 @@ class SearchStats:
     elapsed_ms: float
     value: float
     stop: str  # done, time, iterations or memory
+    playout_phases: float = 0.0  # conquest's agents: mean move phases per playout (up to 40)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,8 +15,9 @@ measured in C instead); each figure is the median over the states:
   completely before the budget ends counts with its own (shorter) time.
 
 For conquest, also the thesis's agents (spec/conquest.md §11, thesis settings): NE-MCTS and
-BB-MCTS iterations/s, each iteration with its heuristic playout of up to 40 move phases, and
-OEP generations/s (population 50). They are compared with the thesis's own figures (84
+BB-MCTS iterations/s, each iteration with its heuristic playout of up to 40 move phases (it
+stops where the game ends; `playout_phases` gives the median length), and OEP generations/s
+(population 50). They are compared with the thesis's own figures (84
 iterations/s, 9 generations/s: Java on the TripleA engine, thesis §6.3), which cannot be
 measured here; heroes' figures are compared with the Java reference clone measured on this
 kind of machine (issue 3)."""
@@ -26,7 +27,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from maag.engine import Game, State
@@ -68,6 +69,7 @@ class SearchBench:
     states: int
     per_state: dict[str, list[float]]
     wall: dict[str, float]  # the same medians over elapsed (wall-clock) time
+    playout_phases: dict[str, float] = field(default_factory=dict)  # conquest: median phases a playout
 
     def __getattr__(self, name: str) -> float:
         try:
@@ -83,6 +85,8 @@ class SearchBench:
         d: dict[str, Any] = {"game": self.game, **{k: round(v, 1) for k, v in self.figures.items()}}
         d["ratio_to_reference"] = {k: round(self.figures[k] / v, 2) for k, v in self.reference.items()}
         d["wall"] = {k: round(v, 1) for k, v in self.wall.items()}
+        if self.playout_phases:
+            d["playout_phases"] = {k: round(v, 1) for k, v in self.playout_phases.items()}
         d["budget_ms"] = self.budget_ms
         d["states"] = self.states
         d["per_state"] = {k: [round(x) for x in v] for k, v in self.per_state.items()}
@@ -106,6 +110,7 @@ def run(budget_ms: float = 500.0, count: int = 20, seed: int = 1,
     keys = list(FIGURES) + (list(CONQUEST_FIGURES) if game_name == "conquest" else [])
     per_state: dict[str, list[float]] = {k: [] for k in keys}
     wall: dict[str, list[float]] = {k: [] for k in keys}
+    phases: dict[str, list[float]] = {k: [] for k in CONQUEST_FIGURES if k in keys}
     for i, st in enumerate(states):
         for key in keys:
             t0 = time.thread_time()
@@ -113,7 +118,10 @@ def run(budget_ms: float = 500.0, count: int = 20, seed: int = 1,
             cpu = time.thread_time() - t0
             per_state[key].append(r.stats.iterations / max(cpu, 1e-9))
             wall[key].append(r.stats.iterations / (max(r.stats.elapsed_ms, 1e-6) / 1000.0))
+            if key in phases:
+                phases[key].append(r.stats.playout_phases)
         if progress:
             progress(i + 1)
     return SearchBench(game_name, {k: statistics.median(v) for k, v in per_state.items()}, budget_ms,
-                       len(states), per_state, {k: statistics.median(v) for k, v in wall.items()})
+                       len(states), per_state, {k: statistics.median(v) for k, v in wall.items()},
+                       {k: statistics.median(v) for k, v in phases.items()})

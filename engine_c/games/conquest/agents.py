@@ -90,4 +90,5 @@ def plan(state: State, agent: str, params: Mapping[str, Any] | None = None, *, b
         stop = "time"
     return SearchResult([Action(int(c), "conquest") for c in ffi.unpack(out, n[0])],
                         SearchStats(int(stats.iterations), int(stats.playouts), int(stats.nodes),
-                                    float(stats.elapsed_ms), float(stats.value), stop))
+                                    float(stats.elapsed_ms), float(stats.value), stop,
+                                    stats.playout_phases / max(1, stats.playouts)))

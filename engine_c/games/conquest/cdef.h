@@ -82,6 +82,7 @@ typedef struct cq_agent_stats {
     long iterations;
     long playouts;
     long nodes;
+    long playout_phases;
     double elapsed_ms;
     double value;
 } cq_agent_stats;

@@ -103,9 +103,9 @@ extern const cqa_heur CQA_PLAYOUT_HEUR;
  * written to codes[] (room for CQ_MAX_UNITS) when it is not NULL; returns their number. */
 int cqa_heuristic_phase(cq_fm *f, const cqa_heur *h, mg_action *codes);
 /* Playout: up to rw->max_phases move phases by the heuristic for both players (each then
- * ended on the forward model), or `random_eps` of them played at random (BB-MCTS); returns
- * the reward of §10 for `player`. *phases gets the count if not NULL. */
-double cqa_playout(cq_fm *f, int player, const cqa_reward *rw, double random_eps, mg_rng *rng);
+ * ended on the forward model), or `random_eps` of them played at random (BB-MCTS), until the
+ * game ends; returns the reward of §10 for `player` and adds the phases played to *phases. */
+double cqa_playout(cq_fm *f, int player, const cqa_reward *rw, double random_eps, mg_rng *rng, long *phases);
 
 /* ---- conquest_decisions.c: the per-territory abstraction of §8 --------------------------- */
 #define CQA_MAX_OPTIONS 128

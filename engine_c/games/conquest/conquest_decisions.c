@@ -221,7 +221,7 @@ static void random_phase(cq_fm *f, mg_rng *rng)
     }
 }
 
-double cqa_playout(cq_fm *f, int player, const cqa_reward *rw, double random_eps, mg_rng *rng)
+double cqa_playout(cq_fm *f, int player, const cqa_reward *rw, double random_eps, mg_rng *rng, long *phases)
 {
     int i = 0;
     for (; i < rw->max_phases && f->s.phase != CQ_OVER; i++) {
@@ -231,5 +231,6 @@ double cqa_playout(cq_fm *f, int player, const cqa_reward *rw, double random_eps
             cqa_heuristic_phase(f, &CQA_PLAYOUT_HEUR, NULL);
         cqa_end_phase(f);
     }
+    *phases += i;
     return cqa_reward_of(f, player, i, rw);
 }

@@ -217,7 +217,7 @@ static int mcts(const cq_state *st, const cq_agent_params *p, int bb, mg_rng *rn
         if (full)
             break;
         cqa_end_phase(&f); /* the remaining decisions are SKIPs */
-        double r = cqa_playout(&f, me, &rw, bb ? p->epsilon : 0.0, rng);
+        double r = cqa_playout(&f, me, &rw, bb ? p->epsilon : 0.0, rng, &stats->playout_phases);
         for (; v >= 0; v = tr.nodes[v].parent) {
             tr.nodes[v].q += r;
             tr.nodes[v].n++;
@@ -282,7 +282,7 @@ static const cq_set *gene_of(const genome *g, int t)
 /* Build a genome (parents NULL: at random) on a copy of the root, then evaluate it: end the
  * phase on the forward model, play out, reward (§11.3). */
 static void breed(genome *child, const genome *a, const genome *b, const cq_fm *root, const uint8_t *list,
-                  int n, const cq_agent_params *p, mg_rng *rng)
+                  int n, const cq_agent_params *p, mg_rng *rng, long *phases)
 {
     cq_fm f = *root;
     child->len = n;
@@ -307,7 +307,7 @@ static void breed(genome *child, const genome *a, const genome *b, const cq_fm *
     }
     cqa_end_phase(&f);
     cqa_reward rw = reward_of(p);
-    child->value = cqa_playout(&f, root->s.player, &rw, 0.0, rng);
+    child->value = cqa_playout(&f, root->s.player, &rw, 0.0, rng, phases);
 }
 
 static int by_value(const void *x, const void *y)
@@ -329,7 +329,7 @@ static int oep(const cq_state *st, const cq_agent_params *p, mg_rng *rng, mg_act
     budget b;
     budget_start(&b, p);
     for (int i = 0; i < pop; i++)
-        breed(&g[i], NULL, NULL, &root, list, n, p, rng);
+        breed(&g[i], NULL, NULL, &root, list, n, p, rng, &stats->playout_phases);
     long gens = 0, made = pop;
     int keep = (int)(pop * p->survival);
     keep = keep < 1 ? 1 : keep > pop ? pop : keep;
@@ -337,7 +337,7 @@ static int oep(const cq_state *st, const cq_agent_params *p, mg_rng *rng, mg_act
     while (keep < pop && !budget_spent(&b, gens)) {
         for (int i = keep; i < pop; i++) {
             const genome *a = &g[(i - keep) % keep], *c = &g[mg_rng_below(rng, (uint32_t)keep)];
-            breed(&g[i], a, c, &root, list, n, p, rng);
+            breed(&g[i], a, c, &root, list, n, p, rng, &stats->playout_phases);
             made++;
         }
         qsort(g, (size_t)pop, sizeof *g, by_value); /* survivors keep their value */

@@ -173,6 +173,7 @@ typedef struct cq_agent_stats {
     long iterations;    /* MCTS iterations, OEP generations, 0 for the baselines */
     long playouts;
     long nodes;         /* tree nodes or genomes created */
+    long playout_phases; /* move phases played in all playouts (a playout stops at the game's end) */
     double elapsed_ms;
     double value;       /* the chosen line's mean reward (search agents) */
 } cq_agent_stats;
