@@ -56,19 +56,22 @@ async def test_js_bot_plays_the_python_sdk_example(referee: MakeServer, tmp_path
         await stop_process(py)
 
 
-async def test_js_bot_plays_the_card_game_against_a_bundled_agent(referee: MakeServer) -> None:
-    """The JavaScript client knows no rules of any game: the same bot plays cards, hidden hands
-    and chance inside a turn included, against `maag bot run greedy-action` (a process)."""
+@pytest.mark.parametrize(("game", "opponent"), [("cards", "greedy-action"), ("conquest", "conquest-hard")])
+async def test_js_bot_plays_another_game_against_a_bundled_agent(referee: MakeServer, game: str,
+                                                                 opponent: str) -> None:
+    """The JavaScript client knows no rules of any game: the same bot plays cards (hidden hands
+    and chance inside a turn) and conquest (dice, two phases a turn) against a bundled agent
+    (a process)."""
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not installed")
-    srv = await referee(game="cards", tc=TimeControl.parse("5s"), auto_pair=True)
+    srv = await referee(game=game, tc=TimeControl.parse("5s"), auto_pair=True)
     address = f"127.0.0.1:{srv.port}"
     js = await asyncio.create_subprocess_exec(
         node, str(REPO / "clients" / "js" / "random_bot.js"), address, token_for(srv, "js-random"), "2",
-        "cards", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        game, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     agent = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "maag.server", "bot", "run", "greedy-action", "--connect", address,
+        sys.executable, "-m", "maag.server", "bot", "run", opponent, "--connect", address,
         "--token", token_for(srv, "greedy"), stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.DEVNULL)
     try:
@@ -78,7 +81,7 @@ async def test_js_bot_plays_the_card_game_against_a_bundled_agent(referee: MakeS
         games = srv.storage.storage.list_games(status="finished")
         assert len(games) == 2 and all(g.reason in ("rules", "turn_limit") for g in games)
         assert {tuple(sorted(g.seats)) for g in games} == {("greedy", "js-random")}
-        assert all(g.game == "cards" and (g.plies or 0) > 10 for g in games)
+        assert all(g.game == game and (g.plies or 0) > 10 for g in games)
     finally:
         await stop_process(js)
         await stop_process(agent)
