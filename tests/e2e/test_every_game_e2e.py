@@ -51,7 +51,7 @@ def test_the_conquest_agents_play_a_match_through_the_referee(tmp_path: Path) ->
     assert r.returncode == 0, r.stderr[-3000:]
     lines = [json.loads(line) for line in r.stdout.strip().splitlines()]
     games = [x for x in lines if x.get("event") == "game"]
-    assert len(games) == 2 and all(g["reason"] in ("rules", "round_limit") for g in games), games
+    assert len(games) == 2 and all(g["reason"] in ("rules", "turn_limit") for g in games), games
     assert lines[-1]["wins"] + lines[-1]["draws"] + lines[-1]["losses"] == 2
 
 
