@@ -45,6 +45,10 @@ class Observation:
     """The observation map as sent by the server."""
     legal: tuple[dict[str, Any], ...] | None = None
     """The legal actions, if the bot asked for them (`Bot.want_legal`)."""
+    groups: tuple[dict[str, Any], ...] | None = None
+    """The game's grouped legal actions, if the bot asked for them (`Bot.want_groups`) and the
+    game has them: each group a map with `options`, each option a map with `actions` to send
+    in that order (conquest: docs/protocol.md section 6)."""
 
     def __getitem__(self, key: str) -> Any:
         return self.data[key]
@@ -133,6 +137,7 @@ class Bot(abc.ABC):
 
     Class attributes: `name` (shown to opponents unless the client overrides it), `games`
     (the games it can play), `want_legal` (get legal actions in every observation),
+    `want_groups` (get the game's grouped legal actions, where it has them),
     `options` (its settings, each an `Option`). `self.settings` holds their values.
 
     `choose_turn` may be `async def` or a plain `def`: a plain one runs in a worker thread,
@@ -142,6 +147,7 @@ class Bot(abc.ABC):
     name: ClassVar[str] = "bot"
     games: ClassVar[tuple[str, ...]] = ("heroes",)
     want_legal: ClassVar[bool] = False
+    want_groups: ClassVar[bool] = False
     options: ClassVar[Sequence[Option]] = ()
 
     def __init__(self, settings: Mapping[str, Any] | None = None) -> None:

@@ -159,7 +159,8 @@ class Client:
                            concurrency=concurrency,
                            want_legal=bool(getattr(bot, "want_legal", False)
                                            if want_legal is None else want_legal),
-                           max_games=stop_after)  # so the referee pairs us no more after them
+                           max_games=stop_after,  # so the referee pairs us no more after them
+                           want_groups=True if getattr(bot, "want_groups", False) else None)
         self.encoding = encoding
         self.stop_after = stop_after
         self.strict = strict
@@ -402,7 +403,7 @@ class Client:
             self._wake.set_result(None)
 
     async def _choose(self, g: _Game, msg: YourTurn, prompt: int) -> None:
-        obs = Observation(g.info, msg.observation, msg.legal)
+        obs = Observation(g.info, msg.observation, msg.legal, msg.groups)
         tc = g.info.time_control
         limit = Limit(time_left_ms=msg.time_left_ms, bank_ms=msg.bank_ms, turn_ms=tc.get("turn_ms"),
                       increment_ms=tc.get("increment_ms"), lag_ms=tc.get("lag_ms"))

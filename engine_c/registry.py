@@ -97,6 +97,10 @@ class GameSpec:
     """A state's or observation's JSON as a few lines of text (`maag replay --show`)."""
     describe: Callable[[dict[str, Any], dict[str, Any]], str] | None = None
     """An action in words, read against the JSON of the state it was played in."""
+    groups: Callable[[Any], list[dict[str, Any]]] | None = None
+    """The grouped legal actions at a `State`: the game's action abstraction, each group a map
+    with `options`, each option a map with `actions` (action maps, legal in that order), in
+    the protocol's form (`your_turn.groups`). None: the game groups nothing."""
 
     def option(self, name: str) -> GameOption:
         for o in self.options:

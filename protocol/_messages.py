@@ -56,8 +56,10 @@ def _int(msg: Message, field: str, *, lo: int, hi: int, optional: bool = False) 
         raise _fail(msg, field, f"must be in {lo}..{hi}, not {v}")
 
 
-def _bool(msg: Message, field: str) -> None:
+def _bool(msg: Message, field: str, *, optional: bool = False) -> None:
     v = getattr(msg, field)
+    if v is None and optional:
+        return
     if not isinstance(v, bool):
         raise _fail(msg, field, f"must be true or false, not {_kind(v)}")
 
@@ -157,6 +159,29 @@ def _actions(msg: Message, field: str, *, min_n: int, max_n: int, optional: bool
     object.__setattr__(msg, field, tuple(v))
 
 
+def _groups(msg: Message, field: str) -> None:
+    """None, or a list of group maps, each with `options`: a list of maps with `actions`, a
+    list of action maps (other keys are the game's)."""
+    v = getattr(msg, field)
+    if v is None:
+        return
+    if isinstance(v, (str, bytes, dict)) or not isinstance(v, Sequence):
+        raise _fail(msg, field, f"must be a list of group maps, not {_kind(v)}")
+    for g in v:
+        opts = g.get("options") if isinstance(g, dict) else None
+        if isinstance(opts, (str, bytes, dict)) or not isinstance(opts, Sequence):
+            raise _fail(msg, field, "must hold group maps with a list of 'options'")
+        for o in opts:
+            acts = o.get("actions") if isinstance(o, dict) else None
+            if isinstance(acts, (str, bytes, dict)) or not isinstance(acts, Sequence):
+                raise _fail(msg, field, "must hold options that are maps with a list of 'actions'")
+            for a in acts:
+                _action(msg, field, a)
+        if not _plain(g):
+            raise _fail(msg, field, "must hold only JSON data")
+    object.__setattr__(msg, field, tuple(v))
+
+
 def _code(msg: Message, field: str, *, optional: bool = False) -> None:
     """An error code: any short string (codes may be added later); ErrorCode members are
     stored as their plain string value."""
@@ -230,6 +255,9 @@ class Hello(Message):
     games: names of the games the bot can play, e.g. ["heroes"].
     concurrency: how many games the bot will play at once (default 1).
     want_legal: ask for the list of legal actions in every `your_turn` (default false).
+    want_groups: true asks for the game's grouped legal actions in every `your_turn` (absent,
+        null or false: none; only games with an action abstraction have them: conquest's §8
+        decisions). Absent by default, so that a hello stays what older servers read.
     max_games: the most games the bot will play on this connection (it leaves after them);
         the referee then pairs it no more. Absent or null: no limit.
     """
@@ -242,6 +270,7 @@ class Hello(Message):
     concurrency: int = 1
     want_legal: bool = False
     max_games: int | None = None
+    want_groups: bool | None = None
 
     def __post_init__(self) -> None:
         _str(self, "name", max_len=MAX_NAME)
@@ -254,6 +283,7 @@ class Hello(Message):
         object.__setattr__(self, "games", tuple(g))
         _int(self, "concurrency", lo=1, hi=MAX_CONCURRENCY)
         _bool(self, "want_legal")
+        _bool(self, "want_groups", optional=True)
         _int(self, "max_games", lo=1, hi=2**31 - 1, optional=True)
 
 
@@ -382,6 +412,10 @@ class YourTurn(Message):
     time_left_ms: milliseconds left for this turn (the bank not included).
     bank_ms: milliseconds left in the overage bank, usable after time_left_ms.
     legal: the legal actions, in the game's order, if the hello asked for them.
+    groups: the game's grouped legal actions, if the hello asked for them and the game has
+        them: a list of groups, each a map with `options`, each option a map with `actions`
+        (action maps legal in that order from this observation); the other keys are the
+        game's (conquest: docs/protocol.md §6).
     """
 
     TYPE: ClassVar[str] = "your_turn"
@@ -391,6 +425,7 @@ class YourTurn(Message):
     time_left_ms: int
     bank_ms: int = 0
     legal: tuple[dict[str, Any], ...] | None = None
+    groups: tuple[dict[str, Any], ...] | None = None
 
     def __post_init__(self) -> None:
         _str(self, "game_id", max_len=MAX_ID)
@@ -398,6 +433,7 @@ class YourTurn(Message):
         _int(self, "time_left_ms", lo=0, hi=2**53)
         _int(self, "bank_ms", lo=0, hi=2**53)
         _actions(self, "legal", min_n=0, max_n=2**31, optional=True)
+        _groups(self, "groups")
 
 
 @_dc

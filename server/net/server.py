@@ -203,6 +203,7 @@ class _Client:
         self.display: str | None = None  # hello.name: how the bot calls itself (shown beside `bot`)
         self.concurrency = 0
         self.want_legal = False
+        self.want_groups = False
         self.max_games: int | None = None  # hello.max_games: no pairing past this many games
         self.begun = 0  # games paired on this connection (in flight or started)
         self.games: dict[str, tuple[_Game, list[int]]] = {}
@@ -457,7 +458,8 @@ class RefereeServer:
         try:
             session = GameSession(gid, cfg.game, req.seats, config=cfg.game_config, tc=cfg.tc,
                                   policy=cfg.policy, seed=seed, start_state=req.start_state,
-                                  want_legal=(a.want_legal, b.want_legal), tags=tags)
+                                  want_legal=(a.want_legal, b.want_legal),
+                                  want_groups=(a.want_groups, b.want_groups), tags=tags)
         except Exception as e:  # e.g. a start state the engine refuses: no game, stored aborted
             _not_played(a, b)
             await self._refuse(req, db_id, seed, tags, e)
@@ -713,6 +715,7 @@ class RefereeServer:
         c.display = h.name
         c.concurrency = h.concurrency
         c.want_legal = h.want_legal
+        c.want_groups = bool(h.want_groups)
         c.max_games = h.max_games
         c.free_since = time.monotonic()
         c.queue(Welcome(bot=name, server=SERVER_NAME, max_frame=self.config.max_frame,
@@ -734,6 +737,7 @@ class RefereeServer:
                     entry = c.games.setdefault(game.session.game_id, (game, []))
                     entry[1].append(seat)
                     game.session.set_want_legal(seat, c.want_legal)
+                    game.session.set_want_groups(seat, c.want_groups)
                     LOG.info("game %s: seat %d reconnected (%s)", game.session.game_id, seat + 1, c)
                     self._dispatch(game, game.session.reconnect(seat, now))
                     self._after(game)

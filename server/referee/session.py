@@ -124,6 +124,7 @@ class _Seat:
     illegal: int = 0
     late_turns: int = 0
     want_legal: bool = False
+    want_groups: bool = False
 
 
 class GameSession:
@@ -141,6 +142,7 @@ class GameSession:
         seed: int | None = None,
         start_state: dict[str, Any] | None = None,
         want_legal: Sequence[bool] = (False, False),
+        want_groups: Sequence[bool] = (False, False),
         tags: dict[str, Any] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -156,10 +158,10 @@ class GameSession:
             self.state = self.game.new_state(self.seed)
         self._public = self.game.spec.public_action  # what the opponent sees of an action
         self._dicts = _action_dicts(self.game.name)
-        if len(names) != 2 or len(want_legal) != 2:
+        if len(names) != 2 or len(want_legal) != 2 or len(want_groups) != 2:
             raise ValueError("a game has two seats")
-        self.seats = [_Seat(str(n), SeatClock(self.tc), want_legal=bool(w))
-                      for n, w in zip(names, want_legal, strict=True)]
+        self.seats = [_Seat(str(n), SeatClock(self.tc), want_legal=bool(w), want_groups=bool(g))
+                      for n, w, g in zip(names, want_legal, want_groups, strict=True)]
         self.tags: dict[str, Any] = dict(tags or {})
         self._clock = clock
         self.t0: float | None = None
@@ -305,6 +307,10 @@ class GameSession:
         """Whether `your_turn` for `seat` lists the legal actions (from its `hello`)."""
         self.seats[seat].want_legal = want
 
+    def set_want_groups(self, seat: int, want: bool) -> None:
+        """Whether `your_turn` for `seat` carries the game's grouped legal actions."""
+        self.seats[seat].want_groups = want
+
     def game_over_messages(self, replay_id: int | str | None) -> list[Out]:
         """`game_over` for both seats; call once the result and replay are stored."""
         o = self.outcome
@@ -445,8 +451,12 @@ class GameSession:
             left = int(max(0.0, min(self.tc.turn_ms - s.clock.used_ms, s.clock.available_ms())))
             bank = int(max(0.0, min(s.clock.bank_ms, s.clock.available_ms())))
         legal = [self._dict(c) for c in self.state.legal_codes()] if s.want_legal else None
-        return YourTurn(game_id=self.game_id, observation=self.state.observation(seat).to_json(),
-                        time_left_ms=left, bank_ms=bank, legal=legal)
+        grouper = self.game.spec.groups
+        # Read from the seat's observation, so that they can tell nothing it may not see.
+        obs = self.state.observation(seat)
+        groups = grouper(obs) if s.want_groups and grouper is not None else None
+        return YourTurn(game_id=self.game_id, observation=obs.to_json(),
+                        time_left_ms=left, bank_ms=bank, legal=legal, groups=groups)
 
     def _game_start(self, seat: int) -> GameStart:
         return GameStart(game_id=self.game_id, game=self.game.name, seat=seat + 1, config=self.game.config,

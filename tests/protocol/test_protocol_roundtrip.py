@@ -80,6 +80,19 @@ def test_observation_survives_the_wire_exactly(encoding: str) -> None:
     assert got.legal == msg.legal
 
 
+@pytest.mark.parametrize("encoding", ["json", "msgpack"])
+def test_conquest_groups_survive_the_wire_exactly(encoding: str) -> None:
+    from maag.engine.games.conquest.groups import groups_json
+
+    w = Wire(encoding)
+    w.open(Hello(name="bot", token="t", games=["conquest"], want_groups=True))
+    state = Game("conquest", {}).new_state(seed=2)
+    msg = YourTurn(game_id="g", observation=state.observation(0).to_json(), time_left_ms=1000,
+                   groups=groups_json(state))
+    [got] = w.s2c(msg)
+    assert isinstance(got, YourTurn) and got.groups == msg.groups and got.groups
+
+
 def test_json_lines_is_one_object_per_line_with_the_version() -> None:
     w = Wire("json")
     data = w.client.send(Greeting(encoding="json"))

@@ -86,6 +86,9 @@ typedef struct cq_agent_stats {
     double elapsed_ms;
     double value;
 } cq_agent_stats;
+#define CQ_MAX_GROUP_OPTIONS ...
+int cq_groups(const cq_state *st, uint8_t *terr_of, uint64_t *units);
+int cq_group_actions(const cq_state *st, int t, const uint64_t *units, mg_action *codes);
 int cq_agent_defaults(int agent, cq_agent_params *p);
 int cq_agent_plan(const cq_state *st, const cq_agent_params *p, mg_rng *rng, mg_action *plan,
                   int *plan_len, cq_agent_stats *stats);

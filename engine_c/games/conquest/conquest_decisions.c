@@ -19,7 +19,9 @@ int cqa_decision_list(const cq_fm *f, uint8_t *terr)
     int me = f->s.player, n = 0;
     uint32_t mine = cqa_owned(f, me), listed = 0;
     if (f->s.phase == CQ_COMBAT) {
-        /* enemy neighbours of own territories, on first sight (§8.1) */
+        /* enemy neighbours of own territories, on first sight (§8.1); territories taken during
+         * this phase list nothing (conquered is empty at a phase's start, where agents ask) */
+        mine &= ~f->s.conquered;
         for (int s = 0; s < f->s.nterr; s++)
             for (int t = 0; t < f->s.nterr && (mine >> s & 1); t++)
                 if ((f->s.adj[s] >> t & 1) && !(mine >> t & 1) && !(listed >> t & 1)) {
@@ -233,4 +235,42 @@ double cqa_playout(cq_fm *f, int player, const cqa_reward *rw, double random_eps
     }
     *phases += i;
     return cqa_reward_of(f, player, i, rw);
+}
+
+/* ---- The abstraction as the game's grouped legal actions (mg_conquest.h) ------------------ */
+
+_Static_assert(CQ_MAX_GROUP_OPTIONS >= CQ_MAX_T * CQA_MAX_OPTIONS, "room for every option");
+
+int cq_groups(const cq_state *st, uint8_t *terr_of, uint64_t *units)
+{
+    if (st->phase == CQ_OVER)
+        return 0;
+    cq_fm f;
+    cqa_init(&f, st);
+    uint8_t terr[CQ_MAX_T];
+    cq_set opts[CQA_MAX_OPTIONS];
+    int nd = cqa_decision_list(&f, terr), n = 0;
+    for (int i = 0; i < nd; i++) {
+        int k = cqa_options(&f, terr[i], CQA_GEN_TREE, NULL, opts);
+        for (int j = 0; j < k; j++) {
+            if (set_empty(opts[j]))
+                continue; /* SKIP: not choosing is skipping */
+            terr_of[n] = terr[i];
+            units[2 * n] = opts[j].w[0];
+            units[2 * n + 1] = opts[j].w[1];
+            n++;
+        }
+    }
+    return n;
+}
+
+int cq_group_actions(const cq_state *st, int t, const uint64_t *units, mg_action *codes)
+{
+    if (t < 0 || t >= st->nterr || st->phase == CQ_OVER)
+        return 0;
+    cq_fm f;
+    cqa_init(&f, st);
+    int n = 0;
+    cqa_apply_option(&f, t, (cq_set){{units[0], units[1]}}, codes, &n);
+    return n;
 }

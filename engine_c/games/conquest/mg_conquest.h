@@ -134,6 +134,22 @@ int cq_territory(const cq_state *st, int name);
 /* Quick strength of spec §7.1 of the units of `seat` in territory t, times 2 (an integer). */
 int cq_strength2(const cq_state *st, int t, int seat, int attacking);
 
+/* ---- The action abstraction of spec §8 as grouped legal actions ---------------------------
+ * A group is one decision of the thesis's abstraction: a territory, and the sets of units that
+ * may move into it (§8.1 combat targets with the prefixes that pass the strength test, the
+ * cheapest unit for an empty one; §8.2 own territories with none, half or all of each
+ * source's units). Computed from st alone: the combat list leaves out the territories taken
+ * this phase, units that moved are not offered, SKIP (the empty set) is never listed, and a
+ * territory already chosen may appear again with the units still free.
+ * cq_groups writes, per option, its territory (local index) in terr_of[i] and its units (two
+ * 64-bit words, bit u = unit u) in units[2i], units[2i+1], in §8's order; room for
+ * CQ_MAX_GROUP_OPTIONS. Returns the number of options (0 in a finished game).
+ * cq_group_actions writes the legal actions that carry out one option at st, in order (the
+ * first unit of a source MOVEs, the others of its path JOIN); room for CQ_MAX_UNITS. */
+#define CQ_MAX_GROUP_OPTIONS (CQ_MAX_T * 128)
+int cq_groups(const cq_state *st, uint8_t *terr_of, uint64_t *units);
+int cq_group_actions(const cq_state *st, int t, const uint64_t *units, mg_action *codes);
+
 /* ---- Agents (spec §7-§12; conquest_search.c, conquest_pro.c) ------------------------------
  * The thesis agents search one move phase at a time on a forward model whose battles are the
  * deterministic estimate of §7.3, one decision per territory (§8), with playouts by the
