@@ -97,6 +97,12 @@ class GameSpec:
     """A state's or observation's JSON as a few lines of text (`maag replay --show`)."""
     describe: Callable[[dict[str, Any], dict[str, Any]], str] | None = None
     """An action in words, read against the JSON of the state it was played in."""
+    action_schema: dict[str, Any] | None = None
+    """The JSON Schema (2020-12) of an action map, as sent and as an opponent sees it."""
+    observation_schema: dict[str, Any] | None = None
+    """The JSON Schema of an observation map (`your_turn.observation`)."""
+    group_schema: dict[str, Any] | None = None
+    """The JSON Schema of one group of `groups` (refers to the action as #/$defs/action)."""
     groups: Callable[[Any], list[dict[str, Any]]] | None = None
     """The grouped legal actions at a `State`: the game's action abstraction, each group a map
     with `options`, each option a map with `actions` (action maps, legal in that order), in
@@ -117,11 +123,16 @@ class GameSpec:
         return float(lib.mg_game_find(self.name.encode()).value_scale)
 
 
-def spec_of(name: str, summary: str, state_ctype: str, codec: Any, **more: Any) -> GameSpec:
+def spec_of(name: str, summary: str, state_ctype: str, codec: Any, schema: Any = None,
+            **more: Any) -> GameSpec:
     """The GameSpec of a game whose codec module defines OPTIONS, make_config, fill_config,
     action_to_dict, action_from_dict, state_to_json and state_from_json (and, if the game
-    has them, public_action and unseen); `more` gives the other fields."""
+    has them, public_action and unseen), and whose schema module (if given) defines ACTION,
+    OBSERVATION and optionally GROUP; `more` gives the other fields."""
     optional = {k: getattr(codec, k) for k in ("public_action", "unseen") if hasattr(codec, k)}
+    if schema is not None:
+        optional.update(action_schema=schema.ACTION, observation_schema=schema.OBSERVATION,
+                        group_schema=getattr(schema, "GROUP", None))
     return GameSpec(name=name, summary=summary, state_ctype=state_ctype, options=codec.OPTIONS,
                     make_config=codec.make_config, fill_config=codec.fill_config,
                     action_to_dict=codec.action_to_dict, action_from_dict=codec.action_from_dict,

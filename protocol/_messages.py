@@ -11,7 +11,7 @@ Seats are numbered 1 and 2, as the player numbers of the games' observations.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, fields
 from typing import Any, ClassVar, TypeVar
 
@@ -36,40 +36,155 @@ def _fail(msg: Message | type[Message], field: str, text: str) -> LocalProtocolE
     return LocalProtocolError(ErrorCode.BAD_FIELD, f"{msg.TYPE}.{field} {text}", field=field)
 
 
-def _str(msg: Message, field: str, *, max_len: int, min_len: int = 1, optional: bool = False) -> None:
-    v = getattr(msg, field)
-    if v is None and optional:
-        return
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """What one field of a message may hold. The rules are the single source of both the
+    checks made when a message is built or decoded and the JSON Schema (protocol/schema.py).
+
+    kind: "str" (lo..hi characters), "int" (lo..hi), "bool", "seat" (1 or 2), "map" (a map
+    of JSON data), "ms_map" (a map of non-negative integers or null), "action" (an action
+    map), "actions" (lo..hi action maps), "groups" (grouped legal actions), "names" (lo..hi
+    strings of 1..MAX_NAME characters), "code" (an error code), "id" (a ping id).
+    optional: null is accepted (as is leaving the field out when it has a default).
+    An integer may be written as a number with no fraction (2.0): JSON Schema's reading,
+    which bots whose JSON library has only doubles rely on; it is stored as an int."""
+
+    field: str
+    kind: str
+    lo: int = 0
+    hi: int = 0
+    optional: bool = False
+
+
+def _as_int(v: Any) -> Any:
+    """v, or the int of a float with no fraction (JSON Schema's integers)."""
+    return int(v) if type(v) is float and v.is_integer() and abs(v) < 2**63 else v
+
+
+def _check_str(msg: Message, r: Rule, v: Any) -> None:
     if not isinstance(v, str):
-        raise _fail(msg, field, f"must be a string, not {_kind(v)}")
-    if not min_len <= len(v) <= max_len:
-        raise _fail(msg, field, f"must have {min_len} to {max_len} characters, not {len(v)}")
+        raise _fail(msg, r.field, f"must be a string, not {_kind(v)}")
+    if not r.lo <= len(v) <= r.hi:
+        raise _fail(msg, r.field, f"must have {r.lo} to {r.hi} characters, not {len(v)}")
 
 
-def _int(msg: Message, field: str, *, lo: int, hi: int, optional: bool = False) -> None:
-    v = getattr(msg, field)
-    if v is None and optional:
-        return
+def _check_int(msg: Message, r: Rule, v: Any) -> None:
+    v = _as_int(v)
     if isinstance(v, bool) or not isinstance(v, int):
-        raise _fail(msg, field, f"must be an integer, not {_kind(v)}")
-    if not lo <= v <= hi:
-        raise _fail(msg, field, f"must be in {lo}..{hi}, not {v}")
+        raise _fail(msg, r.field, f"must be an integer, not {_kind(v)}")
+    if not r.lo <= v <= r.hi:
+        raise _fail(msg, r.field, f"must be in {r.lo}..{r.hi}, not {v}")
+    object.__setattr__(msg, r.field, v)
 
 
-def _bool(msg: Message, field: str, *, optional: bool = False) -> None:
-    v = getattr(msg, field)
-    if v is None and optional:
-        return
+def _check_bool(msg: Message, r: Rule, v: Any) -> None:
     if not isinstance(v, bool):
-        raise _fail(msg, field, f"must be true or false, not {_kind(v)}")
+        raise _fail(msg, r.field, f"must be true or false, not {_kind(v)}")
 
 
-def _seat(msg: Message, field: str, *, optional: bool = False) -> None:
-    v = getattr(msg, field)
-    if v is None and optional:
-        return
+def _check_seat(msg: Message, r: Rule, v: Any) -> None:
+    v = _as_int(v)
     if isinstance(v, bool) or v not in (1, 2):
-        raise _fail(msg, field, f"must be 1 or 2, not {v!r}")
+        raise _fail(msg, r.field, f"must be 1 or 2, not {v!r}")
+    object.__setattr__(msg, r.field, int(v))
+
+
+def _check_map(msg: Message, r: Rule, v: Any) -> None:
+    if not isinstance(v, dict):
+        raise _fail(msg, r.field, f"must be a map, not {_kind(v)}")
+    if not _plain(v):
+        raise _fail(msg, r.field, "must hold only JSON data (no binary, NaN or deep nesting)")
+
+
+def _check_ms_map(msg: Message, r: Rule, v: Any) -> None:
+    _check_map(msg, r, v)
+    out = {}
+    for k, x in v.items():
+        x = _as_int(x)
+        if x is not None and (isinstance(x, bool) or not isinstance(x, int) or x < 0):
+            raise _fail(msg, r.field, f"entry {k!r} must be a non-negative integer or null")
+        out[k] = x
+    object.__setattr__(msg, r.field, out)
+
+
+def _check_action(msg: Message, r: Rule, v: Any) -> None:
+    _action(msg, r.field, v)
+
+
+def _list(msg: Message, r: Rule, v: Any, what: str) -> None:
+    if isinstance(v, (str, bytes, dict)) or not isinstance(v, Sequence):
+        raise _fail(msg, r.field, f"must be a list of {what}, not {_kind(v)}")
+    if not r.lo <= len(v) <= r.hi:
+        raise _fail(msg, r.field, f"must have {r.lo} to {r.hi} {what}, not {len(v)}")
+
+
+def _check_actions(msg: Message, r: Rule, v: Any) -> None:
+    _list(msg, r, v, "action maps")
+    for a in v:
+        _action(msg, r.field, a)
+    object.__setattr__(msg, r.field, tuple(v))
+
+
+def _check_names(msg: Message, r: Rule, v: Any) -> None:
+    _list(msg, r, v, "game names")
+    if not all(isinstance(x, str) and 1 <= len(x) <= MAX_NAME for x in v):
+        raise _fail(msg, r.field, f"must hold game names (strings of 1 to {MAX_NAME} characters)")
+    object.__setattr__(msg, r.field, tuple(v))
+
+
+def _check_groups(msg: Message, r: Rule, v: Any) -> None:
+    """A list of group maps, each with `options`: a list of maps with `actions`, a list of
+    action maps (other keys are the game's)."""
+    if isinstance(v, (str, bytes, dict)) or not isinstance(v, Sequence):
+        raise _fail(msg, r.field, f"must be a list of group maps, not {_kind(v)}")
+    for g in v:
+        opts = g.get("options") if isinstance(g, dict) else None
+        if isinstance(opts, (str, bytes, dict)) or not isinstance(opts, Sequence):
+            raise _fail(msg, r.field, "must hold group maps with a list of 'options'")
+        for o in opts:
+            acts = o.get("actions") if isinstance(o, dict) else None
+            if isinstance(acts, (str, bytes, dict)) or not isinstance(acts, Sequence):
+                raise _fail(msg, r.field, "must hold options that are maps with a list of 'actions'")
+            for a in acts:
+                _action(msg, r.field, a)
+        if not _plain(g):
+            raise _fail(msg, r.field, "must hold only JSON data")
+    object.__setattr__(msg, r.field, tuple(v))
+
+
+def _check_code(msg: Message, r: Rule, v: Any) -> None:
+    """An error code: any short string (codes may be added later); ErrorCode members are
+    stored as their plain string value."""
+    _check_str(msg, r, v)
+    if isinstance(v, ErrorCode):
+        object.__setattr__(msg, r.field, v.value)
+
+
+def _check_id(msg: Message, r: Rule, v: Any) -> None:
+    v = _as_int(v)
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2**53:
+        object.__setattr__(msg, r.field, v)
+        return
+    if isinstance(v, str) and len(v) <= MAX_ID:
+        return
+    raise _fail(msg, r.field, f"must be null, a string of at most {MAX_ID} characters or an integer")
+
+
+_CHECKS: dict[str, Callable[[Message, Rule, Any], None]] = {
+    "str": _check_str, "int": _check_int, "bool": _check_bool, "seat": _check_seat, "map": _check_map,
+    "ms_map": _check_ms_map, "action": _check_action, "actions": _check_actions, "names": _check_names,
+    "groups": _check_groups, "code": _check_code, "id": _check_id,
+}
+
+
+def S(field: str, hi: int, lo: int = 1, optional: bool = False) -> Rule:
+    """A string field of lo..hi characters."""
+    return Rule(field, "str", lo, hi, optional)
+
+
+def I(field: str, lo: int, hi: int, optional: bool = False) -> Rule:  # noqa: E743
+    """An integer field in lo..hi."""
+    return Rule(field, "int", lo, hi, optional)
 
 
 def _kind(v: Any) -> str:
@@ -127,16 +242,6 @@ def _plain_subclass(v: Any, depth: int) -> bool:
     return False
 
 
-def _map(msg: Message, field: str, *, optional: bool = False) -> None:
-    v = getattr(msg, field)
-    if v is None and optional:
-        return
-    if not isinstance(v, dict):
-        raise _fail(msg, field, f"must be a map, not {_kind(v)}")
-    if not _plain(v):
-        raise _fail(msg, field, "must hold only JSON data (no binary, NaN or deep nesting)")
-
-
 def _action(msg: Message, field: str, v: Any) -> None:
     if not isinstance(v, dict):
         raise _fail(msg, field, f"must be an action map, not {_kind(v)}")
@@ -146,66 +251,21 @@ def _action(msg: Message, field: str, v: Any) -> None:
         raise _fail(msg, field, "must hold only JSON data")
 
 
-def _actions(msg: Message, field: str, *, min_n: int, max_n: int, optional: bool = False) -> None:
-    v = getattr(msg, field)
-    if v is None and optional:
-        return
-    if isinstance(v, (str, bytes, dict)) or not isinstance(v, Sequence):
-        raise _fail(msg, field, f"must be a list of action maps, not {_kind(v)}")
-    if not min_n <= len(v) <= max_n:
-        raise _fail(msg, field, f"must have {min_n} to {max_n} actions, not {len(v)}")
-    for a in v:
-        _action(msg, field, a)
-    object.__setattr__(msg, field, tuple(v))
-
-
-def _groups(msg: Message, field: str) -> None:
-    """None, or a list of group maps, each with `options`: a list of maps with `actions`, a
-    list of action maps (other keys are the game's)."""
-    v = getattr(msg, field)
-    if v is None:
-        return
-    if isinstance(v, (str, bytes, dict)) or not isinstance(v, Sequence):
-        raise _fail(msg, field, f"must be a list of group maps, not {_kind(v)}")
-    for g in v:
-        opts = g.get("options") if isinstance(g, dict) else None
-        if isinstance(opts, (str, bytes, dict)) or not isinstance(opts, Sequence):
-            raise _fail(msg, field, "must hold group maps with a list of 'options'")
-        for o in opts:
-            acts = o.get("actions") if isinstance(o, dict) else None
-            if isinstance(acts, (str, bytes, dict)) or not isinstance(acts, Sequence):
-                raise _fail(msg, field, "must hold options that are maps with a list of 'actions'")
-            for a in acts:
-                _action(msg, field, a)
-        if not _plain(g):
-            raise _fail(msg, field, "must hold only JSON data")
-    object.__setattr__(msg, field, tuple(v))
-
-
-def _code(msg: Message, field: str, *, optional: bool = False) -> None:
-    """An error code: any short string (codes may be added later); ErrorCode members are
-    stored as their plain string value."""
-    _str(msg, field, max_len=MAX_NAME, optional=optional)
-    v = getattr(msg, field)
-    if isinstance(v, ErrorCode):
-        object.__setattr__(msg, field, v.value)
-
-
-def _id(msg: Message, field: str) -> None:
-    v = getattr(msg, field)
-    if v is None or (isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2**53):
-        return
-    if isinstance(v, str) and len(v) <= MAX_ID:
-        return
-    raise _fail(msg, field, "must be null, a string or an integer")
-
-
 class Message:
     """Base of all messages. `TYPE` is the wire `type`; `SENDER` is "client" or "server"."""
 
     __slots__ = ()
     TYPE: ClassVar[str]
     SENDER: ClassVar[str]
+    RULES: ClassVar[tuple[Rule, ...]] = ()
+    """What each field may hold: checked on construction, and the JSON Schema's source."""
+
+    def __post_init__(self) -> None:
+        for r in self.RULES:
+            v = getattr(self, r.field)
+            if v is None and r.optional:
+                continue
+            _CHECKS[r.kind](self, r, v)
 
     def to_wire(self) -> dict[str, Any]:
         """The message as a plain map: `type`, `v`, then every field (tuples become lists);
@@ -272,19 +332,10 @@ class Hello(Message):
     max_games: int | None = None
     want_groups: bool | None = None
 
-    def __post_init__(self) -> None:
-        _str(self, "name", max_len=MAX_NAME)
-        _str(self, "token", max_len=MAX_TOKEN)
-        g = self.games
-        if isinstance(g, (str, bytes, dict)) or not isinstance(g, Sequence) or not 1 <= len(g) <= MAX_GAMES:
-            raise _fail(self, "games", f"must be a list of 1 to {MAX_GAMES} game names")
-        if not all(isinstance(x, str) and 1 <= len(x) <= MAX_NAME for x in g):
-            raise _fail(self, "games", "must hold game names (strings)")
-        object.__setattr__(self, "games", tuple(g))
-        _int(self, "concurrency", lo=1, hi=MAX_CONCURRENCY)
-        _bool(self, "want_legal")
-        _bool(self, "want_groups", optional=True)
-        _int(self, "max_games", lo=1, hi=2**31 - 1, optional=True)
+    RULES: ClassVar[tuple[Rule, ...]] = (
+        S("name", MAX_NAME), S("token", MAX_TOKEN), Rule("games", "names", 1, MAX_GAMES),
+        I("concurrency", 1, MAX_CONCURRENCY), Rule("want_legal", "bool"),
+        I("max_games", 1, 2**31 - 1, optional=True), Rule("want_groups", "bool", optional=True))
 
 
 @_dc
@@ -297,10 +348,8 @@ class Act(Message):
     action: dict[str, Any]
     seat: int | None = None
 
-    def __post_init__(self) -> None:
-        _str(self, "game_id", max_len=MAX_ID)
-        _action(self, "action", self.action)
-        _seat(self, "seat", optional=True)
+    RULES: ClassVar[tuple[Rule, ...]] = (S("game_id", MAX_ID), Rule("action", "action"),
+                                         Rule("seat", "seat", optional=True))
 
 
 @_dc
@@ -314,10 +363,9 @@ class Turn(Message):
     actions: tuple[dict[str, Any], ...]
     seat: int | None = None
 
-    def __post_init__(self) -> None:
-        _str(self, "game_id", max_len=MAX_ID)
-        _actions(self, "actions", min_n=1, max_n=MAX_TURN_ACTIONS)
-        _seat(self, "seat", optional=True)
+    RULES: ClassVar[tuple[Rule, ...]] = (S("game_id", MAX_ID),
+                                         Rule("actions", "actions", 1, MAX_TURN_ACTIONS),
+                                         Rule("seat", "seat", optional=True))
 
 
 @_dc
@@ -329,9 +377,7 @@ class Resign(Message):
     game_id: str
     seat: int | None = None
 
-    def __post_init__(self) -> None:
-        _str(self, "game_id", max_len=MAX_ID)
-        _seat(self, "seat", optional=True)
+    RULES: ClassVar[tuple[Rule, ...]] = (S("game_id", MAX_ID), Rule("seat", "seat", optional=True))
 
 
 @_dc
@@ -342,8 +388,7 @@ class Ping(Message):
     SENDER: ClassVar[str] = "client"
     id: int | str | None = None
 
-    def __post_init__(self) -> None:
-        _id(self, "id")
+    RULES: ClassVar[tuple[Rule, ...]] = (Rule("id", "id", optional=True),)
 
 
 # ---- server messages ------------------------------------------------------------------------
@@ -365,11 +410,8 @@ class Welcome(Message):
     max_frame: int
     max_rate: int = 0
 
-    def __post_init__(self) -> None:
-        _str(self, "bot", max_len=MAX_NAME)
-        _str(self, "server", max_len=MAX_NAME)
-        _int(self, "max_frame", lo=64, hi=2**32 - 1)
-        _int(self, "max_rate", lo=0, hi=2**31 - 1)
+    RULES: ClassVar[tuple[Rule, ...]] = (S("bot", MAX_NAME), S("server", MAX_NAME),
+                                         I("max_frame", 64, 2**32 - 1), I("max_rate", 0, 2**31 - 1))
 
 
 @_dc
@@ -392,16 +434,9 @@ class GameStart(Message):
     time_control: dict[str, int | None]
     opponent: str
 
-    def __post_init__(self) -> None:
-        _str(self, "game_id", max_len=MAX_ID)
-        _str(self, "game", max_len=MAX_NAME)
-        _seat(self, "seat")
-        _map(self, "config")
-        _map(self, "time_control")
-        for k, v in self.time_control.items():
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
-                raise _fail(self, "time_control", f"entry {k!r} must be a non-negative integer or null")
-        _str(self, "opponent", max_len=MAX_NAME)
+    RULES: ClassVar[tuple[Rule, ...]] = (
+        S("game_id", MAX_ID), S("game", MAX_NAME), Rule("seat", "seat"), Rule("config", "map"),
+        Rule("time_control", "ms_map"), S("opponent", MAX_NAME))
 
 
 @_dc
@@ -427,13 +462,10 @@ class YourTurn(Message):
     legal: tuple[dict[str, Any], ...] | None = None
     groups: tuple[dict[str, Any], ...] | None = None
 
-    def __post_init__(self) -> None:
-        _str(self, "game_id", max_len=MAX_ID)
-        _map(self, "observation")
-        _int(self, "time_left_ms", lo=0, hi=2**53)
-        _int(self, "bank_ms", lo=0, hi=2**53)
-        _actions(self, "legal", min_n=0, max_n=2**31, optional=True)
-        _groups(self, "groups")
+    RULES: ClassVar[tuple[Rule, ...]] = (
+        S("game_id", MAX_ID), Rule("observation", "map"), I("time_left_ms", 0, 2**53),
+        I("bank_ms", 0, 2**53), Rule("legal", "actions", 0, 2**31, optional=True),
+        Rule("groups", "groups", optional=True))
 
 
 @_dc
@@ -453,12 +485,8 @@ class GameEvent(Message):
     kind: str = "action"
     action: dict[str, Any] | None = None
 
-    def __post_init__(self) -> None:
-        _str(self, "game_id", max_len=MAX_ID)
-        _seat(self, "seat")
-        _str(self, "kind", max_len=MAX_NAME)
-        if self.action is not None:
-            _action(self, "action", self.action)
+    RULES: ClassVar[tuple[Rule, ...]] = (S("game_id", MAX_ID), Rule("seat", "seat"), S("kind", MAX_NAME),
+                                         Rule("action", "action", optional=True))
 
 
 @_dc
@@ -473,11 +501,9 @@ class Result(Message):
     error: str | None = None
     message: str | None = None
 
-    def __post_init__(self) -> None:
-        _str(self, "game_id", max_len=MAX_ID)
-        _int(self, "accepted", lo=0, hi=MAX_TURN_ACTIONS)
-        _code(self, "error", optional=True)
-        _str(self, "message", min_len=0, max_len=MAX_TEXT, optional=True)
+    RULES: ClassVar[tuple[Rule, ...]] = (S("game_id", MAX_ID), I("accepted", 0, MAX_TURN_ACTIONS),
+                                         Rule("error", "code", 1, MAX_NAME, optional=True),
+                                         S("message", MAX_TEXT, lo=0, optional=True))
 
     @property
     def error_code(self) -> ErrorCode | None:
@@ -498,11 +524,8 @@ class GameOver(Message):
     reason: str
     replay_id: str | None = None
 
-    def __post_init__(self) -> None:
-        _str(self, "game_id", max_len=MAX_ID)
-        _seat(self, "winner", optional=True)
-        _str(self, "reason", max_len=MAX_NAME)
-        _str(self, "replay_id", max_len=MAX_ID, optional=True)
+    RULES: ClassVar[tuple[Rule, ...]] = (S("game_id", MAX_ID), Rule("winner", "seat", optional=True),
+                                         S("reason", MAX_NAME), S("replay_id", MAX_ID, optional=True))
 
 
 @_dc
@@ -516,10 +539,8 @@ class Error(Message):
     message: str = ""
     game_id: str | None = None
 
-    def __post_init__(self) -> None:
-        _code(self, "code")
-        _str(self, "message", min_len=0, max_len=MAX_TEXT)
-        _str(self, "game_id", max_len=MAX_ID, optional=True)
+    RULES: ClassVar[tuple[Rule, ...]] = (Rule("code", "code", 1, MAX_NAME), S("message", MAX_TEXT, lo=0),
+                                         S("game_id", MAX_ID, optional=True))
 
     @property
     def error_code(self) -> ErrorCode | None:
@@ -535,8 +556,7 @@ class Pong(Message):
     SENDER: ClassVar[str] = "server"
     id: int | str | None = None
 
-    def __post_init__(self) -> None:
-        _id(self, "id")
+    RULES: ClassVar[tuple[Rule, ...]] = (Rule("id", "id", optional=True),)
 
 
 def _known(code: str | None) -> ErrorCode | None:
@@ -568,7 +588,7 @@ def message_from_wire(data: Any) -> Message:
     if "v" not in data:
         raise RemoteProtocolError(ErrorCode.MISSING_FIELD, f"{t} needs field 'v' (the protocol version)",
                                   field="v")
-    v = data["v"]
+    v = _as_int(data["v"])
     if isinstance(v, bool) or not isinstance(v, int):
         raise RemoteProtocolError(ErrorCode.BAD_FIELD, f"{t}.v must be an integer", field="v")
     if v != PROTOCOL_VERSION:

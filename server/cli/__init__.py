@@ -16,7 +16,7 @@ from typing import Any
 
 # The order `maag --help` lists the commands in; others follow by name.
 ORDER = ["match", "serve", "bot", "replay", "tournament", "ladder", "conformance", "bench", "arena",
-         "experiment", "games"]
+         "experiment", "games", "protocol"]
 
 
 def commands(group: str) -> list[EntryPoint]:

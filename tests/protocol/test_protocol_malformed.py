@@ -186,7 +186,7 @@ HELLO_CASES: list[tuple[str, dict[str, Any], ErrorCode, str | None]] = [
     ("hello games empty", with_(HELLO, games=[]), E.BAD_FIELD, "games"),
     ("hello games of numbers", with_(HELLO, games=[1]), E.BAD_FIELD, "games"),
     ("hello concurrency 0", with_(HELLO, concurrency=0), E.BAD_FIELD, "concurrency"),
-    ("hello concurrency a float", with_(HELLO, concurrency=2.0), E.BAD_FIELD, "concurrency"),
+    ("hello concurrency a fraction", with_(HELLO, concurrency=2.5), E.BAD_FIELD, "concurrency"),
     ("hello want_legal 1", with_(HELLO, want_legal=1), E.BAD_FIELD, "want_legal"),
     ("hello want_groups a string", with_(HELLO, want_groups="yes"), E.BAD_FIELD, "want_groups"),
     ("hello name null", with_(HELLO, name=None), E.BAD_FIELD, "name"),
@@ -363,3 +363,13 @@ def test_json_line_errors_are_said_in_the_users_terms() -> None:
             assert e.code.value == "bad_encoding" and said in e.message, e.message
         else:
             raise AssertionError(f"{frame!r} was accepted")
+
+
+@pytest.mark.parametrize("encoding", ["json", "msgpack"])
+def test_an_integer_written_as_a_whole_number_is_an_integer(encoding: str) -> None:
+    # JSON Schema's reading of "integer" (a bot whose JSON library has only doubles sends 2.0)
+    w = Wire(encoding, max_frame=1 << 16)
+    w.open()
+    w.server.receive_data(frame(encoding, {**ACT, "v": 1.0, "seat": 2.0}))
+    [got] = drain(w.server)
+    assert isinstance(got, Act) and got.seat == 2 and type(got.seat) is int

@@ -4,10 +4,11 @@
 replayer in conformance.py, the bot kit's situations in kit.py, its own tests in tests/."""
 
 from ...registry import spec_of
-from . import codec, kit, view
+from . import codec, kit, schema, view
 from .conformance import check_record
 
 SPEC = spec_of("cards", "a Hearthstone-like card game: Mage and Paladin, 64 cards, hidden hands, "
-               "random draws", "cd_state", codec, conformance=check_record, render=view.render,
+               "random draws", "cd_state", codec, schema=schema,
+               conformance=check_record, render=view.render,
                chance_within_turn=True,
                describe=view.describe, situations=kit.situations)

@@ -6,11 +6,12 @@ groups.py, the agents in agents.py (C: conquest_search.c, conquest_pro.c),
 its own tests in tests/."""
 
 from ...registry import spec_of
-from . import codec, kit
+from . import codec, kit, schema
 from .conformance import check_record
 from .groups import groups_json
 from .view import describe, render
 
 SPEC = spec_of("conquest", "a TripleA-like grand strategy game: whole armies move, dice decide battles",
-               "cq_state", codec, conformance=check_record, render=render, describe=describe,
+               "cq_state", codec, schema=schema,
+               conformance=check_record, render=render, describe=describe,
                situations=kit.situations, groups=groups_json)

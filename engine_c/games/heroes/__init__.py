@@ -6,7 +6,8 @@ determinization strategies); codec.py is the Python side (options, action dicts,
 conformance.py replays the reference's traces; kit.py scripts the bot kit's situations."""
 
 from ...registry import spec_of
-from . import codec, conformance, kit
+from . import codec, conformance, kit, schema
 
 SPEC = spec_of("heroes", "Hero Academy: 5 action points a turn on a 9x5 board, hidden hands, random draws",
-               "hr_state", codec, conformance=conformance.check_record, situations=kit.situations)
+               "hr_state", codec, schema=schema,
+               conformance=conformance.check_record, situations=kit.situations)

@@ -2,7 +2,7 @@
 Python codec in codec.py, its own tests in tests/."""
 
 from ...registry import spec_of
-from . import codec
+from . import codec, schema
 
 SPEC = spec_of("nim", "multi-action Nim: take from up to `ap` piles a turn; taking the last object wins",
-               "nm_state", codec)
+               "nm_state", codec, schema=schema)
