@@ -81,7 +81,7 @@ def test_every_malformed_message_of_the_protocol_tests_is_refused_by_the_schema(
 # ---- random messages: the schema and the server agree --------------------------------------
 
 SCALARS = (st.none() | st.booleans()
-           | st.sampled_from([-1, 0, 1, 2, 3, 63, 64, 65, 1000, 1001, 1024, 1025, 2**31 - 1, 2**31, 2**53, 2**53 + 1])
+           | st.sampled_from([-1, 0, 1, 2, 3, 63, 64, 65, 1000, 1001, 1024, 1025, 2**31 - 1, 2**31, 2**53])
            | st.integers(-(2**62), 2**62) | st.floats(allow_nan=False, allow_infinity=False)
            | st.sampled_from([1.0, 2.0, 2.5, 64.0])
            | st.text(max_size=70) | st.sampled_from(["", "g" * 65, "t" * 257, "m" * 2001, "end_turn"]))
