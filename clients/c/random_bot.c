@@ -1,0 +1,198 @@
+/* random_bot.c: a complete maag bot in C, written from docs/protocol.md alone. It speaks the
+ * JSON-lines framing over TCP, asks the referee for the legal actions, and plays a random
+ * one each time it is asked, so it knows no game's rules and plays any registered game.
+ *
+ *   cc -O2 -Wall -Wextra -o random_bot random_bot.c -lcjson      (Debian: libcjson-dev)
+ *   ./random_bot HOST:PORT TOKEN [GAMES] [GAME]
+ *
+ * GAMES: leave after that many games (the hello says so, so the referee pairs it no more);
+ * GAME: the game it offers to play (default heroes). Exit status 0 when it has played its
+ * games or the referee closed the connection, 1 on an error the referee called fatal. */
+#include <cjson/cJSON.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_LINE (1 << 20) /* above the referee's largest frame (welcome.max_frame) */
+
+typedef struct conn {
+    int fd;
+    char *buf; /* received bytes not yet returned as lines */
+    size_t len;
+} conn;
+
+static int dial(const char *address)
+{
+    char host[256];
+    const char *colon = strrchr(address, ':');
+    if (!colon || (size_t)(colon - address) >= sizeof host) {
+        fprintf(stderr, "c-random: the address must be HOST:PORT, not %s\n", address);
+        return -1;
+    }
+    memcpy(host, address, (size_t)(colon - address));
+    host[colon - address] = '\0';
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *ai;
+    int rc = getaddrinfo(host, colon + 1, &hints, &res);
+    if (rc != 0) {
+        fprintf(stderr, "c-random: %s: %s\n", address, gai_strerror(rc));
+        return -1;
+    }
+    int fd = -1;
+    for (ai = res; ai && fd < 0; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+        if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    freeaddrinfo(res);
+    if (fd < 0)
+        fprintf(stderr, "c-random: cannot connect to %s\n", address);
+    return fd;
+}
+
+static int send_all(conn *c, const char *data, size_t n)
+{
+    while (n > 0) {
+        ssize_t k = send(c->fd, data, n, MSG_NOSIGNAL);
+        if (k <= 0)
+            return -1;
+        data += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* Send a message as one line (JSON-lines framing: one object per line). */
+static int send_msg(conn *c, cJSON *msg)
+{
+    char *text = cJSON_PrintUnformatted(msg);
+    int rc = text ? send_all(c, text, strlen(text)) : -1;
+    if (rc == 0)
+        rc = send_all(c, "\n", 1);
+    free(text);
+    return rc;
+}
+
+/* The next line without its newline (the caller frees it), or NULL at the end. */
+static char *read_line(conn *c)
+{
+    for (;;) {
+        char *nl = memchr(c->buf, '\n', c->len);
+        if (nl) {
+            size_t n = (size_t)(nl - c->buf);
+            char *line = malloc(n + 1);
+            if (!line)
+                return NULL;
+            memcpy(line, c->buf, n);
+            line[n] = '\0';
+            memmove(c->buf, nl + 1, c->len - n - 1);
+            c->len -= n + 1;
+            return line;
+        }
+        if (c->len == MAX_LINE)
+            return NULL;
+        ssize_t k = recv(c->fd, c->buf + c->len, MAX_LINE - c->len, 0);
+        if (k <= 0)
+            return NULL;
+        c->len += (size_t)k;
+    }
+}
+
+static const char *str_of(const cJSON *msg, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(msg, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* For printing: the string, or "?". */
+static const char *txt(const cJSON *msg, const char *key)
+{
+    const char *s = str_of(msg, key);
+    return s ? s : "?";
+}
+
+/* your_turn: answer with one random legal action. */
+static int play(conn *c, const cJSON *msg)
+{
+    const cJSON *legal = cJSON_GetObjectItemCaseSensitive(msg, "legal");
+    int n = cJSON_GetArraySize(legal);
+    if (n == 0) {
+        fprintf(stderr, "c-random: your_turn without legal actions\n");
+        return -1;
+    }
+    cJSON *act = cJSON_CreateObject();
+    cJSON_AddStringToObject(act, "type", "act");
+    cJSON_AddNumberToObject(act, "v", 1);
+    cJSON_AddStringToObject(act, "game_id", str_of(msg, "game_id"));
+    cJSON_AddItemToObject(act, "action", cJSON_Duplicate(cJSON_GetArrayItem(legal, rand() % n), 1));
+    int rc = send_msg(c, act);
+    cJSON_Delete(act);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s HOST:PORT TOKEN [GAMES] [GAME]\n", argv[0]);
+        return 2;
+    }
+    int want = argc > 3 ? atoi(argv[3]) : 0;
+    const char *game = argc > 4 ? argv[4] : "heroes";
+    srand((unsigned)time(NULL) ^ (unsigned)getpid());
+    conn c = {.fd = dial(argv[1]), .buf = malloc(MAX_LINE), .len = 0};
+    if (c.fd < 0 || !c.buf)
+        return 1;
+
+    cJSON *hello = cJSON_CreateObject();
+    cJSON_AddStringToObject(hello, "type", "hello");
+    cJSON_AddNumberToObject(hello, "v", 1);
+    cJSON_AddStringToObject(hello, "name", "c-random");
+    cJSON_AddStringToObject(hello, "token", argv[2]);
+    cJSON *games = cJSON_AddArrayToObject(hello, "games");
+    cJSON_AddItemToArray(games, cJSON_CreateString(game));
+    cJSON_AddBoolToObject(hello, "want_legal", 1);
+    if (want > 0)
+        cJSON_AddNumberToObject(hello, "max_games", want);
+    int rc = send_all(&c, "MAAG 1 json\n", 12) == 0 ? send_msg(&c, hello) : -1;
+    cJSON_Delete(hello);
+
+    int played = 0, decided = 0, status = 0;
+    char *line;
+    while (rc == 0 && (want == 0 || played < want) && (line = read_line(&c)) != NULL) {
+        cJSON *msg = cJSON_Parse(line);
+        free(line);
+        const char *type = str_of(msg, "type");
+        if (!type) {
+            fprintf(stderr, "c-random: the referee sent a line that is not a message\n");
+            rc = -1;
+        } else if (strcmp(type, "your_turn") == 0) {
+            rc = play(&c, msg);
+        } else if (strcmp(type, "game_start") == 0) {
+            const cJSON *seat = cJSON_GetObjectItemCaseSensitive(msg, "seat");
+            printf("c-random: game %s as seat %d\n", txt(msg, "game_id"),
+                   cJSON_IsNumber(seat) ? seat->valueint : 0);
+        } else if (strcmp(type, "result") == 0 && str_of(msg, "error")) {
+            fprintf(stderr, "c-random: refused: %s\n", txt(msg, "message"));
+        } else if (strcmp(type, "game_over") == 0) {
+            played++;
+            const cJSON *winner = cJSON_GetObjectItemCaseSensitive(msg, "winner");
+            decided += cJSON_IsNumber(winner); /* null: a draw */
+            printf("c-random: game %s over: winner %d (%s)\n", txt(msg, "game_id"),
+                   cJSON_IsNumber(winner) ? winner->valueint : 0, txt(msg, "reason"));
+        } else if (strcmp(type, "error") == 0) {
+            fprintf(stderr, "c-random: error %s: %s\n", txt(msg, "code"), txt(msg, "message"));
+            if (!str_of(msg, "game_id"))
+                status = 1; /* about the connection: the referee closes it */
+        }
+        cJSON_Delete(msg);
+    }
+    printf("c-random: %d games, %d decided\n", played, decided);
+    close(c.fd);
+    free(c.buf);
+    return rc == 0 ? status : 1;
+}
