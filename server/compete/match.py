@@ -204,10 +204,17 @@ async def run_match(server: RefereeServer | None, spec_a: str, spec_b: str, game
 
 class _Relay:
     """A local port that forwards one bot process's connection to a running referee and
-    reads what the referee tells that bot (the match's only view of a remote game)."""
+    reads what the referee tells that bot (the match's only view of a remote game).
 
-    def __init__(self, host: str, port: int, on_message: Callable[[dict[str, Any]], None]) -> None:
+    It also caps the bot's `hello.max_games` at the games the match still needs
+    (`remaining()`), so that the referee pairs the two bots no more once the match is over:
+    without it, the referee could start one more game between them before their processes
+    were stopped, and store it as lost on time."""
+
+    def __init__(self, host: str, port: int, on_message: Callable[[dict[str, Any]], None],
+                 remaining: Callable[[], int] | None = None) -> None:
         self.host, self.port, self.on_message = host, port, on_message
+        self.remaining = remaining
         self.server: asyncio.base_events.Server | None = None
         self.local_port = 0
 
@@ -229,13 +236,45 @@ class _Relay:
             greeting = await reader.readline()
             up_w.write(greeting)
             encoding = "msgpack" if b"msgpack" in greeting else "json"
+            up_w.write(await self._capped_hello(reader, encoding))
             await asyncio.gather(self._pump(reader, up_w, None), self._pump(up_r, writer, encoding),
                                  return_exceptions=True)
-        except asyncio.CancelledError:  # the match is over
-            pass
+        except (asyncio.CancelledError, asyncio.IncompleteReadError, ConnectionError):
+            pass  # the match is over, or the bot left before its hello
         finally:
             for w in (writer, up_w):
                 w.close()
+
+    async def _capped_hello(self, reader: asyncio.StreamReader, encoding: str) -> bytes:
+        """The bot's first frame (its hello) with max_games capped at what the match still
+        needs; any other frame, or one that does not decode, is passed on unchanged (the
+        referee then answers it as it would)."""
+        import json as _json
+
+        import msgpack
+
+        if encoding == "json":
+            raw = await reader.readline()
+            body = raw
+        else:
+            head = await reader.readexactly(4)
+            body = await reader.readexactly(int.from_bytes(head, "big"))
+            raw = head + body
+        if self.remaining is None:
+            return raw
+        try:
+            msg = _json.loads(body) if encoding == "json" else msgpack.unpackb(body, raw=False)
+        except ValueError:
+            return raw
+        if not isinstance(msg, dict) or msg.get("type") != "hello":
+            return raw
+        left = max(1, self.remaining())
+        given = msg.get("max_games")
+        msg["max_games"] = left if not isinstance(given, int) or isinstance(given, bool) else min(given, left)
+        if encoding == "json":
+            return _json.dumps(msg).encode() + b"\n"
+        packed = msgpack.packb(msg)
+        return len(packed).to_bytes(4, "big") + packed
 
     async def _pump(self, src: asyncio.StreamReader, dst: asyncio.StreamWriter, watch: str | None) -> None:
         import json as _json
@@ -322,7 +361,7 @@ async def run_remote_match(host: str, port: int, spec_a: str, spec_b: str, token
                     done.set()
         return on_message
 
-    relays = [_Relay(host, port, watch(i)) for i in (0, 1)]
+    relays = [_Relay(host, port, watch(i), lambda: games - len(result.games)) for i in (0, 1)]
     procs = []
     for i, (spec, relay) in enumerate(zip((spec_a, spec_b), relays, strict=True)):
         await relay.start()
