@@ -26,6 +26,7 @@ from .conftest import WAIT, MakeServer, stop_process, token_for
 
 REPO = Path(__file__).resolve().parents[2]
 MAAG = [sys.executable, "-m", "maag.server"]
+LINE_LIMIT = 1 << 22  # above any frame the referee sends
 
 
 class Recorder:
@@ -39,7 +40,8 @@ class Recorder:
         self.tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> int:
-        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        # JSON lines may be long (conquest's groups reach 150 KB): lift asyncio's 64 KiB line limit
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0, limit=LINE_LIMIT)
         return int(self.server.sockets[0].getsockname()[1])
 
     async def stop(self) -> None:
@@ -49,7 +51,7 @@ class Recorder:
             t.cancel()
 
     async def _serve(self, cr: asyncio.StreamReader, cw: asyncio.StreamWriter) -> None:
-        sr, sw = await asyncio.open_connection("127.0.0.1", self.target_port)
+        sr, sw = await asyncio.open_connection("127.0.0.1", self.target_port, limit=LINE_LIMIT)
         greeting = await cr.readline()
         encoding = greeting.decode().split()[2]
         self.encodings.append(encoding)
