@@ -122,6 +122,15 @@ def token_for(srv: RefereeServer, name: str) -> str:
     return token
 
 
+async def spawn_agent(port: int, token: str, *args: str, capture: bool = False) -> asyncio.subprocess.Process:
+    """A bundled agent as a bot process (`maag bot run ARGS --connect ... --token ...`); its
+    output is piped when `capture`, else discarded."""
+    out = asyncio.subprocess.PIPE if capture else asyncio.subprocess.DEVNULL
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "maag.server", "bot", "run", *args, "--connect", f"127.0.0.1:{port}",
+        "--token", token, stdout=out, stderr=out)
+
+
 async def spawn_minibot(port: int, token: str, *args: str) -> asyncio.subprocess.Process:
     """A real bot process (the referee's minibot)."""
     return await asyncio.create_subprocess_exec(

@@ -9,13 +9,12 @@ import asyncio
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from maag.server.referee.clock import TimeControl
 
-from .conftest import WAIT, MakeServer, stop_process, token_for
+from .conftest import WAIT, MakeServer, spawn_agent, stop_process, token_for
 from .test_schema_e2e import Recorder, check_frames
 
 SOURCE = Path(__file__).resolve().parents[2] / "clients" / "c" / "random_bot.c"
@@ -49,10 +48,7 @@ async def test_the_c_bot_plays_whole_games(referee: MakeServer, tmp_path: Path, 
     bot = await asyncio.create_subprocess_exec(
         str(exe), f"127.0.0.1:{port}", token_for(srv, "c-random"), "2", game,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    agent = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "maag.server", "bot", "run", opponent, "--connect", f"127.0.0.1:{port}",
-        "--token", token_for(srv, "agent"), "--budget-ms", "50",
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+    agent = await spawn_agent(port, token_for(srv, "agent"), opponent, "--budget-ms", "50")
     try:
         out, err = await asyncio.wait_for(bot.communicate(), 6 * WAIT)
         assert bot.returncode == 0, (out.decode()[-2000:], err.decode()[-3000:])

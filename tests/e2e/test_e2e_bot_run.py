@@ -7,20 +7,15 @@ import sys
 
 from maag.server.referee.clock import TimeControl
 
-from .conftest import WAIT, MakeServer, stop_process, token_for
-
-
-async def bot_run(port: int, token: str, *args: str) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "maag.server", "bot", "run", *args, "--connect", f"127.0.0.1:{port}",
-        "--token", token, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+from .conftest import WAIT, MakeServer, spawn_agent, stop_process, token_for
 
 
 async def test_two_agents_play_each_other(referee: MakeServer) -> None:
     srv = await referee(game_config={"map": "a-tiny"}, tc=TimeControl.parse("1s"))
-    a = await bot_run(srv.port, token_for(srv, "greedy"), "greedy-action", "--games", "2", "--json-lines")
-    b = await bot_run(srv.port, token_for(srv, "mcts"), "mcts", "--param", "rollout_turns=1",
-                      "--budget-ms", "20", "--games", "2")
+    a = await spawn_agent(srv.port, token_for(srv, "greedy"), "greedy-action", "--games", "2", "--json-lines",
+                          capture=True)
+    b = await spawn_agent(srv.port, token_for(srv, "mcts"), "mcts", "--param", "rollout_turns=1",
+                          "--budget-ms", "20", "--games", "2", capture=True)
     try:
         for i in range(2):
             summary = await asyncio.wait_for(srv.request_game(*(("greedy", "mcts") if i == 0 else

@@ -12,7 +12,7 @@ import sys
 
 from maag.server.referee.clock import TimeControl
 
-from .conftest import WAIT, MakeServer, stop_process, token_for
+from .conftest import WAIT, MakeServer, spawn_agent, stop_process, token_for
 
 # Each prompt: the first option of the first group (largest attack first, then the capital's
 # reinforcement), or end_phase once no group is left. Every option's units have not moved,
@@ -58,10 +58,7 @@ async def _play(srv_port: int, token: str, games: int) -> asyncio.subprocess.Pro
 async def test_a_bot_plays_conquest_by_the_groups_the_referee_sends(referee: MakeServer) -> None:
     srv = await referee(game="conquest", tc=TimeControl.parse("5s"), auto_pair=True)
     bot = await _play(srv.port, token_for(srv, "by-groups"), 2)
-    agent = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "maag.server", "bot", "run", "conquest-easy", "--connect",
-        f"127.0.0.1:{srv.port}", "--token", token_for(srv, "easy"),
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+    agent = await spawn_agent(srv.port, token_for(srv, "easy"), "conquest-easy")
     try:
         out, err = await asyncio.wait_for(bot.communicate(), 6 * WAIT)
         assert bot.returncode == 0, err.decode()[-3000:]
@@ -82,10 +79,7 @@ async def test_a_game_without_groups_sends_none(referee: MakeServer) -> None:
     srv = await referee(game="heroes", game_config={"map": "a-tiny"}, tc=TimeControl.parse("2s"),
                         auto_pair=True)
     bot = await _play(srv.port, token_for(srv, "by-groups"), 1)
-    agent = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "maag.server", "bot", "run", "random", "--connect",
-        f"127.0.0.1:{srv.port}", "--token", token_for(srv, "rnd"),
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+    agent = await spawn_agent(srv.port, token_for(srv, "rnd"), "random")
     try:
         out, err = await asyncio.wait_for(bot.communicate(), 4 * WAIT)
         assert bot.returncode == 0, err.decode()[-3000:]

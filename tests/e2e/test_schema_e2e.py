@@ -22,7 +22,7 @@ import pytest
 from maag.server.referee.clock import TimeControl
 from maag.server.referee.schema import SHIPPED, game_schema, shipped_text
 
-from .conftest import WAIT, MakeServer, stop_process, token_for
+from .conftest import WAIT, MakeServer, spawn_agent, stop_process, token_for
 
 REPO = Path(__file__).resolve().parents[2]
 MAAG = [sys.executable, "-m", "maag.server"]
@@ -129,10 +129,8 @@ async def test_every_frame_of_whole_games_fits_the_schema(referee: MakeServer, g
     sdk = await asyncio.create_subprocess_exec(
         sys.executable, "-c", SDK_BOT, address, token_for(srv, "wide"), "2", game, encoding,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    agent = await asyncio.create_subprocess_exec(
-        *MAAG, "bot", "run", opponent, "--connect", address, "--token", token_for(srv, "agent"),
-        *(["--json-lines"] if encoding == "json" else []), "--budget-ms", "50",
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+    agent = await spawn_agent(port, token_for(srv, "agent"), opponent, "--budget-ms", "50",
+                              *(["--json-lines"] if encoding == "json" else []))
     try:
         _, err = await asyncio.wait_for(sdk.communicate(), 6 * WAIT)
         assert sdk.returncode == 0, err.decode()[-3000:]
@@ -160,9 +158,7 @@ async def test_the_nodejs_clients_frames_fit_the_schema(referee: MakeServer) -> 
     js = await asyncio.create_subprocess_exec(
         node, str(REPO / "clients" / "js" / "random_bot.js"), f"127.0.0.1:{port}", token_for(srv, "js"), "2",
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    agent = await asyncio.create_subprocess_exec(
-        *MAAG, "bot", "run", "random", "--connect", f"127.0.0.1:{port}", "--token", token_for(srv, "rnd"),
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+    agent = await spawn_agent(port, token_for(srv, "rnd"), "random")
     try:
         _, err = await asyncio.wait_for(js.communicate(), 6 * WAIT)
         assert js.returncode == 0, err.decode()

@@ -62,6 +62,8 @@ static inline int cqa_moved(const cq_fm *f, int u) { return (int)(f->s.moved[u >
 cq_set cqa_unmoved(const cq_fm *f, int seat);
 /* Quick strength of §7.1, times 2 (an integer). */
 int cqa_strength2(const cq_fm *f, cq_set units, int attacking);
+/* The units of x cheapest first (cost, then id), written to ids; returns their number. */
+int cqa_cheapest_first(const cq_fm *f, cq_set x, uint8_t *ids);
 /* §7.2: strength(U, attacking) > 1.1 strength(defenders of t); any non-empty U takes an
  * empty t. */
 int cqa_can_attack(const cq_fm *f, cq_set units, int t);

@@ -11,17 +11,10 @@ static int has_units(const cq_fm *f, int t, int seat) { return !set_empty(cqa_un
 /* The unmoved units of the player to move in t, cheapest first (cost, then id). */
 static int by_cost(const cq_fm *f, int t, uint8_t *ids)
 {
-    int n = 0, me = f->s.player;
-    cq_set free = cqa_units(f, t, me);
+    cq_set free = cqa_units(f, t, f->s.player);
     free.w[0] &= ~f->s.moved[0];
     free.w[1] &= ~f->s.moved[1];
-    SET_FOR(u, free) {
-        int c = cq_type_of(&f->s, u)->cost, j = n++;
-        for (; j > 0 && cq_type_of(&f->s, ids[j - 1])->cost > c; j--)
-            ids[j] = ids[j - 1];
-        ids[j] = (uint8_t)u;
-    }
-    return n;
+    return cqa_cheapest_first(f, free, ids);
 }
 
 static void emit(mg_action *codes, int *n, mg_action a)

@@ -29,19 +29,24 @@ cq_set cqa_unmoved(const cq_fm *f, int seat)
     return (cq_set){{out.w[0] & ~f->s.moved[0], out.w[1] & ~f->s.moved[1]}};
 }
 
-/* §7.1 times 2: per unit 2 * (2 + 1.5 hp + value), and 2 per supported pair attacking. */
 int cqa_strength2(const cq_fm *f, cq_set units, int attacking)
 {
-    int s = 0, supportable = 0, support = 0;
-    SET_FOR(u, units) {
-        const cq_type *k = cq_type_of(&f->s, u);
-        s += 4 + 3 * k->hp + 2 * (attacking ? k->attack : k->defense);
-        supportable += (k->flags & CQ_SUPPORTABLE) != 0;
-        support += k->support;
+    cq_strength sum = {0, 0, 0};
+    SET_FOR(u, units)
+        cq_strength_add(&sum, cq_type_of(&f->s, u), attacking);
+    return cq_strength_total(&sum, attacking);
+}
+
+int cqa_cheapest_first(const cq_fm *f, cq_set x, uint8_t *ids)
+{
+    int n = 0;
+    SET_FOR(u, x) {
+        int c = cq_type_of(&f->s, u)->cost, j = n++;
+        for (; j > 0 && cq_type_of(&f->s, ids[j - 1])->cost > c; j--)
+            ids[j] = ids[j - 1];
+        ids[j] = (uint8_t)u;
     }
-    if (attacking)
-        s += 2 * (supportable < support ? supportable : support);
-    return s;
+    return n;
 }
 
 int cqa_can_attack(const cq_fm *f, cq_set units, int t)

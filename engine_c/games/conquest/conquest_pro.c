@@ -92,19 +92,6 @@ static odds calc(const cq_fm *f, cq_set a, cq_set d, int t, int att, int defence
     return (odds){wins / runs, surv / runs, tuv / runs};
 }
 
-/* The units of x cheapest first (cost, then id). */
-static int cheapest_first(const cq_fm *f, cq_set x, uint8_t *ids)
-{
-    int n = 0;
-    SET_FOR(u, x) {
-        int c = cq_type_of(&f->s, u)->cost, j = n++;
-        for (; j > 0 && cq_type_of(&f->s, ids[j - 1])->cost > c; j--)
-            ids[j] = ids[j - 1];
-        ids[j] = (uint8_t)u;
-    }
-    return n;
-}
-
 /* Units of x kept best in defence first (defense, then cost, both descending). */
 static int best_defenders_first(const cq_fm *f, cq_set x, uint8_t *ids)
 {
@@ -157,7 +144,7 @@ static int assign(const cq_fm *f, const target *tg, int nt, uint32_t dropped, cq
         if ((dropped >> t & 1) || cq_owner_of(&g.s, t) == me)
             continue;
         uint8_t ids[CQ_MAX_UNITS];
-        int nc = cheapest_first(&g, set_minus(cqa_reachers(&g, t), reserved), ids);
+        int nc = cqa_cheapest_first(&g, set_minus(cqa_reachers(&g, t), reserved), ids);
         if (nc == 0)
             continue;
         cq_set d = cqa_units(&g, t, me ^ 1), x = {{0, 0}};
@@ -243,7 +230,7 @@ static int pro_noncombat(cq_fm *f, const calc_ctx *cx, mg_action *codes)
         if (set_empty(enemy) || calc(f, enemy, d, t, me ^ 1, 1, cx).win < 0.5)
             continue;
         uint8_t ids[CQ_MAX_UNITS];
-        int nc = cheapest_first(f, set_minus(cqa_reachers(f, t), locked), ids), ok = 0;
+        int nc = cqa_cheapest_first(f, set_minus(cqa_reachers(f, t), locked), ids), ok = 0;
         cq_set x = {{0, 0}};
         for (int j = 0; j < nc && !ok; j++) {
             set_add(&x, ids[j]);

@@ -178,17 +178,11 @@ static double cq_evaluate(const void *vst, int player)
 
 int cq_strength2(const cq_state *st, int t, int seat, int attacking)
 {
-    int s = 0, supportable = 0, support = 0;
+    cq_strength sum = {0, 0, 0};
     for (int u = 0; u < st->nunits; u++)
-        if (st->loc[u] == t && cq_owner(st, u) == seat) {
-            const cq_type *k = cq_type_of(st, u);
-            s += 4 + 3 * k->hp + 2 * (attacking ? k->attack : k->defense);
-            supportable += (k->flags & CQ_SUPPORTABLE) != 0;
-            support += k->support;
-        }
-    if (attacking)
-        s += 2 * (supportable < support ? supportable : support);
-    return s;
+        if (st->loc[u] == t && cq_owner(st, u) == seat)
+            cq_strength_add(&sum, cq_type_of(st, u), attacking);
+    return cq_strength_total(&sum, attacking);
 }
 
 /* FNV-1a over the game's part of the state (the map never changes within a game). */
