@@ -8,8 +8,9 @@ Each pairing is played as game pairs with the same seed and the seats swapped. T
 lives in the database: killed at any moment and restarted with the same command, the
 tournament continues where it stopped, and a finished one just prints its standings. The
 tournament's name is a hash of its settings unless --name is given. The game options, time
-control and policies are those of `maag serve` and `maag match`; --seed is the base seed of
-the schedule (default 1), from which every game pair's seed is derived.
+control and policies are those of `maag serve` and `maag match`. Every game's seed derives
+from a base: a secret drawn from the OS and kept in the database (the default: no bot can
+compute the deals), or --seed for a reproducible tournament.
 """
 
 from __future__ import annotations
@@ -39,8 +40,6 @@ from rich.text import Text
 
 if TYPE_CHECKING:  # the runner (and scipy) load only when a tournament runs
     from maag.server.compete.runner import Event, TournamentRunner
-
-DEFAULT_SEED = 1  # the schedule's base seed without --seed: the same command, the same tournament
 
 
 def db_url_arg(value: str | None) -> str:
@@ -90,8 +89,14 @@ def register(sub: Any) -> None:
     add_game_arguments(p, "1s")  # --game --map --option --tc --seed --late --max-late --max-illegal --grace
     for action in p._actions:
         if action.dest == "seed":
-            action.help = (f"base seed of the schedule: every game pair's seed derives from it "
-                           f"(default {DEFAULT_SEED}: the same command plays the same deals)")
+            action.help = ("base seed of the schedule, for a reproducible tournament: every game's "
+                           "seed derives from it, so anyone who knows it can compute every deal "
+                           "(default: a secret drawn from the OS and kept in the database; a resumed "
+                           "tournament keeps it)")
+    p.add_argument("--deals", choices=("mirrored", "independent"), default="mirrored",
+                   help="mirrored (default): each deal is played twice, once from each seat; "
+                        "independent: every game its own deal (nothing for a bot that remembers "
+                        "its games to recognise; more games for the same precision)")
     p.add_argument("--name", default=None, help="the tournament's name (default: a hash of its settings)")
     p.add_argument("--db", default=None, metavar="URL",
                    help=f"sqlite:///PATH, postgresql://... or a path (default sqlite:///{default_db_path()})")
@@ -123,8 +128,10 @@ def spec_from_args(args: argparse.Namespace) -> TournamentSpec:
         if len(bots) != 2:
             raise ValueError("--sprt needs exactly two bots")
         extra["sprt"] = args.sprt
+    if args.deals != "mirrored":  # (absent by default: the ids of earlier tournaments stay)
+        extra["deals"] = args.deals
     return TournamentSpec(format=args.format, bots=bots, games_per_pair=args.games_per_pair, tc=str(args.tc),
-                          seed=DEFAULT_SEED if args.seed is None else args.seed, game=args.game,
+                          seed=args.seed, game=args.game,
                           config=tuple(sorted(game_config(args).items())), rounds=args.rounds,
                           gauntlet=args.gauntlet, name=args.name, extra=tuple(sorted(extra.items())))
 

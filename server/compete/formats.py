@@ -2,8 +2,15 @@
 
 Every pairing of two bots is played as `games_per_pair / 2` game *pairs*: the two games of a
 pair use the same referee seed (the same deal and the same random draws) with the seats
-swapped, so the luck of the draw cancels. A scheduled game has a deterministic key, so a
-restarted runner finds the same schedule in the database (see storage/tournaments.py).
+swapped, so the luck of the draw cancels (`deals=independent` in the spec's extras gives every
+game its own seed instead). A scheduled game has a deterministic key, so a restarted runner
+finds the same schedule in the database (see storage/tournaments.py).
+
+Seeds derive from a base: `--seed` for a reproducible tournament (whoever knows it can compute
+every deal), else a secret drawn from the OS when the tournament is first created and kept in
+the database, never shown to a bot. Which two games of a pairing share a deal is a shuffle
+drawn from the same base. What mirroring still trusts: a bot that remembers its games may
+recognise a deal it has seen from the other seat (docs/competitions.md).
 
 - round robin: every bot against every other, in the circle method's order so that the
   games in flight at any moment involve different bots.
@@ -19,6 +26,7 @@ Standings are Elo ratings fitted by `maag.stats.ratings.fit` over all finished g
 from __future__ import annotations
 
 import csv
+import dataclasses
 import hashlib
 import html
 import io
@@ -73,7 +81,10 @@ class TournamentSpec:
     bots: tuple[BotSpec, ...]
     games_per_pair: int = 2
     tc: str = "1s"
-    seed: int = 1
+    seed: int | None = None
+    """The schedule's base seed, for reproducible runs (anyone who knows it can compute every
+    deal). None: a secret one drawn from the OS when the tournament is created and kept in the
+    database (`TournamentStore.secret`), so that no bot can compute the deals."""
     game: str = field(default_factory=registry.default)
     config: tuple[tuple[str, Any], ...] = ()
     rounds: int | None = None  # Swiss only; default ceil(log2(bots)) + 1
@@ -111,7 +122,8 @@ class TournamentSpec:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TournamentSpec:
         return cls(format=d["format"], bots=tuple(BotSpec(b["name"], b.get("command")) for b in d["bots"]),
-                   games_per_pair=int(d["games_per_pair"]), tc=d["tc"], seed=int(d["seed"]), game=d["game"],
+                   games_per_pair=int(d["games_per_pair"]), tc=d["tc"],
+                   seed=None if d.get("seed") is None else int(d["seed"]), game=d["game"],
                    config=tuple(sorted(d.get("config", {}).items())), rounds=d.get("rounds"),
                    gauntlet=d.get("gauntlet"), name=d.get("name"),
                    extra=tuple(sorted(d.get("extra", {}).items())))
@@ -141,22 +153,50 @@ def _seed(base: int, *parts: Any) -> int:
     return int.from_bytes(h[:8], "big") & (2**63 - 1)
 
 
-def _pair_games(spec: TournamentSpec, rnd: int, pairings: Sequence[tuple[str, str]],
+def deals(spec: TournamentSpec) -> str:
+    """"mirrored" (the two games of a pair share a deal) or "independent" (every game its own)."""
+    return str(dict(spec.extra).get("deals", "mirrored"))
+
+
+def _pair_games(spec: TournamentSpec, base: int, rnd: int, pairings: Sequence[tuple[str, str]],
                 seq0: int) -> list[ScheduledGame]:
-    """The games of `pairings` in round `rnd`: pair k of every pairing before pair k+1 of any."""
+    """The games of `pairings` in round `rnd`: pair k of every pairing before pair k+1 of any,
+    each with its seed derived from `base`.
+
+    With mirrored deals, the two games of a deal are one with each bot moving first, but which
+    two is a secret shuffle drawn from `base`: a bot cannot tell from the order of its games
+    which earlier game had the same deal (in a fixed order it would be the game just before)."""
     idx = {b: i for i, b in enumerate(spec.names)}
+    mirrored = deals(spec) == "mirrored"
     out: list[ScheduledGame] = []
     seq = seq0
     for k in range(spec.games_per_pair // 2):
         for a, b in pairings:
             i, j = sorted((idx[a], idx[b]))
             lo, hi = spec.names[i], spec.names[j]
-            seed = _seed(spec.seed, rnd, lo, hi, k)
             # Alternate which of the two moves first in the first game of a pair.
             first, second = (lo, hi) if k % 2 == 0 else (hi, lo)
             for s, (x, y) in enumerate(((first, second), (second, first))):
-                out.append(ScheduledGame(f"r{rnd}.p{i}-{j}.k{k}.g{s}", rnd, seq, x, y, seed))
+                out.append(ScheduledGame(f"r{rnd}.p{i}-{j}.k{k}.g{s}", rnd, seq, x, y,
+                                         _seed(base, rnd, lo, hi, k, s)))
                 seq += 1
+    if not mirrored:
+        return out
+    rng = random.Random(_seed(base, "deals", rnd))
+    slots: dict[tuple[str, str], list[int]] = {}  # (seat0, seat1) -> positions in `out`
+    for n, g in enumerate(out):
+        slots.setdefault((g.seat0, g.seat1), []).append(n)
+    for (x, y), here in slots.items():
+        if idx[x] > idx[y]:
+            continue
+        there = slots[(y, x)]
+        # Deal k of the pairing is played at a shuffled lo-first and a shuffled hi-first position.
+        dealt = [_seed(base, rnd, x, y, k) for k in range(len(here))]
+        for positions in (here, there):
+            order = dealt[:]
+            rng.shuffle(order)
+            for n, seed in zip(positions, order, strict=True):
+                out[n] = dataclasses.replace(out[n], seed=seed)
     return out
 
 
@@ -176,24 +216,32 @@ def _circle(names: Sequence[str]) -> list[tuple[str, str]]:
     return out
 
 
-def schedule_round(spec: TournamentSpec, rnd: int, done: Sequence[GameRow]) -> list[ScheduledGame]:
-    """The games of round `rnd` (0-based). For Swiss, `done` must hold every game of rounds
-    before `rnd`, finished; other formats have only round 0 and ignore it."""
+def schedule_round(spec: TournamentSpec, rnd: int, done: Sequence[GameRow],
+                   base: int | None = None) -> list[ScheduledGame]:
+    """The games of round `rnd` (0-based), their seeds derived from `base` (default
+    `spec.seed`; the runner passes the tournament's secret when the spec has no seed). For
+    Swiss, `done` must hold every game of rounds before `rnd`, finished; other formats have
+    only round 0 and ignore it."""
+    if base is None:
+        if spec.seed is None:
+            raise ValueError("a tournament without --seed is scheduled from its stored secret")
+        base = spec.seed
     if spec.format == "round-robin":
-        return _pair_games(spec, 0, _circle(spec.names), 0)
+        return _pair_games(spec, base, 0, _circle(spec.names), 0)
     if spec.format == "gauntlet":
         hero = spec.gauntlet or spec.names[0]
-        return _pair_games(spec, 0, [(hero, b) for b in spec.names if b != hero], 0)
-    pairings = swiss_pairings(spec, rnd, done)
+        return _pair_games(spec, base, 0, [(hero, b) for b in spec.names if b != hero], 0)
+    pairings = swiss_pairings(spec, rnd, done, base)
     seq0 = rnd * 1_000_000
-    return _pair_games(spec, rnd, pairings, seq0)
+    return _pair_games(spec, base, rnd, pairings, seq0)
 
 
-def swiss_pairings(spec: TournamentSpec, rnd: int, done: Sequence[GameRow]) -> list[tuple[str, str]]:
+def swiss_pairings(spec: TournamentSpec, rnd: int, done: Sequence[GameRow],
+                   base: int | None = None) -> list[tuple[str, str]]:
     """Round `rnd`'s pairings from the results of earlier rounds (deterministic)."""
     names = spec.names
     order = list(names)
-    random.Random(_seed(spec.seed, "swiss-order")).shuffle(order)
+    random.Random(_seed(spec.seed if base is None else base, "swiss-order")).shuffle(order)
     tiebreak = {b: i for i, b in enumerate(order)}
     points = {b: 0.0 for b in names}
     met: set[frozenset[str]] = set()

@@ -140,6 +140,7 @@ class TournamentRunner:
         try:
             store.lock_runner(self.tid)
             store.open_tournament(self.tid, self.spec.to_dict())
+            base = self.spec.seed if self.spec.seed is not None else store.secret(self.tid)
             storage = open_storage(self.db_url)
             try:
                 adopted, released = recover(store, storage, self.tid)
@@ -155,7 +156,7 @@ class TournamentRunner:
                     earlier = [r for r in rows if r.game.round < rnd]
                     if any(r.status != "done" for r in earlier):
                         break  # stopped early (SPRT) in an earlier round
-                    store.add_games(self.tid, schedule_round(self.spec, rnd, earlier))
+                    store.add_games(self.tid, schedule_round(self.spec, rnd, earlier, base))
                     rows = store.rows(self.tid)
                 self._total = len(rows) if self.spec.format != "swiss" else \
                     len(rows) + self._swiss_remaining(rnd, rows)

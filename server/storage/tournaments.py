@@ -18,6 +18,7 @@ import fcntl
 import hashlib
 import json
 import os
+import secrets
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -53,7 +54,11 @@ CREATE TABLE IF NOT EXISTS tournament_games (
     updated TEXT NOT NULL,
     PRIMARY KEY (tournament, game_key)
 );
-CREATE INDEX IF NOT EXISTS tournament_games_status ON tournament_games (tournament, status, seq)
+CREATE INDEX IF NOT EXISTS tournament_games_status ON tournament_games (tournament, status, seq);
+CREATE TABLE IF NOT EXISTS tournament_secrets (
+    tournament TEXT PRIMARY KEY REFERENCES tournaments (id),
+    secret TEXT NOT NULL
+)
 """
 
 
@@ -146,6 +151,23 @@ class TournamentStore(abc.ABC):
                 raise SpecMismatch(f"tournament {tid!r} exists with another specification; "
                                    "use another --name, or the same options as before")
             return False
+
+        return self._tx(tx)
+
+    def secret(self, tid: str) -> int:
+        """The tournament's secret base seed: drawn from the OS's secure random source the
+        first time it is asked for, then the same for every later run (a resumed tournament
+        keeps its schedule). Bots never see it; it is what keeps the deals unpredictable."""
+        fresh = secrets.randbits(63)
+
+        def tx(cur: Any) -> int:
+            row = self._exec(cur, "SELECT secret FROM tournament_secrets WHERE tournament = ?",
+                             (tid,)).fetchone()
+            if row is not None:
+                return int(row[0])
+            self._exec(cur, "INSERT INTO tournament_secrets (tournament, secret) VALUES (?, ?)",
+                       (tid, str(fresh)))
+            return fresh
 
         return self._tx(tx)
 

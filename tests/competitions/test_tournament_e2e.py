@@ -171,7 +171,8 @@ def _tournament_id(db: str, proc: subprocess.Popen[str]) -> str:
 
 def test_recover_adopts_a_stored_result_and_replays_the_rest(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'r.sqlite3'}"
-    spec = T.TournamentSpec(format="round-robin", bots=(T.BotSpec("a"), T.BotSpec("b")), games_per_pair=4)
+    spec = T.TournamentSpec(format="round-robin", bots=(T.BotSpec("a"), T.BotSpec("b")), games_per_pair=4,
+                            seed=1)
     store = open_tournament_store(db)
     storage = open_storage(db)
     try:

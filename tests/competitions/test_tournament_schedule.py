@@ -27,6 +27,7 @@ from maag.server.storage.tournaments import (
 
 def spec(fmt: str = "round-robin", n: int = 4, gpp: int = 4, **kw: object) -> T.TournamentSpec:
     bots = tuple(T.BotSpec(f"b{i}") for i in range(n))
+    kw.setdefault("seed", 1)
     return T.TournamentSpec(format=fmt, bots=bots, games_per_pair=gpp, **kw)  # type: ignore[arg-type]
 
 
@@ -60,6 +61,12 @@ def test_round_robin_schedule_is_mirrored_and_complete() -> None:
     assert len({g.key for g in games}) == len(games)
     assert [g.seq for g in games] == list(range(len(games)))
     assert games == T.schedule_round(s, 0, [])  # deterministic
+    # Which two games share a deal is a shuffle, not always the next game.
+    assert any(games[n].seed != games[n + 1].seed for n in range(0, len(games), 2))
+    # Another base: other seeds, the same slots.
+    other = T.schedule_round(s, 0, [], base=2)
+    assert [(g.key, g.seat0, g.seat1) for g in other] == [(g.key, g.seat0, g.seat1) for g in games]
+    assert not {g.seed for g in other} & {g.seed for g in games}
     by_seed: dict[int, list[ScheduledGame]] = {}
     for g in games:
         by_seed.setdefault(g.seed, []).append(g)
