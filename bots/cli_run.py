@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 from typing import Any
 
@@ -24,7 +25,9 @@ def register(bsub: Any) -> None:
     r.add_argument("--param", "-p", action="append", default=[], metavar="KEY=VALUE",
                    help="an agent parameter (repeatable), e.g. --param rollout_turns=2")
     r.add_argument("--connect", required=True, metavar="HOST:PORT", help="the referee's address")
-    r.add_argument("--token", required=True, help="the bot's token (from `maag bot add NAME`)")
+    r.add_argument("--token", default=None,
+                   help="the bot's token (from `maag bot add NAME`); default: $MAAG_TOKEN, which keeps "
+                        "it off the command line that `ps` shows to every user")
     r.add_argument("--name", default=None, help="name shown to opponents (default: the agent's name)")
     r.add_argument("--json-lines", action="store_true", help="use the JSON-lines framing (default msgpack)")
     r.add_argument("--concurrency", type=int, default=1, metavar="N", help="games at once (default 1)")
@@ -47,12 +50,16 @@ def _setup_logging(verbosity: int) -> None:
 
 def run_agent(args: argparse.Namespace) -> int:
     _setup_logging(args.verbose)
+    token = args.token or os.environ.get("MAAG_TOKEN")
+    if not token:
+        print("maag bot run: no token: set MAAG_TOKEN (or pass --token)", file=sys.stderr)
+        return 2
     name, _, inline = args.agent.partition(":")
     params = [s for s in inline.split(",") if s.strip()] + list(args.param)
     try:
         bot = agent_bot(name.strip(), params, budget_ms=args.budget_ms, margin_ms=args.margin_ms,
                         seed=args.seed)
-        client = Client(bot, token=args.token, name=args.name or name.strip(),
+        client = Client(bot, token=token, name=args.name or name.strip(),
                         encoding="json" if args.json_lines else "msgpack", concurrency=args.concurrency,
                         stop_after=args.games)
     except BotError as e:

@@ -59,6 +59,9 @@ class SharedStorage(Storage):
     def bot_by_token(self, token: str) -> str | None:
         return self.inner.bot_by_token(token)
 
+    def valid_token_hashes(self, hashes: list[str]) -> set[str]:
+        return self.inner.valid_token_hashes(hashes)
+
     def list_bots(self) -> list[BotRecord]:
         return self.inner.list_bots()
 

@@ -40,7 +40,10 @@ MINIBOT_AGENTS = ("random", "first")
 
 def bot_command(spec: str, host: str, port: int, token: str, concurrency: int,
                 name: str) -> tuple[str | list[str], bool]:
-    """The command line that runs bot `spec`, and whether it goes through the shell."""
+    """The command line that runs bot `spec`, and whether it goes through the shell. Bundled
+    agents get their token from $MAAG_TOKEN, never on the command line (which `ps` shows to
+    every user of the machine); a command line of the user's gets it only if it asks for
+    `{token}` (docs/server.md recommends $MAAG_TOKEN)."""
     connect = f"{host}:{port}"
     if any(ch.isspace() for ch in spec.strip()):
         text = spec
@@ -51,11 +54,11 @@ def bot_command(spec: str, host: str, port: int, token: str, concurrency: int,
     if spec.split(":", 1)[0] not in MINIBOT_AGENTS:
         agent, _, settings = spec.partition(":")
         cmd = [sys.executable, "-m", "maag.server", "bot", "run", agent, "--connect", connect,
-               "--token", token, "--concurrency", str(concurrency)]
+               "--concurrency", str(concurrency)]
         for kv in filter(None, settings.split(",")):
             cmd += ["--param", kv]
         return cmd, False
-    return [sys.executable, "-m", "maag.server.net.minibot", "--connect", connect, "--token", token,
+    return [sys.executable, "-m", "maag.server.net.minibot", "--connect", connect,
             "--agent", spec, "--concurrency", str(concurrency), "--name", name[:64]], False
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import sys
 from collections.abc import Sequence
@@ -143,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m maag.server.net.minibot", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--connect", required=True, metavar="HOST:PORT")
-    p.add_argument("--token", required=True)
+    p.add_argument("--token", default=None, help="the bot's token (default: $MAAG_TOKEN)")
     p.add_argument("--agent", choices=("random", "first"), default="random",
                    help="uniformly random legal actions, or always the first legal one")
     p.add_argument("--mode", choices=("act", "turn"), default="act")
@@ -154,8 +155,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--delay", type=float, default=0.0, metavar="MS", help="wait this long before each answer")
     p.add_argument("--want-legal", action="store_true", help="ask for the legal actions in every your_turn")
     args = p.parse_args(argv)
+    token = args.token or os.environ.get("MAAG_TOKEN")
+    if not token:
+        p.error("no token: set MAAG_TOKEN (or pass --token)")
     host, _, port = args.connect.rpartition(":")
-    bot = MiniBot(host or "127.0.0.1", int(port), args.token, agent=args.agent, mode=args.mode,
+    bot = MiniBot(host or "127.0.0.1", int(port), token, agent=args.agent, mode=args.mode,
                   encoding=args.encoding, concurrency=args.concurrency, seed=args.seed, name=args.name,
                   delay_ms=args.delay, want_legal=args.want_legal)
     try:

@@ -63,7 +63,7 @@ from maag.protocol import (
 )
 from maag.server.referee.clock import TimeControl
 from maag.server.referee.session import REPLAY_VERSION, GameSession, Out, Policy, derive_seed
-from maag.server.storage.base import AsyncStorage, Storage
+from maag.server.storage.base import AsyncStorage, Storage, hash_token
 
 __all__ = ["ServerConfig", "RefereeServer", "GameRequest", "GameSummary", "GameNotStarted"]
 
@@ -102,6 +102,10 @@ class ServerConfig:
     hello_timeout_ms: float = 10_000.0
     max_connections_per_bot: int = 1
     """Live connections one token may have (docs/protocol.md: a second is `already_connected`)."""
+    token_check_s: float = 1.0
+    """How often the live connections' tokens are checked against storage: a token revoked
+    (`maag bot add NAME --replace`, on this server or any other on the same database) closes
+    its connections with `auth_failed` within this time; a new `hello` is always checked."""
     record_latency: bool = False
     """Keep every referee time (receipt of a frame to its replies written) for benchmarks."""
 
@@ -200,6 +204,7 @@ class _Client:
         self.peer = writer.get_extra_info("peername")
         self.sock: socket.socket | None = writer.get_extra_info("socket")
         self.bot: str | None = None
+        self.token_hash: str | None = None  # of a token from storage (checked for revocation)
         self.display: str | None = None  # hello.name: how the bot calls itself (shown beside `bot`)
         self.concurrency = 0
         self.want_legal = False
@@ -310,7 +315,8 @@ class RefereeServer:
         self.games: dict[str, _Game] = {}
         self.requests: deque[GameRequest] = deque()
         self._game_index = 0
-        self._tokens: dict[str, str] = {}
+        self._local_tokens: dict[str, str] = {}  # hash of a token of this run only -> bot
+        self._watchers: list[asyncio.Task[Any]] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self.latencies_ms: list[float] = []
         self.cpu_ms: list[float] = []  # the same, in CPU time of the event-loop thread
@@ -335,6 +341,7 @@ class RefereeServer:
         self.port = sock.getsockname()[1]
         LOG.info("referee listening on %s:%d (game %s, tc %s)", self.config.host, self.port, self.config.game,
                  self.config.tc)
+        self._watchers.append(loop.create_task(self._watch_tokens()))
 
     async def serve_forever(self) -> None:
         assert self._server is not None
@@ -344,6 +351,8 @@ class RefereeServer:
         """Abort running games (stored as aborted, `game_over` sent), say `shutting_down` to
         every connection and close everything."""
         self.stopping = True
+        for w in self._watchers:
+            w.cancel()
         if self._server is not None:
             self._server.close()
         for g in list(self.games.values()):
@@ -372,8 +381,31 @@ class RefereeServer:
         t.add_done_callback(self._tasks.discard)
 
     def add_token(self, token: str, bot: str) -> None:
-        """Accept `token` for bot `bot` in this server's lifetime only (never stored)."""
-        self._tokens[token] = bot
+        """Accept `token` for bot `bot` in this server's lifetime only (never stored; kept by
+        its hash, like stored tokens)."""
+        self._local_tokens[hash_token(token)] = bot
+
+    async def _watch_tokens(self) -> None:
+        """Close the connections whose stored token has been revoked. Tokens are never cached
+        by this server: each `hello` asks storage, and this loop asks again for the live
+        connections every `token_check_s`, so a revocation made by any process on the same
+        database takes effect on every server."""
+        while True:
+            await asyncio.sleep(self.config.token_check_s)
+            live = [c for c in self.clients if c.token_hash is not None and not c.closed]
+            if not live:
+                continue
+            try:
+                valid = await self.storage.valid_token_hashes(sorted({str(c.token_hash) for c in live}))
+            except Exception as e:  # storage away: checked again when it is back
+                LOG.debug("token check skipped: %s", e)
+                continue
+            for c in live:
+                if c.token_hash not in valid and not c.closed:
+                    LOG.warning("%s: its token was revoked; closing", c)
+                    self._violation(c, ErrorCode.AUTH_FAILED, "your token was revoked")
+                    self._drop(c)
+                    c.close()
 
     # -- pairing ------------------------------------------------------------------------
     def request_game(self, seat1: str, seat2: str, *, match_id: str | None = None,
@@ -696,11 +728,12 @@ class RefereeServer:
         if self.stopping:
             self._violation(c, ErrorCode.SHUTTING_DOWN, "the server is stopping")
             return
-        name = self._tokens.get(h.token)
+        digest = hash_token(h.token)
+        name = self._local_tokens.get(digest)
         if name is None:
             name = await self.storage.bot_by_token(h.token)
             if name is not None:
-                self._tokens[h.token] = name
+                c.token_hash = digest
         if name is None:
             self._violation(c, ErrorCode.AUTH_FAILED, "unknown or revoked token")
             return

@@ -97,6 +97,10 @@ class Storage(abc.ABC):
         """The name of the bot holding `token`, or None."""
 
     @abc.abstractmethod
+    def valid_token_hashes(self, hashes: list[str]) -> set[str]:
+        """Those of `hashes` that still belong to a bot (the others were revoked)."""
+
+    @abc.abstractmethod
     def list_bots(self) -> list[BotRecord]: ...
 
     # -- games
@@ -151,6 +155,13 @@ class SQLStorage(Storage):
     def bot_by_token(self, token: str) -> str | None:
         rows = self._query(f"SELECT name FROM bots WHERE token_hash = {self.PARAM}", (hash_token(token),))
         return str(rows[0][0]) if rows else None
+
+    def valid_token_hashes(self, hashes: list[str]) -> set[str]:
+        if not hashes:
+            return set()
+        marks = ", ".join([self.PARAM] * len(hashes))
+        rows = self._query(f"SELECT token_hash FROM bots WHERE token_hash IN ({marks})", tuple(hashes))
+        return {str(r[0]) for r in rows}
 
     def list_bots(self) -> list[BotRecord]:
         return [BotRecord(r[0], r[1]) for r in self._query("SELECT name, created FROM bots ORDER BY name")]
@@ -294,6 +305,9 @@ class AsyncStorage:
 
     async def bot_by_token(self, token: str) -> str | None:
         return await self.run(self.storage.bot_by_token, token)
+
+    async def valid_token_hashes(self, hashes: list[str]) -> set[str]:
+        return await self.run(self.storage.valid_token_hashes, hashes)
 
     async def create_game(self, game: str, config: dict[str, Any], seats: tuple[str, str], time_control: str,
                           match_id: str | None = None) -> int:

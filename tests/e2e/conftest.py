@@ -123,12 +123,12 @@ def token_for(srv: RefereeServer, name: str) -> str:
 
 
 async def spawn_agent(port: int, token: str, *args: str, capture: bool = False) -> asyncio.subprocess.Process:
-    """A bundled agent as a bot process (`maag bot run ARGS --connect ... --token ...`); its
-    output is piped when `capture`, else discarded."""
+    """A bundled agent as a bot process (`maag bot run ARGS --connect ...`, the token in
+    $MAAG_TOKEN); its output is piped when `capture`, else discarded."""
     out = asyncio.subprocess.PIPE if capture else asyncio.subprocess.DEVNULL
     return await asyncio.create_subprocess_exec(
         sys.executable, "-m", "maag.server", "bot", "run", *args, "--connect", f"127.0.0.1:{port}",
-        "--token", token, stdout=out, stderr=out)
+        stdout=out, stderr=out, env={**os.environ, "MAAG_TOKEN": token})
 
 
 async def spawn_minibot(port: int, token: str, *args: str) -> asyncio.subprocess.Process:
@@ -139,12 +139,10 @@ async def spawn_minibot(port: int, token: str, *args: str) -> asyncio.subprocess
         "maag.server.net.minibot",
         "--connect",
         f"127.0.0.1:{port}",
-        "--token",
-        token,
         *args,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "MAAG_TOKEN": token},
     )
 
 
