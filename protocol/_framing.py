@@ -93,6 +93,30 @@ class Codec:
         return bool(buf)
 
 
+class _DuplicateKey(Exception):
+    def __init__(self, key: object) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
+    """A map from its key-value pairs, refusing a key given twice: decoders keep the last
+    one silently, so `{"token": A, "token": B}` would log in with B while a proxy or logger
+    that reads the first one sees A."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[Any] = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise _DuplicateKey(k)
+            seen.add(k)
+    return out
+
+
+def _duplicate(e: _DuplicateKey) -> RemoteProtocolError:
+    return RemoteProtocolError(ErrorCode.BAD_FIELD, f"key {str(e.key)[:64]!r} appears twice in one map")
+
+
 class MsgpackCodec(Codec):
     """Each frame: a 4-byte big-endian length, then that many bytes holding one msgpack map."""
 
@@ -115,7 +139,10 @@ class MsgpackCodec(Codec):
 
     def decode(self, frame: bytes) -> Any:
         try:
-            return msgpack.unpackb(frame, raw=False, strict_map_key=True, use_list=True)
+            return msgpack.unpackb(frame, raw=False, strict_map_key=True, use_list=True,
+                                   object_pairs_hook=_unique_keys)
+        except _DuplicateKey as e:
+            raise _duplicate(e) from None
         except Exception as e:  # any failure of the decoder is the peer's bad encoding
             raise RemoteProtocolError(ErrorCode.BAD_ENCODING, f"not one valid msgpack object: {e}") from None
 
@@ -170,7 +197,9 @@ class JsonLinesCodec(Codec):
             raise RemoteProtocolError(ErrorCode.BAD_ENCODING,
                                       f"the line is not UTF-8 text (bad byte at {e.start})") from None
         try:
-            return json.loads(text, parse_constant=_no_constant)
+            return json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+        except _DuplicateKey as e:
+            raise _duplicate(e) from None
         except json.JSONDecodeError as e:
             # Said in the user's terms: where the line stops making sense, not the parser's
             # expectation ("Expecting ',' delimiter").

@@ -97,3 +97,15 @@ async def test_bundled_bots_get_their_token_from_the_environment(referee: MakeSe
         for p, _ in procs:
             p.stop()
     await asyncio.sleep(0)
+
+
+async def test_a_hello_with_two_tokens_is_refused_over_the_socket(referee: MakeServer, tmp_path: Path) -> None:
+    db = tmp_path / "dup.sqlite3"
+    good = maag_bot_add(db, "carol")
+    srv = await referee(db)
+    raw = await Raw.connect(srv.port)
+    raw.send_raw(('{"type":"hello","v":1,"name":"c","token":"wrong","games":["heroes"],'
+                  f'"token":"{good}"}}\n').encode())
+    got = await raw.closed()
+    assert [m["code"] for m in got if m["type"] == "error"] == ["bad_field"]
+    assert not any(c.bot == "carol" for c in srv.clients)

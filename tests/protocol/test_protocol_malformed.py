@@ -373,3 +373,55 @@ def test_an_integer_written_as_a_whole_number_is_an_integer(encoding: str) -> No
     w.server.receive_data(frame(encoding, {**ACT, "v": 1.0, "seat": 2.0}))
     [got] = drain(w.server)
     assert isinstance(got, Act) and got.seat == 2 and type(got.seat) is int
+
+
+# ---- duplicate keys -------------------------------------------------------------------------
+
+def _msgpack_map(pairs: list[tuple[Any, Any]]) -> bytes:
+    """A msgpack map with these pairs, in order, duplicates included (packb cannot make one)."""
+    assert len(pairs) < 16
+    return bytes([0x80 | len(pairs)]) + b"".join(msgpack.packb(k) + msgpack.packb(v) for k, v in pairs)
+
+
+DUP_HELLO = [("type", "hello"), ("v", 1), ("name", "bot"), ("token", "first"), ("games", ["heroes"]),
+             ("token", "second")]
+
+
+@pytest.mark.parametrize("encoding", ["json", "msgpack"])
+def test_a_key_given_twice_is_bad_field(encoding: str) -> None:
+    if encoding == "json":
+        body = b'{"type":"hello","v":1,"name":"bot","token":"first","games":["heroes"],"token":"second"}\n'
+    else:
+        raw = _msgpack_map(DUP_HELLO)
+        body = len(raw).to_bytes(4, "big") + raw
+    err = server_error(f"MAAG 1 {encoding}\n".encode() + body)
+    assert err.code is E.BAD_FIELD and "'token' appears twice" in err.message
+
+
+@pytest.mark.parametrize("encoding", ["json", "msgpack"])
+def test_a_key_given_twice_in_a_nested_map_is_bad_field(encoding: str) -> None:
+    hello = frame(encoding, HELLO)
+    if encoding == "json":
+        act = b'{"type":"act","v":1,"game_id":"1","action":{"kind":"end_turn","kind":"move"}}\n'
+    else:
+        inner = [("kind", "end_turn"), ("kind", "move")]
+        raw = _msgpack_map([("type", "act"), ("v", 1), ("game_id", "1")])
+        raw = bytes([0x84]) + raw[1:] + msgpack.packb("action") + _msgpack_map(inner)
+        act = len(raw).to_bytes(4, "big") + raw
+    conn = Connection(Role.SERVER, max_frame=4096)
+    conn.receive_data(f"MAAG 1 {encoding}\n".encode() + hello)
+    assert isinstance(conn.next_event(), Greeting)
+    assert isinstance(conn.next_event(), Hello)
+    conn.receive_data(act)
+    with pytest.raises(RemoteProtocolError) as info:
+        drain(conn)
+    assert info.value.code is E.BAD_FIELD and "'kind' appears twice" in info.value.message
+
+
+def test_distinct_keys_still_decode_in_both_framings() -> None:
+    for encoding in ("json", "msgpack"):
+        conn = Connection(Role.SERVER, max_frame=4096)
+        conn.receive_data(f"MAAG 1 {encoding}\n".encode() + frame(encoding, HELLO))
+        assert isinstance(conn.next_event(), Greeting)
+        h = conn.next_event()
+        assert isinstance(h, Hello) and h.token == "t"
