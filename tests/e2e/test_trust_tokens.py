@@ -99,7 +99,8 @@ async def test_bundled_bots_get_their_token_from_the_environment(referee: MakeSe
     await asyncio.sleep(0)
 
 
-async def test_a_hello_with_two_tokens_is_refused_over_the_socket(referee: MakeServer, tmp_path: Path) -> None:
+async def test_a_hello_with_two_tokens_is_refused_over_the_socket(referee: MakeServer,
+                                                                  tmp_path: Path) -> None:
     db = tmp_path / "dup.sqlite3"
     good = maag_bot_add(db, "carol")
     srv = await referee(db)
