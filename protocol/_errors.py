@@ -31,6 +31,8 @@ class ErrorCode(str, Enum):
     UNSUPPORTED_GAME = "unsupported_game"    # hello: none of `games` is served here
     RATE_LIMITED = "rate_limited"            # more messages per second than the server allows
     SHUTTING_DOWN = "shutting_down"          # the server is stopping
+    UNAVAILABLE = "unavailable"              # the server cannot take the connection now (its
+                                             # database is away): try again later
     INTERNAL_ERROR = "internal_error"        # a bug in the server; please report it
     # -- game requests: answered, the connection stays open ------------------------------
     UNKNOWN_GAME = "unknown_game"            # game_id is not a game of this connection (or is over)

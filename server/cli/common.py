@@ -114,3 +114,41 @@ def setup_logging(verbosity: int, debug_modules: list[str] | None = None) -> Non
                         stream=sys.stderr)
     for m in debug_modules or []:
         logging.getLogger(m).setLevel(logging.DEBUG)
+
+
+def add_service_arguments(p: argparse.ArgumentParser) -> None:
+    """Options of a long-running referee (`serve`, `ladder`): limits against misbehaving
+    peers, the database's lease and outages (docs/server.md, "Limits" and "Storage")."""
+    g = p.add_argument_group("limits and storage")
+    g.add_argument("--max-games-per-minute", type=int, default=120, metavar="N",
+                   help="games one bot may start per minute (default 120; 0: unlimited)")
+    g.add_argument("--max-pending-per-address", type=int, default=16, metavar="N",
+                   help="connections from one address before hello (default 16; 0: unlimited)")
+    g.add_argument("--max-pending", type=int, default=1024, metavar="N",
+                   help="connections from all addresses before hello (default 1024; 0: unlimited)")
+    g.add_argument("--auth-delay", type=float, default=250.0, metavar="MS",
+                   help="a failed login is answered after MS, doubled per further failure from the same "
+                        "address or name within 10 minutes, up to 15 s (default 250; 0: none)")
+    g.add_argument("--lease", type=float, default=15.0, metavar="S",
+                   help="this server's lease in the database (default 15): other servers on the database "
+                        "abort its games only once it has lapsed")
+    g.add_argument("--storage-outage-limit", type=float, default=300.0, metavar="S",
+                   help="exit with status 3 when the database stays unreachable this long (default 300); "
+                        "results wait in --spill-dir")
+    g.add_argument("--spill-dir", default=None, metavar="DIR",
+                   help="where finished results wait while the database is away (default "
+                        "$MAAG_SPILL_DIR or ~/.local/state/maag/spill)")
+    g.add_argument("--reuse-port", action="store_true",
+                   help="SO_REUSEPORT: several servers on one database listen on the same port and the "
+                        "kernel spreads connections among them")
+
+
+def service_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The ServerConfig fields set by add_service_arguments."""
+    from maag.server.storage.spill import default_spill_dir
+
+    return {"max_games_per_minute": args.max_games_per_minute,
+            "max_pending_per_address": args.max_pending_per_address, "max_pending": args.max_pending,
+            "auth_delay_ms": args.auth_delay, "lease_s": args.lease,
+            "storage_outage_limit_s": args.storage_outage_limit,
+            "spill_dir": str(args.spill_dir or default_spill_dir()), "reuse_port": args.reuse_port}

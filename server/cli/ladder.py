@@ -24,8 +24,10 @@ from typing import TYPE_CHECKING, Any
 from maag.server.cli.common import (
     add_db_argument,
     add_game_arguments,
+    add_service_arguments,
     game_config,
     policy,
+    service_options,
     setup_logging,
     write_port_file,
 )
@@ -47,6 +49,7 @@ def register(sub: Any) -> None:
     p.add_argument("--port-file", metavar="FILE", default=None, help="write the listening port to FILE")
     add_db_argument(p)
     add_game_arguments(p, "1s")
+    add_service_arguments(p)
     p.add_argument("--per-bot", type=int, default=1, metavar="K",
                    help="ladder games a bot plays at once at most (default 1; also capped by the "
                         "concurrency its connection declares)")
@@ -81,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
         _finish(args, out, st)
         return 0
     cfg = ServerConfig(host=args.host, port=args.port, game=args.game, game_config=game_config(args),
-                       tc=args.tc, policy=policy(args), seed=args.seed, auto_pair=False)
+                       tc=args.tc, policy=policy(args), seed=args.seed, auto_pair=False,
+                       **service_options(args))
     ladder = Ladder(args.db, cfg, name=args.name, per_bot=args.per_bot, spread=args.spread, seed=args.seed,
                     max_games=args.max_games, anchor=args.anchor, out_html=args.out_html,
                     out_csv=args.out_csv, out_json=args.out_json)

@@ -21,8 +21,10 @@ from typing import TYPE_CHECKING, Any
 from maag.server.cli.common import (
     add_db_argument,
     add_game_arguments,
+    add_service_arguments,
     game_config,
     policy,
+    service_options,
     setup_logging,
     write_port_file,
 )
@@ -40,6 +42,7 @@ def register(sub: Any) -> None:
     p.add_argument("--port", type=int, default=7878, help="TCP port (default 7878; 0: any free port)")
     add_db_argument(p)
     add_game_arguments(p, "1s")
+    add_service_arguments(p)
     p.add_argument("--no-auto-pair", action="store_true", help="pair bots only on explicit requests")
     p.add_argument("--max-frame", type=int, default=256 * 1024, metavar="BYTES",
                    help="largest frame accepted (default 262144)")
@@ -60,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
     setup_logging(0 if args.quiet else args.verbose)
     cfg = ServerConfig(host=args.host, port=args.port, game=args.game, game_config=game_config(args),
                        tc=args.tc, policy=policy(args), seed=args.seed, auto_pair=not args.no_auto_pair,
-                       max_frame=args.max_frame, max_rate=args.max_rate, record_latency=bool(args.stats_out))
+                       max_frame=args.max_frame, max_rate=args.max_rate, record_latency=bool(args.stats_out),
+                       **service_options(args))
     try:
         return asyncio.run(_serve(cfg, args))
     except KeyboardInterrupt:
@@ -80,10 +84,17 @@ async def _serve(cfg: ServerConfig, args: argparse.Namespace) -> int:
     if args.port_file:
         write_port_file(args.port_file, server.port)
     print(f"maag serve: listening on {cfg.host}:{server.port}", file=sys.stderr, flush=True)
-    await stop.wait()
+    failed = asyncio.ensure_future(server.failed_event.wait())
+    stopped = asyncio.ensure_future(stop.wait())
+    await asyncio.wait([failed, stopped], return_when=asyncio.FIRST_COMPLETED)
+    failed.cancel()
+    stopped.cancel()
     await server.stop()
     if args.stats_out:
         with open(args.stats_out, "w") as f:
             json.dump({"stats": server.stats, "latencies_ms": server.latencies_ms,
                        "cpu_ms": server.cpu_ms}, f)
+    if server.failed:
+        print(f"maag serve: {server.failed}", file=sys.stderr, flush=True)
+        return 3
     return 0

@@ -14,9 +14,8 @@ e.g. `--bot mine="python3 mybot.py --connect {connect} --token {token}"`. A bot 
 exits while the arena runs is restarted (its games in progress are lost by disconnect, as
 the referee's policy says); after `max_restarts` exits the arena gives up with BotCrashed.
 
-Storage: the arena writes games to the database given by URL. `shared=True` (cluster
-workers, several arenas on one database) keeps the server from marking other arenas' running
-games aborted when it starts.
+Storage: the arena writes games to the database given by URL. Several arenas (cluster
+workers) may share one database: each referee's games are protected by its lease.
 """
 
 from __future__ import annotations
@@ -36,57 +35,14 @@ from maag.server.compete.formats import BotSpec
 from maag.server.compete.match import BotProcess
 from maag.server.net.server import GameSummary, RefereeServer, ServerConfig
 from maag.server.referee.clock import TimeControl
-from maag.server.storage.base import BotRecord, GameRecord, Storage, open_storage
+from maag.server.storage.base import Storage, open_storage
 
-__all__ = ["Arena", "BotCrashed", "SharedStorage", "bot_spec_text"]
+__all__ = ["Arena", "BotCrashed", "bot_spec_text"]
 
 LOG = logging.getLogger(__name__)
 
 class BotCrashed(RuntimeError):
     """A bot process keeps exiting."""
-
-
-class SharedStorage(Storage):
-    """A Storage shared with other servers: `abort_unfinished` is a no-op (the running games
-    may belong to another arena); everything else is passed through."""
-
-    def __init__(self, inner: Storage) -> None:
-        self.inner = inner
-
-    def add_bot(self, name: str, *, replace: bool = False) -> str:
-        return self.inner.add_bot(name, replace=replace)
-
-    def bot_by_token(self, token: str) -> str | None:
-        return self.inner.bot_by_token(token)
-
-    def valid_token_hashes(self, hashes: list[str]) -> set[str]:
-        return self.inner.valid_token_hashes(hashes)
-
-    def list_bots(self) -> list[BotRecord]:
-        return self.inner.list_bots()
-
-    def create_game(self, game: str, config: dict[str, Any], seats: tuple[str, str], time_control: str,
-                    match_id: str | None = None) -> int:
-        return self.inner.create_game(game, config, seats, time_control, match_id)
-
-    def finish_game(self, game_id: int, replay: dict[str, Any]) -> None:
-        self.inner.finish_game(game_id, replay)
-
-    def abort_unfinished(self) -> int:
-        return 0
-
-    def get_game(self, game_id: int) -> GameRecord | None:
-        return self.inner.get_game(game_id)
-
-    def list_games(self, match_id: str | None = None, status: str | None = None,
-                   limit: int = 1000) -> list[GameRecord]:
-        return self.inner.list_games(match_id, status, limit)
-
-    def get_replay(self, game_id: int) -> dict[str, Any] | None:
-        return self.inner.get_replay(game_id)
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 def bot_spec_text(bot: BotSpec) -> str:
@@ -117,7 +73,7 @@ class Arena:
 
     def __init__(self, bots: Sequence[BotSpec], db_url: str, *, game: str | None = None,
                  game_config: dict[str, Any] | None = None, tc: str = "1s", slots: int = 1,
-                 shared: bool = False, log_dir: str | os.PathLike[str] | None = None,
+                 log_dir: str | os.PathLike[str] | None = None,
                  max_restarts: int = 3, server_options: dict[str, Any] | None = None) -> None:
         self.bots = list(bots)
         self.db_url = db_url
@@ -125,7 +81,6 @@ class Arena:
                                    game_config=dict(game_config or {}), tc=TimeControl.parse(tc),
                                    auto_pair=False, **(server_options or {}))
         self.slots = slots
-        self.shared = shared
         self.log_dir = Path(log_dir) if log_dir is not None else None
         self.max_restarts = max_restarts
         self.server: RefereeServer | None = None
@@ -142,8 +97,6 @@ class Arena:
 
     async def start(self) -> None:
         storage: Storage = open_storage(self.db_url)
-        if self.shared:
-            storage = SharedStorage(storage)
         self.server = RefereeServer(self.config, storage)
         await self.server.start()
         log_dir = self.log_dir or _default_log_dir()

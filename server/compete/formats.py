@@ -241,7 +241,10 @@ def swiss_pairings(spec: TournamentSpec, rnd: int, done: Sequence[GameRow],
     """Round `rnd`'s pairings from the results of earlier rounds (deterministic)."""
     names = spec.names
     order = list(names)
-    random.Random(_seed(spec.seed if base is None else base, "swiss-order")).shuffle(order)
+    seed = spec.seed if base is None else base
+    if seed is None:
+        raise ValueError("a tournament without --seed is scheduled from its stored secret")
+    random.Random(_seed(seed, "swiss-order")).shuffle(order)
     tiebreak = {b: i for i, b in enumerate(order)}
     points = {b: 0.0 for b in names}
     met: set[frozenset[str]] = set()

@@ -334,7 +334,7 @@ class _WorkerArena:
         self.thread = threading.Thread(target=self.loop.run_forever, name="maag-arena", daemon=True)
         self.thread.start()
         self.arena = Arena(spec.bots, db_url, game=spec.game, game_config=dict(spec.config), tc=spec.tc,
-                           slots=slots, shared=True, log_dir=log_dir, server_options=arena_options(spec))
+                           slots=slots, log_dir=log_dir, server_options=arena_options(spec))
         self.idle_s = idle_s
         self.busy = 0
         self.last_used = time.monotonic()

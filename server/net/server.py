@@ -27,8 +27,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import itertools
 import logging
+import os
+import random
+import secrets
 import socket
 import struct
 import time
@@ -63,7 +67,8 @@ from maag.protocol import (
 )
 from maag.server.referee.clock import TimeControl
 from maag.server.referee.session import REPLAY_VERSION, GameSession, Out, Policy, derive_seed
-from maag.server.storage.base import AsyncStorage, Storage, hash_token
+from maag.server.storage.base import AsyncStorage, Storage, StorageUnavailable, hash_token
+from maag.server.storage.spill import Spill
 
 __all__ = ["ServerConfig", "RefereeServer", "GameRequest", "GameSummary", "GameNotStarted"]
 
@@ -85,6 +90,9 @@ class ServerConfig:
     host: str = "127.0.0.1"
     port: int = 7878
     """TCP port; 0 picks a free one (see RefereeServer.port)."""
+    reuse_port: bool = False
+    """SO_REUSEPORT: several server processes listen on one port (the kernel spreads the
+    connections); they share bots, tokens and results through the database."""
     game: str = field(default_factory=registry.default)
     """A registered game (default: the first of games.def)."""
     game_config: dict[str, Any] = field(default_factory=dict)
@@ -102,6 +110,29 @@ class ServerConfig:
     hello_timeout_ms: float = 10_000.0
     max_connections_per_bot: int = 1
     """Live connections one token may have (docs/protocol.md: a second is `already_connected`)."""
+    lease_s: float = 15.0
+    """This server's lease in the database, renewed every third of it: when it lapses (the
+    server died or lost the database), other servers on the database abort its games."""
+    storage_outage_limit_s: float = 300.0
+    """The database unreachable for longer than this: the server stops (its waiting results
+    go to the spill directory) and reports `failed`, so that a service manager restarts it."""
+    spill_dir: str | None = None
+    """Where results wait on disk while the database is away (see storage/spill.py); None:
+    in memory only."""
+    max_pending_per_address: int = 16
+    """Connections from one address that have not said `hello` yet (0: unlimited); one more
+    is closed at once, before the greeting (there is no framing to answer in yet)."""
+    max_pending: int = 1024
+    """Connections from all addresses that have not said `hello` yet (0: unlimited)."""
+    auth_delay_ms: float = 250.0
+    """A failed login is answered after this delay, doubled for every further failure from
+    the same address or with the same hello name within `auth_window_s` (0: no delay)."""
+    auth_delay_max_ms: float = 15_000.0
+    auth_window_s: float = 600.0
+    max_games_per_minute: int = 0
+    """Games one bot may start per minute, over all its connections (0: unlimited; `maag
+    serve` and `maag ladder` default to 120): past it, the bot is not paired until the
+    oldest of those games is a minute old."""
     token_check_s: float = 1.0
     """How often the live connections' tokens are checked against storage: a token revoked
     (`maag bot add NAME --replace`, on this server or any other on the same database) closes
@@ -295,6 +326,11 @@ class _Game:
     ending: bool = False
 
 
+def _host(peer: Any) -> str:
+    """The address part of a peer name ((host, port) for TCP)."""
+    return str(peer[0]) if isinstance(peer, tuple) and peer else str(peer)
+
+
 def _not_played(*clients: _Client) -> None:
     """A paired game that does not start does not count against hello.max_games."""
     for c in clients:
@@ -323,12 +359,38 @@ class RefereeServer:
         self.stats = {"connections": 0, "messages_in": 0, "messages_out": 0, "actions": 0, "games_started": 0,
                       "games_finished": 0, "errors_sent": 0}
         self.stopping = False
+        self.server_id = secrets.token_hex(8)
+        self.storage_ok = True
+        self.storage_down_since: float | None = None
+        self.failed: str | None = None
+        """Why the server gave up (the database away too long); then `failed_event` is set."""
+        self.failed_event = asyncio.Event()
+        self._pending: dict[int, tuple[dict[str, Any], GameRequest | None, GameSummary | None]] = {}
+        self._spill: Spill | None = None
+        self._keeper_wake = asyncio.Event()
+        self._auth_failures: dict[str, tuple[int, float]] = {}  # address or name -> (count, last)
+        self._starts: dict[str, deque[float]] = {}  # bot -> start times of its recent games
+        self._repair: asyncio.TimerHandle | None = None
 
     # -- lifecycle ----------------------------------------------------------------------
     async def start(self) -> None:
-        n = await self.storage.run(self.storage.storage.abort_unfinished)
+        cfg = self.config
+        st = self.storage.storage
+        await self.storage.run(st.register_server, self.server_id,
+                               f"{socket.gethostname()}:{cfg.port} pid {os.getpid()}", cfg.lease_s)
+        n = await self.storage.run(st.abort_lapsed)
         if n:
-            LOG.warning("%d game(s) left running by a previous server were marked aborted", n)
+            LOG.warning("%d game(s) of servers whose lease has lapsed were marked aborted", n)
+        if cfg.spill_dir is not None:
+            self._spill = Spill(cfg.spill_dir, self.server_id)
+            adopted = self._spill.adopt()
+            for gid, replay in adopted.items():
+                self._pending[gid] = (replay, None, None)
+            if adopted:
+                self._spill.save({g: r for g, (r, _, _) in self._pending.items()})
+                LOG.warning("%d result(s) left by a server that could not store them will be stored",
+                            len(adopted))
+            self._spill.forget_adopted()
         loop = asyncio.get_running_loop()
 
         def protocol() -> asyncio.StreamReaderProtocol:
@@ -336,12 +398,13 @@ class RefereeServer:
             return asyncio.StreamReaderProtocol(_Reader(limit=2**16), self._handle)
 
         self._server = await loop.create_server(protocol, self.config.host, self.config.port,
-                                                reuse_address=True)
+                                                reuse_address=True, reuse_port=self.config.reuse_port or None)
         sock = self._server.sockets[0]
         self.port = sock.getsockname()[1]
         LOG.info("referee listening on %s:%d (game %s, tc %s)", self.config.host, self.port, self.config.game,
                  self.config.tc)
         self._watchers.append(loop.create_task(self._watch_tokens()))
+        self._watchers.append(loop.create_task(self._keep_storage()))
 
     async def serve_forever(self) -> None:
         assert self._server is not None
@@ -353,6 +416,8 @@ class RefereeServer:
         self.stopping = True
         for w in self._watchers:
             w.cancel()
+        if self._repair is not None:
+            self._repair.cancel()
         if self._server is not None:
             self._server.close()
         for g in list(self.games.values()):
@@ -365,6 +430,15 @@ class RefereeServer:
         for r in self.requests:
             if r.future is not None and not r.future.done():
                 r.future.cancel()
+        await self._flush_pending()
+        if not self._pending and self.storage_ok:
+            with contextlib.suppress(Exception):
+                await self.storage.run(self.storage.storage.unregister_server, self.server_id)
+        if self._pending:
+            LOG.error("%d result(s) could not be stored; they wait in %s for the next server",
+                      len(self._pending), self._spill.path if self._spill else "memory (lost: no spill_dir)")
+        if self._spill is not None:
+            self._spill.close()
         for c in list(self.clients):
             if c.conn.their_error is None and c.bot is not None:
                 c.queue(Error(code=ErrorCode.SHUTTING_DOWN.value, message="the server is stopping"))
@@ -407,6 +481,87 @@ class RefereeServer:
                     self._drop(c)
                     c.close()
 
+    # -- storage: lease, outages, results waiting -------------------------------------------
+    def _storage_lost(self, e: BaseException) -> None:
+        """Something could not reach the database: pause pairing, let the keeper retry."""
+        if self.storage_ok:
+            self.storage_ok = False
+            self.storage_down_since = time.monotonic()
+            LOG.error("storage unavailable: %s; pairing paused, results kept until it is back", e)
+        self._keeper_wake.set()
+
+    async def _keep_storage(self) -> None:
+        """Renew this server's lease, abort the games of servers whose lease lapsed, and,
+        while the database is away, retry with exponential backoff and jitter: write the
+        results that wait, resume pairing when it answers, give up (`failed`) after
+        `storage_outage_limit_s`. Logs one line per attempt at most, at most every 30 s."""
+        cfg = self.config
+        beat = cfg.lease_s / 3
+        backoff = 0.25
+        last_log = 0.0
+        while True:
+            wait = beat if self.storage_ok and not self._pending else backoff * random.uniform(0.5, 1.5)
+            self._keeper_wake.clear()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._keeper_wake.wait(), wait)
+            try:
+                st = self.storage.storage
+                await self.storage.run(st.heartbeat, self.server_id)
+                n = await self.storage.run(st.abort_lapsed)
+                if n:
+                    LOG.warning("%d game(s) of servers whose lease has lapsed were marked aborted", n)
+                await self._flush_pending(raise_errors=True)
+            except Exception as e:
+                self._storage_lost(e)
+                down = time.monotonic() - (self.storage_down_since or time.monotonic())
+                if time.monotonic() - last_log >= 30.0:
+                    last_log = time.monotonic()
+                    LOG.error("storage still unavailable after %.0f s (%d result(s) waiting): %s", down,
+                              len(self._pending), e)
+                if down > cfg.storage_outage_limit_s:
+                    limit = cfg.storage_outage_limit_s
+                    self._fail(f"storage unavailable for {down:.0f} s (limit {limit:g} s)")
+                    return
+                backoff = min(10.0, backoff * 2)
+                continue
+            backoff = 0.25
+            if not self.storage_ok:
+                down = time.monotonic() - (self.storage_down_since or time.monotonic())
+                self.storage_ok = True
+                self.storage_down_since = None
+                LOG.warning("storage is back after %.1f s; pairing resumed", down)
+                self._pair()
+
+    async def _flush_pending(self, raise_errors: bool = False) -> None:
+        """Write the results that wait for the database, oldest first."""
+        for gid in sorted(self._pending):
+            if gid not in self._pending:  # written meanwhile by another flush
+                continue
+            replay, req, summary = self._pending[gid]
+            try:
+                await self.storage.finish_game(gid, replay)
+            except StorageUnavailable:
+                if raise_errors:
+                    raise
+                return
+            except Exception:  # refused for good (another result is stored): say so, drop it
+                LOG.exception("game %s: its result was refused by storage", gid)
+                stored = False
+            else:
+                stored = True
+                LOG.info("game %s: result stored after the database came back", gid)
+            if self._pending.pop(gid, None) is None:
+                continue
+            if self._spill is not None:
+                self._spill.save({g: r for g, (r, _, _) in self._pending.items()})
+            if req is not None and req.future is not None and not req.future.done() and summary is not None:
+                req.future.set_result(dataclasses.replace(summary, stored=stored))
+
+    def _fail(self, why: str) -> None:
+        LOG.critical("giving up: %s", why)
+        self.failed = why
+        self.failed_event.set()
+
     # -- pairing ------------------------------------------------------------------------
     def request_game(self, seat1: str, seat2: str, *, match_id: str | None = None,
                      tags: dict[str, Any] | None = None, seed: int | None = None,
@@ -424,6 +579,8 @@ class RefereeServer:
 
     def _free(self, bot: str, exclude: _Client | None = None) -> _Client | None:
         best = None
+        if not self._games_left(bot, time.monotonic()):
+            return None
         for c in self.clients:
             if c.bot == bot and c.free_slots > (1 if c is exclude else 0):
                 if best is None or c.free_since < best.free_since:
@@ -431,7 +588,7 @@ class RefereeServer:
         return best
 
     def _pair(self) -> None:
-        if self.stopping:
+        if self.stopping or not self.storage_ok:
             return
         for req in list(self.requests):
             a = self._free(req.seats[0])
@@ -446,7 +603,10 @@ class RefereeServer:
             self._begin(req, a, b)
         if self.config.auto_pair and not self.requests:
             while True:
-                free = sorted((c for c in self.clients if c.free_slots > 0), key=lambda c: c.free_since)
+                now = time.monotonic()
+                free = sorted((c for c in self.clients
+                               if c.free_slots > 0 and self._games_left(str(c.bot), now)),
+                              key=lambda c: c.free_since)
                 pair = next(((x, y) for i, x in enumerate(free) for y in free[i + 1:] if x.bot != y.bot),
                             None)
                 if pair is None:
@@ -455,6 +615,10 @@ class RefereeServer:
                 self._begin(GameRequest((str(x.bot), str(y.bot))), x, y)
 
     def _begin(self, req: GameRequest, a: _Client, b: _Client) -> None:
+        if self.config.max_games_per_minute:
+            now = time.monotonic()
+            for bot in {str(a.bot), str(b.bot)}:
+                self._starts.setdefault(bot, deque()).append(now)
         a.reserved += 1
         b.reserved += 1
         a.begun += 1
@@ -468,14 +632,17 @@ class RefereeServer:
         try:
             full_config = Game(cfg.game, cfg.game_config).config
             db_id = await self.storage.create_game(cfg.game, full_config, req.seats, str(cfg.tc),
-                                                   req.match_id)
-        except Exception:
-            LOG.exception("cannot create a game in storage")
+                                                   req.match_id, self.server_id)
+        except Exception as e:
+            # Nothing was played: an explicit request waits at the front of the queue until
+            # the database is back (pairing is paused meanwhile); an automatic pairing is
+            # made again then.
             a.reserved -= 1
             b.reserved -= 1
             _not_played(a, b)
             if req.future is not None and not req.future.done():
-                req.future.set_exception(RuntimeError("storage failed"))
+                self.requests.appendleft(req)
+            self._storage_lost(e)
             return
         a.reserved -= 1
         b.reserved -= 1
@@ -605,8 +772,19 @@ class RefereeServer:
         s = game.session
         replay = s.replay()
         stored = True
+        waiting = False
         try:
             await self.storage.finish_game(game.db_id, replay)
+        except StorageUnavailable as e:
+            # Kept (in memory and in the spill file) and written when the database is back;
+            # the bots are told now (replay_id null): their game is over either way.
+            stored = False
+            waiting = True
+            self._pending[game.db_id] = (replay, None, None)
+            if self._spill is not None:
+                self._spill.save({g: r for g, (r, _, _) in self._pending.items()})
+            LOG.warning("game %s: result kept until storage is back", s.game_id)
+            self._storage_lost(e)
         except Exception:
             stored = False
             LOG.exception("game %s: result could not be stored", s.game_id)
@@ -622,16 +800,24 @@ class RefereeServer:
         rep = s.clock_report()
         LOG.info("game %s over: %s (%s) after %d actions", s.game_id, o.result_text, o.reason.value, o.plies)
         req = game.request
-        if req is not None and req.future is not None and not req.future.done():
-            req.future.set_result(GameSummary(game.db_id, game.bots, o.winner, o.reason.value, o.plies,
-                                              (rep["think_ms"][0], rep["think_ms"][1]),
-                                              (rep["transport_ms"][0], rep["transport_ms"][1]), stored))
+        summary = GameSummary(game.db_id, game.bots, o.winner, o.reason.value, o.plies,
+                              (rep["think_ms"][0], rep["think_ms"][1]),
+                              (rep["transport_ms"][0], rep["transport_ms"][1]), stored)
+        if waiting and game.db_id in self._pending:  # the request's future waits for the write
+            self._pending[game.db_id] = (replay, req, summary)
+        elif req is not None and req.future is not None and not req.future.done():
+            req.future.set_result(summary)
         self._pair()
 
     # -- connections --------------------------------------------------------------------
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         cfg = self.config
         c = _Client(self, reader, writer, cfg.max_frame, cfg.max_rate)
+        why = self._over_pending_limit(c)
+        if why is not None:
+            LOG.warning("%s refused: %s", c, why)
+            c.close()
+            return
         self.clients.add(c)
         self.stats["connections"] += 1
         LOG.info("%d connected from %s", c.id, c.peer)
@@ -654,6 +840,52 @@ class RefereeServer:
             if c.linger:
                 await self._linger(c, reader)
             c.close()
+
+    def _over_pending_limit(self, new: _Client) -> str | None:
+        """Why a new connection is refused (too many connections without `hello`), or None."""
+        cfg = self.config
+        pending = [c for c in self.clients if c.bot is None and not c.closed]
+        if cfg.max_pending and len(pending) >= cfg.max_pending:
+            return f"{len(pending)} connections have not said hello yet (max_pending)"
+        host = _host(new.peer)
+        same = sum(1 for c in pending if _host(c.peer) == host)
+        if cfg.max_pending_per_address and same >= cfg.max_pending_per_address:
+            return f"{same} connections from {host} have not said hello yet (max_pending_per_address)"
+        return None
+
+    def _auth_delay(self, keys: list[str]) -> float:
+        """Record a failed login under `keys` and return how long to wait before answering."""
+        cfg = self.config
+        now = time.monotonic()
+        worst = 0
+        for k in keys:
+            n, last = self._auth_failures.get(k, (0, now))
+            n = 1 if now - last > cfg.auth_window_s else n + 1
+            self._auth_failures[k] = (n, now)
+            worst = max(worst, n)
+        if len(self._auth_failures) > 100_000:  # forget the oldest keys: memory stays bounded
+            for k, _ in sorted(self._auth_failures.items(), key=lambda kv: kv[1][1])[:50_000]:
+                del self._auth_failures[k]
+        return min(cfg.auth_delay_max_ms, cfg.auth_delay_ms * 2 ** min(worst - 1, 30)) / 1000
+
+    def _games_left(self, bot: str, now: float) -> bool:
+        """May `bot` start a game now (max_games_per_minute)?"""
+        limit = self.config.max_games_per_minute
+        if not limit:
+            return True
+        starts = self._starts.get(bot)
+        if starts is None:
+            return True
+        while starts and now - starts[0] >= 60.0:
+            starts.popleft()
+        if len(starts) < limit:
+            return True
+        if self._repair is None:  # pair again when the oldest of those games is a minute old
+            def again() -> None:
+                self._repair = None
+                self._pair()
+            self._repair = asyncio.get_running_loop().call_later(60.0 - (now - starts[0]) + 0.01, again)
+        return False
 
     async def _linger(self, c: _Client, reader: asyncio.StreamReader) -> None:
         """Close gracefully after a fatal error: end our side (so the error is delivered and
@@ -731,10 +963,19 @@ class RefereeServer:
         digest = hash_token(h.token)
         name = self._local_tokens.get(digest)
         if name is None:
-            name = await self.storage.bot_by_token(h.token)
+            try:
+                name = await self.storage.bot_by_token(h.token)
+            except Exception as e:
+                self._storage_lost(e)
+                self._violation(c, ErrorCode.UNAVAILABLE,
+                                "the server's database is unavailable; try again later")
+                return
             if name is not None:
                 c.token_hash = digest
         if name is None:
+            delay = self._auth_delay([f"address {_host(c.peer)}", f"name {h.name}"])
+            if delay > 0:
+                await asyncio.sleep(delay)
             self._violation(c, ErrorCode.AUTH_FAILED, "unknown or revoked token")
             return
         if self.config.game not in h.games:

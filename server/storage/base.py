@@ -6,8 +6,15 @@ The SQL is kept portable (`?` placeholders, which another backend may translate;
 ... RETURNING`; JSON kept as TEXT; times as ISO-8601 UTC text); only the schema's DDL is
 backend-specific. A game's row is written when it starts (status `running`); its result and
 replay are written in one transaction with the status change to `finished`, and that
-transaction is committed (synchronous=FULL) before the referee sends `game_over`. Games
-left `running` by a crash are marked `aborted` when a server opens the file again.
+transaction is committed (synchronous=FULL) before the referee sends `game_over`.
+
+Several referees may share one database. Each registers in `servers` with a lease that it
+renews (`heartbeat`); a game row names the server playing it. Games left `running` by a
+server whose lease has lapsed (it crashed, or lost the database for longer than its lease)
+are marked `aborted` by any live server (`abort_lapsed`); a live server's games are never
+touched. A result that arrives later for such a game is still stored (`finish_game`), and
+writing the same result twice stores it once, so a referee may retry a write whose
+acknowledgement was lost.
 
 Tokens: `add_bot` makes a random token and stores only its SHA-256; a bot is found by the
 hash of the token it presents.
@@ -30,16 +37,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from maag.server.storage.sql import games_schema, sqlite_connect, sqlite_tx
+from maag.server.storage.sql import NOW_EPOCH, games_schema, sqlite_connect, sqlite_migrate, sqlite_tx
 
 __all__ = ["Storage", "SQLiteStorage", "AsyncStorage", "BotRecord", "GameRecord", "StorageError",
-           "default_db_path", "hash_token", "open_storage"]
+           "StorageUnavailable", "default_db_path", "hash_token", "open_storage"]
 
 T = TypeVar("T")
 
 
 class StorageError(Exception):
     """A storage operation was refused (e.g. a bot name already taken)."""
+
+
+class StorageUnavailable(StorageError):
+    """The database cannot be reached now (connection lost, server restarting, file locked):
+    the operation did not happen, or its outcome is unknown; retrying later is safe."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,17 +118,37 @@ class Storage(abc.ABC):
     # -- games
     @abc.abstractmethod
     def create_game(self, game: str, config: dict[str, Any], seats: tuple[str, str], time_control: str,
-                    match_id: str | None = None) -> int:
-        """A new game row with status running; returns its id (also the replay's id)."""
+                    match_id: str | None = None, server: str | None = None) -> int:
+        """A new game row with status running, played by server `server` (see
+        register_server); returns its id (also the replay's id)."""
 
     @abc.abstractmethod
     def finish_game(self, game_id: int, replay: dict[str, Any]) -> None:
         """Store the result and replay of a game and mark it finished (or aborted, for a
-        result without winner and reason `aborted`), in one durable transaction."""
+        result without winner and reason `aborted`), in one durable transaction. The game may
+        be `running`, or `aborted` without a result (its server's lease lapsed); storing the
+        same result again does nothing (a retry); another result for it is a StorageError."""
 
     @abc.abstractmethod
-    def abort_unfinished(self) -> int:
-        """Mark games still `running` (left by a crash) as aborted; returns how many."""
+    def abort_lapsed(self) -> int:
+        """Mark `running` the games whose server's lease has lapsed (or that name no
+        server: left by an older maag) as aborted; returns how many."""
+
+    @abc.abstractmethod
+    def register_server(self, server: str, name: str, lease_s: float) -> None:
+        """Record a referee `server` (a fresh id per process) and start its lease."""
+
+    @abc.abstractmethod
+    def heartbeat(self, server: str) -> None:
+        """Renew the lease of `server`."""
+
+    @abc.abstractmethod
+    def unregister_server(self, server: str) -> None:
+        """A server that stops cleanly ends its lease (its games are over by then)."""
+
+    @abc.abstractmethod
+    def ping(self) -> None:
+        """Reach the database (StorageUnavailable if it cannot be reached)."""
 
     @abc.abstractmethod
     def get_game(self, game_id: int) -> GameRecord | None: ...
@@ -138,11 +170,12 @@ _GAME_COLS = ("g.id, g.game, g.config, g.seat0, g.seat1, g.time_control, g.match
 
 
 class SQLStorage(Storage):
-    """What the SQL backends share: one schema, and the same read and cleanup queries. A
-    backend supplies its connection (`_db`, guarded by `_lock`), transactions (`_tx`),
-    queries (`_query`) and its parameter placeholder (`PARAM`)."""
+    """What the SQL backends share: one schema, and the same queries. A backend supplies its
+    connection (`_db`, guarded by `_lock`), transactions (`_tx`), queries (`_query`), its
+    parameter placeholder (`PARAM`) and the name of its dialect (`DIALECT`)."""
 
     PARAM = "?"
+    DIALECT = "sqlite"
     _db: Any
     _lock: threading.Lock
 
@@ -152,49 +185,144 @@ class SQLStorage(Storage):
     @abc.abstractmethod
     def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]: ...
 
+    def _sql(self, text: str) -> str:
+        """`text` with `?` placeholders and `NOW` (the database's clock) for this backend."""
+        return text.replace("?", self.PARAM).replace("NOW", NOW_EPOCH[self.DIALECT])
+
+    # -- bots
+    def add_bot(self, name: str, *, replace: bool = False) -> str:
+        if not name or len(name) > 64 or not name.isprintable() or name.strip() != name:
+            raise StorageError("a bot name is 1..64 printable characters without surrounding spaces")
+        token = "maag_" + secrets.token_urlsafe(24)
+
+        def tx(cur: Any) -> None:
+            cur.execute(self._sql("SELECT name FROM bots WHERE name = ?"), (name,))
+            if cur.fetchone():
+                if not replace:
+                    raise StorageError(f"a bot named {name!r} exists (use --replace to issue a new token)")
+                cur.execute(self._sql("UPDATE bots SET token_hash = ? WHERE name = ?"),
+                            (hash_token(token), name))
+            else:
+                cur.execute(self._sql("INSERT INTO bots (name, token_hash, created) VALUES (?, ?, ?)"),
+                            (name, hash_token(token), _now()))
+
+        self._tx(tx)
+        return token
+
     def bot_by_token(self, token: str) -> str | None:
-        rows = self._query(f"SELECT name FROM bots WHERE token_hash = {self.PARAM}", (hash_token(token),))
+        rows = self._query(self._sql("SELECT name FROM bots WHERE token_hash = ?"), (hash_token(token),))
         return str(rows[0][0]) if rows else None
 
     def valid_token_hashes(self, hashes: list[str]) -> set[str]:
         if not hashes:
             return set()
-        marks = ", ".join([self.PARAM] * len(hashes))
-        rows = self._query(f"SELECT token_hash FROM bots WHERE token_hash IN ({marks})", tuple(hashes))
+        marks = ", ".join(["?"] * len(hashes))
+        rows = self._query(self._sql(f"SELECT token_hash FROM bots WHERE token_hash IN ({marks})"),
+                           tuple(hashes))
         return {str(r[0]) for r in rows}
 
     def list_bots(self) -> list[BotRecord]:
         return [BotRecord(r[0], r[1]) for r in self._query("SELECT name, created FROM bots ORDER BY name")]
 
-    def abort_unfinished(self) -> int:
+    # -- games
+    def create_game(self, game: str, config: dict[str, Any], seats: tuple[str, str], time_control: str,
+                    match_id: str | None = None, server: str | None = None) -> int:
         def tx(cur: Any) -> int:
-            cur.execute("UPDATE games SET status = 'aborted' WHERE status = 'running'")
-            return int(cur.rowcount)
+            cur.execute(self._sql("INSERT INTO games (game, config, seat0, seat1, time_control, match_id, "
+                                  "status, created, server) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?) "
+                                  "RETURNING id"),
+                        (game, json.dumps(config), seats[0], seats[1], time_control, match_id, _now(),
+                         server))
+            row = cur.fetchone()
+            assert row is not None
+            return int(row[0])
 
         return self._tx(tx)
 
+    def finish_game(self, game_id: int, replay: dict[str, Any]) -> None:
+        res = replay["result"]
+        status = "aborted" if res["reason"] == "aborted" else "finished"
+        think = replay.get("clock", {}).get("think_ms", [None, None])
+
+        def tx(cur: Any) -> None:
+            cur.execute(self._sql("UPDATE games SET status = ? WHERE id = ? AND status IN "
+                                  "('running', 'aborted') AND NOT EXISTS "
+                                  "(SELECT 1 FROM results WHERE game_id = ?)"),
+                        (status, game_id, game_id))
+            if cur.rowcount != 1:
+                cur.execute(self._sql("SELECT winner, reason, plies FROM results WHERE game_id = ?"),
+                            (game_id,))
+                row = cur.fetchone()
+                if row is not None and tuple(row) == (res["winner"], res["reason"], res["plies"]):
+                    return  # stored already: a retry after a lost acknowledgement
+                raise StorageError(f"game {game_id} is not running" if row is None
+                                   else f"game {game_id} has another result stored")
+            cur.execute(self._sql("INSERT INTO results (game_id, winner, reason, plies, think_ms0, "
+                                  "think_ms1, finished) VALUES (?, ?, ?, ?, ?, ?, ?)"),
+                        (game_id, res["winner"], res["reason"], res["plies"], think[0], think[1], _now()))
+            cur.execute(self._sql("INSERT INTO replays (game_id, seed, tags, data) VALUES (?, ?, ?, ?)"),
+                        (game_id, str(replay["seed"]), json.dumps(replay.get("tags", {})),
+                         json.dumps(replay, separators=(",", ":"))))
+
+        self._tx(tx)
+
+    # -- servers and leases
+    def register_server(self, server: str, name: str, lease_s: float) -> None:
+        def tx(cur: Any) -> None:
+            cur.execute(self._sql("INSERT INTO servers (id, name, started, heartbeat, lease_s) "
+                                  "VALUES (?, ?, ?, NOW, ?)"), (server, name, _now(), float(lease_s)))
+
+        self._tx(tx)
+
+    def heartbeat(self, server: str) -> None:
+        def tx(cur: Any) -> None:
+            cur.execute(self._sql("UPDATE servers SET heartbeat = NOW WHERE id = ?"), (server,))
+
+        self._tx(tx)
+
+    def unregister_server(self, server: str) -> None:
+        def tx(cur: Any) -> None:
+            cur.execute(self._sql("DELETE FROM servers WHERE id = ?"), (server,))
+
+        self._tx(tx)
+
+    def abort_lapsed(self) -> int:
+        def tx(cur: Any) -> int:
+            cur.execute(self._sql("UPDATE games SET status = 'aborted' WHERE status = 'running' AND "
+                                  "(server IS NULL OR server NOT IN "
+                                  "(SELECT id FROM servers WHERE heartbeat + lease_s >= NOW))"))
+            n = int(cur.rowcount)
+            # Servers gone for a day are forgotten (their games were aborted long ago).
+            cur.execute(self._sql("DELETE FROM servers WHERE heartbeat + lease_s + 86400 < NOW"))
+            return n
+
+        return self._tx(tx)
+
+    def ping(self) -> None:
+        self._query("SELECT 1")
+
     def get_game(self, game_id: int) -> GameRecord | None:
-        rows = self._query(f"SELECT {_GAME_COLS} FROM games g LEFT JOIN results r ON r.game_id = g.id "
-                           f"WHERE g.id = {self.PARAM}", (game_id,))
+        rows = self._query(self._sql(f"SELECT {_GAME_COLS} FROM games g LEFT JOIN results r "
+                                     "ON r.game_id = g.id WHERE g.id = ?"), (game_id,))
         return _game_record(rows[0]) if rows else None
 
     def list_games(self, match_id: str | None = None, status: str | None = None,
                    limit: int = 1000) -> list[GameRecord]:
         where, args = [], []
         if match_id is not None:
-            where.append(f"g.match_id = {self.PARAM}")
+            where.append("g.match_id = ?")
             args.append(match_id)
         if status is not None:
-            where.append(f"g.status = {self.PARAM}")
+            where.append("g.status = ?")
             args.append(status)
         sql = f"SELECT {_GAME_COLS} FROM games g LEFT JOIN results r ON r.game_id = g.id"
         if where:
             sql += " WHERE " + " AND ".join(where)
-        sql += f" ORDER BY g.id DESC LIMIT {self.PARAM}"
-        return [_game_record(r) for r in self._query(sql, (*args, int(limit)))]
+        sql += " ORDER BY g.id DESC LIMIT ?"
+        return [_game_record(r) for r in self._query(self._sql(sql), (*args, int(limit)))]
 
     def get_replay(self, game_id: int) -> dict[str, Any] | None:
-        rows = self._query(f"SELECT data FROM replays WHERE game_id = {self.PARAM}", (game_id,))
+        rows = self._query(self._sql("SELECT data FROM replays WHERE game_id = ?"), (game_id,))
         return json.loads(rows[0][0]) if rows else None
 
     def close(self) -> None:
@@ -213,61 +341,21 @@ class SQLiteStorage(SQLStorage):
         self._lock = threading.Lock()
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.executescript(games_schema("sqlite"))
+        sqlite_migrate(self._db)
 
     def _tx(self, fn: Callable[[sqlite3.Cursor], T]) -> T:
-        return sqlite_tx(self._db, self._lock, fn)
+        try:
+            return sqlite_tx(self._db, self._lock, fn)
+        except sqlite3.OperationalError as e:  # locked past the timeout, disk full, I/O error
+            raise StorageUnavailable(f"SQLite: {e}") from e
 
     def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        with self._lock:
-            return self._db.execute(sql, args).fetchall()
+        try:
+            with self._lock:
+                return self._db.execute(sql, args).fetchall()
+        except sqlite3.OperationalError as e:
+            raise StorageUnavailable(f"SQLite: {e}") from e
 
-    # -- bots
-    def add_bot(self, name: str, *, replace: bool = False) -> str:
-        if not name or len(name) > 64 or not name.isprintable() or name.strip() != name:
-            raise StorageError("a bot name is 1..64 printable characters without surrounding spaces")
-        token = "maag_" + secrets.token_urlsafe(24)
-
-        def tx(cur: sqlite3.Cursor) -> None:
-            cur.execute("SELECT name FROM bots WHERE name = ?", (name,))
-            if cur.fetchone():
-                if not replace:
-                    raise StorageError(f"a bot named {name!r} exists (use --replace to issue a new token)")
-                cur.execute("UPDATE bots SET token_hash = ? WHERE name = ?", (hash_token(token), name))
-            else:
-                cur.execute("INSERT INTO bots (name, token_hash, created) VALUES (?, ?, ?)",
-                            (name, hash_token(token), _now()))
-
-        self._tx(tx)
-        return token
-
-    # -- games
-    def create_game(self, game: str, config: dict[str, Any], seats: tuple[str, str], time_control: str,
-                    match_id: str | None = None) -> int:
-        def tx(cur: sqlite3.Cursor) -> int:
-            cur.execute("INSERT INTO games (game, config, seat0, seat1, time_control, match_id, status, "
-                        "created) VALUES (?, ?, ?, ?, ?, ?, 'running', ?) RETURNING id",
-                        (game, json.dumps(config), seats[0], seats[1], time_control, match_id, _now()))
-            return int(cur.fetchone()[0])
-
-        return self._tx(tx)
-
-    def finish_game(self, game_id: int, replay: dict[str, Any]) -> None:
-        res = replay["result"]
-        status = "aborted" if res["reason"] == "aborted" else "finished"
-        think = replay.get("clock", {}).get("think_ms", [None, None])
-
-        def tx(cur: sqlite3.Cursor) -> None:
-            cur.execute("UPDATE games SET status = ? WHERE id = ? AND status = 'running'", (status, game_id))
-            if cur.rowcount != 1:
-                raise StorageError(f"game {game_id} is not running")
-            cur.execute("INSERT INTO results (game_id, winner, reason, plies, think_ms0, think_ms1, "
-                        "finished) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        (game_id, res["winner"], res["reason"], res["plies"], think[0], think[1], _now()))
-            cur.execute("INSERT INTO replays (game_id, seed, tags, data) VALUES (?, ?, ?, ?)",
-                        (game_id, str(replay["seed"]), json.dumps(replay.get("tags", {})),
-                         json.dumps(replay, separators=(",", ":"))))
-
-        self._tx(tx)
 
 def _game_record(r: tuple[Any, ...]) -> GameRecord:
     return GameRecord(id=int(r[0]), game=r[1], config=json.loads(r[2]), seats=(r[3], r[4]), time_control=r[5],
@@ -310,8 +398,8 @@ class AsyncStorage:
         return await self.run(self.storage.valid_token_hashes, hashes)
 
     async def create_game(self, game: str, config: dict[str, Any], seats: tuple[str, str], time_control: str,
-                          match_id: str | None = None) -> int:
-        return await self.run(self.storage.create_game, game, config, seats, time_control, match_id)
+                          match_id: str | None = None, server: str | None = None) -> int:
+        return await self.run(self.storage.create_game, game, config, seats, time_control, match_id, server)
 
     async def finish_game(self, game_id: int, replay: dict[str, Any]) -> None:
         await self.run(self.storage.finish_game, game_id, replay)

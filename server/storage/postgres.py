@@ -5,34 +5,34 @@ Same tables and semantics as the SQLite storage: a game row is written `running`
 game starts; its result and replay are written with the status change in one transaction,
 committed before the call returns (PostgreSQL's default `synchronous_commit=on` makes the
 commit durable), so the referee sends `game_over` only for stored games. One connection per
-object, used under a lock; open one object per process. The schema is created on first use
-under an advisory lock, so several processes may open a fresh database at once.
+object, used under a lock, and opened again after it is lost (`Reconnecting`); open one
+object per process. The schema is created on first use under an advisory lock, so several
+processes may open a fresh database at once.
 """
 
 from __future__ import annotations
 
-import json
-import secrets
+import contextlib
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import psycopg
-from maag.server.storage.base import SQLStorage, StorageError, _now, hash_token
-from maag.server.storage.sql import games_schema, postgres_tx
+from maag.server.storage.base import SQLStorage, StorageUnavailable
+from maag.server.storage.sql import MIGRATIONS, games_schema
 
-__all__ = ["PostgresStorage", "SCHEMA_LOCK"]
+__all__ = ["PostgresStorage", "Reconnecting", "SCHEMA_LOCK"]
 
 T = TypeVar("T")
 
 SCHEMA_LOCK = 0x6D616167  # pg_advisory_xact_lock key held while creating the schema ("maag")
 
-def connect(url: str) -> psycopg.Connection[Any]:
-    """An autocommit connection (transactions are explicit), or StorageError."""
+def connect(url: str, timeout: int = 10) -> psycopg.Connection[Any]:
+    """An autocommit connection (transactions are explicit), or StorageUnavailable."""
     try:
-        return psycopg.connect(url, autocommit=True, connect_timeout=30)
+        return psycopg.connect(url, autocommit=True, connect_timeout=timeout)
     except psycopg.Error as e:
-        raise StorageError(f"cannot connect to PostgreSQL: {e}") from e
+        raise StorageUnavailable(f"cannot connect to PostgreSQL: {e}") from e
 
 
 def ensure_schema(conn: psycopg.Connection[Any], ddl: str, lock: int = SCHEMA_LOCK) -> None:
@@ -44,71 +44,87 @@ def ensure_schema(conn: psycopg.Connection[Any], ddl: str, lock: int = SCHEMA_LO
                 conn.execute(stmt)  # type: ignore[call-overload]
 
 
+class Reconnecting:
+    """One PostgreSQL connection that is opened again after it is lost (a server restart, a
+    network cut): an operation on a broken connection raises StorageUnavailable (and did not
+    happen, or its commit's outcome is unknown) and the next operation reconnects. Retrying,
+    with backoff, is the caller's: the referee's storage keeper, a runner's next claim."""
+
+    def __init__(self, url: str, ddl: str) -> None:
+        self.url = url
+        self.ddl = ddl
+        self.lock = threading.Lock()
+        self._conn: psycopg.Connection[Any] | None = None
+        with self.lock:
+            self._connected()
+
+    def _connected(self) -> psycopg.Connection[Any]:
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            if self._conn is not None:
+                with contextlib.suppress(Exception):
+                    self._conn.close()
+                self._conn = None
+            conn = connect(self.url, timeout=5)
+            try:
+                ensure_schema(conn, self.ddl)
+            except psycopg.OperationalError as e:
+                conn.close()
+                raise StorageUnavailable(f"PostgreSQL: {e}") from e
+            self._conn = conn
+        return self._conn
+
+    def run(self, fn: Callable[[psycopg.Connection[Any]], T]) -> T:
+        """fn(connection) under the lock, on a live connection."""
+        with self.lock:
+            conn = self._connected()
+            try:
+                return fn(conn)
+            except (psycopg.OperationalError, psycopg.InterfaceError) as e:
+                if conn.closed or conn.broken:
+                    raise StorageUnavailable(f"lost the connection to PostgreSQL: {e}") from e
+                raise
+
+    def tx(self, fn: Callable[[psycopg.Cursor[Any]], T]) -> T:
+        """fn(cursor) in one transaction, committed before returning."""
+        def body(conn: psycopg.Connection[Any]) -> T:
+            with conn.transaction(), conn.cursor() as cur:
+                return fn(cur)
+
+        return self.run(body)
+
+    def query(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        def body(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
+            with conn.cursor() as cur:
+                cur.execute(sql, args)  # type: ignore[call-overload]
+                return cur.fetchall()
+
+        return self.run(body)
+
+    def close(self) -> None:
+        with self.lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
 class PostgresStorage(SQLStorage):
-    """Storage in a PostgreSQL database given by URL."""
+    """Storage in a PostgreSQL database given by URL (the queries are SQLStorage's)."""
 
     PARAM = "%s"
+    DIALECT = "postgresql"
 
     def __init__(self, url: str) -> None:
         self.url = url
-        self._db = connect(url)
-        self._lock = threading.Lock()
-        ensure_schema(self._db, games_schema("postgresql"))
+        self._pg = Reconnecting(url, games_schema("postgresql") + ";" + _MIGRATE)
 
     def _tx(self, fn: Callable[[psycopg.Cursor[Any]], T]) -> T:
-        return postgres_tx(self._db, self._lock, fn)
+        return self._pg.tx(fn)
 
     def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        with self._lock, self._db.cursor() as cur:
-            cur.execute(sql, args)  # type: ignore[call-overload]
-            return cur.fetchall()
+        return self._pg.query(sql, args)
 
-    # -- bots
-    def add_bot(self, name: str, *, replace: bool = False) -> str:
-        if not name or len(name) > 64 or not name.isprintable() or name.strip() != name:
-            raise StorageError("a bot name is 1..64 printable characters without surrounding spaces")
-        token = "maag_" + secrets.token_urlsafe(24)
+    def close(self) -> None:
+        self._pg.close()
 
-        def tx(cur: psycopg.Cursor[Any]) -> None:
-            cur.execute("INSERT INTO bots (name, token_hash, created) VALUES (%s, %s, %s) "
-                        "ON CONFLICT (name) DO NOTHING", (name, hash_token(token), _now()))
-            if cur.rowcount == 1:
-                return
-            if not replace:
-                raise StorageError(f"a bot named {name!r} exists (use --replace to issue a new token)")
-            cur.execute("UPDATE bots SET token_hash = %s WHERE name = %s", (hash_token(token), name))
 
-        self._tx(tx)
-        return token
-
-    # -- games
-    def create_game(self, game: str, config: dict[str, Any], seats: tuple[str, str], time_control: str,
-                    match_id: str | None = None) -> int:
-        def tx(cur: psycopg.Cursor[Any]) -> int:
-            cur.execute("INSERT INTO games (game, config, seat0, seat1, time_control, match_id, status, "
-                        "created) VALUES (%s, %s, %s, %s, %s, %s, 'running', %s) RETURNING id",
-                        (game, json.dumps(config), seats[0], seats[1], time_control, match_id, _now()))
-            row = cur.fetchone()
-            assert row is not None
-            return int(row[0])
-
-        return self._tx(tx)
-
-    def finish_game(self, game_id: int, replay: dict[str, Any]) -> None:
-        res = replay["result"]
-        status = "aborted" if res["reason"] == "aborted" else "finished"
-        think = replay.get("clock", {}).get("think_ms", [None, None])
-
-        def tx(cur: psycopg.Cursor[Any]) -> None:
-            cur.execute("UPDATE games SET status = %s WHERE id = %s AND status = 'running'",
-                        (status, game_id))
-            if cur.rowcount != 1:
-                raise StorageError(f"game {game_id} is not running")
-            cur.execute("INSERT INTO results (game_id, winner, reason, plies, think_ms0, think_ms1, "
-                        "finished) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                        (game_id, res["winner"], res["reason"], res["plies"], think[0], think[1], _now()))
-            cur.execute("INSERT INTO replays (game_id, seed, tags, data) VALUES (%s, %s, %s, %s)",
-                        (game_id, str(replay["seed"]), json.dumps(replay.get("tags", {})),
-                         json.dumps(replay, separators=(",", ":"))))
-
-        self._tx(tx)
+_MIGRATE = ";".join(f"ALTER TABLE {t} ADD COLUMN IF NOT EXISTS {c} {k}" for t, c, k in MIGRATIONS)

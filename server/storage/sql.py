@@ -29,9 +29,18 @@ CREATE TABLE IF NOT EXISTS games (
     time_control TEXT NOT NULL,
     match_id TEXT,
     status TEXT NOT NULL,
-    created TEXT NOT NULL
+    created TEXT NOT NULL,
+    server TEXT
 );
 CREATE INDEX IF NOT EXISTS games_match ON games (match_id);
+CREATE INDEX IF NOT EXISTS games_status ON games (status);
+CREATE TABLE IF NOT EXISTS servers (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    started TEXT NOT NULL,
+    heartbeat {real} NOT NULL,
+    lease_s {real} NOT NULL
+);
 CREATE TABLE IF NOT EXISTS results (
     game_id {ref} PRIMARY KEY REFERENCES games (id),
     winner INTEGER,
@@ -53,10 +62,29 @@ _DIALECTS = {
     "postgresql": {"key": "BIGSERIAL PRIMARY KEY", "ref": "BIGINT", "real": "DOUBLE PRECISION"},
 }
 
+# The database's clock in seconds since the epoch: leases are compared with one clock, the
+# database's, whatever the servers' clocks say.
+NOW_EPOCH = {
+    "sqlite": "((julianday('now') - 2440587.5) * 86400.0)",
+    "postgresql": "EXTRACT(EPOCH FROM clock_timestamp())::DOUBLE PRECISION",
+}
+
+# Columns added after a table's first release, for databases made by an older maag.
+MIGRATIONS = (("games", "server", "TEXT"),)
+
 
 def games_schema(dialect: str) -> str:
-    """The games tables' DDL for "sqlite" or "postgresql"."""
+    """The games tables' DDL for "sqlite" or "postgresql" (the `server` column of games is
+    also in MIGRATIONS, for databases made before it existed; its index comes after them)."""
     return _GAMES_SCHEMA.format(**_DIALECTS[dialect])
+
+
+def sqlite_migrate(db: sqlite3.Connection) -> None:
+    """Add the MIGRATIONS' columns that an older database lacks."""
+    for table, column, kind in MIGRATIONS:
+        have = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
+        if column not in have:
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
 
 def sqlite_connect(path: str | os.PathLike[str], timeout: float = 30.0) -> sqlite3.Connection:

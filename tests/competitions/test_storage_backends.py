@@ -89,10 +89,31 @@ def test_aborts(store: Storage) -> None:
     g3 = store.create_game("heroes", {}, ("a", "b"), "inf")
     store.finish_game(g1, replay(winner=None, reason="aborted"))
     store.finish_game(g2, replay())
-    assert store.abort_unfinished() == 1
+    assert store.abort_lapsed() == 1
     assert [store.get_game(g).status for g in (g1, g2, g3)] == ["aborted", "finished", "aborted"]  # type: ignore
+    # A result that arrives after its game was aborted (its server had lost the database for
+    # longer than its lease) is still stored; the same result again is a retry; another is refused.
+    store.finish_game(g3, replay())
+    store.finish_game(g3, replay())
+    assert store.get_game(g3).status == "finished"  # type: ignore[union-attr]
     with pytest.raises(StorageError):
-        store.finish_game(g3, replay())
+        store.finish_game(g3, replay(winner=None, reason="aborted"))
+
+
+def test_leases_protect_a_live_servers_games(store: Storage) -> None:
+    store.register_server("live", "live server", 3600.0)
+    store.register_server("dead", "dead server", 0.0)  # lapsed as soon as it is written
+    mine = store.create_game("heroes", {}, ("a", "b"), "inf", server="live")
+    theirs = store.create_game("heroes", {}, ("a", "b"), "inf", server="dead")
+    unknown = store.create_game("heroes", {}, ("a", "b"), "inf", server="never-registered")
+    legacy = store.create_game("heroes", {}, ("a", "b"), "inf")  # made by an older maag
+    assert store.abort_lapsed() == 3
+    assert [store.get_game(g).status for g in (mine, theirs, unknown, legacy)] == [  # type: ignore[union-attr]
+        "running", "aborted", "aborted", "aborted"]
+    store.heartbeat("live")
+    store.unregister_server("live")  # a clean stop ends the lease
+    assert store.abort_lapsed() == 1
+    assert store.get_game(mine).status == "aborted"  # type: ignore[union-attr]
 
 
 def test_reopen_sees_everything(db_url: str) -> None:

@@ -169,6 +169,10 @@ async def test_kill_9_mid_match_loses_no_finished_game(tmp_path: Path) -> None:
         "a-tiny",
         "--tc",
         "2s",
+        "--lease",
+        "2",
+        "--spill-dir",
+        str(tmp_path / "spill"),
         "-q",
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -222,7 +226,8 @@ async def test_kill_9_mid_match_loses_no_finished_game(tmp_path: Path) -> None:
         assert check.plies == rec.plies and check.winner == rec.winner
     running = st.list_games(status="running")
     st.close()
-    # A restarted server marks the game it was playing as aborted; the rest is untouched.
+    # A restarted server marks the game the dead one was playing as aborted once the dead
+    # one's lease (2 s) has lapsed; the rest is untouched.
     r = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -234,13 +239,26 @@ async def test_kill_9_mid_match_loses_no_finished_game(tmp_path: Path) -> None:
         str(port_file),
         "--db",
         str(db),
+        "--lease",
+        "1",
+        "--spill-dir",
+        str(tmp_path / "spill"),
         "-q",
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     port_file.write_text("")
+
+    def aborted() -> set[int]:
+        st = SQLiteStorage(db)
+        try:
+            return {g.id for g in st.list_games(status="aborted")}
+        finally:
+            st.close()
+
     try:
         await until(lambda: port_file.read_text().strip() != "")
+        await until(lambda: aborted() == {g.id for g in running})
         r.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(r.wait(), WAIT) == 0
     finally:

@@ -39,8 +39,9 @@ def test_games_results_replays_and_reopen(tmp_path: Path) -> None:
     g2 = st.create_game("heroes", {"map": "a"}, ("b", "a"), "1s", match_id="m1")
     g3 = st.create_game("heroes", {"map": "a"}, ("b", "a"), "1s")
     st.finish_game(g1, _replay())
+    st.finish_game(g1, _replay())  # a retry (its acknowledgement lost) stores it once
     with pytest.raises(StorageError):
-        st.finish_game(g1, _replay())  # only once
+        st.finish_game(g1, _replay(None, "aborted"))  # another result for it: refused
     st.finish_game(g3, _replay(None, "aborted"))
     # A crash here: reopen without closing.
     st2 = SQLiteStorage(db)
@@ -49,7 +50,7 @@ def test_games_results_replays_and_reopen(tmp_path: Path) -> None:
     assert rec is not None and rec.status == "finished" and rec.winner == 0 and rec.reason == "resign"
     assert st2.get_replay(g1) == _replay()
     assert st2.get_game(g3).status == "aborted"  # type: ignore[union-attr]
-    assert st2.abort_unfinished() == 1
+    assert st2.abort_lapsed() == 1
     assert st2.get_game(g2).status == "aborted" and st2.get_replay(g2) is None  # type: ignore[union-attr]
     assert st2.get_game(999) is None
     mode = sqlite3.connect(db).execute("PRAGMA journal_mode").fetchone()[0]
