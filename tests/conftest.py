@@ -52,3 +52,65 @@ def postgres_db(postgres_url: str) -> Any:
     yield url
     with psycopg.connect(postgres_url, autocommit=True) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+class PrivatePostgres:
+    """A PostgreSQL cluster of one test's own (started by .ci/postgres-start in a fresh
+    directory on a free port), which the test may stop and start: what a database restart
+    does to maag, without touching the shared test server."""
+
+    def __init__(self) -> None:
+        import secrets
+        import socket
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.dir = f"/var/tmp/maag-test-pg-{secrets.token_hex(6)}"
+        self.env = {**os.environ, "MAAG_PG_DIR": self.dir, "MAAG_PG_PORT": str(self.port)}
+        self.url = ""
+
+    def start(self) -> None:
+        import subprocess
+        from pathlib import Path
+
+        script = Path(__file__).resolve().parents[1] / ".ci" / "postgres-start"
+        r = subprocess.run([str(script)], env=self.env, capture_output=True, text=True, timeout=300)
+        if r.returncode != 0:
+            raise RuntimeError(f"postgres-start failed: {r.stderr[-2000:]}")
+        self.url = r.stdout.strip().splitlines()[-1]
+
+    def _pg_ctl(self, *args: str) -> None:
+        import glob
+        import subprocess
+
+        bins = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
+        cmd = [bins[-1] if bins else "pg_ctl", "-D", self.dir, *args]
+        if os.getuid() == 0:
+            cmd = ["runuser", "-u", "postgres", "--", *cmd]
+        subprocess.run(cmd, capture_output=True, timeout=120, check=False)
+
+    def stop(self) -> None:
+        """A fast shutdown: every connection is cut, as in a restart."""
+        self._pg_ctl("stop", "-m", "fast", "-w", "-t", "60")
+
+    def destroy(self) -> None:
+        import shutil
+
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.fixture
+def private_postgres(postgres_url: str) -> Any:
+    """A PrivatePostgres, started (needs the PostgreSQL server binaries, like postgres_url)."""
+    pg = PrivatePostgres()
+    try:
+        pg.start()
+    except Exception as e:  # no server binaries here
+        pg.destroy()
+        if in_ci():
+            pytest.fail(str(e))
+        pytest.skip(str(e))
+    yield pg
+    pg.destroy()
