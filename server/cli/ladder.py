@@ -95,6 +95,9 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     _finish(args, out, ladder.standings())
+    if ladder.failed:
+        print(f"maag ladder: {ladder.failed}", file=sys.stderr, flush=True)
+        return 3
     return 0
 
 

@@ -143,6 +143,7 @@ class Ladder:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._wake = asyncio.Event()
         self._stopping = False
+        self.failed: str | None = None
 
     @property
     def port(self) -> int:
@@ -169,12 +170,18 @@ class Ladder:
             await self.start()
         try:
             while not self._stopping:
+                if self.server is not None and self.server.failed:
+                    self.failed = self.server.failed  # the database away too long: exit non-zero
+                    break
                 self._schedule()
                 if self.max_games is not None and self.finished >= self.max_games:
                     break
                 self._wake.clear()
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), self.tick)
+            if self.failed:  # results still waiting stay in the spill file
+                for t in self._tasks:
+                    t.cancel()
             if self._tasks:
                 await asyncio.gather(*list(self._tasks), return_exceptions=True)
         finally:
@@ -220,6 +227,9 @@ class Ladder:
         self._track_connections()
         left = self._budget_left()
         if self._stopping or (left is not None and left <= 0):
+            return
+        assert self.server is not None
+        if not self.server.storage_ok:  # paused while the database is away
             return
         pairs = choose_pairs(self.free_slots(), self.elo, self.idle_since, self.last_opponent, self.rng,
                              self.spread, limit=left)

@@ -230,3 +230,27 @@ async def test_two_servers_on_one_database_and_a_kill_9(private_postgres: Any, t
     assert all(g.reason is not None for g in games if g.status == "finished")  # each with its result
     # Aborted without a result: only the games the dead server was playing.
     assert {g.id for g in games if g.status == "aborted" and g.reason is None} <= {v.id for v in victims}
+
+
+async def test_a_ladder_exits_3_when_the_database_stays_away(private_postgres: Any, tmp_path: Path) -> None:
+    pg = private_postgres
+    tokens = add_bots(pg.url, "x1", "x2")
+    ladder = subprocess.Popen([*MAAG, "ladder", "--db", pg.url, "--port", "0", "--port-file",
+                               str(tmp_path / "port"), "--map", "a-tiny", "--tc", "2s", "--spill-dir",
+                               str(tmp_path / "spill"), "--storage-outage-limit", "2"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    bots = []
+    try:
+        port = await _port(tmp_path / "port")
+        bots = [await spawn_minibot(port, t, "--delay", "20") for t in tokens]
+        await until(lambda: len(stored(pg.url, status="finished")) >= 1, timeout=120)
+        pg.stop()
+        await until(lambda: ladder.poll() is not None, timeout=120)
+        assert ladder.returncode == 3
+        assert b"storage unavailable for" in (ladder.stderr.read() if ladder.stderr else b"")
+    finally:
+        for b in bots:
+            await stop_process(b)
+        if ladder.poll() is None:
+            ladder.kill()
+        ladder.wait()
