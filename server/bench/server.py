@@ -137,8 +137,10 @@ async def _client(port: int, tokens: list[str], warmup: float, seconds: float, m
 
 # -- one level --------------------------------------------------------------------------------
 
-def run_level(games: int, warmup: float, seconds: float, mode: str = "act") -> dict[str, Any]:
-    """One measurement at `games` concurrent games (see the module docstring)."""
+def run_level(games: int, warmup: float, seconds: float, mode: str = "act",
+              servers: int = 1) -> dict[str, Any]:
+    """One measurement at `games` concurrent games (see the module docstring), refereed by
+    `servers` processes on one port (SO_REUSEPORT) and one database."""
     with tempfile.TemporaryDirectory(prefix="maag-bench-") as d:
         tmp = Path(d)
         db = tmp / "bench.sqlite3"
@@ -147,18 +149,25 @@ def run_level(games: int, warmup: float, seconds: float, mode: str = "act") -> d
         st = SQLiteStorage(db)
         tokens = [st.add_bot(f"b{i}") for i in range(2 * games)]
         st.close()
-        port_file, stats_file = tmp / "port", tmp / "stats.json"
-        server = subprocess.Popen([sys.executable, "-m", "maag.server", "serve", "--port", "0", "--port-file",
-                                   str(port_file), "--db", str(db), "--tc", "inf", "--max-rate", "0",
-                                   "--stats-out", str(stats_file), "-q"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        procs: list[subprocess.Popen[bytes]] = []
+        stats_files = [tmp / f"stats{i}.json" for i in range(servers)]
+        port = 0
         try:
-            end = time.monotonic() + 30
-            while not (port_file.exists() and port_file.read_text().strip()):
-                if time.monotonic() > end or server.poll() is not None:
-                    raise RuntimeError("the referee did not start")
-                time.sleep(0.05)
-            port = int(port_file.read_text())
+            for i in range(servers):
+                port_file = tmp / f"port{i}"
+                procs.append(subprocess.Popen(
+                    [sys.executable, "-m", "maag.server", "serve", "--port", str(port), "--port-file",
+                     str(port_file), "--db", str(db), "--tc", "inf", "--max-rate", "0",
+                     "--max-games-per-minute", "0", "--max-pending-per-address", "0", "--max-pending", "0",
+                     "--spill-dir", str(tmp / "spill"), "--stats-out", str(stats_files[i]), "-q",
+                     *(["--reuse-port"] if servers > 1 else [])],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+                end = time.monotonic() + 30
+                while not (port_file.exists() and port_file.read_text().strip()):
+                    if time.monotonic() > end or procs[-1].poll() is not None:
+                        raise RuntimeError("the referee did not start")
+                    time.sleep(0.05)
+                port = int(port_file.read_text())
             # The bots' work is spread over two processes from 10 games on, so that they do
             # not become the bottleneck on a 2-core machine.
             k = 2 if games >= 10 else 1
@@ -180,10 +189,16 @@ def run_level(games: int, warmup: float, seconds: float, mode: str = "act") -> d
                 res["rtt"] += r["rtt"]
                 res["errors"] += r["errors"]
         finally:
-            server.send_signal(signal.SIGTERM)
-            server.wait(60)
-        stats = json.loads(stats_file.read_text())
-        lat, cpu = stats["latencies_ms"], stats["cpu_ms"]
+            for server in procs:
+                server.send_signal(signal.SIGTERM)
+            for server in procs:
+                server.wait(60)
+        lat: list[float] = []
+        cpu: list[float] = []
+        for f in stats_files:
+            stats = json.loads(f.read_text())
+            lat += stats["latencies_ms"]
+            cpu += stats["cpu_ms"]
     rtt = res["rtt"]
     return {"actions_per_s": res["actions"] / res["seconds"], "p50_ms": _pct(lat, 0.5),
             "p99_ms": _pct(lat, 0.99), "cpu_p50_ms": _pct(cpu, 0.5), "cpu_p99_ms": _pct(cpu, 0.99),
@@ -192,14 +207,15 @@ def run_level(games: int, warmup: float, seconds: float, mode: str = "act") -> d
 
 
 def run(levels: tuple[int, ...] = LEVELS, runs: int = 1, warmup: float = 1.0, seconds: float = 5.0,
-        progress: Callable[[int, int], None] | None = None, mode: str = "act") -> dict[str, dict[str, float]]:
+        progress: Callable[[int, int], None] | None = None, mode: str = "act",
+        servers: int = 1) -> dict[str, dict[str, float]]:
     """Medians over `runs` runs of each level, keyed by the number of games (as a string)."""
     out: dict[str, dict[str, float]] = {}
     done = 0
     for g in levels:
         results = []
         for _ in range(runs):
-            results.append(run_level(g, warmup, seconds, mode))
+            results.append(run_level(g, warmup, seconds, mode, servers))
             done += 1
             if progress:
                 progress(done, len(levels) * runs)
@@ -233,6 +249,8 @@ def register_cli(bsub: Any, machine: Callable[[], dict[str, Any]]) -> None:
                    help="bots send one act per your_turn, whole turns, or both in turn (default both)")
     p.add_argument("--runs", type=int, default=1, help="runs per figure; the median is reported (default 1)")
     p.add_argument("--seconds", type=float, default=5.0, help="measured seconds per run (default 5)")
+    p.add_argument("--servers", type=int, default=1, metavar="K",
+                   help="referee processes sharing one port (SO_REUSEPORT) and one database (default 1)")
     p.add_argument("--json", action="store_true",
                    help="one JSON object keyed by the number of games (act mode; turn mode under 'turn')")
     p.set_defaults(func=lambda args: _run_cli(args, machine))
@@ -255,7 +273,8 @@ def _run_cli(args: argparse.Namespace, machine: Callable[[], dict[str, Any]]) ->
             def step(done: int, _total: int, base: int = base) -> None:
                 prog.update(task, completed=base + done)
 
-            results[mode] = run(levels, args.runs, 1.0, args.seconds, mode=mode, progress=step)
+            results[mode] = run(levels, args.runs, 1.0, args.seconds, mode=mode, progress=step,
+                                servers=args.servers)
     if args.json:
         first = results[modes[0]]
         out: dict[str, Any] = {**first, "mode": modes[0], "machine": machine()}
@@ -264,8 +283,8 @@ def _run_cli(args: argparse.Namespace, machine: Callable[[], dict[str, Any]]) ->
         print(json.dumps(out))
         return 0
     for mode in modes:
-        t = Table(title=f"maag bench server ({mode} mode): medians of {args.runs} run(s) of "
-                        f"{args.seconds:g} s")
+        t = Table(title=f"maag bench server ({mode} mode, {args.servers} referee process(es)): medians of "
+                        f"{args.runs} run(s) of {args.seconds:g} s")
         for col in ("games", "actions/s", "referee p50 ms", "referee p99 ms", "cpu p50 ms", "cpu p99 ms",
                     "bot rtt p50 ms", "bot rtt p99 ms"):
             t.add_column(col, justify="right")
