@@ -67,10 +67,16 @@ class Game:
         return st
 
     def action(self, d: dict[str, Any] | str | int) -> Action:
-        """An Action from its dict form, JSON text or integer code."""
-        if isinstance(d, int):
+        """An Action from its dict form, JSON text or integer code; ValueError if it is none
+        of these (a code outside 0..2**32-1, a value that is not an object)."""
+        if isinstance(d, int) and not isinstance(d, bool):
+            if not 0 <= d < 2**32:
+                raise ValueError(f"an action code is an integer in 0..2**32-1, not {d}")
             return Action(d, self.name)
-        return Action(self.spec.action_from_dict(json.loads(d) if isinstance(d, str) else d), self.name)
+        obj = json.loads(d) if isinstance(d, str) else d
+        if not isinstance(obj, dict):
+            raise ValueError(f"an action is a JSON object with a 'type', not {obj!r}"[:200])
+        return Action(self.spec.action_from_dict(obj), self.name)
 
 
 class State:

@@ -11,6 +11,7 @@ from maag.engine.machine import machine
 from maag.server.bench import engine as bench_engine
 from maag.server.bench import search as bench_search
 from maag.server.bench import server as bench_server
+from maag.server.bench import soak as bench_soak
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
@@ -32,6 +33,15 @@ def register(sub: Any) -> None:
     s.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     s.set_defaults(func=run_search)
     bench_server.register_cli(bsub, machine)
+    k = bsub.add_parser("soak", help="a referee's memory under a long load (bounded; not in CI)",
+                        description=bench_soak.__doc__)
+    k.add_argument("--games", type=int, default=200, help="concurrent games (default 200)")
+    k.add_argument("--minutes", type=float, default=10.0, help="how long (default 10)")
+    k.add_argument("--sample", type=float, default=10.0, metavar="S",
+                   help="seconds between samples (default 10)")
+    k.add_argument("--out-json", metavar="FILE", help="write the samples and the verdict as JSON")
+    k.add_argument("--plot", metavar="PNG", help="plot memory against time (matplotlib)")
+    k.set_defaults(func=run_soak)
     p.set_defaults(func=lambda a: (p.print_help(), 2)[1])
 
 
@@ -89,3 +99,41 @@ def run_search(args: argparse.Namespace) -> int:
     m = machine()
     console.print(f"machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}")
     return 0
+
+
+def run_soak(args: argparse.Namespace) -> int:
+    console = Console()
+    with Progress(*Progress.get_default_columns(), console=console, transient=True) as prog:
+        task = prog.add_task(f"soak: {args.games} games", total=args.minutes * 60)
+        res = bench_soak.run(args.games, args.minutes, args.sample,
+                             progress=lambda done, _t: prog.update(task, completed=done))
+    res["machine"] = machine()
+    if args.out_json:
+        with open(args.out_json, "w") as f:
+            json.dump(res, f, indent=1)
+    if args.plot:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(7, 3.5))
+        ax.plot([t / 60 for t, _ in res["samples"]], [kib / 1024 for _, kib in res["samples"]], marker=".")
+        ax.axvline(bench_soak.WARMUP_S / 60, color="grey", linestyle=":", label="end of warm-up")
+        ax.set_xlabel("minutes")
+        ax.set_ylabel("referee RSS (MiB)")
+        ax.set_title(f"maag bench soak: {args.games} concurrent games")
+        ax.set_ylim(bottom=0)
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(args.plot, dpi=100)
+    t = Table(title=f"maag bench soak: {args.games} concurrent games for {args.minutes:g} min")
+    for col in ("after warm-up MiB", "end MiB", "growth", "actions/s", "verdict"):
+        t.add_column(col, justify="right")
+    t.add_row(f"{res['rss_after_warmup_kib'] / 1024:.1f}", f"{res['rss_end_kib'] / 1024:.1f}",
+              f"{res['growth']:+.1%}", f"{res['actions'] / (args.minutes * 60):,.0f}",
+              "flat (within 10%)" if res["flat"] else "GROWS")
+    console.print(t)
+    m = res["machine"]
+    console.print(f"machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}")
+    return 0 if res["flat"] else 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from typing import Any
 
 import msgpack
@@ -30,7 +31,8 @@ from maag.protocol import (
     Welcome,
 )
 
-FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=int(os.environ.get("MAAG_FUZZ_EXAMPLES", "300")), deadline=None,
+                suppress_health_check=[HealthCheck.too_slow])
 
 
 def feed(conn: Connection, chunks: list[bytes], eof: bool) -> list[Any]:

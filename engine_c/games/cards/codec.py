@@ -265,7 +265,7 @@ def _bool(obj: dict[str, Any], key: str, where: str = "", default: bool | None =
 
 
 def _card(v: Any, where: str) -> int:
-    if v not in NUMBER:
+    if not isinstance(v, str) or v not in NUMBER:
         raise _fail(f"state field {where} must be a card id such as 'N01', not {v!r}")
     return NUMBER[v]
 

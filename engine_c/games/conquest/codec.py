@@ -185,7 +185,7 @@ def _fail(msg: str) -> StateError:
 
 
 def _terr(terr: list[str], v: Any, where: str) -> int:
-    if v not in terr:
+    if not isinstance(v, str) or v not in terr:
         raise _fail(f"state field {where}: {v!r} is not a territory of this map")
     return terr.index(v)
 
@@ -270,7 +270,7 @@ def state_from_json(obj: dict[str, Any], cfg: dict[str, Any], out: Any) -> None:
     conquered = obj.get("conquered", [])
     if not isinstance(conquered, list):
         raise _fail("state field 'conquered' must list territories")
-    s.conquered = sum(1 << _terr(terr, t, "conquered") for t in set(conquered))
+    s.conquered = sum(1 << i for i in {_terr(terr, t, "conquered") for t in conquered})
     join = obj.get("join")
     s.join_src = s.join_mid = s.join_dst = lib.CQ_NONE
     s.join_blitz = 0

@@ -230,8 +230,8 @@ def state_from_json(obj: dict[str, Any], cfg: dict[str, Any], out: Any) -> None:
     s.turn = _int(obj, "turn", 1, 30000)
     s.current = _int(obj, "current", 1, 2) - 1
     s.ap = _int(obj, "ap", 0, 25)
-    s.ap_per_turn = obj.get("ap_per_turn", cfg["ap"])
-    s.turn_limit = obj.get("turn_limit", cfg["turn_limit"])
+    s.ap_per_turn = _int(obj, "ap_per_turn", 1, 25) if "ap_per_turn" in obj else cfg["ap"]
+    s.turn_limit = _int(obj, "turn_limit", 1, 30000) if "turn_limit" in obj else cfg["turn_limit"]
     term = obj.get("terminal")
     if not isinstance(term, bool):
         raise _fail("state field 'terminal' must be true or false")
@@ -257,7 +257,7 @@ def state_from_json(obj: dict[str, Any], cfg: dict[str, Any], out: Any) -> None:
         if kind not in KINDS or kind == "":
             raise _fail(f"unknown unit kind {kind!r}")
         items = u.get("items", [])
-        if (not isinstance(items, list) or any(i not in ITEM_BITS for i in items)
+        if (not isinstance(items, list) or any(not isinstance(i, str) or i not in ITEM_BITS for i in items)
                 or len(set(items)) != len(items)):
             raise _fail(f"bad items {items!r} on [{x}, {y}]")
         cell = s.board[x * dims[1] + y]
