@@ -68,6 +68,7 @@ async def test_a_database_restart_loses_no_result_and_pairing_resumes(private_po
     bots = [await spawn_minibot(srv.port, t, "--delay", "20", "--concurrency", "2") for t in tokens[:2]]
     try:
         await until(lambda: srv.stats["games_finished"] >= 1, timeout=120)
+        await until(lambda: bool(srv.games), timeout=120)  # a game in progress through the outage
         pg.stop()
         finished_before = srv.stats["games_finished"]
         # Games in progress go on without the database; their results wait.
@@ -104,15 +105,16 @@ async def test_a_ladder_across_a_database_restart(private_postgres: Any, tmp_pat
     ladder = Ladder(pg.url, cfg, name="restart", per_bot=1, seed=None)
     await ladder.start()
     runner = asyncio.ensure_future(ladder.run())
-    bots = [await spawn_minibot(ladder.port, t, "--delay", "20") for t in tokens]
+    bots = [await spawn_minibot(ladder.port, t, "--delay", "40") for t in tokens]
     try:
         await until(lambda: ladder.finished >= 2, timeout=120)
+        assert ladder.server is not None
+        srv = ladder.server
+        await until(lambda: bool(srv.games), timeout=120)  # a game in progress through the outage
         caplog.clear()
         with caplog.at_level(logging.INFO):
             pg.stop()
             at_stop = ladder.finished
-            assert ladder.server is not None
-            srv = ladder.server
             await until(lambda: bool(srv._pending), timeout=120)
             await asyncio.sleep(3.0)
             lines_while_down = len(caplog.records)
