@@ -148,7 +148,7 @@ def action_from_dict(d: dict[str, Any]) -> int:
         h = _int_field(d, "hand_index", 0, 9, "")
         if "card" not in d:
             raise ValueError("missing field 'card'")
-        if d["card"] not in NUMBER:
+        if not isinstance(d["card"], str) or d["card"] not in NUMBER:
             raise ValueError(f"action field 'card' must be a card id such as 'N01' or 'T_COIN', "
                              f"not {d['card']!r}")
         return 1 | h << 2 | _ref_code(d.get("target"), "target") << 6 | NUMBER[d["card"]] << 11
@@ -407,7 +407,10 @@ def _load_player(p: Any, d: Any, seat: int, observer: int, where: str) -> list[t
         _load_minion(p.board[i], m, f"{where}.board[{i}]")
         for key in ("atk", "max_hp", "windfury"):
             if key in m:
-                checks.append((f"{where}.board[{i}].{key}", int(m[key])))
+                v = m[key]
+                if isinstance(v, bool) or not isinstance(v, int):
+                    raise _fail(f"state field {where}.board[{i}].{key} must be an integer, not {v!r}")
+                checks.append((f"{where}.board[{i}].{key}", v))
     revealed = d.get("revealed", {})
     if not isinstance(revealed, dict):
         raise _fail(f"state field {where}.revealed must map card ids to counts")
