@@ -350,7 +350,8 @@ def _load_player(p: Any, d: Any, seat: int, observer: int, where: str) -> list[t
             raise _fail(f"state field {where}.weapon.card: {w.get('card')} is not a weapon")
         p.weapon_atk = _int(w, "atk", 0, 100, f"{where}.weapon.")
         p.weapon_dur = _int(w, "durability", -10, 100, f"{where}.weapon.")
-        p.weapon_eid = w.get("eid", 0) if isinstance(w.get("eid", 0), int) else 0
+        eid = w.get("eid", 0)
+        p.weapon_eid = eid if isinstance(eid, int) and not isinstance(eid, bool) and 0 <= eid < 65536 else 0
     for key, hi in (("mana", 20), ("max_mana", 10), ("overload_locked", 20), ("overload_pending", 20),
                     ("cards_played_this_turn", 60), ("fatigue", 60)):
         setattr(p, {"cards_played_this_turn": "cards_played"}.get(key, key), _int(d, key, 0, hi, f"{where}."))
@@ -453,9 +454,10 @@ def state_from_json(obj: dict[str, Any], cfg: dict[str, Any], out: Any) -> None:
     eids = [s.p[q].board[i].eid for q in (0, 1) for i in range(s.p[q].nboard)]
     if len(set(eids)) != len(eids):
         raise _fail("state: two minions share an eid")
-    s.next_eid = obj.get("next_eid", max(eids + [2]) + 1)
-    if not isinstance(s.next_eid, int) or s.next_eid <= max(eids + [2]):
-        raise _fail("state field 'next_eid' must be above every minion's eid")
+    next_eid = obj.get("next_eid", max(eids + [2]) + 1)
+    if isinstance(next_eid, bool) or not isinstance(next_eid, int) or not max(eids + [2]) < next_eid < 65536:
+        raise _fail("state field 'next_eid' must be an integer above every minion's eid, below 65536")
+    s.next_eid = next_eid
     lib.cd_refresh(s)
     for seat in (0, 1):  # a keyword an active enrage gives is not the minion's own
         for i in range(s.p[seat].nboard):
