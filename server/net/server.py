@@ -6,7 +6,10 @@ Flow of a connection: greeting and `hello` (token checked against storage), `wel
 connection then offers `concurrency` game slots. Slots are paired by explicit requests
 (`request_game`, used by `maag match`) first, then, with `auto_pair`, first come first
 served between different bots. Each game row is created in storage when the game starts;
-its result and replay are committed before `game_over` is sent. A connection that is closing
+its result and replay are committed before `game_over` is sent (while the database is away,
+the result waits in memory and in the spill file, `game_over` goes out without a
+`replay_id`, and pairing pauses: see `_keep_storage`). Each server holds a lease in the
+database; only the games of servers whose lease lapsed are aborted. A connection that is closing
 (closed by us, or its peer's EOF received even if not yet read) is never paired, and a game
 whose seat's connection closes between the pairing and the game's first message is stored as
 aborted and its request goes back to the front of the queue (see `_start_game`).
