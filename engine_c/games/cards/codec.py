@@ -408,10 +408,10 @@ def _load_player(p: Any, d: Any, seat: int, observer: int, where: str) -> list[t
         _load_minion(p.board[i], m, f"{where}.board[{i}]")
         for key in ("atk", "max_hp", "windfury"):
             if key in m:
-                v = m[key]
-                if isinstance(v, bool) or not isinstance(v, int):
+                v = m[key]  # (windfury is written as true or false)
+                if not isinstance(v, int):
                     raise _fail(f"state field {where}.board[{i}].{key} must be an integer, not {v!r}")
-                checks.append((f"{where}.board[{i}].{key}", v))
+                checks.append((f"{where}.board[{i}].{key}", int(v)))
     revealed = d.get("revealed", {})
     if not isinstance(revealed, dict):
         raise _fail(f"state field {where}.revealed must map card ids to counts")
