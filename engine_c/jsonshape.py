@@ -14,28 +14,26 @@ __all__ = ["obj", "nat", "integer", "enum", "array", "string", "boolean", "nulla
            "one_of"]
 
 
+def _shape(base: dict[str, Any], description: str = "", **extra: Any) -> dict[str, Any]:
+    """`base` with the `extra` keywords that are set (not None), then the description if any:
+    every builder below is one of these."""
+    out = dict(base)
+    out.update({k: v for k, v in extra.items() if v is not None})
+    if description:
+        out["description"] = description
+    return out
+
+
 def obj(props: dict[str, Any], *, optional: Iterable[str] = (), description: str = "",
         closed: bool = True) -> dict[str, Any]:
     """A map with these keys, all required but `optional`; no other key when `closed`."""
     opt = set(optional)
-    out: dict[str, Any] = {"type": "object", "properties": props,
-                           "required": [k for k in props if k not in opt]}
-    if closed:
-        out["additionalProperties"] = False
-    if description:
-        out["description"] = description
-    return out
+    return _shape({"type": "object", "properties": props, "required": [k for k in props if k not in opt]},
+                  description, additionalProperties=False if closed else None)
 
 
 def integer(lo: int | None = None, hi: int | None = None, description: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "integer"}
-    if lo is not None:
-        out["minimum"] = lo
-    if hi is not None:
-        out["maximum"] = hi
-    if description:
-        out["description"] = description
-    return out
+    return _shape({"type": "integer"}, description, minimum=lo, maximum=hi)
 
 
 def nat(hi: int | None = None, description: str = "") -> dict[str, Any]:
@@ -44,7 +42,7 @@ def nat(hi: int | None = None, description: str = "") -> dict[str, Any]:
 
 
 def enum(*values: Any, description: str = "") -> dict[str, Any]:
-    return {"enum": list(values), **({"description": description} if description else {})}
+    return _shape({"enum": list(values)}, description)
 
 
 def seat(description: str = "") -> dict[str, Any]:
@@ -53,34 +51,22 @@ def seat(description: str = "") -> dict[str, Any]:
 
 
 def string(description: str = "") -> dict[str, Any]:
-    return {"type": "string", **({"description": description} if description else {})}
+    return _shape({"type": "string"}, description)
 
 
 def boolean(description: str = "") -> dict[str, Any]:
-    return {"type": "boolean", **({"description": description} if description else {})}
+    return _shape({"type": "boolean"}, description)
 
 
 def array(items: dict[str, Any], lo: int | None = None, hi: int | None = None,
           description: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "array", "items": items}
-    if lo is not None:
-        out["minItems"] = lo
-    if hi is not None:
-        out["maxItems"] = hi
-    if description:
-        out["description"] = description
-    return out
+    return _shape({"type": "array", "items": items}, description, minItems=lo, maxItems=hi)
 
 
 def map_of(values: dict[str, Any], keys: dict[str, Any] | None = None,
            description: str = "") -> dict[str, Any]:
     """A map whose values all have one shape (and whose keys, if given, match `keys`)."""
-    out: dict[str, Any] = {"type": "object", "additionalProperties": values}
-    if keys is not None:
-        out["propertyNames"] = keys
-    if description:
-        out["description"] = description
-    return out
+    return _shape({"type": "object", "additionalProperties": values}, description, propertyNames=keys)
 
 
 def nullable(s: dict[str, Any]) -> dict[str, Any]:
@@ -88,4 +74,4 @@ def nullable(s: dict[str, Any]) -> dict[str, Any]:
 
 
 def one_of(*shapes: dict[str, Any], description: str = "") -> dict[str, Any]:
-    return {"oneOf": list(shapes), **({"description": description} if description else {})}
+    return _shape({"oneOf": list(shapes)}, description)

@@ -137,47 +137,72 @@ async def _client(port: int, tokens: list[str], warmup: float, seconds: float, m
 
 # -- one level --------------------------------------------------------------------------------
 
+def bench_db(tmp: Path, bots: int, prefix: str) -> tuple[Path, list[str]]:
+    """An SQLite database in `tmp` with `bots` registered bots; returns it and their tokens."""
+    from maag.server.storage.base import SQLiteStorage
+
+    db = tmp / "bench.sqlite3"
+    st = SQLiteStorage(db)
+    try:
+        return db, [st.add_bot(f"{prefix}{i}") for i in range(bots)]
+    finally:
+        st.close()
+
+
+def start_referee(tmp: Path, db: Path, name: str, port: int = 0,
+                  *extra: str) -> tuple[subprocess.Popen[bytes], int]:
+    """A `maag serve` process for a benchmark, with no time limit and none of its limits
+    against abuse (message rate, games per minute, connections before hello), on `port` (0:
+    any free one); returns it once it listens, and its port."""
+    port_file = tmp / f"{name}.port"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "maag.server", "serve", "--port", str(port), "--port-file", str(port_file),
+         "--db", str(db), "--tc", "inf", "--max-rate", "0", "--max-games-per-minute", "0",
+         "--max-pending-per-address", "0", "--max-pending", "0", "--spill-dir", str(tmp / "spill"), "-q",
+         *extra], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    end = time.monotonic() + 30
+    while not (port_file.exists() and port_file.read_text().strip()):
+        if time.monotonic() > end or proc.poll() is not None:
+            proc.kill()
+            proc.wait()
+            raise RuntimeError("the referee did not start")
+        time.sleep(0.05)
+    return proc, int(port_file.read_text())
+
+
+def start_clients(tmp: Path, port: int, tokens: list[str], k: int, warmup: float, seconds: float,
+                  mode: str) -> list[subprocess.Popen[str]]:
+    """`k` bench client processes sharing `tokens` (two connections per game), playing on
+    `port` for `warmup` then `seconds`; each prints its counts as JSON when it ends."""
+    clients = []
+    for i in range(k):
+        part = tmp / f"tokens{i}.json"
+        part.write_text(json.dumps(tokens[i::k]))
+        clients.append(subprocess.Popen([sys.executable, "-m", "maag.server.bench.server", "--client",
+                                         str(port), str(part), str(warmup), str(seconds), mode],
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    return clients
+
+
 def run_level(games: int, warmup: float, seconds: float, mode: str = "act",
               servers: int = 1) -> dict[str, Any]:
     """One measurement at `games` concurrent games (see the module docstring), refereed by
     `servers` processes on one port (SO_REUSEPORT) and one database."""
     with tempfile.TemporaryDirectory(prefix="maag-bench-") as d:
         tmp = Path(d)
-        db = tmp / "bench.sqlite3"
-        from maag.server.storage.base import SQLiteStorage
-
-        st = SQLiteStorage(db)
-        tokens = [st.add_bot(f"b{i}") for i in range(2 * games)]
-        st.close()
+        db, tokens = bench_db(tmp, 2 * games, "b")
         procs: list[subprocess.Popen[bytes]] = []
         stats_files = [tmp / f"stats{i}.json" for i in range(servers)]
         port = 0
         try:
             for i in range(servers):
-                port_file = tmp / f"port{i}"
-                procs.append(subprocess.Popen(
-                    [sys.executable, "-m", "maag.server", "serve", "--port", str(port), "--port-file",
-                     str(port_file), "--db", str(db), "--tc", "inf", "--max-rate", "0",
-                     "--max-games-per-minute", "0", "--max-pending-per-address", "0", "--max-pending", "0",
-                     "--spill-dir", str(tmp / "spill"), "--stats-out", str(stats_files[i]), "-q",
-                     *(["--reuse-port"] if servers > 1 else [])],
-                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-                end = time.monotonic() + 30
-                while not (port_file.exists() and port_file.read_text().strip()):
-                    if time.monotonic() > end or procs[-1].poll() is not None:
-                        raise RuntimeError("the referee did not start")
-                    time.sleep(0.05)
-                port = int(port_file.read_text())
+                proc, port = start_referee(tmp, db, f"referee{i}", port, "--stats-out", str(stats_files[i]),
+                                           *(["--reuse-port"] if servers > 1 else []))
+                procs.append(proc)
             # The bots' work is spread over two processes from 10 games on, so that they do
             # not become the bottleneck on a 2-core machine.
             k = 2 if games >= 10 else 1
-            clients = []
-            for i in range(k):
-                part = tmp / f"tokens{i}.json"
-                part.write_text(json.dumps(tokens[i::k]))
-                clients.append(subprocess.Popen([sys.executable, "-m", "maag.server.bench.server", "--client",
-                                                 str(port), str(part), str(warmup), str(seconds), mode],
-                                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+            clients = start_clients(tmp, port, tokens, k, warmup, seconds, mode)
             res: dict[str, Any] = {"actions": 0, "seconds": 0.0, "rtt": [], "errors": 0}
             for c in clients:
                 out, err = c.communicate(timeout=warmup + seconds + 120)
@@ -250,7 +275,8 @@ def register_cli(bsub: Any, machine: Callable[[], dict[str, Any]]) -> None:
     p.add_argument("--runs", type=int, default=1, help="runs per figure; the median is reported (default 1)")
     p.add_argument("--seconds", type=float, default=5.0, help="measured seconds per run (default 5)")
     p.add_argument("--servers", type=int, default=1, metavar="K",
-                   help="referee processes sharing one port (SO_REUSEPORT) and one database (default 1)")
+                   help="referee processes sharing one port (SO_REUSEPORT) and one database (default 1); "
+                        "a bot is paired only within its process, so a level needs several games each")
     p.add_argument("--json", action="store_true",
                    help="one JSON object keyed by the number of games (act mode; turn mode under 'turn')")
     p.set_defaults(func=lambda args: _run_cli(args, machine))

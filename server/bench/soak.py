@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -36,36 +35,17 @@ def rss_kib(pid: int) -> int:
 def run(games: int = 200, minutes: float = 10.0, sample_s: float = 10.0,
         progress: Callable[[float, float], None] | None = None) -> dict[str, Any]:
     """Samples [(seconds since start, RSS KiB)], actions played, and the verdict."""
-    from maag.server.storage.base import SQLiteStorage
+    from maag.server.bench.server import bench_db, start_clients, start_referee
 
     seconds = minutes * 60.0
     with tempfile.TemporaryDirectory(prefix="maag-soak-") as d:
         tmp = Path(d)
-        db = tmp / "soak.sqlite3"
-        st = SQLiteStorage(db)
-        tokens = [st.add_bot(f"s{i}") for i in range(2 * games)]
-        st.close()
-        port_file = tmp / "port"
-        server = subprocess.Popen(
-            [sys.executable, "-m", "maag.server", "serve", "--port", "0", "--port-file", str(port_file),
-             "--db", str(db), "--tc", "inf", "--max-rate", "0", "--max-games-per-minute", "0",
-             "--max-pending-per-address", "0", "--max-pending", "0", "--spill-dir", str(tmp / "spill"), "-q"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        db, tokens = bench_db(tmp, 2 * games, "s")
+        server, port = start_referee(tmp, db, "referee")
         clients: list[subprocess.Popen[str]] = []
         samples: list[tuple[float, int]] = []
         try:
-            end = time.monotonic() + 30
-            while not (port_file.exists() and port_file.read_text().strip()):
-                if time.monotonic() > end or server.poll() is not None:
-                    raise RuntimeError("the referee did not start")
-                time.sleep(0.05)
-            port = int(port_file.read_text())
-            for i in range(2):
-                part = tmp / f"tokens{i}.json"
-                part.write_text(json.dumps(tokens[i::2]))
-                clients.append(subprocess.Popen(
-                    [sys.executable, "-m", "maag.server.bench.server", "--client", str(port), str(part), "0",
-                     str(seconds), "act"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+            clients = start_clients(tmp, port, tokens, 2, 0.0, seconds, "act")
             t0 = time.monotonic()
             while True:
                 now = time.monotonic() - t0

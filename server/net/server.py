@@ -390,7 +390,7 @@ class RefereeServer:
             for gid, replay in adopted.items():
                 self._pending[gid] = (replay, None, None)
             if adopted:
-                self._spill.save({g: r for g, (r, _, _) in self._pending.items()})
+                self._save_spill()
                 LOG.warning("%d result(s) left by a server that could not store them will be stored",
                             len(adopted))
             self._spill.forget_adopted()
@@ -555,10 +555,14 @@ class RefereeServer:
                 LOG.info("game %s: result stored after the database came back", gid)
             if self._pending.pop(gid, None) is None:
                 continue
-            if self._spill is not None:
-                self._spill.save({g: r for g, (r, _, _) in self._pending.items()})
+            self._save_spill()
             if req is not None and req.future is not None and not req.future.done() and summary is not None:
                 req.future.set_result(dataclasses.replace(summary, stored=stored))
+
+    def _save_spill(self) -> None:
+        """Write the results still waiting to this server's spill file (if it has one)."""
+        if self._spill is not None:
+            self._spill.save({g: r for g, (r, _, _) in self._pending.items()})
 
     def _fail(self, why: str) -> None:
         LOG.critical("giving up: %s", why)
@@ -784,8 +788,7 @@ class RefereeServer:
             stored = False
             waiting = True
             self._pending[game.db_id] = (replay, None, None)
-            if self._spill is not None:
-                self._spill.save({g: r for g, (r, _, _) in self._pending.items()})
+            self._save_spill()
             LOG.warning("game %s: result kept until storage is back", s.game_id)
             self._storage_lost(e)
         except Exception:

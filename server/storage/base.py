@@ -81,13 +81,19 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def default_db_path() -> Path:
-    """$MAAG_DB, else maag.sqlite3 in the user's data directory ($XDG_DATA_HOME/maag)."""
-    env = os.environ.get("MAAG_DB")
+def user_path(override: str, xdg: str, fallback: str, *parts: str) -> Path:
+    """$`override` if set, else `parts` under maag's folder in an XDG base directory
+    ($`xdg`, default ~/`fallback`)."""
+    env = os.environ.get(override)
     if env:
         return Path(env)
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(base) / "maag" / "maag.sqlite3"
+    base = os.environ.get(xdg) or os.path.join(os.path.expanduser("~"), fallback)
+    return Path(base, "maag", *parts)
+
+
+def default_db_path() -> Path:
+    """$MAAG_DB, else maag.sqlite3 in the user's data directory ($XDG_DATA_HOME/maag)."""
+    return user_path("MAAG_DB", "XDG_DATA_HOME", ".local/share", "maag.sqlite3")
 
 
 def _now() -> str:

@@ -18,16 +18,14 @@ import os
 from pathlib import Path
 from typing import IO, Any
 
+from maag.server.storage.base import user_path
+
 __all__ = ["Spill", "default_spill_dir"]
 
 
 def default_spill_dir() -> Path:
     """$MAAG_SPILL_DIR, else spill/ in the user's state directory ($XDG_STATE_HOME/maag)."""
-    env = os.environ.get("MAAG_SPILL_DIR")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return Path(base) / "maag" / "spill"
+    return user_path("MAAG_SPILL_DIR", "XDG_STATE_HOME", ".local/state", "spill")
 
 
 class Spill:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from typing import Any
 
 from maag.server.referee.clock import TimeControl
 
@@ -55,37 +56,38 @@ async def _play(srv_port: int, token: str, games: int) -> asyncio.subprocess.Pro
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
 
 
-async def test_a_bot_plays_conquest_by_the_groups_the_referee_sends(referee: MakeServer) -> None:
-    srv = await referee(game="conquest", tc=TimeControl.parse("5s"), auto_pair=True)
-    bot = await _play(srv.port, token_for(srv, "by-groups"), 2)
-    agent = await spawn_agent(srv.port, token_for(srv, "easy"), "conquest-easy")
+async def _against(port: int, token: str, games: int, agent_token: str, agent: str,
+                   timeout: float) -> tuple[dict[str, Any], str]:
+    """The groups bot plays `games` games against the bundled `agent` (both processes);
+    returns the counts it printed, and its stderr."""
+    bot = await _play(port, token, games)
+    other = await spawn_agent(port, agent_token, agent)
     try:
-        out, err = await asyncio.wait_for(bot.communicate(), 6 * WAIT)
+        out, err = await asyncio.wait_for(bot.communicate(), timeout)
         assert bot.returncode == 0, err.decode()[-3000:]
-        got = json.loads(out.decode().strip().splitlines()[-1])
-        assert got["games"] == 2 and got["refused"] == got["errors"] == 0, (got, err.decode()[-2000:])
-        # groups came with the prompts, several options each time on average
-        assert got["nones"] == 0 and got["with_groups"] >= 20, got
-        assert got["offered"] >= 2 * got["with_groups"], got
-        games = srv.storage.storage.list_games(status="finished")
-        assert len(games) == 2 and all(g.reason in ("rules", "turn_limit") for g in games)
-        assert all(g.game == "conquest" and (g.plies or 0) > 20 for g in games)
+        return json.loads(out.decode().strip().splitlines()[-1]), err.decode()
     finally:
         await stop_process(bot)
-        await stop_process(agent)
+        await stop_process(other)
+
+
+async def test_a_bot_plays_conquest_by_the_groups_the_referee_sends(referee: MakeServer) -> None:
+    srv = await referee(game="conquest", tc=TimeControl.parse("5s"), auto_pair=True)
+    got, err = await _against(srv.port, token_for(srv, "by-groups"), 2, token_for(srv, "easy"),
+                              "conquest-easy", 6 * WAIT)
+    assert got["games"] == 2 and got["refused"] == got["errors"] == 0, (got, err[-2000:])
+    # groups came with the prompts, several options each time on average
+    assert got["nones"] == 0 and got["with_groups"] >= 20, got
+    assert got["offered"] >= 2 * got["with_groups"], got
+    games = srv.storage.storage.list_games(status="finished")
+    assert len(games) == 2 and all(g.reason in ("rules", "turn_limit") for g in games)
+    assert all(g.game == "conquest" and (g.plies or 0) > 20 for g in games)
 
 
 async def test_a_game_without_groups_sends_none(referee: MakeServer) -> None:
     srv = await referee(game="heroes", game_config={"map": "a-tiny"}, tc=TimeControl.parse("2s"),
                         auto_pair=True)
-    bot = await _play(srv.port, token_for(srv, "by-groups"), 1)
-    agent = await spawn_agent(srv.port, token_for(srv, "rnd"), "random")
-    try:
-        out, err = await asyncio.wait_for(bot.communicate(), 4 * WAIT)
-        assert bot.returncode == 0, err.decode()[-3000:]
-        got = json.loads(out.decode().strip().splitlines()[-1])
-        # the bot ends every turn at once: heroes has no groups, so none were sent
-        assert got["games"] == 1 and got["prompts"] >= 1 and got["nones"] == got["prompts"], got
-    finally:
-        await stop_process(bot)
-        await stop_process(agent)
+    got, _ = await _against(srv.port, token_for(srv, "by-groups"), 1, token_for(srv, "rnd"), "random",
+                            4 * WAIT)
+    # the bot ends every turn at once: heroes has no groups, so none were sent
+    assert got["games"] == 1 and got["prompts"] >= 1 and got["nones"] == got["prompts"], got

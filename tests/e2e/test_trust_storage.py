@@ -147,27 +147,35 @@ async def _port(port_file: Path) -> int:
     return int(port_file.read_text())
 
 
+async def _gives_up_without_its_database(pg: Any, proc: subprocess.Popen[bytes], port_file: Path,
+                                         tokens: list[str], *bot_args: str) -> None:
+    """With bots playing on `proc` (`maag serve` or `maag ladder`, started with a short
+    --storage-outage-limit), stop the database after a finished game: `proc` must exit with
+    status 3 and say why."""
+    bots = []
+    try:
+        port = await _port(port_file)
+        bots = [await spawn_minibot(port, t, "--delay", "20", *bot_args) for t in tokens]
+        await until(lambda: len(stored(pg.url, status="finished")) >= 1, timeout=120)
+        pg.stop()
+        await until(lambda: proc.poll() is not None, timeout=120)
+        assert proc.returncode == 3
+        assert b"storage unavailable for" in (proc.stderr.read() if proc.stderr else b"")
+    finally:
+        for b in bots:
+            await stop_process(b)
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+
+
 async def test_a_database_away_too_long_exits_3_and_the_next_server_stores_the_results(
         private_postgres: Any, tmp_path: Path) -> None:
     pg = private_postgres
     tokens = add_bots(pg.url, "s1", "s2")
     spill = tmp_path / "spill"
     serve = _serve(pg.url, tmp_path / "port", spill, "--storage-outage-limit", "3")
-    bots = []
-    try:
-        port = await _port(tmp_path / "port")
-        bots = [await spawn_minibot(port, t, "--delay", "20", "--concurrency", "2") for t in tokens]
-        await until(lambda: len(stored(pg.url, status="finished")) >= 1, timeout=120)
-        pg.stop()
-        await until(lambda: serve.poll() is not None, timeout=120)
-        assert serve.returncode == 3
-        assert b"storage unavailable for" in (serve.stderr.read() if serve.stderr else b"")
-    finally:
-        for b in bots:
-            await stop_process(b)
-        if serve.poll() is None:
-            serve.kill()
-        serve.wait()
+    await _gives_up_without_its_database(pg, serve, tmp_path / "port", tokens, "--concurrency", "2")
     waiting = list(spill.glob("*.jsonl"))
     assert waiting, "the results of the games ended by the outage wait on disk"
     n_waiting = sum(len(p.read_text().splitlines()) for p in waiting)
@@ -241,18 +249,4 @@ async def test_a_ladder_exits_3_when_the_database_stays_away(private_postgres: A
                                str(tmp_path / "port"), "--map", "a-tiny", "--tc", "2s", "--spill-dir",
                                str(tmp_path / "spill"), "--storage-outage-limit", "2"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    bots = []
-    try:
-        port = await _port(tmp_path / "port")
-        bots = [await spawn_minibot(port, t, "--delay", "20") for t in tokens]
-        await until(lambda: len(stored(pg.url, status="finished")) >= 1, timeout=120)
-        pg.stop()
-        await until(lambda: ladder.poll() is not None, timeout=120)
-        assert ladder.returncode == 3
-        assert b"storage unavailable for" in (ladder.stderr.read() if ladder.stderr else b"")
-    finally:
-        for b in bots:
-            await stop_process(b)
-        if ladder.poll() is None:
-            ladder.kill()
-        ladder.wait()
+    await _gives_up_without_its_database(pg, ladder, tmp_path / "port", tokens)
