@@ -6,7 +6,9 @@ parameters whose defaults are the source papers' best settings.
     >>> plan = agent.plan(state, budget_ms=500)                  # list[Action] for the rest of the turn
 
 Names: random, random-meta, egreedy, greedy-action, greedy-turn, mcts, ne-mcts, bb-mcts,
-collapse-mcts, oep, ucb (`AGENTS`). Parameters come as typed keywords or as "key=value"
+collapse-mcts, oep, ucb, uct, rap, rmp, rmpmax (`AGENTS`). An agent's defaults may differ
+by game (`AgentSpec.game_defaults`: its best measured setting there); it takes them from
+the first position it plans. Parameters come as typed keywords or as "key=value"
 strings (the command line's form); `parse_agent("mcts:c=0.5,rollout_turns=2")` takes the
 whole spec in one string.
 
@@ -28,7 +30,7 @@ from maag.clients import BotError, Option
 from maag.engine import Action, Observation, State
 from maag.engine.hidden import run_on_state
 from maag.engine.observation import observer_of
-from maag.engine.search import POLICIES, SELECTIONS, SearchResult, search
+from maag.engine.search import MOVES, POLICIES, POSTS, SELECTIONS, SearchResult, search
 
 __all__ = ["AGENTS", "Agent", "AgentError", "AgentSpec", "make_agent", "parse_agent",
            "DEFAULT_BUDGET_MS"]
@@ -57,6 +59,9 @@ class AgentSpec:
     """Parameters whose kernel field (mg_search_params) has another name."""
     games: tuple[str, ...] = ()
     """The games the agent plays; empty: every game (the generic kernels)."""
+    game_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Per game, the parameters whose default differs there (its best measured setting);
+    what a user sets always wins."""
 
     def param(self, name: str) -> Option:
         for p in self.params:
@@ -73,8 +78,12 @@ class AgentSpec:
         except BotError as e:
             raise AgentError(str(e)) from None
 
-    def defaults(self) -> dict[str, Any]:
-        return {p.name: p.default for p in self.params}
+    def defaults(self, game: str | None = None) -> dict[str, Any]:
+        """The parameters' defaults, for `game` when given (its `game_defaults` applied)."""
+        out = {p.name: p.default for p in self.params}
+        if game is not None:
+            out.update(self.game_defaults.get(game, {}))
+        return out
 
 
 # ---- parameters shared by several agents ---------------------------------------------------
@@ -216,16 +225,74 @@ _register(AgentSpec(
            help="islands: best genomes each island sends to the next (0: none)"),
      *_rollout("egreedy"),
      _prune())))
+# The card-game thesis's players (spec/cards.md §8). Their exploration constant is the
+# thesis's: xbar + c sqrt(2 ln N / n) with rewards in [-1, 1] (MCTS's c above is written
+# mean + 2c sqrt(2 ln N / n) over [0, 1], so MCTS's c = thesis c / 4).
+_THESIS_C = math.sqrt(2)
+_THESIS_PLAYOUT = {"rollout": "rap", "rollout_turns": 1000}
+# In the card game: the thesis's best settings (spec §8.7: c = 0.1 for both, 1,000 bandits,
+# RMPmax completions), measured again in docs/results-cards.md.
+_CARDS_UCB = {"moves": "dfs", "max_bandits": 1000, "final": "max-wins", "c": 0.1, **_THESIS_PLAYOUT}
+_CARDS_UCT = {"c": 0.1, "post": "rmpmax"}
+
+
+def _moves_params(prune_help: str) -> tuple[Option, ...]:
+    return (Option(name="max_moves", type="int", default=10000, min=1, max=10_000_000,
+                   help="moves generated at most (depth first over the turn)"),
+            Option(name="prune", type="bool", default=False, help=prune_help))
+
+
+_PRUNE_MOVES = "skip a state the generation already reached (the thesis's pruning; shortens moves)"
+
 _register(AgentSpec(
     "ucb", "ucb",
-    "flat UCB1 over whole turns: distinct sampled turns are the arms, each pull a rollout "
-    "from the turn's outcome",
-    (Option(name="arms", type="int", default=100, min=1, max=100000, help="distinct turns sampled"),
-     Option(name="select", type="choice", default="max", choices=tuple(SELECTIONS),
-           help="final choice: max (highest mean), robust (most pulls), maxwins (most pulls "
-                "with the root player ahead)"),
-     Option(name="c", type="float", default=_C, min=0, help="exploration: mean + 2c sqrt(2 ln N / n)"),
-     *_rollout("egreedy"))))
+    "flat UCB over whole moves (the card-game thesis's bandit): each arm a move, each pull "
+    "the move replayed on a fresh determinization, then a rollout",
+    (Option(name="max_bandits", type="int", default=100, min=1, max=100000,
+            help="arms: the first moves of the move tree (moves=dfs) or distinct sampled turns"),
+     Option(name="moves", type="choice", default="sample", choices=tuple(MOVES),
+            help="dfs: the thesis's depth-first move generation; sample: the greedy turn, then "
+                 "distinct turns of the rollout policy (for games with long turns)"),
+     Option(name="final", type="choice", default="max-reward", choices=tuple(SELECTIONS),
+            help="final choice: max-reward (highest mean), robust (most pulls), max-wins (most wins)"),
+     Option(name="c", type="float", default=_THESIS_C, min=0,
+            help="exploration: xbar + c sqrt(2 ln N / n), rewards in [-1, 1] (the thesis's scale)"),
+     Option(name="prune", type="bool", default=False, help="moves=dfs: " + _PRUNE_MOVES),
+     *_rollout("egreedy")),
+    fields={"rollout": "policy", "max_bandits": "arms", "final": "select", "prune": "transpositions"},
+    game_defaults={"cards": _CARDS_UCB}))
+_register(AgentSpec(
+    "uct", "uct",
+    "UCT over atomic actions (the card-game thesis): one move tree, closed loop, a fresh "
+    "determinization per simulation, rollouts to the end of the game, the most visited path",
+    (Option(name="c", type="float", default=_THESIS_C, min=0,
+            help="exploration: xbar + c sqrt(2 ln n / n_j), rewards in [-1, 1] (the thesis's scale)"),
+     Option(name="post", type="choice", default="none", choices=tuple(POSTS),
+            help="completion of a path that stops before end_turn: none (end the turn), rap "
+                 "(random actions), rmp (a random move), rmpmax (a random longest move)"),
+     Option(name="max_moves", type="int", default=10000, min=1, max=10_000_000,
+            help="post=rmp/rmpmax: moves generated at most"),
+     Option(name="max_nodes", type="int", default=65536, min=1, help="tree nodes at most"),
+     *_rollout("rap", turns=1000)),
+    game_defaults={"cards": _CARDS_UCT}))
+_register(AgentSpec(
+    "rap", "policy",
+    "random action player (the thesis's RAP): a uniformly random legal action, end_turn "
+    "included, until the turn ends",
+    (Option(name="gen_end_ply", type="bool", default=True,
+            help="end_turn is one of the choices (false: only when nothing else is legal, "
+                 "longer moves; the agent `random`)"),),
+    needs_budget=False))
+_register(AgentSpec(
+    "rmp", "rmp",
+    "random move player (the thesis's RMP): a uniformly random move of the turn's move tree",
+    _moves_params(_PRUNE_MOVES), {"longest": False}, needs_budget=False,
+    fields={"prune": "transpositions"}))
+_register(AgentSpec(
+    "rmpmax", "rmp",
+    "RMPmax (the thesis): a uniformly random move among the longest of the move tree",
+    _moves_params(_PRUNE_MOVES), {"longest": True}, needs_budget=False,
+    fields={"prune": "transpositions"}))
 
 
 class Agent:
@@ -234,10 +301,16 @@ class Agent:
 
     def __init__(self, spec: AgentSpec, options: Mapping[str, Any] | None = None) -> None:
         self.spec = spec
-        self.options = spec.defaults()
-        for key, value in (options or {}).items():
-            self.options[key] = spec.parse(key, value)
+        self.given = {key: spec.parse(key, value) for key, value in (options or {}).items()}
+        self.options = {**spec.defaults(), **self.given}
+        self.game: str | None = None  # the game whose defaults `options` holds
         self.last: SearchResult | None = None  # the result of the latest plan() call
+
+    def for_game(self, game: str) -> None:
+        """Take the defaults of `game` (AgentSpec.game_defaults) under the settings given."""
+        if game != self.game:
+            self.game = game
+            self.options = {**self.spec.defaults(game), **self.given}
 
     @property
     def name(self) -> str:
@@ -250,6 +323,8 @@ class Agent:
     def kernel_params(self) -> dict[str, Any]:
         """The kernel parameters (mg_search_params fields) this agent runs with."""
         out = {self.spec.fields.get(k, k): v for k, v in self.options.items()}
+        if "gen_end_ply" in out:  # rap: the policy with or without end_turn
+            out["policy"] = "rap" if out.pop("gen_end_ply") else "random"
         out.update(self.spec.fixed)
         return out
 
@@ -267,6 +342,7 @@ class Agent:
     def _plan_root(self, root: State, budget_ms: float | None, iterations: int | None,
                    seed: int | None) -> list[Action]:
         """Plan from `root`: an observation state, or (maag.bots.cheating only) a full one."""
+        self.for_game(root.game.name)
         if budget_ms is None and iterations is None:
             budget_ms = DEFAULT_BUDGET_MS if self.spec.needs_budget else 0.0
         if seed is None:
@@ -276,13 +352,20 @@ class Agent:
 
     def _search(self, root: State, budget_ms: float, iterations: int, seed: int) -> SearchResult:
         """The kernel on one uniform determinization of `root` (a full root as it is); OEP
-        with rollout fitness averages its rollouts over fresh determinizations instead."""
+        with rollout fitness averages its rollouts over fresh determinizations instead, and
+        the thesis's ucb and uct sample one for every simulation."""
         params = self.kernel_params()
+        if self.spec.kernel in _PER_SIMULATION:
+            return search(root, self.spec.kernel, params, budget_ms=budget_ms, iterations=iterations, seed=seed)
         if self.spec.kernel == "oep" and params.get("fitness_rollouts", 0) > 0:
             return run_on_state("oep-hidden", root, "oep", params, budget_ms=budget_ms, iterations=iterations,
                                 seed=seed)
         full = root if observer_of(root) is None else root.determinize(determinization_seed(seed))
         return search(full, self.spec.kernel, params, budget_ms=budget_ms, iterations=iterations, seed=seed)
+
+
+# Kernels that take the observation itself and determinize it for every simulation.
+_PER_SIMULATION = ("ucb", "uct")
 
 
 def determinization_seed(seed: int) -> int:

@@ -61,6 +61,10 @@ class PimcAgent(Agent):
         changed.update((k, v) for k, v in self.inner.options.items() if v != self.inner.spec.param(k).default)
         return f"{self.name}({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
 
+    def for_game(self, game: str) -> None:
+        super().for_game(game)
+        self.inner.for_game(game)
+
     def kernel_params(self) -> dict[str, Any]:
         return self.inner.kernel_params()
 

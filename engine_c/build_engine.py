@@ -110,8 +110,11 @@ int mg_bench_clone_apply(const mg_game_vt *vt, const void *states, int n, double
 #define MG_ERR_NOMEM ...
 #define MG_SEARCH_MAX_PLAN ...
 enum { MG_ALGO_POLICY, MG_ALGO_GREEDY_ACTION, MG_ALGO_GREEDY_TURN, MG_ALGO_MCTS, MG_ALGO_OEP,
-       MG_ALGO_UCB, MG_ALGO_COUNT };
-enum { MG_POLICY_RANDOM, MG_POLICY_META, MG_POLICY_EGREEDY, MG_POLICY_GREEDY, MG_POLICY_COUNT };
+       MG_ALGO_UCB, MG_ALGO_RMP, MG_ALGO_UCT, MG_ALGO_COUNT };
+enum { MG_POLICY_RANDOM, MG_POLICY_META, MG_POLICY_EGREEDY, MG_POLICY_GREEDY, MG_POLICY_RAP,
+       MG_POLICY_RAP_GREEDY, MG_POLICY_COUNT };
+enum { MG_MOVES_SAMPLE, MG_MOVES_DFS, MG_MOVES_COUNT };
+enum { MG_POST_NONE, MG_POST_RAP, MG_POST_RMP, MG_POST_RMPMAX, MG_POST_COUNT };
 enum { MG_SELECT_MAX, MG_SELECT_ROBUST, MG_SELECT_MAXWINS, MG_SELECT_COUNT };
 enum { MG_STOP_DONE, MG_STOP_TIME, MG_STOP_ITERATIONS, MG_STOP_MEMORY };
 typedef struct mg_search_params {
@@ -123,7 +126,7 @@ typedef struct mg_search_params {
     long max_nodes;
     int population; double survival; double mutation; int history; int fitness_rollouts;
     int islands; int migration_interval; int migrants;
-    int arms; int select;
+    int arms; int select; int moves; long max_moves; int longest; int post;
     ...;
 } mg_search_params;
 typedef struct mg_search_stats {
@@ -134,6 +137,8 @@ int mg_search_defaults(int algo, mg_search_params *p);
 int mg_search_check(const mg_search_params *p, char *err);
 int mg_search(const mg_game_vt *vt, const void *st, const mg_search_params *p, mg_rng *rng,
               mg_action *plan, int *plan_len, mg_search_stats *stats, char *err);
+long mg_count_moves(const mg_game_vt *vt, const void *st, long max_moves, int prune, mg_rng *rng,
+                    int *longest);
 
 /* hidden information (mg_game.h MG_DET_*, mg_hidden.h) */
 #define MG_DET_UNIFORM ...

@@ -22,7 +22,7 @@ from typing import Any
 from ._lowlevel import check, ffi, lib
 from .game import Action, State
 
-__all__ = ["ALGORITHMS", "POLICIES", "SELECTIONS", "PARAMS", "SearchStats", "SearchResult",
+__all__ = ["ALGORITHMS", "POLICIES", "SELECTIONS", "MOVES", "POSTS", "PARAMS", "count_moves", "SearchStats", "SearchResult",
            "default_params", "make_params", "run_kernel", "search"]
 
 # Kernel names -> MG_ALGO_*.
@@ -33,18 +33,26 @@ ALGORITHMS: dict[str, int] = {
     "mcts": lib.MG_ALGO_MCTS,
     "oep": lib.MG_ALGO_OEP,
     "ucb": lib.MG_ALGO_UCB,
+    "rmp": lib.MG_ALGO_RMP,
+    "uct": lib.MG_ALGO_UCT,
 }
 POLICIES: dict[str, int] = {
     "random": lib.MG_POLICY_RANDOM,
     "meta": lib.MG_POLICY_META,
     "egreedy": lib.MG_POLICY_EGREEDY,
     "greedy": lib.MG_POLICY_GREEDY,
+    "rap": lib.MG_POLICY_RAP,
+    "rap-greedy": lib.MG_POLICY_RAP_GREEDY,
 }
 SELECTIONS: dict[str, int] = {
-    "max": lib.MG_SELECT_MAX,
+    "max-reward": lib.MG_SELECT_MAX,
     "robust": lib.MG_SELECT_ROBUST,
-    "maxwins": lib.MG_SELECT_MAXWINS,
+    "max-wins": lib.MG_SELECT_MAXWINS,
 }
+# Where flat UCB's arms come from, and UCT's post-Monte-Carlo completions (mg_search.h).
+MOVES: dict[str, int] = {"sample": lib.MG_MOVES_SAMPLE, "dfs": lib.MG_MOVES_DFS}
+POSTS: dict[str, int] = {"none": lib.MG_POST_NONE, "rap": lib.MG_POST_RAP, "rmp": lib.MG_POST_RMP,
+                         "rmpmax": lib.MG_POST_RMPMAX}
 STOPS = ["done", "time", "iterations", "memory"]
 
 # Settable fields of mg_search_params and their Python types (budgets are separate).
@@ -56,9 +64,9 @@ PARAMS: dict[str, type] = {
     "complete": bool, "max_nodes": int,
     "population": int, "survival": float, "mutation": float, "history": bool,
     "fitness_rollouts": int, "islands": int, "migration_interval": int, "migrants": int,
-    "arms": int, "select": str,
+    "arms": int, "select": str, "moves": str, "max_moves": int, "longest": bool, "post": str,
 }
-_ENUMS: dict[str, dict[str, int]] = {"policy": POLICIES, "select": SELECTIONS}
+_ENUMS: dict[str, dict[str, int]] = {"policy": POLICIES, "select": SELECTIONS, "moves": MOVES, "post": POSTS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,3 +171,17 @@ def search(state: State, algo: str, params: Mapping[str, Any] | None = None, *,
     vt = state.game.vt
     return run_kernel(state, seed, lambda rng, plan, n, stats, err:
                       lib.mg_search(vt, state._buf, p, rng, plan, n, stats, err))
+
+
+def count_moves(state: State, max_moves: int = 10_000, *, prune: bool = False,
+                seed: int = 0) -> tuple[int, int]:
+    """The number of moves of the move tree at `state` that RMP and UCB's depth-first arms
+    see (at most `max_moves`; states already reached skipped with `prune`), and the longest
+    move's length (END_TURN included): the thesis's gen_moves (spec/cards.md §8.2)."""
+    rng = ffi.new("mg_rng *")
+    lib.mg_rng_seed(rng, seed & (2**64 - 1))
+    longest = ffi.new("int *")
+    n = lib.mg_count_moves(state.game.vt, state._buf, int(max_moves), int(prune), rng, longest)
+    if n < 0:
+        raise MemoryError("the move generation could not allocate its memory")
+    return int(n), int(longest[0])

@@ -1,6 +1,7 @@
 /* mg_search.h: search kernels generic over mg_game_vt: rollout policies, greedy action and
  * greedy turn, the MCTS family (vanilla, non-exploring, bridge-burning, collapsing), Online
- * Evolutionary Planning and flat UCB over whole turns. Each returns a plan: the actions for
+ * Evolutionary Planning, and the card-game thesis's players: random moves (RMP, RMPmax),
+ * flat UCB over whole moves and UCT over atomic actions (spec/cards.md §8). Each returns a plan: the actions for
  * the rest of the current player's turn, ending with END_TURN unless the game ends first.
  *
  * Budgets: a wall-clock budget in milliseconds, checked inside the kernel, and an iteration
@@ -26,7 +27,9 @@ enum {
     MG_ALGO_GREEDY_TURN,  /* depth-first over the turn with a transposition table, anytime */
     MG_ALGO_MCTS,         /* MCTS over single actions (variants by parameters) */
     MG_ALGO_OEP,          /* Online Evolutionary Planning over whole-turn genomes */
-    MG_ALGO_UCB,          /* flat UCB1 bandit over sampled whole turns */
+    MG_ALGO_UCB,          /* flat UCB1 bandit over whole moves (generated or sampled) */
+    MG_ALGO_RMP,          /* a random whole move of the move tree (RMP; RMPmax: a longest one) */
+    MG_ALGO_UCT,          /* UCT over atomic actions, closed loop, one move tree (thesis) */
     MG_ALGO_COUNT
 };
 
@@ -36,15 +39,39 @@ enum {
     MG_POLICY_META,       /* pick unit vs card actions first, then a group, then uniform */
     MG_POLICY_EGREEDY,    /* as META, then the best-rated action of the group with prob 1-eps */
     MG_POLICY_GREEDY,     /* the best-rated legal action (first in legal order on ties) */
+    MG_POLICY_RAP,        /* uniform over every legal action, END_TURN included (the thesis's
+                           * random action player with gen_end_ply; RANDOM is it without) */
+    MG_POLICY_RAP_GREEDY, /* RAP that takes an action winning the game at once when there is
+                           * one, else a uniform non-END_TURN action with probability 0.9 and
+                           * END_TURN otherwise (spec/cards.md §8.6; tries every action) */
     MG_POLICY_COUNT
 };
 
-/* Final choice of the flat UCB bandit (mg_search_params.select). */
+/* Final choice of the flat UCB bandit (mg_search_params.select); ties go to the arm with
+ * more pulls, then to the earlier arm. */
 enum {
-    MG_SELECT_MAX = 0, /* highest mean reward */
+    MG_SELECT_MAX = 0, /* highest mean reward ("max-reward") */
     MG_SELECT_ROBUST,  /* most pulls */
-    MG_SELECT_MAXWINS, /* most pulls whose reward beat 0.5 (the root player ahead) */
+    MG_SELECT_MAXWINS, /* most pulls whose reward beat 0.5: wins ("max-wins") */
     MG_SELECT_COUNT
+};
+
+/* Where the flat UCB bandit's arms come from (mg_search_params.moves). */
+enum {
+    MG_MOVES_SAMPLE = 0, /* distinct turns: the greedy one, then turns of the rollout policy */
+    MG_MOVES_DFS,        /* the first `arms` moves of the move tree, depth first (the thesis's
+                          * gen_moves: every prefix followed by END_TURN, then its children) */
+    MG_MOVES_COUNT
+};
+
+/* How UCT completes a chosen path that stops before END_TURN (mg_search_params.post; the
+ * thesis's post-Monte-Carlo strategies, spec/cards.md §8.5). */
+enum {
+    MG_POST_NONE = 0, /* END_TURN */
+    MG_POST_RAP,      /* random actions until only END_TURN is left */
+    MG_POST_RMP,      /* a random complete move of the move tree (max_moves generated) */
+    MG_POST_RMPMAX,   /* a random one among the longest of those */
+    MG_POST_COUNT
 };
 
 /* Why a search stopped (mg_search_stats.stop). */
@@ -104,8 +131,16 @@ typedef struct mg_search_params {
     int migrants;        /* islands: best genomes each island sends to the next one */
 
     /* flat UCB */
-    int arms;            /* distinct whole turns sampled as arms */
+    int arms;            /* arms: distinct whole turns (MG_MOVES_SAMPLE) or the first moves
+                          * of the move tree (MG_MOVES_DFS, the thesis's max_bandits) */
     int select;          /* MG_SELECT_* */
+    int moves;           /* MG_MOVES_*: how the arms are made */
+
+    /* the thesis's players: RMP, UCB over moves, UCT (transpositions: the move tree's depth-
+     * first generation skips a state it already reached, the thesis's "prune") */
+    long max_moves;      /* RMP and the RMP completions: moves generated at most */
+    int longest;         /* RMP: 1 = RMPmax (a random move among the longest) */
+    int post;            /* UCT: MG_POST_* */
 } mg_search_params;
 
 /* What a search did. */
@@ -173,10 +208,37 @@ int mg_search_mcts(const mg_game_vt *vt, const void *st, const mg_search_params 
 int mg_search_oep(const mg_game_vt *vt, const void *st, const mg_search_params *p,
                   mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats);
 
-/* Flat UCB1 over p->arms distinct sampled turns, each pull a rollout from the turn's
- * outcome. Needs a budget. */
+/* Flat UCB over p->arms whole moves (p->moves), the thesis's bandit (spec/cards.md §8.3):
+ * each pull replays one move on a fresh determinization of st (st itself when it is a full
+ * state), finishing the turn with END_TURN where the move stops being legal, then plays a
+ * rollout of p->rollout_turns turns; an arm's value is xbar + c sqrt(2 ln N / n) with the
+ * reward in [-1, 1] (the thesis's scale, not MCTS's). Needs a budget; an iteration is a
+ * pull. */
 int mg_search_ucb(const mg_game_vt *vt, const void *st, const mg_search_params *p,
                   mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats);
+
+/* RMP: a uniformly random move among the first p->max_moves moves of the move tree of st
+ * (depth first on clones, states already reached skipped with p->transpositions), or among
+ * the longest of them (p->longest, RMPmax). No budget; iterations = moves generated. */
+int mg_search_rmp(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                  mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats);
+
+/* UCT over atomic actions (spec/cards.md §8.4): one tree of the mover's turn whose nodes
+ * keep the state made when they were expanded (closed loop), END_TURN the only edge into a
+ * leaf, a random untried action expanded per iteration, a rollout from a fresh
+ * determinization of the leaf's state (when st is an observation) of p->rollout_turns
+ * turns, the reward in [-1, 1] for the root player at every depth, UCB xbar + c sqrt(2 ln
+ * n / n_j). The plan follows the most visited child to END_TURN or to a node without
+ * children, then p->post. p->max_nodes caps the tree (0: 65536), then iterations go on
+ * without expanding. Needs a budget; an iteration is a simulation. */
+int mg_search_uct(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                  mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats);
+
+/* The number of moves of the move tree of st that RMP generates (depth first, at most
+ * `max_moves`, states already reached skipped when `prune`), and the longest's length in
+ * *longest (may be NULL). Tests compare it with a brute-force enumeration. */
+long mg_count_moves(const mg_game_vt *vt, const void *st, long max_moves, int prune, mg_rng *rng,
+                    int *longest);
 
 /* One action chosen by `policy` from the legal list acts[0..n) of state st (n > 0). The
  * META and EGREEDY policies use vt->action_groups when the game has it. */

@@ -247,6 +247,33 @@ static mg_action choose_meta(const mg_game_vt *vt, const void *st, const mg_acti
     return acts[idx[mg_rng_below(rng, (uint32_t)k)]];
 }
 
+/* RAP_GREEDY (spec/cards.md §8.6): an action that wins the game at once (tried on a clone:
+ * the game's own rules say what lethal is), else with probability 0.9 a uniform action
+ * other than END_TURN, else END_TURN. */
+static mg_action choose_rap_greedy(const mg_game_vt *vt, const void *st, const mg_action *acts,
+                                   int n, mg_rng *rng)
+{
+    int me = vt->current(st), end = -1, others = 0, winner;
+    ms_state x;
+    for (int i = 0; i < n; i++) {
+        if (vt->is_end_turn(acts[i])) {
+            end = i;
+            continue;
+        }
+        others++;
+        memcpy(x.b, st, vt->state_size);
+        if (vt->apply(x.b, acts[i], rng) == MG_OK && vt->terminal(x.b, &winner) && winner == me)
+            return acts[i];
+    }
+    if (end >= 0 && (!others || mg_rng_double(rng) >= 0.9))
+        return acts[end];
+    for (;;) {
+        int i = (int)mg_rng_below(rng, (uint32_t)n);
+        if (i != end)
+            return acts[i];
+    }
+}
+
 int ms_grouped(const mg_game_vt *vt, int policy)
 {
     return (policy == MG_POLICY_META || policy == MG_POLICY_EGREEDY) && vt->version >= 4 &&
@@ -293,6 +320,8 @@ mg_action mg_policy_choose(const mg_game_vt *vt, const void *st, const mg_action
                 idx[k++] = i;
         return k ? acts[best_rated(vt, st, acts, idx, k)] : acts[0];
     }
+    case MG_POLICY_RAP: return acts[mg_rng_below(rng, (uint32_t)n)];
+    case MG_POLICY_RAP_GREEDY: return choose_rap_greedy(vt, st, acts, n, rng);
     default: { /* uniform; END_TURN appears at most once, so rejection is uniform */
         int others = 0;
         for (int i = 0; i < n && !others; i++)
@@ -398,6 +427,17 @@ int mg_search_defaults(int algo, mg_search_params *p)
     p->migrants = 5;
     p->arms = 100;
     p->select = MG_SELECT_MAX;
+    p->moves = MG_MOVES_SAMPLE;
+    p->max_moves = 10000;
+    p->longest = 0;
+    p->post = MG_POST_NONE;
+    if (algo == MG_ALGO_UCB || algo == MG_ALGO_UCT) { /* the thesis's scale and setting */
+        p->c = sqrt(2.0);
+        p->policy = MG_POLICY_RAP;
+        p->rollout_turns = 1000;
+    }
+    if (algo == MG_ALGO_RMP || algo == MG_ALGO_UCT)
+        p->transpositions = 0;
     if (algo < 0 || algo >= MG_ALGO_COUNT) {
         p->algo = MG_ALGO_MCTS;
         return MG_ERR_CONFIG;
@@ -421,7 +461,8 @@ int mg_search_check(const mg_search_params *p, char *err)
         return config_error(err, "unknown search algorithm");
     if (!(p->budget_ms >= 0) || p->iterations < 0)
         return config_error(err, "budget_ms and iterations must be >= 0");
-    if ((p->algo == MG_ALGO_MCTS || p->algo == MG_ALGO_OEP || p->algo == MG_ALGO_UCB) &&
+    if ((p->algo == MG_ALGO_MCTS || p->algo == MG_ALGO_OEP || p->algo == MG_ALGO_UCB ||
+         p->algo == MG_ALGO_UCT) &&
         p->budget_ms <= 0 && p->iterations <= 0)
         return config_error(err, "this search needs a time or an iteration budget");
     if (!(p->value_scale >= 0))
@@ -450,6 +491,14 @@ int mg_search_check(const mg_search_params *p, char *err)
         return config_error(err, "arms must be in 1..100000");
     if (p->select < 0 || p->select >= MG_SELECT_COUNT)
         return config_error(err, "unknown UCB selection");
+    if (p->moves < 0 || p->moves >= MG_MOVES_COUNT)
+        return config_error(err, "unknown way of making UCB's arms (moves)");
+    if (p->post < 0 || p->post >= MG_POST_COUNT)
+        return config_error(err, "unknown post-Monte-Carlo completion");
+    if (p->max_moves < 1 || p->max_moves > 10000000)
+        return config_error(err, "max_moves must be in 1..10000000");
+    if (p->longest != 0 && p->longest != 1)
+        return config_error(err, "longest must be 0 or 1");
     return MG_OK;
 }
 
@@ -464,6 +513,7 @@ int mg_search(const mg_game_vt *vt, const void *st, const mg_search_params *p, m
     static const kernel_fn kernels[MG_ALGO_COUNT] = {
         mg_search_policy, mg_search_greedy_action, mg_search_greedy_turn,
         mg_search_mcts,   mg_search_oep,           mg_search_ucb,
+        mg_search_rmp,    mg_search_uct,
     };
     mg_search_stats local;
     if (!stats)
@@ -477,6 +527,9 @@ int mg_search(const mg_game_vt *vt, const void *st, const mg_search_params *p, m
         return config_error(err, "the game's state is larger than MG_MAX_STATE_SIZE");
     if (vt->terminal(st, NULL))
         return MG_ERR_TERMINAL;
+    if (vt->observer(st) >= 0 && p->algo != MG_ALGO_UCB && p->algo != MG_ALGO_UCT)
+        return config_error(err, "this search needs a full state: determinize the observation "
+                                 "(only ucb and uct sample one per simulation)");
     mg_search_params q = ms_game_params(vt, p);
     double t0 = ms_now();
     rc = kernels[p->algo](vt, st, &q, rng, plan, plan_len, stats);

@@ -112,6 +112,30 @@ int ms_grouped(const mg_game_vt *vt, int policy);
 double ms_rollout_from(const mg_game_vt *vt, void *st, const mg_search_params *p, int player,
                        mg_rng *rng, mg_action *acts, int n, int *groups, int ng, int depth);
 
+/* The END_TURN action among the legal actions at st (a state that is not terminal). */
+mg_action ms_end_action(const mg_game_vt *vt, const void *st);
+
+/* The thesis's gen_moves (spec/cards.md §8.2): the moves of the move tree of st, depth first
+ * on clones: each prefix followed by END_TURN first, then its children in legal order; a
+ * move that wins the game ends with the winning action. At most `max` moves, each at most
+ * `room` actions; with `prune`, a child whose state was already reached is skipped.
+ * visit(ctx, move, len) is called for each; returns their number, or -1 (MG_ERR_NOMEM). */
+typedef void (*ms_move_visit)(void *ctx, const mg_action *move, int len);
+long ms_gen_moves(const mg_game_vt *vt, const void *st, long max, int room, int prune,
+                  mg_rng *rng, ms_move_visit visit, void *ctx);
+
+/* A random move of the move tree of st (the first p->max_moves, p->transpositions prunes),
+ * or a longest one when `longest`: written to move[0..), at most `room` actions; returns
+ * its length, or -1 (MG_ERR_NOMEM). *generated: the moves generated (may be NULL). */
+int ms_random_move(const mg_game_vt *vt, const void *st, const mg_search_params *p, int longest,
+                   int room, mg_rng *rng, mg_action *move, long *generated);
+
+/* The simulation state of a thesis player: a fresh determinization of `st` for `observer`
+ * (when `det` is set: st is a full state reached from a determinization, observed again
+ * and sampled anew), else a copy of st. */
+void ms_resample(const mg_game_vt *vt, const void *st, int observer, int det, mg_rng *rng,
+                 void *out);
+
 /* Ask for transparent huge pages over the 2 MB-aligned part of a large arena just
  * allocated (p may be NULL; no effect where the system has none). A tree or table that
  * grows to tens of MB is touched at random: with 4 KB pages nearly every access misses

@@ -1,7 +1,12 @@
-/* mg_search_ucb.c: flat UCB1 over whole turns (the card-game thesis's bandit player): a
- * set of distinct turns is sampled (the first by the greedy rating policy, the rest by the
- * rollout policy), then each pull plays a rollout from one turn's outcome; the final turn
- * is the one with the highest mean, the most pulls, or the most winning pulls. */
+/* mg_search_ucb.c: flat UCB over whole moves, the card-game thesis's bandit player
+ * (spec/cards.md §8.3). The arms are the first moves of the move tree (depth first, the
+ * thesis's gen_moves) or distinct sampled turns (the first by the greedy rating policy, the
+ * rest by the rollout policy; better where a turn has many actions, as in heroes). Each pull
+ * replays one arm's move on a fresh determinization (the state itself when the search is
+ * given a full state), ends the turn where the move stops being legal (a draw or a random
+ * target came out otherwise), and plays a rollout. The arm pulled is the one with the
+ * highest xbar + c sqrt(2 ln N / n), rewards in [-1, 1]; the final arm is the one with the
+ * most wins, the most pulls or the highest mean, ties to more pulls, then the first arm. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -12,15 +17,23 @@ typedef struct ub_ctx {
     const mg_game_vt *vt;
     const mg_search_params *p;
     mg_rng *rng;
-    int root;
+    int root, det;
     int narms;
     mg_action *genes;    /* arms x MG_SEARCH_MAX_PLAN */
     int *len;
-    unsigned char *ends; /* outcome state of each arm */
-    uint64_t *hash;      /* outcome hash of each arm */
+    uint64_t *hash;      /* sampled arms: the outcome's hash, to keep them distinct */
     long *pulls, *wins;
-    double *sum;
+    double *sum;         /* rewards in [-1, 1] */
+    unsigned char *base; /* the determinization the arms are made on */
 } ub_ctx;
+
+/* gen_moves' visitor: each move an arm. */
+static void ub_add_move(void *vctx, const mg_action *move, int len)
+{
+    ub_ctx *c = vctx;
+    memcpy(c->genes + (size_t)c->narms * MG_SEARCH_MAX_PLAN, move, (size_t)len * sizeof *move);
+    c->len[c->narms++] = len;
+}
 
 /* Sample one turn with `policy` into arm slot k; returns 1 if its outcome is new. */
 static int ub_sample(ub_ctx *c, int k, int policy)
@@ -28,11 +41,11 @@ static int ub_sample(ub_ctx *c, int k, int policy)
     const mg_game_vt *vt = c->vt;
     mg_action acts[MG_MAX_ACTIONS];
     mg_action *gene = c->genes + (size_t)k * MG_SEARCH_MAX_PLAN;
-    unsigned char *s = c->ends + (size_t)k * vt->state_size;
+    ms_state s;
     int len = 0;
-    memcpy(s, c->ends + (size_t)c->p->arms * vt->state_size, vt->state_size); /* the root */
+    memcpy(s.b, c->base, vt->state_size);
     while (len < MG_SEARCH_MAX_PLAN - 1) {
-        int n = vt->legal(s, acts);
+        int n = vt->legal(s.b, acts);
         if (n <= 0)
             break;
         int forced = len == MG_SEARCH_MAX_PLAN - 2;
@@ -42,59 +55,82 @@ static int ub_sample(ub_ctx *c, int k, int policy)
                 if (vt->is_end_turn(acts[i]))
                     a = acts[i];
         } else {
-            a = mg_policy_choose(vt, s, acts, n, c->p, policy, c->rng);
+            a = mg_policy_choose(vt, s.b, acts, n, c->p, policy, c->rng);
         }
-        if (vt->apply(s, a, c->rng) != MG_OK)
+        if (vt->apply(s.b, a, c->rng) != MG_OK)
             break;
         gene[len++] = a;
-        if (ms_turn_over(vt, s, a))
+        if (ms_turn_over(vt, s.b, a))
             break;
     }
     c->len[k] = len;
-    c->hash[k] = vt->hash(s);
+    c->hash[k] = vt->hash(s.b);
     for (int i = 0; i < k; i++)
         if (c->hash[i] == c->hash[k])
             return 0;
     return 1;
 }
 
-/* The arm to pull: an unpulled one first, else the highest mean + 2c sqrt(2 ln N / n). */
-static int ub_select(const ub_ctx *c, long total)
+/* The arm to pull at pull number i (from 1): an unpulled one first, else the highest
+ * xbar + c sqrt(2 ln i / n); the first arm wins ties. */
+static int ub_select(const ub_ctx *c, long i)
 {
     int best = 0;
-    double bv = -DBL_MAX, l = 2.0 * log((double)(total > 0 ? total : 1));
-    for (int i = 0; i < c->narms; i++) {
-        if (c->pulls[i] == 0)
-            return i;
-        double inv = 1.0 / (double)c->pulls[i];
-        double v = c->sum[i] * inv + 2.0 * c->p->c * sqrt(l * inv);
+    double bv = -DBL_MAX, l = 2.0 * log((double)i);
+    for (int k = 0; k < c->narms; k++) {
+        if (c->pulls[k] == 0)
+            return k;
+        double inv = 1.0 / (double)c->pulls[k];
+        double v = c->sum[k] * inv + c->p->c * sqrt(l * inv);
         if (v > bv) {
             bv = v;
-            best = i;
+            best = k;
         }
     }
     return best;
 }
 
-/* The final choice by p->select; the first arm wins ties. */
+/* The final choice by p->select; ties go to more pulls, then to the first arm. */
 static int ub_final(const ub_ctx *c)
 {
     int best = 0;
     double bv = -DBL_MAX;
-    for (int i = 0; i < c->narms; i++) {
+    for (int k = 0; k < c->narms; k++) {
         double v;
         if (c->p->select == MG_SELECT_ROBUST)
-            v = (double)c->pulls[i];
+            v = (double)c->pulls[k];
         else if (c->p->select == MG_SELECT_MAXWINS)
-            v = (double)c->wins[i];
+            v = (double)c->wins[k];
         else
-            v = c->pulls[i] ? c->sum[i] / (double)c->pulls[i] : -1.0;
-        if (v > bv) {
+            v = c->pulls[k] ? c->sum[k] / (double)c->pulls[k] : -DBL_MAX;
+        if (v > bv || (v == bv && c->pulls[k] > c->pulls[best])) {
             bv = v;
-            best = i;
+            best = k;
         }
     }
     return best;
+}
+
+/* One pull of arm k from st: replay its move on a fresh sample, then a rollout. Returns the
+ * reward in [0, 1]. */
+static double ub_pull(const ub_ctx *c, const void *st, int k)
+{
+    const mg_game_vt *vt = c->vt;
+    const mg_action *gene = c->genes + (size_t)k * MG_SEARCH_MAX_PLAN;
+    ms_state d;
+    if (c->det)
+        (void)mg_determinize(vt, st, MG_DET_UNIFORM, c->rng, d.b);
+    else
+        memcpy(d.b, st, vt->state_size);
+    int over = 0;
+    for (int i = 0; i < c->len[k] && !over; i++) {
+        if (vt->apply(d.b, gene[i], c->rng) != MG_OK)
+            break; /* no longer legal here: end the turn */
+        over = ms_turn_over(vt, d.b, gene[i]) || vt->current(d.b) != c->root;
+    }
+    if (!over && !vt->terminal(d.b, NULL) && vt->current(d.b) == c->root)
+        (void)vt->apply(d.b, ms_end_action(vt, d.b), c->rng);
+    return mg_rollout(vt, d.b, c->p, c->root, c->rng);
 }
 
 int mg_search_ucb(const mg_game_vt *vt, const void *st, const mg_search_params *p, mg_rng *rng,
@@ -106,38 +142,47 @@ int mg_search_ucb(const mg_game_vt *vt, const void *st, const mg_search_params *
     c.p = p;
     c.rng = rng;
     c.root = vt->current(st);
+    c.det = vt->observer(st) >= 0;
     size_t a = (size_t)p->arms;
     c.genes = malloc(a * MG_SEARCH_MAX_PLAN * sizeof *c.genes);
     c.len = malloc(a * sizeof *c.len);
-    c.ends = malloc((a + 1) * vt->state_size); /* slot `arms` holds the root */
     c.hash = malloc(a * sizeof *c.hash);
     c.pulls = calloc(a, sizeof *c.pulls);
     c.wins = calloc(a, sizeof *c.wins);
     c.sum = calloc(a, sizeof *c.sum);
+    c.base = malloc(vt->state_size);
     int rc = MG_OK;
-    if (!c.genes || !c.len || !c.ends || !c.hash || !c.pulls || !c.wins || !c.sum) {
+    if (!c.genes || !c.len || !c.hash || !c.pulls || !c.wins || !c.sum || !c.base) {
         rc = MG_ERR_NOMEM;
         goto done;
     }
-    memcpy(c.ends + a * vt->state_size, st, vt->state_size);
+    if (c.det)
+        (void)mg_determinize(vt, st, MG_DET_UNIFORM, rng, c.base);
+    else
+        memcpy(c.base, st, vt->state_size);
     ms_budget budget;
     ms_budget_start(&budget, p);
-    /* Arms: distinct outcomes, at most 10 tries per arm wanted. */
-    for (long tries = 0; c.narms < p->arms && tries < 10L * p->arms; tries++) {
-        if (ub_sample(&c, c.narms, tries == 0 ? MG_POLICY_GREEDY : p->policy))
-            c.narms++;
-        if (c.narms > 0 && budget.deadline > 0 && (tries & 15) == 15 && ms_now() >= budget.deadline)
-            break;
+    if (p->moves == MG_MOVES_DFS) {
+        if (ms_gen_moves(vt, c.base, p->arms, MG_SEARCH_MAX_PLAN, p->transpositions, rng,
+                         ub_add_move, &c) < 0) {
+            rc = MG_ERR_NOMEM;
+            goto done;
+        }
+    } else { /* distinct outcomes, at most 10 tries per arm wanted */
+        for (long tries = 0; c.narms < p->arms && tries < 10L * p->arms; tries++) {
+            if (ub_sample(&c, c.narms, tries == 0 ? MG_POLICY_GREEDY : p->policy))
+                c.narms++;
+            if (c.narms > 0 && budget.deadline > 0 && (tries & 15) == 15 && ms_now() >= budget.deadline)
+                break;
+        }
     }
     long total = 0;
     int stop;
-    ms_state r;
     while ((stop = ms_budget_spent(&budget, total)) < 0) {
-        int k = ub_select(&c, total);
-        memcpy(r.b, c.ends + (size_t)k * vt->state_size, vt->state_size);
-        double v = mg_rollout(vt, r.b, p, c.root, rng);
+        int k = ub_select(&c, total + 1);
+        double v = ub_pull(&c, st, k);
         c.pulls[k]++;
-        c.sum[k] += v;
+        c.sum[k] += 2.0 * v - 1.0;
         c.wins[k] += v > 0.5;
         total++;
     }
@@ -147,15 +192,15 @@ int mg_search_ucb(const mg_game_vt *vt, const void *st, const mg_search_params *
     stats->iterations = total;
     stats->evaluations = total;
     stats->nodes = c.narms;
-    stats->value = c.pulls[best] ? c.sum[best] / (double)c.pulls[best] : 0.0;
+    stats->value = c.pulls[best] ? (c.sum[best] / (double)c.pulls[best] + 1.0) / 2.0 : 0.0;
     stats->stop = stop;
 done:
     free(c.genes);
     free(c.len);
-    free(c.ends);
     free(c.hash);
     free(c.pulls);
     free(c.wins);
     free(c.sum);
+    free(c.base);
     return rc;
 }

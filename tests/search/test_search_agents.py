@@ -16,7 +16,7 @@ from .positions import GAME, position, unit
 
 # Small iteration budgets, in each kernel's unit (plan steps for the budget-free agents).
 ITERATIONS = {"greedy-turn": 2000, "oep": 5, "mcts": 300, "ne-mcts": 300, "bb-mcts": 300,
-              "collapse-mcts": 300, "ucb": 300}
+              "collapse-mcts": 300, "ucb": 300, "uct": 300}
 # The agents of every game (the conquest-* agents have their own tests, beside the game).
 GENERIC = [n for n, spec in AGENTS.items() if not spec.games]
 BUDGETED = [n for n in GENERIC if AGENTS[n].needs_budget]
@@ -74,7 +74,8 @@ def test_plans_are_legal(name: str, state_name: str) -> None:
 VARIANTS = ["mcts:horizon_root=true,rollout_turns=2", "mcts:transpositions=false,complete=false",
             "mcts:rollout=random,c=2", "bb-mcts:rollout=meta,prune=false", "collapse-mcts:k=2",
             "oep:fitness_rollouts=3,history=false", "oep:population=7,survival=0,mutation=1",
-            "ucb:select=robust,arms=5", "ucb:select=maxwins,rollout_turns=0", "greedy-turn:prune=false",
+            "ucb:final=robust,max_bandits=5", "ucb:final=max-wins,rollout_turns=0", "ucb:moves=dfs,max_bandits=50",
+            "uct:post=rmp", "uct:post=rap,rollout=rap-greedy", "rmpmax:prune=true", "rap:gen_end_ply=false", "greedy-turn:prune=false",
             "greedy-turn:legal_order=true", "ne-mcts:robust=false",
             "oep:islands=3,migration_interval=2,migrants=3", "oep:islands=2,fitness_rollouts=2,migrants=60"]
 
@@ -84,7 +85,7 @@ VARIANTS = ["mcts:horizon_root=true,rollout_turns=2", "mcts:transpositions=false
 def test_variants_plan_legally(spec: str, state_name: str) -> None:
     state = STATES[state_name]
     agent = parse_agent(spec)
-    it = ITERATIONS[agent.name]
+    it = ITERATIONS.get(agent.name, 1)
     plan = agent.plan(state, iterations=it, seed=6)
     apply_plan(state, plan)
     again = parse_agent(spec).plan(state, iterations=it, seed=6)
