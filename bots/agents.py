@@ -356,7 +356,8 @@ class Agent:
         the thesis's ucb and uct sample one for every simulation."""
         params = self.kernel_params()
         if self.spec.kernel in _PER_SIMULATION:
-            return search(root, self.spec.kernel, params, budget_ms=budget_ms, iterations=iterations, seed=seed)
+            return search(root, self.spec.kernel, params, budget_ms=budget_ms, iterations=iterations,
+                          seed=seed)
         if self.spec.kernel == "oep" and params.get("fitness_rollouts", 0) > 0:
             return run_on_state("oep-hidden", root, "oep", params, budget_ms=budget_ms, iterations=iterations,
                                 seed=seed)

@@ -22,7 +22,8 @@ from typing import Any
 from ._lowlevel import check, ffi, lib
 from .game import Action, State
 
-__all__ = ["ALGORITHMS", "POLICIES", "SELECTIONS", "MOVES", "POSTS", "PARAMS", "count_moves", "SearchStats", "SearchResult",
+__all__ = ["ALGORITHMS", "POLICIES", "SELECTIONS", "MOVES", "POSTS", "PARAMS", "count_moves",
+           "SearchStats", "SearchResult",
            "default_params", "make_params", "run_kernel", "search"]
 
 # Kernel names -> MG_ALGO_*.

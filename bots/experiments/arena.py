@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from maag.bots import Agent, parse_agent
-from maag.engine import Game, IllegalActionError, Observation
+from maag.engine import Game, IllegalActionError, Observation, State
 from maag.stats import wilson
 
 __all__ = ["ArenaConfig", "GameResult", "ArenaResult", "schedule", "play_game", "run_arena"]
@@ -42,6 +42,10 @@ class ArenaConfig:
     view: str = "full"
     agent_iterations: dict[str, int] = field(default_factory=dict)
     """Iteration budgets of particular entrants (by spec), overriding `iterations`."""
+    on_illegal: str = "forfeit"
+    """A plan step that is illegal when its turn comes (a draw or a random target came out
+    otherwise than the agent planned): "forfeit" (the agent loses) or "rap" (the card-game
+    thesis: the rest of the turn is random actions, end_turn among them; spec/cards.md §8.2)."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,8 @@ class GameResult:
     forfeit: bool = False  # the loser's plan held an illegal action
     iterations: dict[int, float] = field(default_factory=dict)  # agent -> mean per turn
     turn_ms: dict[int, float] = field(default_factory=dict)  # agent -> mean search time per turn
+    moves: dict[int, float] = field(default_factory=dict)  # agent -> mean plan length (end_turn included)
+    nodes: dict[int, float] = field(default_factory=dict)  # agent -> mean tree size (kernel's nodes)
 
 
 def schedule(n_agents: int, games: int, seed: int) -> list[GameTask]:
@@ -92,6 +98,8 @@ def play_game(task: GameTask, specs: Sequence[str], cfg: ArenaConfig) -> GameRes
     rng = random.Random(task.seed ^ 0x5EED)
     iters: dict[int, list[int]] = {task.a: [], task.b: []}
     times: dict[int, list[float]] = {task.a: [], task.b: []}
+    lengths: dict[int, list[int]] = {task.a: [], task.b: []}
+    nodes: dict[int, list[int]] = {task.a: [], task.b: []}
     t0 = time.monotonic()
     turns = 0
     while not state.is_terminal:
@@ -109,23 +117,45 @@ def play_game(task: GameTask, specs: Sequence[str], cfg: ArenaConfig) -> GameRes
         if last is not None:
             iters[seat_agent[p]].append(last.stats.iterations)
             times[seat_agent[p]].append(last.stats.elapsed_ms)
+            nodes[seat_agent[p]].append(last.stats.nodes)
+        lengths[seat_agent[p]].append(len(plan))
         turns += 1
+        is_end = state.game.vt.is_end_turn
         try:
             for action in plan:
+                if state.is_terminal:  # a random effect ended the game earlier than planned
+                    break
                 state.apply(action)
         except IllegalActionError:
-            return GameResult(task.index, task.a, task.b, task.a_seat, task.seed, seat_agent[1 - p], turns,
-                              time.monotonic() - t0, forfeit=True)
+            if cfg.on_illegal != "rap":
+                return GameResult(task.index, task.a, task.b, task.a_seat, task.seed, seat_agent[1 - p], turns,
+                                  time.monotonic() - t0, forfeit=True)
+            _finish_randomly(state, p, rng)
+            continue
         # A plan that did not end the turn: end it. (Not "the same player is still to move":
         # in conquest the player who ended the combat move goes on with the non-combat move.)
-        if not state.is_terminal and not (plan and state.game.vt.is_end_turn(plan[-1].code)):
-            state.apply(0)
+        if not state.is_terminal and not (plan and is_end(plan[-1].code)):
+            state.apply(next(a for a in state.legal_actions() if is_end(a.code)))
     w = state.winner
     winner = None if w is None or w < 0 else seat_agent[w]
+
+    def mean(d: dict[int, list[int]] | dict[int, list[float]]) -> dict[int, float]:
+        return {k: statistics.fmean(v) if v else 0.0 for k, v in d.items()}
+
     return GameResult(task.index, task.a, task.b, task.a_seat, task.seed, winner, turns,
-                      time.monotonic() - t0,
-                      iterations={k: statistics.fmean(v) if v else 0.0 for k, v in iters.items()},
-                      turn_ms={k: statistics.fmean(v) if v else 0.0 for k, v in times.items()})
+                      time.monotonic() - t0, iterations=mean(iters), turn_ms=mean(times), moves=mean(lengths),
+                      nodes=mean(nodes))
+
+
+def _finish_randomly(state: State, player: int, rng: random.Random) -> None:
+    """The rest of `player`'s turn as the thesis's random action player: uniform legal
+    actions, end_turn among them."""
+    is_end = state.game.vt.is_end_turn
+    while not state.is_terminal and state.current_player == player:
+        action = rng.choice(state.legal_actions())
+        state.apply(action)
+        if is_end(action.code):
+            return
 
 
 @dataclass
@@ -205,19 +235,24 @@ def _play(args: tuple[GameTask, Sequence[str], ArenaConfig]) -> GameResult:
 
 
 def run_arena(specs: Sequence[str], games: int, cfg: ArenaConfig, *, jobs: int = 1, seed: int = 1,
-              on_game: Callable[[GameResult, int, int], None] | None = None) -> ArenaResult:
-    """Play the round robin; `on_game(result, done, total)` after each game."""
+              on_game: Callable[[GameResult, int, int], None] | None = None,
+              done: Sequence[GameResult] = ()) -> ArenaResult:
+    """Play the round robin; `on_game(result, done, total)` after each game. Games of the
+    schedule already in `done` (by index, from an interrupted run with the same arguments)
+    are kept, not played again."""
     for s in specs:  # fail early on a bad spec, in this process
         parse_agent(s)
     tasks = schedule(len(specs), games, seed)
-    results: list[GameResult] = []
+    results: list[GameResult] = [r for r in done if r.index < len(tasks) and r.seed == tasks[r.index].seed]
+    played = {r.index for r in results}
+    tasks = [t for t in tasks if t.index not in played]
     t0 = time.monotonic()
 
     def collect(it: Iterator[GameResult]) -> None:
         for r in it:
             results.append(r)
             if on_game:
-                on_game(r, len(results), len(tasks))
+                on_game(r, len(results), len(tasks) + len(played))
 
     if jobs <= 1:
         collect(play_game(t, specs, cfg) for t in tasks)

@@ -43,7 +43,7 @@ DEFAULT_BEST = "mcts:rollout_turns=2"
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("experiment", help="measurement experiments (hidden information)", description=__doc__,
+    p = sub.add_parser("experiment", help="measurement experiments (hidden information, the thesis tables)", description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     esub = p.add_subparsers(dest="experiment", metavar="WHICH")
     h = esub.add_parser("hidden", help="determinized agents vs cheating twins and single determinizations",
@@ -86,6 +86,23 @@ def register(sub: Any) -> None:
     c.add_argument("--json", action="store_true",
                    help="machine-readable: one JSON object per finished game, then one per table")
     c.set_defaults(func=run_conquest)
+    k = esub.add_parser("cards", help="the card-game thesis's tables (RAP, RMP, UCB, UCT; spec/cards.md §9)",
+                        description=_cards_doc(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    k.add_argument("--table", action="append", default=[], metavar="T",
+                   help="a table to play: 9.1, 9.2, 9.3, 9.4c, 9.4b (repeatable; default: all)")
+    k.add_argument("--sims", default=None,
+                   help="simulation counts of tables 9.2 and 9.3, comma-separated (default: the thesis's)")
+    k.add_argument("--games", "-n", type=int, default=100,
+                   help="games per point, both seats (default 100; points that have them already are "
+                        "not played again, so a larger number adds games)")
+    k.add_argument("--jobs", "-j", type=int, default=1, help="games played at once, one process each")
+    k.add_argument("--seed", type=int, default=1, help="seed of the deals and draws (default 1)")
+    k.add_argument("--data", default="docs/data/cards-study.jsonl",
+                   help="the games played, one JSON line each; read to resume (default %(default)s)")
+    k.add_argument("--report", action="store_true", help="play nothing: write the report from --data")
+    k.add_argument("--markdown", metavar="FILE", help="write the tables as markdown to FILE")
+    k.add_argument("--plots", metavar="DIR", help="write the §9.2 and §9.3 plots (PNG) into DIR")
+    k.set_defaults(func=run_cards)
     p.set_defaults(func=lambda a: (p.print_help(), 2)[1])
 
 
@@ -221,6 +238,63 @@ def run_conquest(args: argparse.Namespace) -> int:
                         f"{conquest.markdown(t, res)}\n\n")
     if args.plot:
         conquest.plot(done_tables, args.plot)
+    return 0
+
+
+def _cards_doc() -> str:
+    from maag.bots.experiments import cards
+
+    return (f"`maag experiment cards`: {cards.__doc__}\n\nExamples:\n"
+            "    maag experiment cards --table 9.1 --games 400 --jobs 2\n"
+            "    maag experiment cards --table 9.2 --sims 1,10,100,1000 --games 200 --jobs 2\n"
+            "    maag experiment cards --report --markdown cards.md --plots docs/")
+
+
+def run_cards(args: argparse.Namespace) -> int:
+    from maag.bots.experiments import cards
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    try:
+        sims = [int(x) for x in args.sims.split(",") if x.strip()] if args.sims else None
+        if sims is not None and any(n < 1 for n in sims):
+            raise ValueError("simulation counts must be at least 1")
+        pts = cards.points(args.table or list(cards.TABLES), sims)
+    except ValueError as e:
+        print(f"maag experiment cards: {e}", file=sys.stderr)
+        return 2
+    if args.games < 1 or args.jobs < 1:
+        print("maag experiment cards: --games and --jobs must be at least 1", file=sys.stderr)
+        return 2
+    console = Console(stderr=True)
+    if not args.report:
+        have = cards.load(args.data)
+        todo = [(p, max(0, args.games + args.games % 2 - len(have.get(p.key, [])))) for p in pts]
+        total = sum(n for _, n in todo)
+        console.print(f"{len(pts)} points, {total} games to play ({args.data})", highlight=False)
+        # A time-weighted bar: a point's games cost about its simulations per move.
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeRemainingColumn(), console=console) as prog:
+            bar = prog.add_task("games", total=total)
+            for p, n in todo:
+                if n == 0:
+                    continue
+                prog.update(bar, description=f"{p.table} {p.series} {p.label}".replace("  ", " "))
+                base = prog.tasks[bar].completed
+
+                def on_game(done: int, total_: int, base: float = base, n: int = n) -> None:
+                    prog.update(bar, completed=base + min(n, done - (total_ - n)))
+
+                cards.run_point(p, args.games, args.data, jobs=args.jobs, seed=args.seed, on_game=on_game)
+    data = cards.load(args.data)
+    text = cards.markdown(data)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(text + "\n")
+    else:
+        Console().print(text, highlight=False, markup=False)
+    if args.plots:
+        for path in cards.plot(data, args.plots):
+            console.print(f"wrote {path}", highlight=False)
     return 0
 
 

@@ -60,7 +60,8 @@ enum {
 enum {
     MG_MOVES_SAMPLE = 0, /* distinct turns: the greedy one, then turns of the rollout policy */
     MG_MOVES_DFS,        /* the first `arms` moves of the move tree, depth first (the thesis's
-                          * gen_moves: every prefix followed by END_TURN, then its children) */
+                          * gen_moves: every prefix followed by END_TURN, then its children),
+                          * then put in random order */
     MG_MOVES_COUNT
 };
 

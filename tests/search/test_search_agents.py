@@ -74,8 +74,9 @@ def test_plans_are_legal(name: str, state_name: str) -> None:
 VARIANTS = ["mcts:horizon_root=true,rollout_turns=2", "mcts:transpositions=false,complete=false",
             "mcts:rollout=random,c=2", "bb-mcts:rollout=meta,prune=false", "collapse-mcts:k=2",
             "oep:fitness_rollouts=3,history=false", "oep:population=7,survival=0,mutation=1",
-            "ucb:final=robust,max_bandits=5", "ucb:final=max-wins,rollout_turns=0", "ucb:moves=dfs,max_bandits=50",
-            "uct:post=rmp", "uct:post=rap,rollout=rap-greedy", "rmpmax:prune=true", "rap:gen_end_ply=false", "greedy-turn:prune=false",
+            "ucb:final=robust,max_bandits=5", "ucb:final=max-wins,rollout_turns=0",
+            "ucb:moves=dfs,max_bandits=50", "uct:post=rmp", "uct:post=rap,rollout=rap-greedy",
+            "rmpmax:prune=true", "rap:gen_end_ply=false", "greedy-turn:prune=false",
             "greedy-turn:legal_order=true", "ne-mcts:robust=false",
             "oep:islands=3,migration_interval=2,migrants=3", "oep:islands=2,fitness_rollouts=2,migrants=60"]
 
