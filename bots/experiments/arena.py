@@ -128,8 +128,8 @@ def play_game(task: GameTask, specs: Sequence[str], cfg: ArenaConfig) -> GameRes
                 state.apply(action)
         except IllegalActionError:
             if cfg.on_illegal != "rap":
-                return GameResult(task.index, task.a, task.b, task.a_seat, task.seed, seat_agent[1 - p], turns,
-                                  time.monotonic() - t0, forfeit=True)
+                return GameResult(task.index, task.a, task.b, task.a_seat, task.seed, seat_agent[1 - p],
+                                  turns, time.monotonic() - t0, forfeit=True)
             _finish_randomly(state, p, rng)
             continue
         # A plan that did not end the turn: end it. (Not "the same player is still to move":

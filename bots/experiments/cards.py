@@ -156,8 +156,9 @@ def _record(p: Point, r: GameResult) -> dict[str, Any]:
 
 def _result(d: dict[str, Any]) -> GameResult:
     w = d["winner"]
-    return GameResult(d["index"], 0, 1, d["a_seat"], d["seed"], None if w is None else "ab".index(w), d["turns"],
-                      d["seconds"], moves=dict(enumerate(d["moves"])), nodes=dict(enumerate(d["nodes"])),
+    return GameResult(d["index"], 0, 1, d["a_seat"], d["seed"], None if w is None else "ab".index(w),
+                      d["turns"], d["seconds"], moves=dict(enumerate(d["moves"])),
+                      nodes=dict(enumerate(d["nodes"])),
                       iterations=dict(enumerate(d["iterations"])))
 
 
@@ -186,6 +187,11 @@ def run_point(p: Point, games: int, data: str | Path, *, jobs: int = 1, seed: in
                       view="observation", on_illegal="rap",
                       agent_iterations={s: n for s, n in ((p.a, p.a_iter), (p.b, p.b_iter)) if n})
     Path(data).parent.mkdir(parents=True, exist_ok=True)
+    with open(data, "a+b") as f:  # a run killed mid-line left a torn line: close it first
+        if f.tell() > 0:
+            f.seek(-1, os.SEEK_END)
+            if f.read(1) != b"\n":
+                f.write(b"\n")
     with open(data, "a") as f:
         def record(r: GameResult, done: int, total: int) -> None:
             f.write(json.dumps(_record(p, r)) + "\n")
@@ -255,7 +261,8 @@ def markdown(data: dict[str, list[dict[str, Any]]]) -> str:
     rows = [(n, got[p.key]) for n, p in zip(RANDOM_PLAYERS, _table_91(), strict=True) if p.key in got]
     if rows:
         out += ["### §9.1 The random players against UCT with 40 simulations", "",
-                "| player | games | move length | thesis | win rate vs UCT-40 [95% CI] | thesis | thesis in CI |",
+                "| player | games | move length | thesis | win rate vs UCT-40 [95% CI] | thesis | "
+                "thesis in CI |",
                 "|---|---|---|---|---|---|---|"]
         for name, s in rows:
             tl, tw = THESIS_91[name]
@@ -269,12 +276,15 @@ def markdown(data: dict[str, list[dict[str, Any]]]) -> str:
                 "| simulations | games | tree size | thesis | move length | thesis | win rate [95% CI] | "
                 "thesis | thesis in CI |", "|---|---|---|---|---|---|---|---|---|"]
         for p, s in sorted(rows92, key=lambda x: x[0].sims or 0):
-            tt, tl, tw = THESIS_92.get(p.sims or 0, (math.nan,) * 3)
-            out.append(f"| {p.label} | {s.games} | {s.nodes[0]:,.0f} | {tt:,.0f} | {s.moves[0]:.2f} | {tl:.2f} | "
-                       f"{_rate(s)} | {tw:.3f} | {_agree(s, tw)} |")
+            if (p.sims or 0) in THESIS_92:
+                tt, tl, tw = THESIS_92[p.sims or 0]
+                ref = f"{tt:,} | {s.moves[0]:.2f} | {tl:.2f} | {_rate(s)} | {tw:.3f} | {_agree(s, tw)}"
+            else:
+                ref = f"— | {s.moves[0]:.2f} | — | {_rate(s)} | — | "
+            out.append(f"| {p.label} | {s.games} | {s.nodes[0]:,.0f} | {ref} |")
         out.append("")
 
-    sims93 = sorted({p.sims or 0 for p in _table_93(SIMS_93) if p.key in got})
+    sims93 = sorted({p.sims or 0 for p in _table_93(SIMS_93 + _extra(data, "9.3")) if p.key in got})
     if sims93:
         out += ["### §9.3 UCT's win rate against UCB at equal simulations (c = 1.414)", "",
                 "Each cell: UCT's win rate [95% CI] over the games played (n), then the thesis's figure. "
@@ -285,9 +295,9 @@ def markdown(data: dict[str, list[dict[str, Any]]]) -> str:
             cells = []
             for i, post in enumerate(POSTS_93):
                 s = got.get(f"9.3|{post}|{n}")
-                ref = THESIS_93.get(n, (math.nan,) * 3)[i]
+                ref = f"{THESIS_93[n][i]:.3f}" if n in THESIS_93 else "—"
                 cells.append("—" if s is None else
-                             f"{_rate(s)} (n={s.games})<br>thesis {ref:.3f}<br>length {s.moves[0]:.2f} / "
+                             f"{_rate(s)} (n={s.games})<br>thesis {ref}<br>length {s.moves[0]:.2f} / "
                              f"{s.moves[1]:.2f}")
             out.append(f"| {n} | " + " | ".join(cells) + " |")
         out.append("")
@@ -333,7 +343,8 @@ def plot(data: dict[str, list[dict[str, Any]]], folder: str | Path) -> list[Path
     written: list[Path] = []
     got = {k: summarise(v) for k, v in data.items() if v}
 
-    pts = sorted((p for p in _table_92(SIMS_92 + _extra(data, "9.2")) if p.key in got), key=lambda p: p.sims or 0)
+    pts = sorted((p for p in _table_92(SIMS_92 + _extra(data, "9.2")) if p.key in got),
+                 key=lambda p: p.sims or 0)
     if pts:
         fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
         xs = [p.sims for p in pts]
@@ -358,15 +369,16 @@ def plot(data: dict[str, list[dict[str, Any]]], folder: str | Path) -> list[Path
         plt.close(fig)
         written.append(path)
 
-    if any(p.key in got for p in _table_93(SIMS_93)):
+    all93 = _table_93(SIMS_93 + _extra(data, "9.3"))
+    if any(p.key in got for p in all93):
         fig, ax = plt.subplots(figsize=(8, 4.5))
         for i, post in enumerate(POSTS_93):
-            pts = [p for p in _table_93(SIMS_93) if p.series == post and p.key in got]
+            pts = sorted((p for p in all93 if p.series == post and p.key in got), key=lambda p: p.sims or 0)
             if not pts:
                 continue
             ss = [got[p.key] for p in pts]
-            line = ax.errorbar([p.sims for p in pts], [s.rate for s in ss], yerr=_err(ss), fmt="o-", capsize=3,
-                               label=f"{post} completion")
+            line = ax.errorbar([p.sims for p in pts], [s.rate for s in ss], yerr=_err(ss), fmt="o-",
+                               capsize=3, label=f"{post} completion")
             ax.plot(list(THESIS_93), [v[i] for v in THESIS_93.values()], "--", color=line[0].get_color(),
                     alpha=0.6, label=f"{post}, thesis")
         ax.axhline(0.5, color="grey", lw=0.8)

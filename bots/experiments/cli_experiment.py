@@ -43,7 +43,8 @@ DEFAULT_BEST = "mcts:rollout_turns=2"
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("experiment", help="measurement experiments (hidden information, the thesis tables)", description=__doc__,
+    p = sub.add_parser("experiment", help="measurement experiments (hidden information, the thesis tables)",
+                       description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     esub = p.add_subparsers(dest="experiment", metavar="WHICH")
     h = esub.add_parser("hidden", help="determinized agents vs cheating twins and single determinizations",
