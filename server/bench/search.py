@@ -20,7 +20,13 @@ stops where the game ends; `playout_phases` gives the median length), and OEP ge
 (population 50). They are compared with the thesis's own figures (84
 iterations/s, 9 generations/s: Java on the TripleA engine, thesis §6.3), which cannot be
 measured here; heroes' figures are compared with the Java reference clone measured on this
-kind of machine (issue 3)."""
+kind of machine (issue 3).
+
+For cards, also the thesis's players (spec/cards.md §8) as the referee's bots run them, from
+the observation of the player to act with a fresh determinization per simulation: flat UCB
+simulations/s (1,000 bandits generated depth first) and UCT simulations/s, each simulation a
+playout of random actions to the end of the game, and ISMCTS iterations/s (egreedy rollouts
+of one turn)."""
 
 from __future__ import annotations
 
@@ -30,7 +36,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from maag.engine import Game, State
+from maag.engine import Game, Observation, State
+from maag.engine.hidden import run_on_state
 from maag.engine.search import SearchResult, search
 from maag.server.bench.engine import midgame_states
 
@@ -57,6 +64,15 @@ CONQUEST_FIGURES = {
     "ne_mcts_iterations_per_s": "ne-mcts",
     "bb_mcts_iterations_per_s": "bb-mcts",
     "thesis_oep_generations_per_s": "oep",
+}
+# The card game's thesis players (spec/cards.md §8), searching from the observation of the
+# player to act with a fresh determinization per simulation, and ISMCTS: figure -> (kernel,
+# parameters). UCB and UCT with the thesis's playout: random actions to the end of the game.
+_THESIS = {"policy": "rap", "rollout_turns": 1000, "c": 1.4142}
+CARDS_FIGURES: dict[str, tuple[str, dict[str, Any]]] = {
+    "ucb_simulations_per_s": ("ucb", {**_THESIS, "moves": "dfs", "arms": 1000, "select": "max-wins"}),
+    "uct_simulations_per_s": ("uct", _THESIS),
+    "ismcts_iterations_per_s": ("ismcts", {}),
 }
 SETUPS = {"heroes": {"map": "a", "draws": "seeded"}}
 
@@ -97,6 +113,12 @@ def _one(st: State, key: str, budget_ms: float, seed: int) -> SearchResult:
     if key in FIGURES:
         kernel, params = FIGURES[key]
         return search(st, kernel, params, budget_ms=budget_ms, seed=seed)
+    if key in CARDS_FIGURES:
+        kernel, params = CARDS_FIGURES[key]
+        obs = Observation.of(st)._root()
+        if kernel == "ismcts":
+            return run_on_state("ismcts", obs, "mcts", params, budget_ms=budget_ms, seed=seed)
+        return search(obs, kernel, params, budget_ms=budget_ms, seed=seed)
     from maag.engine.games.conquest import agents  # only once conquest is asked for
 
     return agents.plan(st, CONQUEST_FIGURES[key], budget_ms=budget_ms, seed=seed)
@@ -107,7 +129,8 @@ def run(budget_ms: float = 500.0, count: int = 20, seed: int = 1,
     """Run every figure of `game_name` on `count` mid-game states; `progress(i)` after each."""
     game = Game(game_name, SETUPS.get(game_name, {}))
     states = midgame_states(game, count)
-    keys = list(FIGURES) + (list(CONQUEST_FIGURES) if game_name == "conquest" else [])
+    extra = {"conquest": list(CONQUEST_FIGURES), "cards": list(CARDS_FIGURES)}.get(game_name, [])
+    keys = list(FIGURES) + extra
     per_state: dict[str, list[float]] = {k: [] for k in keys}
     wall: dict[str, list[float]] = {k: [] for k in keys}
     phases: dict[str, list[float]] = {k: [] for k in CONQUEST_FIGURES if k in keys}
