@@ -187,11 +187,11 @@ def run_point(p: Point, games: int, data: str | Path, *, jobs: int = 1, seed: in
                       view="observation", on_illegal="rap",
                       agent_iterations={s: n for s, n in ((p.a, p.a_iter), (p.b, p.b_iter)) if n})
     Path(data).parent.mkdir(parents=True, exist_ok=True)
-    with open(data, "a+b") as f:  # a run killed mid-line left a torn line: close it first
-        if f.tell() > 0:
-            f.seek(-1, os.SEEK_END)
-            if f.read(1) != b"\n":
-                f.write(b"\n")
+    with open(data, "a+b") as raw:  # a run killed mid-line left a torn line: close it first
+        if raw.tell() > 0:
+            raw.seek(-1, os.SEEK_END)
+            if raw.read(1) != b"\n":
+                raw.write(b"\n")
     with open(data, "a") as f:
         def record(r: GameResult, done: int, total: int) -> None:
             f.write(json.dumps(_record(p, r)) + "\n")
@@ -294,11 +294,11 @@ def markdown(data: dict[str, list[dict[str, Any]]]) -> str:
         for n in sims93:
             cells = []
             for i, post in enumerate(POSTS_93):
-                s = got.get(f"9.3|{post}|{n}")
+                cell = got.get(f"9.3|{post}|{n}")
                 ref = f"{THESIS_93[n][i]:.3f}" if n in THESIS_93 else "—"
-                cells.append("—" if s is None else
-                             f"{_rate(s)} (n={s.games})<br>thesis {ref}<br>length {s.moves[0]:.2f} / "
-                             f"{s.moves[1]:.2f}")
+                cells.append("—" if cell is None else
+                             f"{_rate(cell)} (n={cell.games})<br>thesis {ref}<br>length "
+                             f"{cell.moves[0]:.2f} / {cell.moves[1]:.2f}")
             out.append(f"| {n} | " + " | ".join(cells) + " |")
         out.append("")
 
@@ -314,8 +314,8 @@ def markdown(data: dict[str, list[dict[str, Any]]]) -> str:
         for series in dict.fromkeys(p.series for p in pts):
             cells = []
             for n in sims:
-                s = got.get(f"{table}|{series}|{n}")
-                cells.append("—" if s is None else f"{_rate(s)} (n={s.games})")
+                cell = got.get(f"{table}|{series}|{n}")
+                cells.append("—" if cell is None else f"{_rate(cell)} (n={cell.games})")
             out.append(f"| {series} | " + " | ".join(cells) + " |")
         out.append("")
     return "\n".join(out)
@@ -377,7 +377,7 @@ def plot(data: dict[str, list[dict[str, Any]]], folder: str | Path) -> list[Path
             if not pts:
                 continue
             ss = [got[p.key] for p in pts]
-            line = ax.errorbar([p.sims for p in pts], [s.rate for s in ss], yerr=_err(ss), fmt="o-",
+            line = ax.errorbar([p.sims or 0 for p in pts], [s.rate for s in ss], yerr=_err(ss), fmt="o-",
                                capsize=3, label=f"{post} completion")
             ax.plot(list(THESIS_93), [v[i] for v in THESIS_93.values()], "--", color=line[0].get_color(),
                     alpha=0.6, label=f"{post}, thesis")
