@@ -341,6 +341,14 @@ def plot(data: dict[str, list[dict[str, Any]]], folder: str | Path) -> list[Path
 
     folder = Path(folder)
     written: list[Path] = []
+
+    def save(fig: Any, name: str) -> Path:
+        fig.tight_layout()
+        path = folder / name
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        return path
+
     got = {k: summarise(v) for k, v in data.items() if v}
 
     pts = sorted((p for p in _table_92(SIMS_92 + _extra(data, "9.2")) if p.key in got),
@@ -363,11 +371,7 @@ def plot(data: dict[str, list[dict[str, Any]]], folder: str | Path) -> list[Path
         ax2.set_ylabel("actions per move (end_turn included)")
         ax2.legend()
         fig.suptitle("cards §9.2: UCT (c = 1.414, no completion) against the random action player")
-        fig.tight_layout()
-        path = folder / "results-cards-uct-vs-rap.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path)
+        written.append(save(fig, "results-cards-uct-vs-rap.png"))
 
     all93 = _table_93(SIMS_93 + _extra(data, "9.3"))
     if any(p.key in got for p in all93):
@@ -388,11 +392,7 @@ def plot(data: dict[str, list[dict[str, Any]]], folder: str | Path) -> list[Path
         ax.set_ylim(0, 1)
         ax.legend(fontsize=8, ncol=2)
         ax.set_title("cards §9.3: UCT against UCB at equal simulations (c = 1.414)")
-        fig.tight_layout()
-        path = folder / "results-cards-ucb-vs-uct.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path)
+        written.append(save(fig, "results-cards-ucb-vs-uct.png"))
     return written
 
 

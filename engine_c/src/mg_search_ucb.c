@@ -18,7 +18,7 @@ typedef struct ub_ctx {
     const mg_game_vt *vt;
     const mg_search_params *p;
     mg_rng *rng;
-    int root, det;
+    int root;
     int narms;
     mg_action *genes;    /* arms x MG_SEARCH_MAX_PLAN */
     int *len;
@@ -139,10 +139,7 @@ static double ub_pull(const ub_ctx *c, const void *st, int k)
     const mg_game_vt *vt = c->vt;
     const mg_action *gene = c->genes + (size_t)k * MG_SEARCH_MAX_PLAN;
     ms_state d;
-    if (c->det)
-        (void)mg_determinize(vt, st, MG_DET_UNIFORM, c->rng, d.b);
-    else
-        memcpy(d.b, st, vt->state_size);
+    (void)mg_determinize(vt, st, MG_DET_UNIFORM, c->rng, d.b); /* a full state: copied */
     int over = 0;
     for (int i = 0; i < c->len[k] && !over; i++) {
         if (vt->apply(d.b, gene[i], c->rng) != MG_OK)
@@ -163,7 +160,6 @@ int mg_search_ucb(const mg_game_vt *vt, const void *st, const mg_search_params *
     c.p = p;
     c.rng = rng;
     c.root = vt->current(st);
-    c.det = vt->observer(st) >= 0;
     size_t a = (size_t)p->arms;
     c.genes = malloc(a * MG_SEARCH_MAX_PLAN * sizeof *c.genes);
     c.len = malloc(a * sizeof *c.len);
@@ -177,10 +173,7 @@ int mg_search_ucb(const mg_game_vt *vt, const void *st, const mg_search_params *
         rc = MG_ERR_NOMEM;
         goto done;
     }
-    if (c.det)
-        (void)mg_determinize(vt, st, MG_DET_UNIFORM, rng, c.base);
-    else
-        memcpy(c.base, st, vt->state_size);
+    (void)mg_determinize(vt, st, MG_DET_UNIFORM, rng, c.base); /* a full state: copied */
     ms_budget budget;
     ms_budget_start(&budget, p);
     if (p->moves == MG_MOVES_DFS) {

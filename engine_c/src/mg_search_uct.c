@@ -172,11 +172,9 @@ int mg_search_uct(const mg_game_vt *vt, const void *st, const mg_search_params *
         free(t.states);
         return MG_ERR_NOMEM;
     }
-    /* the root: one determinization, from which the expanded states descend */
-    if (t.det)
-        (void)mg_determinize(vt, st, MG_DET_UNIFORM, rng, ut_state(&t, 0));
-    else
-        memcpy(ut_state(&t, 0), st, vt->state_size);
+    /* the root: one determinization (a full state is copied), from which the expanded
+     * states descend */
+    (void)mg_determinize(vt, st, MG_DET_UNIFORM, rng, ut_state(&t, 0));
     t.count = 1;
     ut_init(&t, 0, 0, 0);
     ms_budget budget;
