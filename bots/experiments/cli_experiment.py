@@ -39,7 +39,9 @@ if TYPE_CHECKING:  # loaded on demand: other commands (maag bot run) never load 
 
 PRESETS = ("cost", "baseline", "k")  # maag.bots.experiments.hidden.PRESETS
 
-DEFAULT_BEST = "mcts:rollout_turns=2"
+# The perfect-information agent the presets build on, by game (docs/results-hidden.md,
+# docs/results-cards.md).
+DEFAULT_BEST = {"heroes": "mcts:rollout_turns=2", "cards": "mcts"}
 
 
 def register(sub: Any) -> None:
@@ -53,8 +55,9 @@ def register(sub: Any) -> None:
                    help="a named set of pairings (repeatable)")
     h.add_argument("--pair", nargs=2, action="append", metavar=("A", "B"), default=[],
                    help="one pairing (repeatable); cheat:SPEC for a cheating twin")
-    h.add_argument("--best", default=DEFAULT_BEST,
-                   help=f"the perfect-information agent the presets build on (default {DEFAULT_BEST})")
+    h.add_argument("--best", default=None,
+                   help="the perfect-information agent the presets build on (default: "
+                        + "; ".join(f"{g}: {b}" for g, b in DEFAULT_BEST.items()) + ")")
     h.add_argument("--k", type=int, default=8,
                    help="determinizations of pimc in the cost and baseline presets (default 8)")
     h.add_argument("--ks", default="2,4,16,32",
@@ -64,9 +67,13 @@ def register(sub: Any) -> None:
                    help="time budget of every turn in ms (default 1000; 0: iterations only)")
     h.add_argument("--iterations", type=int, default=None,
                    help="iteration budget of every turn (kernel units)")
-    h.add_argument("--map", default="a", choices=["a", "a-small", "a-tiny"], help="heroes map (default a)")
-    h.add_argument("--draws", default="random", choices=["random", "seeded"],
-                   help="card draws (default random: the real game)")
+    h.add_argument("--game", default="heroes", help="the game (default heroes; see maag games)")
+    h.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="a game option (repeatable; see maag games)")
+    h.add_argument("--map", default=None, choices=["a", "a-small", "a-tiny"],
+                   help="heroes: the map (default a; the same as -o map=...)")
+    h.add_argument("--draws", default=None, choices=["random", "seeded"],
+                   help="heroes: card draws (default random: the real game)")
     h.add_argument("--jobs", "-j", type=int, default=1, help="games played at once, one process each")
     h.add_argument("--seed", type=int, default=1, help="seed of the deals and draws (default 1)")
     h.add_argument("--json", action="store_true",
@@ -111,9 +118,10 @@ def _pairs(args: argparse.Namespace) -> list[tuple[str, str]]:
     from maag.bots.experiments.hidden import preset_pairs
 
     ks = [int(k) for k in args.ks.split(",") if k.strip()]
+    best = args.best or DEFAULT_BEST.get(args.game, "mcts")
     pairs: list[tuple[str, str]] = []
     for name in args.preset:
-        pairs += preset_pairs(name, args.best, args.k, ks)
+        pairs += preset_pairs(name, best, args.k, ks)
     pairs += [(a, b) for a, b in args.pair]
     seen: set[tuple[str, str]] = set()
     return [p for p in pairs if not (p in seen or seen.add(p))]  # type: ignore[func-returns-value]
@@ -155,8 +163,12 @@ def run_hidden(args: argparse.Namespace) -> int:
         return 2
     from maag.bots.experiments.hidden import HiddenConfig, run_pairs
 
-    cfg = HiddenConfig(turn_ms=turn_ms, iterations=args.iterations,
-                       game_config={"map": args.map, "draws": args.draws})
+    try:
+        game_config = _game_config(args)
+    except ValueError as e:
+        print(f"maag experiment hidden: {e}", file=sys.stderr)
+        return 2
+    cfg = HiddenConfig(turn_ms=turn_ms, iterations=args.iterations, game=args.game, game_config=game_config)
     console = Console(stderr=args.json)
 
     def on_game(r: GameRecord, done: int, total: int) -> None:
@@ -182,9 +194,32 @@ def run_hidden(args: argparse.Namespace) -> int:
                           "pairs": [r.as_dict() for r in results], "seconds": round(elapsed, 1),
                           "machine": machine()}))
         return 0
-    console.print(_table(results, f"maag experiment hidden: {args.games} games per pairing, {budget} per "
-                                  f"turn, map {args.map}, draws {args.draws}, {elapsed:.0f} s"))
+    options = ", ".join(f"{k} {v}" for k, v in game_config.items())
+    console.print(_table(results, f"maag experiment hidden: {args.game}, {args.games} games per pairing, "
+                                  f"{budget} per turn" + (f", {options}" if options else "")
+                                  + f", {elapsed:.0f} s"))
     return 0
+
+
+def _game_config(args: argparse.Namespace) -> dict[str, Any]:
+    """The game's options from -o KEY=VALUE (and heroes' --map, --draws), checked by the
+    game itself: ValueError with the reason for an unknown game or a bad option."""
+    from maag.engine import registry
+
+    if args.game not in registry.names():
+        raise ValueError(f"unknown game {args.game!r}; known: {', '.join(registry.names())}")
+    config: dict[str, Any] = {}
+    if args.game == "heroes":
+        config = {"map": args.map or "a", "draws": args.draws or "random"}
+    elif args.map or args.draws:
+        raise ValueError("--map and --draws are heroes options; use -o KEY=VALUE")
+    for kv in args.option:
+        key, eq, value = kv.partition("=")
+        if not eq or not key:
+            raise ValueError(f"a game option is KEY=VALUE, not {kv!r}")
+        config[key.strip()] = value.strip()
+    registry.get(args.game).make_config(dict(config))  # the game rejects a bad option, with the reason
+    return config
 
 
 def _conquest_doc() -> str:

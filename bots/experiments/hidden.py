@@ -27,6 +27,7 @@ from typing import Any
 
 from maag.bots import Agent, parse_agent
 from maag.bots.cheating import CheatingAgent
+from maag.bots.runner import CHANCE_SHARE
 from maag.engine import Game, IllegalActionError, Observation
 from maag.stats import pairwise
 
@@ -42,7 +43,8 @@ class HiddenConfig:
 
     turn_ms: time budget of every turn in milliseconds (None: iterations only).
     iterations: iteration budget of every turn in the kernel's unit (None: time only).
-    game_config: heroes options; the real game by default (map a, random draws).
+    game: the registered game; game_config: its options (the real game by default: heroes
+    on map a with random draws, the other games on their defaults).
     """
 
     turn_ms: float | None = 1000.0
@@ -90,30 +92,50 @@ class GameRecord:
 def play_game(pair: int, index: int, specs: tuple[str, str], a_seat: int, seed: int,
               cfg: HiddenConfig) -> GameRecord:
     """Play one game of the real game to the end (the state's RNG, seeded from `seed`, is
-    the referee's: no agent sees it)."""
+    the referee's: no agent sees it). Turns are played as the bot runner plays them through
+    the referee: in a game with chance inside a turn (cards) the agent plans again after
+    each action, each plan getting 1/CHANCE_SHARE of what is left of the turn's time."""
     game = Game(cfg.game, cfg.game_config)
     state = game.new_state(seed)
     entrants = [make_entrant(specs[0]), make_entrant(specs[1])]
     by_seat = [0, 1] if a_seat == 0 else [1, 0]  # seat -> entrant index
     rng = random.Random(seed ^ 0x5EED)
+    is_end = game.vt.is_end_turn
+    stepwise = game.spec.chance_within_turn  # plan again after each action, as the bot runner does
     iters: list[list[int]] = [[], []]
     t0 = time.monotonic()
     turns = 0
     while not state.is_terminal:
         p = state.current_player
         who = by_seat[p]
-        plan = entrants[who].plan(state, p, cfg.turn_ms, cfg.iterations, rng.getrandbits(62))
-        last = entrants[who].agent.last
-        if last is not None:
-            iters[who].append(last.stats.iterations)
         turns += 1
-        try:
-            for action in plan:
-                state.apply(action)
-        except IllegalActionError:
-            return GameRecord(pair, index, a_seat, seed, 1 - who, turns, time.monotonic() - t0, forfeit=True)
-        if not state.is_terminal and state.current_player == p:
-            state.apply(0)  # a plan that stopped short of the end of the turn
+        spent = 0
+        start = time.monotonic()
+        while True:  # one plan, or in a game with chance inside a turn one plan per action
+            budget = cfg.turn_ms
+            if stepwise and budget is not None:  # as the bot runner shares a turn's clock
+                budget = max(1.0, budget - (time.monotonic() - start) * 1000) / CHANCE_SHARE
+            plan = entrants[who].plan(state, p, budget, cfg.iterations, rng.getrandbits(62))
+            last = entrants[who].agent.last
+            spent += last.stats.iterations if last is not None else 0
+            if stepwise:
+                plan = plan[:1]
+            try:
+                for action in plan:
+                    if state.is_terminal:  # a random effect ended the game earlier than planned
+                        break
+                    state.apply(action)
+            except IllegalActionError:
+                return GameRecord(pair, index, a_seat, seed, 1 - who, turns, time.monotonic() - t0,
+                                  forfeit=True)
+            if state.is_terminal or (plan and is_end(plan[-1].code)):
+                break
+            if not stepwise or not plan:
+                # A plan that stopped short of the end of its turn: end it. (Not "the same
+                # player is still to move": in conquest the one who ended the combat move plays on.)
+                state.apply(next(a for a in state.legal_actions() if is_end(a.code)))
+                break
+        iters[who].append(spent)
     w = state.winner
     winner = None if w is None or w < 0 else by_seat[w]
     return GameRecord(pair, index, a_seat, seed, winner, turns, time.monotonic() - t0,

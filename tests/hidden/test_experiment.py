@@ -93,3 +93,44 @@ def test_command_line_json() -> None:
     bad = subprocess.run([*maag, "--pair", "cheat:x", "y", "--games", "2"], capture_output=True, text=True,
                          timeout=120)
     assert bad.returncode == 2 and "unknown agent" in bad.stderr
+
+
+def test_cards_turns_are_planned_again_after_each_action() -> None:
+    """Cards has chance inside a turn (draws, random targets): as the bot runner does through
+    the referee, the agent plans again after each action, from a fresh observation."""
+    cfg = HiddenConfig(turn_ms=None, iterations=60, game="cards", game_config={})
+    calls: list[tuple[int, int]] = []
+    real = Entrant.plan
+
+    def spy(self: Entrant, state: Any, seat: int, *a: Any, **kw: Any) -> Any:
+        calls.append((seat, state.current_player))
+        return real(self, state, seat, *a, **kw)
+
+    Entrant.plan = spy  # type: ignore[method-assign]
+    try:
+        rec = play_game(0, 0, ("ismcts", "cheat:mcts"), 0, 5, cfg)
+    finally:
+        Entrant.plan = real  # type: ignore[method-assign]
+    assert not rec.forfeit and rec.winner in (0, 1, None) and rec.turns > 4
+    assert all(seat == player for seat, player in calls)
+    assert len(calls) > rec.turns  # several plans in some turns: one per action
+    again = play_game(0, 0, ("ismcts", "cheat:mcts"), 0, 5, cfg)
+    assert (again.winner, again.turns) == (rec.winner, rec.turns)
+
+
+def test_command_line_other_games() -> None:
+    maag = [sys.executable, "-m", "maag.server", "experiment", "hidden"]
+    r = subprocess.run([*maag, "--game", "cards", "-o", "deck1=X", "--pair", "ismcts", "cheat:ismcts",
+                        "--games", "2", "--iterations", "40", "--turn-ms", "0", "--json"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout.splitlines()[-1])
+    assert summary["config"]["game"] == "cards" and summary["config"]["game_config"] == {"deck1": "X"}
+    assert summary["pairs"][0]["games"] == 2 and summary["pairs"][0]["forfeits"] == 0
+    for args, reason in ((["--game", "cards", "-o", "deck1=Q"], "deck1 must be one of"),
+                         (["--game", "cards", "--map", "a"], "heroes options"),
+                         (["--game", "cardz"], "unknown game 'cardz'"),
+                         (["--game", "cards", "-o", "deck1"], "KEY=VALUE")):
+        bad = subprocess.run([*maag, *args, "--pair", "mcts", "mcts"], capture_output=True, text=True,
+                             timeout=120)
+        assert bad.returncode == 2 and reason in bad.stderr, bad.stderr
