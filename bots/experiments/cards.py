@@ -16,9 +16,7 @@ where it stopped, and more games can be added to a point later; the report reads
 
 from __future__ import annotations
 
-import json
 import math
-import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +24,7 @@ from typing import Any
 
 from maag.stats import wilson
 
+from . import datafile
 from .arena import ArenaConfig, GameResult, run_arena
 
 __all__ = ["Point", "TABLES", "points", "run_point", "load", "Summary", "summarise", "markdown", "plot"]
@@ -163,18 +162,10 @@ def _result(d: dict[str, Any]) -> GameResult:
 
 
 def load(path: str | Path) -> dict[str, list[dict[str, Any]]]:
-    """The data file's games by point key (a missing file: none). A torn last line (the
-    run was killed while writing) is skipped."""
+    """The data file's games by point key (a missing file: none; a torn line is skipped)."""
     out: dict[str, list[dict[str, Any]]] = {}
-    if not os.path.exists(path):
-        return out
-    with open(path) as f:
-        for line in f:
-            try:
-                d = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            out.setdefault(d["key"], []).append(d)
+    for d in datafile.read(path):
+        out.setdefault(d["key"], []).append(d)
     return out
 
 
@@ -186,16 +177,9 @@ def run_point(p: Point, games: int, data: str | Path, *, jobs: int = 1, seed: in
     cfg = ArenaConfig(turn_ms=None, iterations=None, game="cards", game_config=dict(GAME_CONFIG),
                       view="observation", on_illegal="rap",
                       agent_iterations={s: n for s, n in ((p.a, p.a_iter), (p.b, p.b_iter)) if n})
-    Path(data).parent.mkdir(parents=True, exist_ok=True)
-    with open(data, "a+b") as raw:  # a run killed mid-line left a torn line: close it first
-        if raw.tell() > 0:
-            raw.seek(-1, os.SEEK_END)
-            if raw.read(1) != b"\n":
-                raw.write(b"\n")
-    with open(data, "a") as f:
+    with datafile.append(data) as f:
         def record(r: GameResult, done: int, total: int) -> None:
-            f.write(json.dumps(_record(p, r)) + "\n")
-            f.flush()
+            datafile.write(f, _record(p, r))
             if on_game:
                 on_game(done, total)
 

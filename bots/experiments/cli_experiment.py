@@ -76,6 +76,10 @@ def register(sub: Any) -> None:
                    help="heroes: card draws (default random: the real game)")
     h.add_argument("--jobs", "-j", type=int, default=1, help="games played at once, one process each")
     h.add_argument("--seed", type=int, default=1, help="seed of the deals and draws (default 1)")
+    h.add_argument("--data", metavar="FILE", default=None,
+                   help="append every finished game to FILE (JSON lines) and count the games it holds "
+                        "for these pairings and settings: rerun the command to go on after an "
+                        "interruption, or with a larger --games to add games")
     h.add_argument("--json", action="store_true",
                    help="machine-readable: one JSON object per finished game, then the summary object last")
     h.set_defaults(func=run_hidden)
@@ -127,12 +131,13 @@ def _pairs(args: argparse.Namespace) -> list[tuple[str, str]]:
     return [p for p in pairs if not (p in seen or seen.add(p))]  # type: ignore[func-returns-value]
 
 
-def _line(r: GameRecord, done: int, total: int, pairs: list[tuple[str, str]]) -> str:
+def _line(r: GameRecord, done: int, total: int, pairs: list[tuple[str, str]], eta_s: float) -> str:
     a, b = pairs[r.pair]
     p1, p2 = (a, b) if r.a_seat == 0 else (b, a)
     res = "draw" if r.winner is None else f"{pairs[r.pair][r.winner]} wins"
     extra = " (forfeit: illegal plan)" if r.forfeit else ""
-    return f"game {done}/{total}: {p1} vs {p2}: {res} in {r.turns} turns, {r.seconds:.0f} s{extra}"
+    eta = f", ETA {eta_s / 60:.0f} min" if done < total else ""
+    return f"game {done}/{total}: {p1} vs {p2}: {res} in {r.turns} turns, {r.seconds:.0f} s{extra}{eta}"
 
 
 def _table(results: list[PairResult], title: str) -> Table:
@@ -171,18 +176,22 @@ def run_hidden(args: argparse.Namespace) -> int:
     cfg = HiddenConfig(turn_ms=turn_ms, iterations=args.iterations, game=args.game, game_config=game_config)
     console = Console(stderr=args.json)
 
-    def on_game(r: GameRecord, done: int, total: int) -> None:
-        if args.json:
-            print(json.dumps({"event": "game", "n": done, "a": pairs[r.pair][0], "b": pairs[r.pair][1],
-                              "a_seat": r.a_seat + 1, "seed": r.seed,
-                              "winner": None if r.winner is None else "ab"[r.winner], "turns": r.turns,
-                              "seconds": round(r.seconds, 2), "forfeit": r.forfeit}), flush=True)
-        else:
-            console.print(_line(r, done, total, pairs), highlight=False)
-
     t0 = time.monotonic()
+
+    def on_game(r: GameRecord, done: int, total: int) -> None:
+        eta_s = (time.monotonic() - t0) / done * (total - done)
+        if args.json:
+            print(json.dumps({"event": "game", "n": done, "of": total, "a": pairs[r.pair][0],
+                              "b": pairs[r.pair][1], "a_seat": r.a_seat + 1, "seed": r.seed,
+                              "winner": None if r.winner is None else "ab"[r.winner], "turns": r.turns,
+                              "seconds": round(r.seconds, 2), "forfeit": r.forfeit,
+                              "eta_s": round(eta_s)}), flush=True)
+        else:
+            console.print(_line(r, done, total, pairs, eta_s), highlight=False)
+
     try:
-        results = run_pairs(pairs, args.games, cfg, jobs=args.jobs, seed=args.seed, on_game=on_game)
+        results = run_pairs(pairs, args.games, cfg, jobs=args.jobs, seed=args.seed, data=args.data,
+                            on_game=on_game)
     except AgentError as e:
         print(f"maag experiment hidden: {e}", file=sys.stderr)
         return 2

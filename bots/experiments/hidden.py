@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from maag.bots import Agent, parse_agent
@@ -31,8 +32,10 @@ from maag.bots.runner import CHANCE_SHARE
 from maag.engine import Game, IllegalActionError, Observation
 from maag.stats import pairwise
 
+from . import datafile
+
 __all__ = ["CHEAT", "Entrant", "HiddenConfig", "GameRecord", "PairResult", "PRESETS", "make_entrant",
-           "play_game", "preset_pairs", "run_pairs"]
+           "deal_seeds", "play_game", "preset_pairs", "record_line", "recorded", "run_pairs"]
 
 CHEAT = "cheat:"
 
@@ -177,45 +180,97 @@ def _play(args: tuple[int, int, tuple[str, str], int, int, HiddenConfig]) -> Gam
     return play_game(*args)
 
 
+def deal_seeds(seed: int, deals: int) -> list[int]:
+    """The seeds of the first `deals` deals: the same for every pairing (so pairings are
+    compared on the same deals), and a longer run starts with a shorter one's."""
+    rng = random.Random(seed)
+    return [rng.getrandbits(62) for _ in range(deals)]
+
+
+def _setting(cfg: HiddenConfig) -> dict[str, Any]:
+    """What a recorded game must share with a run to count in it."""
+    return {"game": cfg.game, "game_config": cfg.game_config, "turn_ms": cfg.turn_ms,
+            "iterations": cfg.iterations}
+
+
+def record_line(r: GameRecord, pair: tuple[str, str], cfg: HiddenConfig) -> dict[str, Any]:
+    """A game as a line of the data file."""
+    return {"a": pair[0], "b": pair[1], **_setting(cfg), "index": r.index, "seed": r.seed,
+            "a_seat": r.a_seat, "winner": None if r.winner is None else "ab"[r.winner], "turns": r.turns,
+            "seconds": round(r.seconds, 3), "forfeit": r.forfeit,
+            "mean_iterations": [round(x, 1) for x in r.iterations]}
+
+
+def recorded(data: str | Path, pairs: Sequence[tuple[str, str]], cfg: HiddenConfig) -> list[GameRecord]:
+    """The games of `data` that belong to this run: one of `pairs`, played with `cfg`'s game,
+    options and budgets (the first record of a game that appears twice)."""
+    index = {p: i for i, p in enumerate(pairs)}
+    want = _setting(cfg)
+    out: dict[tuple[int, int, int], GameRecord] = {}
+    for d in datafile.read(data):
+        i = index.get((d.get("a"), d.get("b")))  # type: ignore[arg-type]
+        if i is None or any(d.get(k) != v for k, v in want.items()):
+            continue
+        w = d["winner"]
+        its = d["mean_iterations"]
+        r = GameRecord(i, d["index"], d["a_seat"], d["seed"], None if w is None else "ab".index(w),
+                       d["turns"], d["seconds"], forfeit=d["forfeit"], iterations=(its[0], its[1]))
+        out.setdefault((i, r.index, r.seed), r)
+    return list(out.values())
+
+
 def run_pairs(pairs: Sequence[tuple[str, str]], games: int, cfg: HiddenConfig, *, jobs: int = 1,
-              seed: int = 1,
+              seed: int = 1, data: str | Path | None = None,
               on_game: Callable[[GameRecord, int, int], None] | None = None) -> list[PairResult]:
     """Play every pairing `games` games (rounded up to even); `on_game(record, done, total)`
-    after each game. Games run `jobs` at a time, one process each."""
+    after each game. Games run `jobs` at a time, one process each.
+
+    data: a JSON-lines file (maag.bots.experiments.datafile) where every finished game is
+    appended; the games it holds already for this run's pairings and setting are not played
+    again but counted, so an interrupted run goes on with the same command and a larger
+    `games` adds games."""
     for a, b in pairs:  # fail early on a bad spec, in this process
         make_entrant(a)
         make_entrant(b)
-    rng = random.Random(seed)
-    tasks = []
     per_pair = games + games % 2
-    for i, (a, b) in enumerate(pairs):
-        for k in range(per_pair // 2):
-            s = rng.getrandbits(62)
-            for seat in (0, 1):
-                tasks.append((i, 2 * k + seat, (a, b), seat, s, cfg))
-    # interleave the pairings so that a partial run covers all of them
-    tasks.sort(key=lambda t: (t[1], t[0]))
     results = [PairResult(a, b, []) for a, b in pairs]
+    have = set()
+    for r in recorded(data, pairs, cfg) if data is not None else []:
+        results[r.pair].games.append(r)
+        have.add((r.pair, r.index, r.seed))
+    tasks = []
+    for k, s in enumerate(deal_seeds(seed, per_pair // 2)):
+        for i, (a, b) in enumerate(pairs):  # interleaved: a partial run covers every pairing
+            for seat in (0, 1):
+                if (i, 2 * k + seat, s) not in have:
+                    tasks.append((i, 2 * k + seat, (a, b), seat, s, cfg))
+    sink = datafile.append(data) if data is not None and tasks else None
     done = 0
 
     def collect(it: Iterator[GameRecord]) -> None:
         nonlocal done
         for r in it:
             results[r.pair].games.append(r)
+            if sink is not None:
+                datafile.write(sink, record_line(r, pairs[r.pair], cfg))
             done += 1
             if on_game:
                 on_game(r, done, len(tasks))
 
-    if jobs <= 1:
-        collect(_play(t) for t in tasks)
-    else:
-        methods = multiprocessing.get_all_start_methods()
-        ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            futures = [pool.submit(_play, t) for t in tasks]
-            collect(f.result() for f in as_completed(futures))
-    for r in results:
-        r.games.sort(key=lambda g: g.index)
+    try:
+        if jobs <= 1:
+            collect(_play(t) for t in tasks)
+        else:
+            methods = multiprocessing.get_all_start_methods()
+            ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+            with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+                futures = [pool.submit(_play, t) for t in tasks]
+                collect(f.result() for f in as_completed(futures))
+    finally:
+        if sink is not None:
+            sink.close()
+    for pr in results:
+        pr.games.sort(key=lambda g: (g.index, g.seed))
     return results
 
 

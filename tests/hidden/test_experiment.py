@@ -134,3 +134,33 @@ def test_command_line_other_games() -> None:
         bad = subprocess.run([*maag, *args, "--pair", "mcts", "mcts"], capture_output=True, text=True,
                              timeout=120)
         assert bad.returncode == 2 and reason in bad.stderr, bad.stderr
+
+
+def test_data_file_resumes_and_adds_games(tmp_path: Any) -> None:
+    """--data: every finished game is a line; a rerun counts them and plays only the rest, a
+    larger --games adds games on the same deals, and games of another setting are not mixed in."""
+    from maag.bots.experiments.hidden import deal_seeds, recorded
+
+    data = tmp_path / "runs" / "hidden.jsonl"
+    cfg = HiddenConfig(turn_ms=None, iterations=20, game="cards", game_config={})
+    pairs = [("mcts", "random"), ("rap", "random")]
+    played: list[int] = []
+    first = run_pairs(pairs, 2, cfg, seed=9, data=data, on_game=lambda r, d, t: played.append(t))
+    assert played == [4, 4, 4, 4] and [len(r.games) for r in first] == [2, 2]
+    with open(data, "a") as f:
+        f.write('{"a": "mcts", "b": "rand')  # a run killed while writing its line
+    played.clear()
+    again = run_pairs(pairs, 4, cfg, seed=9, data=data, on_game=lambda r, d, t: played.append(t))
+    assert played == [4, 4, 4, 4]  # only the new deal, from both seats, for both pairings
+    for before, after in zip(first, again, strict=True):
+        def key(g: Any) -> tuple[Any, ...]:
+            return g.index, g.a_seat, g.seed, g.winner, g.turns, g.forfeit
+
+        assert len(after.games) == 4 and [key(g) for g in after.games[:2]] == [key(g) for g in before.games]
+        assert [g.seed for g in after.games] == [s for s in deal_seeds(9, 2) for _ in (0, 1)]
+    assert len(recorded(data, pairs, cfg)) == 8
+    other = HiddenConfig(turn_ms=None, iterations=21, game="cards", game_config={})
+    assert recorded(data, pairs, other) == [] and recorded(data, [("mcts", "x")], cfg) == []
+    played.clear()
+    run_pairs(pairs, 4, cfg, seed=9, data=data, on_game=lambda r, d, t: played.append(t))
+    assert played == []  # everything is there: nothing to play
