@@ -324,6 +324,7 @@ def plot(data: dict[str, list[dict[str, Any]]], folder: str | Path) -> list[Path
     import matplotlib.pyplot as plt
 
     folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
 
     def save(fig: Any, name: str) -> Path:
