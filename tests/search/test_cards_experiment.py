@@ -53,7 +53,7 @@ def test_a_small_run_resumes_and_reports(tmp_path: Path) -> None:
     assert (tmp_path / "results-cards-ucb-vs-uct.png").stat().st_size > 10_000
     r = maag("--report", "--data", str(data), "--plots", str(tmp_path / "new" / "folder"))
     assert r.returncode == 0 and "RMP (pruning)" in r.stdout
-    assert (tmp_path / "new" / "folder" / "results-cards-uct-vs-rap.png").exists()  # the folder is made
+    assert (tmp_path / "new" / "folder" / "results-cards-ucb-vs-uct.png").exists()  # the folder is made
 
 
 def test_bad_arguments_are_refused() -> None:
