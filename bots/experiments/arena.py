@@ -18,10 +18,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from maag.bots import Agent, parse_agent
-from maag.engine import Game, IllegalActionError, Observation, State
+from maag.engine import Action, Game, IllegalActionError, Observation, State
 from maag.stats import wilson
 
-__all__ = ["ArenaConfig", "GameResult", "ArenaResult", "schedule", "play_game", "run_arena"]
+__all__ = ["ArenaConfig", "GameResult", "ArenaResult", "schedule", "play_game", "run_arena", "apply_plan", "end_turn"]
 
 
 
@@ -120,22 +120,16 @@ def play_game(task: GameTask, specs: Sequence[str], cfg: ArenaConfig) -> GameRes
             nodes[seat_agent[p]].append(last.stats.nodes)
         lengths[seat_agent[p]].append(len(plan))
         turns += 1
-        is_end = state.game.vt.is_end_turn
         try:
-            for action in plan:
-                if state.is_terminal:  # a random effect ended the game earlier than planned
-                    break
-                state.apply(action)
+            finished = apply_plan(state, plan)
         except IllegalActionError:
             if cfg.on_illegal != "rap":
                 return GameResult(task.index, task.a, task.b, task.a_seat, task.seed, seat_agent[1 - p],
                                   turns, time.monotonic() - t0, forfeit=True)
             _finish_randomly(state, p, rng)
             continue
-        # A plan that did not end the turn: end it. (Not "the same player is still to move":
-        # in conquest the player who ended the combat move goes on with the non-combat move.)
-        if not state.is_terminal and not (plan and is_end(plan[-1].code)):
-            state.apply(next(a for a in state.legal_actions() if is_end(a.code)))
+        if not finished:  # a plan that did not end its turn
+            end_turn(state)
     w = state.winner
     winner = None if w is None or w < 0 else seat_agent[w]
 
@@ -145,6 +139,26 @@ def play_game(task: GameTask, specs: Sequence[str], cfg: ArenaConfig) -> GameRes
     return GameResult(task.index, task.a, task.b, task.a_seat, task.seed, winner, turns,
                       time.monotonic() - t0, iterations=mean(iters), turn_ms=mean(times), moves=mean(lengths),
                       nodes=mean(nodes))
+
+
+def apply_plan(state: State, plan: Sequence[Action]) -> bool:
+    """Apply `plan` to `state`, stopping where a random effect ended the game earlier than
+    planned. True when the turn is over: the game ended or the plan's last action is the
+    game's end_turn. IllegalActionError at the first action the state refuses (the actions
+    before it stay applied)."""
+    for action in plan:
+        if state.is_terminal:
+            return True
+        state.apply(action)
+    return state.is_terminal or (bool(plan) and state.game.vt.is_end_turn(plan[-1].code))
+
+
+def end_turn(state: State) -> None:
+    """End the mover's turn with the game's own end_turn action. (Not "until another player
+    is to move": in conquest the player who ended the combat move goes on with the
+    non-combat move.)"""
+    is_end = state.game.vt.is_end_turn
+    state.apply(next(a for a in state.legal_actions() if is_end(a.code)))
 
 
 def _finish_randomly(state: State, player: int, rng: random.Random) -> None:

@@ -33,6 +33,7 @@ from maag.engine import Game, IllegalActionError, Observation
 from maag.stats import pairwise
 
 from . import datafile
+from .arena import apply_plan, end_turn
 
 __all__ = ["CHEAT", "Entrant", "HiddenConfig", "GameRecord", "PairResult", "PRESETS", "make_entrant",
            "deal_seeds", "play_game", "preset_pairs", "record_line", "recorded", "run_pairs"]
@@ -103,7 +104,6 @@ def play_game(pair: int, index: int, specs: tuple[str, str], a_seat: int, seed: 
     entrants = [make_entrant(specs[0]), make_entrant(specs[1])]
     by_seat = [0, 1] if a_seat == 0 else [1, 0]  # seat -> entrant index
     rng = random.Random(seed ^ 0x5EED)
-    is_end = game.vt.is_end_turn
     stepwise = game.spec.chance_within_turn  # plan again after each action, as the bot runner does
     iters: list[list[int]] = [[], []]
     t0 = time.monotonic()
@@ -124,19 +124,13 @@ def play_game(pair: int, index: int, specs: tuple[str, str], a_seat: int, seed: 
             if stepwise:
                 plan = plan[:1]
             try:
-                for action in plan:
-                    if state.is_terminal:  # a random effect ended the game earlier than planned
-                        break
-                    state.apply(action)
+                if apply_plan(state, plan):
+                    break
             except IllegalActionError:
                 return GameRecord(pair, index, a_seat, seed, 1 - who, turns, time.monotonic() - t0,
                                   forfeit=True)
-            if state.is_terminal or (plan and is_end(plan[-1].code)):
-                break
-            if not stepwise or not plan:
-                # A plan that stopped short of the end of its turn: end it. (Not "the same
-                # player is still to move": in conquest the one who ended the combat move plays on.)
-                state.apply(next(a for a in state.legal_actions() if is_end(a.code)))
+            if not stepwise or not plan:  # a plan that stopped short of the end of its turn
+                end_turn(state)
                 break
         iters[who].append(spent)
     w = state.winner
