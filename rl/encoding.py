@@ -32,7 +32,7 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
-from maag.engine import Game, State
+from maag.engine import Game, State, registry
 from maag.engine._lowlevel import ffi
 
 __all__ = ["ActionTable", "NoActionTable", "ObservationEncoder", "game_spaces"]
@@ -43,8 +43,9 @@ class NoActionTable(NotImplementedError):
 
 
 def game_spaces(name: str) -> ModuleType:
-    """The game's `spaces` module (engine_c/games/<name>/spaces.py); NoActionTable if it has
-    none."""
+    """The game's `spaces` module (engine_c/games/<name>/spaces.py); ValueError for an
+    unknown game, NoActionTable for a game without one."""
+    registry.get(name)
     try:
         module = importlib.import_module(f"maag.engine.games.{name}.spaces")
     except ModuleNotFoundError as e:
