@@ -6,6 +6,7 @@
     clients   (clients/)   protocol only: a Python bot runs without the C core
     bots      (bots/)      engine, clients, protocol, stats
     server    (server/)    protocol, engine, stats; it starts bundled bots as processes
+    rl        (rl/)        engine only: the games as learning environments
 
 Every import counts: at module level, inside functions, under TYPE_CHECKING, relative
 ones (resolved), module names handed to `importlib.import_module`, `__import__` or
@@ -28,7 +29,7 @@ import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = {"engine_c": "engine", "protocol": "protocol", "stats": "stats", "clients": "clients",
-           "bots": "bots", "server": "server"}
+           "bots": "bots", "server": "server", "rl": "rl"}
 ALLOWED: dict[str, set[str]] = {
     "engine": set(),
     "protocol": set(),
@@ -36,6 +37,7 @@ ALLOWED: dict[str, set[str]] = {
     "clients": {"protocol"},
     "bots": {"engine", "clients", "protocol", "stats"},
     "server": {"protocol", "engine", "stats"},
+    "rl": {"engine"},
 }
 _TARGET = re.compile(r"^maag\.(\w+)")
 _REGISTRATION = re.compile(r"^(maag(?:\.\w+)+):\w+$")

@@ -53,7 +53,7 @@ def test_the_sdk_alone_installs_without_compiling_and_plays_a_game(tmp_path: Pat
     assert any(f.startswith("maag/clients/") for f in files)
     assert any(f.startswith("maag/protocol/") for f in files)
     assert not [f for f in files if f.endswith((".so", ".c", ".h"))], "something was compiled or shipped in C"
-    others = ("maag/engine/", "maag/server/", "maag/bots/", "maag/stats/")
+    others = ("maag/engine/", "maag/server/", "maag/bots/", "maag/stats/", "maag/rl/")
     assert not [f for f in files if f.startswith(others)]
     assert not [f for f in files if f.startswith("bin/")], "the maag command needs the server"
     [meta] = target.glob("maag-*.dist-info/METADATA")
