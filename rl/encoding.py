@@ -140,6 +140,35 @@ def _layout(t: Any, offset: int, name: str, out: list[_Run]) -> None:
         raise TypeError(f"{name}: a {t.kind} field has no numeric form")
 
 
+@dataclass(frozen=True)
+class _Gather:
+    """Every scalar of one C type: the bytes of each (rows of `byte_index`) and where its
+    numbers go in the vector (one position each, or one per bit)."""
+
+    dtype: np.dtype[Any]
+    bits: bool
+    byte_index: np.ndarray
+    positions: np.ndarray
+
+
+def _gathers(runs: list[_Run]) -> list[_Gather]:
+    found: dict[tuple[str, bool], tuple[list[int], list[int]]] = {}
+    at = 0
+    for r in runs:
+        size = r.dtype.itemsize
+        offsets, positions = found.setdefault((r.dtype.str, r.bits), ([], []))
+        offsets += [r.offset + i * size for i in range(r.count)]
+        width = r.count * size * 8 if r.bits else r.count
+        positions += range(at, at + width)
+        at += width
+    out = []
+    for (dt, bits), (offsets, positions) in found.items():
+        dtype = np.dtype(dt)
+        index = np.asarray(offsets, dtype=np.intp)[:, None] + np.arange(dtype.itemsize, dtype=np.intp)
+        out.append(_Gather(dtype, bits, index, np.asarray(positions, dtype=np.intp)))
+    return out
+
+
 class ObservationEncoder:
     """One seat's observation of a game as a fixed-length float32 vector (module docstring)."""
 
@@ -170,11 +199,25 @@ class ObservationEncoder:
         self.high = np.concatenate(high)
         self.names: list[str] = names
         self.size = len(self.low)
+        self._gathers = _gathers(runs)
 
     def encode_bytes(self, raw: bytes) -> np.ndarray:
         """The vector of one observation state's bytes (`State.to_bytes()`)."""
         if len(raw) != self.game.vt.state_size:
             raise ValueError(f"{self.game.name}: a state has {self.game.vt.state_size} bytes, not {len(raw)}")
+        data = np.frombuffer(raw, dtype=np.uint8)
+        out = np.empty(self.size, dtype=np.float32)
+        for g in self._gathers:  # one gather per C type: a few numpy calls, not one per field
+            values = data[g.byte_index].view(g.dtype).reshape(-1)
+            if g.bits:
+                out[g.positions] = np.unpackbits(values.astype(g.dtype.newbyteorder("<")).view(np.uint8),
+                                                 bitorder="little")
+            else:
+                out[g.positions] = values
+        return out
+
+    def _encode_field_by_field(self, raw: bytes) -> np.ndarray:
+        """encode_bytes the slow, obvious way: one read per field (the tests compare the two)."""
         parts = []
         for r in self._runs:
             values = np.frombuffer(raw, dtype=r.dtype, count=r.count, offset=r.offset)

@@ -29,6 +29,7 @@ def test_every_legal_code_is_in_the_table_and_vectors_keep_their_bounds(game: st
             assert [table.code(table.index(c)) for c in legal] == legal
             for seat in (0, 1):
                 v = encoder.encode(st.observation(seat))
+                assert np.array_equal(v, encoder._encode_field_by_field(st.observation(seat).to_bytes()))
                 assert v.dtype == np.float32 and v.shape == (encoder.size,)
                 assert np.all(v >= encoder.low) and np.all(v <= encoder.high)
             st.apply(legal[seed % len(legal)] if seed else legal[-1])
