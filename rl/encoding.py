@@ -16,7 +16,9 @@ declaration order (nested structs and arrays flattened, row-major), becomes numb
 * an unsigned integer of 32 or 64 bits (in these structs, a bit set: squares, territories,
   units) becomes its bits, least significant first, each 0 or 1;
 * any other integer or float becomes its value;
-* padding bytes between fields are skipped.
+* padding bytes between fields are skipped, and so are the fields the game's spaces.py
+  names in `NOT_FEATURES` (dotted paths without indices, e.g. "zob" or "types.name"): a
+  hash, or numbers that mean nothing outside one process.
 
 The bounds of each number are those of its C type, so the vector has the same length for
 every state of a game (whatever the configuration) and is a function of the observation
@@ -26,6 +28,7 @@ scaled; `ObservationEncoder.names` says which field each position comes from."""
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from types import ModuleType
@@ -118,12 +121,15 @@ def _scalar_dtype(t: Any) -> np.dtype[Any]:
     return np.dtype(f"={'u' if unsigned else 'i'}{size}")
 
 
-def _layout(t: Any, offset: int, name: str, out: list[_Run]) -> None:
+def _layout(t: Any, offset: int, name: str, out: list[_Run], skip: frozenset[str] = frozenset()) -> None:
     if t.kind == "struct":
         for field, f in t.fields:
+            path = f"{name}.{field}" if name else field
+            if re.sub(r"\[\d+\]", "", path) in skip:
+                continue
             if f.bitsize not in (-1, None) and f.bitsize >= 0:
-                raise TypeError(f"{name}.{field}: bit fields are not supported")
-            _layout(f.type, offset + f.offset, f"{name}.{field}" if name else field, out)
+                raise TypeError(f"{path}: bit fields are not supported")
+            _layout(f.type, offset + f.offset, path, out, skip)
     elif t.kind == "array":
         item, n = t.item, t.length
         if item.kind in ("primitive", "enum"):
@@ -132,7 +138,7 @@ def _layout(t: Any, offset: int, name: str, out: list[_Run]) -> None:
         else:
             step = ffi.sizeof(item)
             for i in range(n):
-                _layout(item, offset + i * step, f"{name}[{i}]", out)
+                _layout(item, offset + i * step, f"{name}[{i}]", out, skip)
     elif t.kind in ("primitive", "enum"):
         dt = _scalar_dtype(t)
         out.append(_Run(offset, dt, 1, dt.kind == "u" and dt.itemsize >= 4, name))
@@ -177,8 +183,16 @@ class ObservationEncoder:
         self.ctype = ffi.typeof(game.spec.state_ctype)
         if ffi.sizeof(self.ctype) != game.vt.state_size:
             raise RuntimeError(f"{game.name}: {game.spec.state_ctype} is not the state's C struct")
+        self.skipped = frozenset(getattr(game_spaces(game.name), "NOT_FEATURES", ()))
+        every: list[_Run] = []
+        _layout(self.ctype, 0, "", every)
+        fields = {re.sub(r"\[\d+\]", "", r.name) for r in every}
+        unknown = [f for f in self.skipped if not any(n == f or n.startswith(f + ".") for n in fields)]
+        if unknown:
+            raise RuntimeError(f"{game.name}: NOT_FEATURES names no field of {game.spec.state_ctype}: "
+                               f"{', '.join(sorted(unknown))}")
         runs: list[_Run] = []
-        _layout(self.ctype, 0, "", runs)
+        _layout(self.ctype, 0, "", runs, self.skipped)
         self._runs = runs
         low: list[np.ndarray] = []
         high: list[np.ndarray] = []

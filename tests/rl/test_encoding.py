@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 
 import numpy as np
 import pytest
@@ -75,3 +76,18 @@ def test_bits_and_values_are_read_in_the_field_order(game: str) -> None:
     v = encoder.encode(obs)
     assert encoder.names[0] and len(set(encoder.names)) == encoder.size
     assert np.any(v != 0)
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_fields_that_are_no_features_are_left_out(game: str) -> None:
+    encoder = ObservationEncoder(Game(game))
+    fields = {re.sub(r"\.bit\d+$", "", re.sub(r"\[\d+\]", "", n)) for n in encoder.names}
+    for skipped in encoder.skipped:
+        assert not [f for f in fields if f == skipped or f.startswith(skipped + ".")], skipped
+
+
+def test_a_wrong_field_name_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    game = GAMES[0]
+    monkeypatch.setattr(game_spaces(game), "NOT_FEATURES", ("no_such_field",), raising=False)
+    with pytest.raises(RuntimeError, match="no_such_field"):
+        ObservationEncoder(Game(game))

@@ -36,3 +36,8 @@ def limit_reached(state: dict[str, Any]) -> bool:
     """The game ended at the round limit (a draw)."""
     result = state.get("result")
     return isinstance(result, dict) and result.get("by") == "round_limit"
+
+
+# Fields of the C state that are no features of a position (maag.rl.encoding): name numbers
+# (a process-wide table: another process may number another map's names otherwise).
+NOT_FEATURES = ("tname", "pname", "types.name")

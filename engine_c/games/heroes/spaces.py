@@ -35,3 +35,7 @@ def action_codes(game: Game) -> list[int]:
 def limit_reached(state: dict[str, Any]) -> bool:
     """The game ended at the turn limit (always a draw in heroes)."""
     return bool(state["terminal"]) and state["turn"] >= state["turn_limit"]
+
+
+# Fields of the C state that are no features of a position (maag.rl.encoding): the hash.
+NOT_FEATURES = ("zob",)
