@@ -88,13 +88,14 @@ class IsmctsAgent(Agent):
 _register(AgentSpec(
     "pimc", "pimc",
     "perfect-information Monte Carlo: an inner agent on k determinizations of the observation, "
-    "plans combined by vote or by summed scores; other settings go to the inner agent",
+    "plans combined by vote, by summed scores or by summed visits; other settings go to the inner agent",
     (Option(name="inner", type="choice", default="mcts", choices=PERFECT_INFORMATION,
            help="the perfect-information agent run on each determinization"),
      Option(name="k", type="int", default=8, min=1, max=1024, help="determinizations"),
      Option(name="combine", type="choice", default="vote", choices=tuple(COMBINES),
            help="vote: majority on the plan, action by action; sum: each plan scored by a rollout "
-                "in every determinization, best total"),
+                "in every determinization, best total; visits (MCTS inner agents): the first action "
+                "with the most visits summed over the k trees (determinized UCT)"),
      _det_param()),
     factory=PimcAgent))
 _register(AgentSpec(

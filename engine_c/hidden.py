@@ -23,7 +23,8 @@ from .search import SearchResult, make_params, run_kernel
 
 __all__ = ["COMBINES", "pimc", "ismcts", "oep_hidden", "run_on_state"]
 
-COMBINES: dict[str, int] = {"vote": lib.MG_COMBINE_VOTE, "sum": lib.MG_COMBINE_SUM}
+COMBINES: dict[str, int] = {"vote": lib.MG_COMBINE_VOTE, "sum": lib.MG_COMBINE_SUM,
+                             "visits": lib.MG_COMBINE_VISITS}
 KERNELS = ("pimc", "ismcts", "oep-hidden")
 
 

@@ -21,7 +21,8 @@ from maag.bots import Agent, parse_agent
 from maag.engine import Action, Game, IllegalActionError, Observation, State
 from maag.stats import wilson
 
-__all__ = ["ArenaConfig", "GameResult", "ArenaResult", "schedule", "play_game", "run_arena", "apply_plan", "end_turn"]
+__all__ = ["ArenaConfig", "GameResult", "ArenaResult", "schedule", "play_game", "run_arena", "apply_plan",
+           "end_turn"]
 
 
 

@@ -2,8 +2,10 @@
 measured in the real game (random draws, hidden hands) with in-process games.
 
 Entrants are bundled agents (NAME or NAME:key=value,...), each given only its seat's
-observation, or their cheating twins, written cheat:NAME..., which search the true state.
-Cheating twins exist only here (and in `maag arena --view full`): `maag match`, `maag bot run`
+observation, or their cheating twins, written cheat:NAME..., which search the true state,
+or peeking twins, peek:NAME..., which search it with the decks shuffled again (every hand and
+secret, not the next draws; games whose state orders its decks: cards).
+Cheating and peeking twins exist only here (and in `maag arena --view full`): `maag match`, `maag bot run`
 and the referee cannot run one.
 
 Pairings come from presets built on the perfect-information agent --best, or from --pair:
@@ -54,7 +56,8 @@ def register(sub: Any) -> None:
     h.add_argument("--preset", action="append", choices=PRESETS, default=[],
                    help="a named set of pairings (repeatable)")
     h.add_argument("--pair", nargs=2, action="append", metavar=("A", "B"), default=[],
-                   help="one pairing (repeatable); cheat:SPEC for a cheating twin")
+                   help="one pairing (repeatable); cheat:SPEC for a cheating twin, peek:SPEC for a "
+                        "peeking one (hands and secrets, not the decks' order; cards)")
     h.add_argument("--best", default=None,
                    help="the perfect-information agent the presets build on (default: "
                         + "; ".join(f"{g}: {b}" for g, b in DEFAULT_BEST.items()) + ")")

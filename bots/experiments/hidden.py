@@ -5,9 +5,11 @@ their seat's `Observation`, and cheating twins, which search the true state
 cheating agent plays; the referee and the bot processes cannot run one.
 
 An entrant is a maag.bots spec ("pimc:inner=mcts,k=8", "ismcts", "mcts") or the same with
-the prefix "cheat:" for its cheating twin ("cheat:ismcts"). A pairing plays `games` games
-(rounded up to even): seats alternate and game 2k and 2k+1 share a seed (the deal and the
-referee's draw RNG), seats swapped. An illegal plan loses the game (a forfeit, counted).
+the prefix "cheat:" for its cheating twin ("cheat:ismcts"), or "peek:" for its peeking twin
+(every hand and secret, not the decks' order: "peek:mcts"; games with ordered decks only).
+A pairing plays `games` games (rounded up to even): seats alternate and game 2k and 2k+1
+share a seed (the deal and the referee's draw RNG), seats swapped. An illegal plan loses the
+game (a forfeit, counted).
 
 The score of A against B is (wins + draws / 2) / games with a 95% interval (normal
 approximation over per-game scores, Wilson when all games ended alike: maag match's
@@ -27,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from maag.bots import Agent, parse_agent
-from maag.bots.cheating import CheatingAgent
+from maag.bots.cheating import CheatingAgent, PeekingAgent, shuffle_decks
 from maag.bots.runner import CHANCE_SHARE
 from maag.engine import Game, IllegalActionError, Observation
 from maag.stats import pairwise
@@ -35,10 +37,11 @@ from maag.stats import pairwise
 from . import datafile
 from .arena import apply_plan, end_turn
 
-__all__ = ["CHEAT", "Entrant", "HiddenConfig", "GameRecord", "PairResult", "PRESETS", "make_entrant",
+__all__ = ["CHEAT", "PEEK", "Entrant", "HiddenConfig", "GameRecord", "PairResult", "PRESETS", "make_entrant",
            "deal_seeds", "play_game", "preset_pairs", "record_line", "recorded", "run_pairs"]
 
 CHEAT = "cheat:"
+PEEK = "peek:"
 
 
 @dataclass(frozen=True)
@@ -58,14 +61,16 @@ class HiddenConfig:
 
 
 class Entrant:
-    """An agent in the experiment: honest (plans from its Observation) or a cheating twin."""
+    """An agent in the experiment: honest (plans from its Observation), a cheating twin (the
+    true state) or a peeking twin (the true state with the decks shuffled again)."""
 
     def __init__(self, spec: str) -> None:
         self.spec = spec
-        self.cheats = spec.startswith(CHEAT)
-        agent: Agent = parse_agent(spec[len(CHEAT):] if self.cheats else spec)
+        prefix = next((x for x in (CHEAT, PEEK) if spec.startswith(x)), "")
+        self.cheats = bool(prefix)
+        agent: Agent = parse_agent(spec[len(prefix):])
         self.agent = agent
-        self.twin = CheatingAgent(agent) if self.cheats else None
+        self.twin = (CheatingAgent(agent) if prefix == CHEAT else PeekingAgent(agent)) if prefix else None
 
     def plan(self, state: Any, seat: int, turn_ms: float | None, iterations: int | None,
              seed: int) -> list[Any]:
@@ -224,8 +229,10 @@ def run_pairs(pairs: Sequence[tuple[str, str]], games: int, cfg: HiddenConfig, *
     again but counted, so an interrupted run goes on with the same command and a larger
     `games` adds games."""
     for a, b in pairs:  # fail early on a bad spec, in this process
-        make_entrant(a)
-        make_entrant(b)
+        for spec in (a, b):
+            make_entrant(spec)
+            if spec.startswith(PEEK):  # a game without ordered decks: refused before any game
+                shuffle_decks(Game(cfg.game, cfg.game_config).new_state(1), random.Random(0))
     per_pair = games + games % 2
     results = [PairResult(a, b, []) for a, b in pairs]
     have = set()

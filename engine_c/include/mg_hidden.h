@@ -29,6 +29,11 @@ enum {
                           * kernel's leaf value: a rollout of rollout_turns turns with its
                           * policy from the end of the turn, so the opponent replies with that
                           * determinization's hand); the best total wins */
+    MG_COMBINE_VISITS,   /* determinized UCT (Cowling, Powley and Whitehouse 2012): the first
+                          * action with the most visits summed over the K trees (ties: the
+                          * higher visit-weighted mean), then the plan of the tree that visited
+                          * it most, or greedy completion on that tree's determinization when
+                          * its own plan starts otherwise; needs an MCTS inner search */
     MG_COMBINE_COUNT
 };
 
@@ -51,8 +56,8 @@ int mg_det_check(const mg_det_params *d, char *err);
  * left; iterations: the total, shared out so that the parts add up to it, at least 1 each).
  * Under a time budget, determinizations the clock leaves no room for are skipped (at least
  * one always runs). stats: sums over the searches (plus the SUM combine's rollouts);
- * value = the fraction of searches whose plan won the vote (VOTE) or the winning plan's
- * mean score (SUM). Returns as mg_search (MG_ERR_CONFIG for bad p or d). */
+ * value = the fraction of searches whose plan won the vote (VOTE), the winning plan's
+ * mean score (SUM) or the chosen first action's visit-weighted mean reward (VISITS). Returns as mg_search (MG_ERR_CONFIG for bad p or d). */
 
 /* MG_HIDDEN_ISMCTS: single-observer ISMCTS (Cowling, Powley and Whitehouse 2012) for multi-action turns: one
  * tree whose nodes are the observer's information sets (states with the same observation

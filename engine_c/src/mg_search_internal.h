@@ -62,6 +62,21 @@ int ms_oep_hidden(const mg_game_vt *vt, const void *obs, const mg_search_params 
                   const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
                   mg_search_stats *stats, char *err);
 
+/* One edge of an MCTS root: the action, its visits and its mean reward in [0, 1] from the
+ * view of the player to act at the root. */
+typedef struct ms_root_edge {
+    mg_action a;
+    long visits;
+    double mean;
+} ms_root_edge;
+
+/* mg_search_mcts (p complete, as the dispatcher passes it) that also reports the root's
+ * visited edges, up to max_roots of them, into roots and their count into *nroots (when
+ * nroots is not NULL): what PIMC's VISITS combine adds up over its trees. */
+int ms_mcts_roots(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                  mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats,
+                  ms_root_edge *roots, int max_roots, int *nroots);
+
 /* mg_determinize with a text in err when the game does not offer strategy `mode`. */
 int ms_det_sample(const mg_game_vt *vt, const void *obs, int mode, mg_rng *rng, void *out,
                   char *err);

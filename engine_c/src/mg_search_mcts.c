@@ -477,8 +477,36 @@ static int mc_best_path(mc_tree *t, int nd, void *st, mg_action *plan, int len)
     return len;
 }
 
+/* Copy the visited edges of the search's first root (its action, visits and mean) into
+ * roots[0..max); returns how many. Bridge burning moves the root: the first root's edges
+ * still hold what the search learnt of the first action. */
+static int mc_roots(const mc_tree *t, int root, ms_root_edge *roots, int max)
+{
+    const mc_node *N = &t->nodes[root];
+    int n = 0;
+    if (N->edges < 0 || N->mover != t->root_player)
+        return 0;
+    for (int i = 0; i < N->nexp && n < max; i++) {
+        const mc_edge *e = &t->edges[N->edges + i];
+        if (e->visits == 0)
+            continue;
+        roots[n].a = e->a;
+        roots[n].visits = e->visits;
+        roots[n].mean = e->mean;
+        n++;
+    }
+    return n;
+}
+
 int mg_search_mcts(const mg_game_vt *vt, const void *st, const mg_search_params *p,
                    mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats)
+{
+    return ms_mcts_roots(vt, st, p, rng, plan, plan_len, stats, NULL, 0, NULL);
+}
+
+int ms_mcts_roots(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                  mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats,
+                  ms_root_edge *roots, int max_roots, int *nroots)
 {
     mc_tree t;
     memset(&t, 0, sizeof t);
@@ -497,6 +525,7 @@ int mg_search_mcts(const mg_game_vt *vt, const void *st, const mg_search_params 
     ms_state top_st, clone;
     memcpy(top_st.b, st, vt->state_size);
     int created, top = mc_node_for(&t, mc_key_of(&t, st), &created);
+    const int root0 = top;
     mg_action committed[MG_SEARCH_MAX_PLAN];
     int ncommit = 0;
 
@@ -574,6 +603,8 @@ int mg_search_mcts(const mg_game_vt *vt, const void *st, const mg_search_params 
     stats->nodes = t.nn;
     stats->value = bi >= 0 ? t.edges[bi].mean : 0.5;
     stats->stop = stop < 0 ? MG_STOP_DONE : stop;
+    if (nroots)
+        *nroots = mc_roots(&t, root0, roots, max_roots);
     mc_free(&t);
     return MG_OK;
 }

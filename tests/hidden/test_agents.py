@@ -44,6 +44,32 @@ def test_pimc_over_every_inner_agent(inner: str) -> None:
             assert [a.code for a in plan] == [a.code for a in again]
 
 
+@pytest.mark.parametrize("inner", ["mcts", "ne-mcts", "bb-mcts"])
+def test_pimc_visits_sums_the_trees(inner: str) -> None:
+    """combine=visits (determinized UCT): legal plans, reproducible, the total budget, and
+    with one tree and robust final choices the same plan as the vote (both then follow the
+    tree's most visited first action, and the search itself is the same)."""
+    for state in STATES[:3]:
+        spec = f"pimc:inner={inner},k=4,combine=visits"
+        agent = parse_agent(spec)
+        plan = agent.plan(state, iterations=800, seed=6)
+        apply_plan(state, plan)
+        assert [a.code for a in parse_agent(spec).plan(state, iterations=800, seed=6)] == \
+            [a.code for a in plan]
+        assert agent.last is not None and agent.last.stats.iterations == 800
+        assert 0 <= agent.last.stats.value <= 1
+        one = f"pimc:inner={inner},k=1,robust=true,combine="
+        assert [a.code for a in parse_agent(one + "visits").plan(state, iterations=500, seed=3)] == \
+            [a.code for a in parse_agent(one + "vote").plan(state, iterations=500, seed=3)]
+
+
+def test_pimc_visits_needs_an_mcts_inner_search() -> None:
+    from maag.engine import ConfigError
+
+    with pytest.raises(ConfigError, match="combine=visits.*MCTS"):
+        make_agent("pimc", inner="greedy-turn", combine="visits").plan(STATES[0], iterations=50, seed=1)
+
+
 @pytest.mark.parametrize("det", list(STRATEGIES))
 def test_pimc_and_ismcts_with_each_strategy(det: str) -> None:
     for state in STATES:

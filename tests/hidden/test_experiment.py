@@ -60,6 +60,40 @@ def test_honest_entrants_get_observations_and_twins_the_truth() -> None:
     assert seen["cheat"] is state
 
 
+def test_peeking_twins_see_hands_and_secrets_not_the_draws() -> None:
+    """peek:SPEC searches the true state with both decks in a new order: hands, secrets and
+    board are the truth, each deck the same cards; an observation or a game without ordered
+    decks is refused."""
+    import random
+
+    from maag.bots.cheating import PeekingAgent, shuffle_decks
+    from maag.bots.experiments.hidden import PEEK
+
+    state = Game("cards", {}).new_state(seed=11)
+    truth = state.to_json()
+    orders = set()
+    for s in range(6):
+        view = shuffle_decks(state, random.Random(s)).to_json()
+        for p, q in zip(view["players"], truth["players"], strict=True):
+            assert sorted(p["deck"]) == sorted(q["deck"])
+            assert {k: v for k, v in p.items() if k != "deck"} == {k: v for k, v in q.items() if k != "deck"}
+        orders.add(tuple(view["players"][0]["deck"]))
+    assert len(orders) > 1 and state.to_json() == truth  # new orders; the state itself untouched
+    peek = Entrant(PEEK + "mcts")
+    assert peek.cheats and isinstance(peek.twin, PeekingAgent)
+    plan = peek.plan(state, state.current_player, None, 200, 3)
+    s = state.clone()
+    for a in plan:
+        s.apply(a)  # legal in the true game
+    with pytest.raises(ValueError, match="full state"):
+        peek.twin.plan(Observation.of(state, 0), iterations=10)
+    with pytest.raises(ValueError, match="no decks"):
+        shuffle_decks(Game("heroes", {"map": "a-tiny"}).new_state(1), random.Random(0))
+    with pytest.raises(ValueError, match="no decks"):
+        run_pairs([(PEEK + "mcts", "mcts")], 2, HiddenConfig(turn_ms=None, iterations=10,
+                                                            game_config={"map": "a-tiny", "draws": "random"}))
+
+
 def test_games_and_statistics() -> None:
     cfg = HiddenConfig(turn_ms=None, iterations=100, game_config={"map": "a-tiny", "draws": "random"})
     rec = play_game(0, 0, ("ismcts", "cheat:mcts"), 1, 77, cfg)
