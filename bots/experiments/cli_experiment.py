@@ -86,6 +86,25 @@ def register(sub: Any) -> None:
     h.add_argument("--json", action="store_true",
                    help="machine-readable: one JSON object per finished game, then the summary object last")
     h.set_defaults(func=run_hidden)
+    a = esub.add_parser("agreement",
+                        help="how often honest agents decide as a player who sees the hidden cards",
+                        description=_agreement_doc(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    a.add_argument("agents", nargs="+", metavar="AGENT",
+                   help="entrants: bundled agents (from the observation), cheat:SPEC or peek:SPEC twins")
+    a.add_argument("--reference", default="mcts",
+                   help="the agent whose cheating twin makes the reference decision (default mcts)")
+    a.add_argument("--positions", type=int, default=200, help="positions (default 200)")
+    a.add_argument("--iterations", type=int, default=20000, help="the entrants' iterations (default 20000)")
+    a.add_argument("--ref-iterations", type=int, default=60000,
+                   help="the reference's iterations (default 60000)")
+    a.add_argument("--game", default="cards", help="the game (default cards; see maag games)")
+    a.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="a game option (repeatable; see maag games)")
+    a.add_argument("--jobs", "-j", type=int, default=1, help="positions decided at once, one process each")
+    a.add_argument("--seed", type=int, default=1,
+                   help="seed of the games the positions come from (default 1)")
+    a.add_argument("--json", action="store_true", help="machine-readable: one JSON object")
+    a.set_defaults(func=run_agreement, map=None, draws=None)
     c = esub.add_parser("conquest", help="the thesis's conquest tables (NE-MCTS, BB-MCTS, OEP, Hard AI)",
                         description=_conquest_doc(), formatter_class=argparse.RawDescriptionHelpFormatter)
     c.add_argument("--budget", action="append", default=[],
@@ -210,6 +229,58 @@ def run_hidden(args: argparse.Namespace) -> int:
     console.print(_table(results, f"maag experiment hidden: {args.game}, {args.games} games per pairing, "
                                   f"{budget} per turn" + (f", {options}" if options else "")
                                   + f", {elapsed:.0f} s"))
+    return 0
+
+
+def _agreement_doc() -> str:
+    from maag.bots.experiments import agreement
+
+    return f"{agreement.__doc__}\n\nExample:\n    maag experiment agreement --game cards mcts pimc ismcts " \
+        "peek:mcts cheat:mcts --positions 200 -j 2"
+
+
+def run_agreement(args: argparse.Namespace) -> int:
+    if min(args.positions, args.iterations, args.ref_iterations, args.jobs) < 1:
+        print("maag experiment agreement: --positions, --iterations, --ref-iterations and --jobs must be "
+              "at least 1", file=sys.stderr)
+        return 2
+    from maag.bots.experiments import agreement
+    from maag.engine import Game
+
+    try:
+        game = Game(args.game, _game_config(args))
+        console = Console(stderr=True)
+        t0 = time.monotonic()
+
+        def on_position(done: int, total: int) -> None:
+            eta = (time.monotonic() - t0) / done * (total - done)
+            if done % 10 == 0 or done == total:
+                console.print(f"position {done}/{total}, ETA {eta / 60:.0f} min", highlight=False)
+
+        results = agreement.run_agreement(game, args.agents, positions=args.positions,
+                                          reference=args.reference, ref_iterations=args.ref_iterations,
+                                          iterations=args.iterations, seed=args.seed, jobs=args.jobs,
+                                          on_position=on_position)
+    except (AgentError, ValueError) as e:
+        print(f"maag experiment agreement: {e}", file=sys.stderr)
+        return 2
+    rows = [r.as_dict() for r in results]
+    if args.json:
+        print(json.dumps({"experiment": "agreement", "game": args.game,
+                          "reference": f"cheat:{args.reference}",
+                          "ref_iterations": args.ref_iterations, "iterations": args.iterations,
+                          "positions": args.positions, "seed": args.seed, "agents": rows,
+                          "seconds": round(time.monotonic() - t0, 1), "machine": machine()}))
+        return 0
+    table = Table(title=f"maag experiment agreement: {args.game}, {args.positions} positions, reference "
+                        f"cheat:{args.reference} at {args.ref_iterations} iterations, agents at "
+                        f"{args.iterations}")
+    for col in ("agent", "agrees", "share", "95% CI"):
+        table.add_column(col, justify="left" if col == "agent" else "right")
+    for r in rows:
+        table.add_row(r["agent"], f"{r['agree']}/{r['positions']}", f"{r['share']:.3f}",
+                      f"[{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}]")
+    Console().print(table)
     return 0
 
 

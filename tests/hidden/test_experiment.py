@@ -198,3 +198,35 @@ def test_data_file_resumes_and_adds_games(tmp_path: Any) -> None:
     played.clear()
     run_pairs(pairs, 4, cfg, seed=9, data=data, on_game=lambda r, d, t: played.append(t))
     assert played == []  # everything is there: nothing to play
+
+
+def test_agreement_with_the_informed_decision() -> None:
+    """maag experiment agreement: positions from real games, the reference decided by the
+    cheating twin, each entrant scored by how often its first action is the reference's; a
+    search that does not depend on its seed or on hidden cards agrees every time."""
+    from maag.bots.experiments.agreement import collect_positions, run_agreement
+
+    nim = Game("nim", {})
+    # greedy turn searches nim's whole turn and breaks ties by rating: the same plan from any seed
+    res = run_agreement(nim, ["cheat:greedy-turn", "greedy-turn", "random"], positions=5,
+                        reference="greedy-turn", ref_iterations=100, iterations=100, seed=3)
+    assert [(r.spec, r.positions) for r in res] == [("cheat:greedy-turn", 5), ("greedy-turn", 5),
+                                                    ("random", 5)]
+    assert res[0].agree == res[1].agree == 5 and 0 <= res[2].agree <= 5
+    d = res[2].as_dict()
+    assert d["ci95"][0] <= d["share"] <= d["ci95"][1]
+    cards = Game("cards", {})
+    states = collect_positions(cards, 4, seed=2, iterations=50)
+    assert len(states) == 4 and all(len(s.legal_codes()) >= 2 and not s.is_terminal for s in states)
+    res = run_agreement(cards, ["mcts", "peek:mcts"], positions=3, ref_iterations=200, iterations=100, seed=2,
+                        jobs=2)
+    assert [r.positions for r in res] == [3, 3]
+    maag = [sys.executable, "-m", "maag.server", "experiment", "agreement"]
+    r = subprocess.run([*maag, "--game", "nim", "--reference", "greedy-turn", "greedy-turn", "--positions",
+                        "3", "--iterations", "100", "--ref-iterations", "100", "--json"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["agents"][0]["agree"] == 3 and out["reference"] == "cheat:greedy-turn"
+    bad = subprocess.run([*maag, "nope", "--positions", "2"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "unknown agent" in bad.stderr
