@@ -57,7 +57,8 @@ int mg_det_check(const mg_det_params *d, char *err);
  * Under a time budget, determinizations the clock leaves no room for are skipped (at least
  * one always runs). stats: sums over the searches (plus the SUM combine's rollouts);
  * value = the fraction of searches whose plan won the vote (VOTE), the winning plan's
- * mean score (SUM) or the chosen first action's visit-weighted mean reward (VISITS). Returns as mg_search (MG_ERR_CONFIG for bad p or d). */
+ * mean score (SUM) or the chosen first action's visit-weighted mean reward (VISITS).
+ * Returns as mg_search (MG_ERR_CONFIG for bad p or d). */
 
 /* MG_HIDDEN_ISMCTS: single-observer ISMCTS (Cowling, Powley and Whitehouse 2012) for multi-action turns: one
  * tree whose nodes are the observer's information sets (states with the same observation
