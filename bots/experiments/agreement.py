@@ -120,4 +120,3 @@ def run_agreement(game: Game, specs: Sequence[str], *, positions: int = 200, ref
             r.positions += 1
             r.agree += code == row[0]
     return results
-
