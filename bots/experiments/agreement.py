@@ -22,13 +22,14 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
 from maag.engine import Game, State
 from maag.stats import wilson
 
-from .arena import apply_plan, end_turn
+from .arena import play_step
 from .hidden import make_entrant
 
 __all__ = ["AgreementResult", "collect_positions", "decide", "run_agreement"]
@@ -60,18 +61,10 @@ def collect_positions(game: Game, count: int, seed: int, iterations: int = 1000)
     while len(pool) < 3 * count:
         state = game.new_state(rng.getrandbits(62))
         while not state.is_terminal:
-            while True:
-                if len(state.legal_codes()) >= 2:
-                    pool.append(state.clone())
-                p = state.current_player
-                plan = player.plan(state, p, None, iterations, rng.getrandbits(62))
-                if stepwise:
-                    plan = plan[:1]
-                if apply_plan(state, plan):
-                    break
-                if not stepwise or not plan:
-                    end_turn(state)
-                    break
+            if len(state.legal_codes()) >= 2:
+                pool.append(state.clone())
+            plan = player.plan(state, state.current_player, None, iterations, rng.getrandbits(62))
+            play_step(state, plan, stepwise)
     return random.Random(seed + 1).sample(pool, count)
 
 
@@ -103,20 +96,11 @@ def run_agreement(game: Game, specs: Sequence[str], *, positions: int = 200, ref
     tasks = [(game.name, dict(game.config), s.to_json(), list(specs), reference, ref_iterations, iterations,
               seed * 1_000_003 + i) for i, s in enumerate(states)]
     results = [AgreementResult(spec, 0, 0) for spec in specs]
-    rows: list[list[int]] = []
-    if jobs <= 1:
-        for k, t in enumerate(tasks):
-            rows.append(decide(t))
+    with ProcessPoolExecutor(max_workers=jobs) if jobs > 1 else nullcontext() as pool:
+        for k, row in enumerate((pool.map if pool else map)(decide, tasks)):
+            for r, code in zip(results, row[1:], strict=True):
+                r.positions += 1
+                r.agree += code == row[0]
             if on_position:
                 on_position(k + 1, len(tasks))
-    else:
-        with ProcessPoolExecutor(max_workers=jobs) as ex:
-            for k, row in enumerate(ex.map(decide, tasks)):
-                rows.append(row)
-                if on_position:
-                    on_position(k + 1, len(tasks))
-    for row in rows:
-        for r, code in zip(results, row[1:], strict=True):
-            r.positions += 1
-            r.agree += code == row[0]
     return results

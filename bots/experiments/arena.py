@@ -22,7 +22,7 @@ from maag.engine import Action, Game, IllegalActionError, Observation, State
 from maag.stats import wilson
 
 __all__ = ["ArenaConfig", "GameResult", "ArenaResult", "schedule", "play_game", "run_arena", "apply_plan",
-           "end_turn"]
+           "play_step", "end_turn"]
 
 
 
@@ -152,6 +152,21 @@ def apply_plan(state: State, plan: Sequence[Action]) -> bool:
             return True
         state.apply(action)
     return state.is_terminal or (bool(plan) and state.game.vt.is_end_turn(plan[-1].code))
+
+
+def play_step(state: State, plan: Sequence[Action], stepwise: bool) -> bool:
+    """Play what one plan of the mover decides, as the bot runner does through the referee:
+    in a game with chance inside a turn (`stepwise`) only its first action, and the mover
+    plans again; otherwise the whole plan, ending a turn it stopped short of. True when the
+    turn is over. IllegalActionError as apply_plan."""
+    if stepwise:
+        plan = plan[:1]
+    if apply_plan(state, plan):
+        return True
+    if not stepwise or not plan:  # a plan that stopped short of the end of its turn
+        end_turn(state)
+        return True
+    return False
 
 
 def end_turn(state: State) -> None:

@@ -35,7 +35,7 @@ from maag.engine import Game, IllegalActionError, Observation
 from maag.stats import pairwise
 
 from . import datafile
-from .arena import apply_plan, end_turn
+from .arena import play_step
 
 __all__ = ["CHEAT", "PEEK", "Entrant", "HiddenConfig", "GameRecord", "PairResult", "PRESETS", "make_entrant",
            "deal_seeds", "play_game", "preset_pairs", "record_line", "recorded", "run_pairs"]
@@ -126,17 +126,12 @@ def play_game(pair: int, index: int, specs: tuple[str, str], a_seat: int, seed: 
             plan = entrants[who].plan(state, p, budget, cfg.iterations, rng.getrandbits(62))
             last = entrants[who].agent.last
             spent += last.stats.iterations if last is not None else 0
-            if stepwise:
-                plan = plan[:1]
             try:
-                if apply_plan(state, plan):
+                if play_step(state, plan, stepwise):
                     break
             except IllegalActionError:
                 return GameRecord(pair, index, a_seat, seed, 1 - who, turns, time.monotonic() - t0,
                                   forfeit=True)
-            if not stepwise or not plan:  # a plan that stopped short of the end of its turn
-                end_turn(state)
-                break
         iters[who].append(spent)
     w = state.winner
     winner = None if w is None or w < 0 else by_seat[w]
