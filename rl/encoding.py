@@ -193,7 +193,7 @@ class ObservationEncoder:
                                f"{', '.join(sorted(unknown))}")
         runs: list[_Run] = []
         _layout(self.ctype, 0, "", runs, self.skipped)
-        self._runs = runs
+        self.runs = runs  # the scalars read, in vector order
         low: list[np.ndarray] = []
         high: list[np.ndarray] = []
         names: list[str] = []
@@ -229,18 +229,6 @@ class ObservationEncoder:
             else:
                 out[g.positions] = values
         return out
-
-    def _encode_field_by_field(self, raw: bytes) -> np.ndarray:
-        """encode_bytes the slow, obvious way: one read per field (the tests compare the two)."""
-        parts = []
-        for r in self._runs:
-            values = np.frombuffer(raw, dtype=r.dtype, count=r.count, offset=r.offset)
-            if r.bits:
-                parts.append(np.unpackbits(values.astype(r.dtype.newbyteorder("<")).view(np.uint8),
-                                           bitorder="little").astype(np.float32))
-            else:
-                parts.append(values.astype(np.float32))
-        return np.concatenate(parts)
 
     def encode(self, observation: State) -> np.ndarray:
         """The vector of an observation state (`State.observation(seat)`); ValueError for a
