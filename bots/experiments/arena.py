@@ -43,6 +43,8 @@ class ArenaConfig:
     view: str = "full"
     agent_iterations: dict[str, int] = field(default_factory=dict)
     """Iteration budgets of particular entrants (by spec), overriding `iterations`."""
+    agent_turn_ms: dict[str, float | None] = field(default_factory=dict)
+    """Time budgets of particular entrants (by spec; None: no time limit), overriding `turn_ms`."""
     on_illegal: str = "forfeit"
     """A plan step that is illegal when its turn comes (a draw or a random target came out
     otherwise than the agent planned): "forfeit" (the agent loses) or "rap" (the card-game
@@ -106,13 +108,14 @@ def play_game(task: GameTask, specs: Sequence[str], cfg: ArenaConfig) -> GameRes
     while not state.is_terminal:
         p = state.current_player
         iterations = cfg.agent_iterations.get(specs[seat_agent[p]], cfg.iterations)
+        turn_ms = cfg.agent_turn_ms.get(specs[seat_agent[p]], cfg.turn_ms)
         if cfg.view == "full":  # the research setting: the agent searches the true state
             from maag.bots.cheating import CheatingAgent  # experiments only: loaded on demand
 
-            plan = CheatingAgent(agents[p]).plan(state, budget_ms=cfg.turn_ms, iterations=iterations,
+            plan = CheatingAgent(agents[p]).plan(state, budget_ms=turn_ms, iterations=iterations,
                                                  seed=rng.getrandbits(63))
         else:
-            plan = agents[p].plan(Observation.of(state, p), budget_ms=cfg.turn_ms, iterations=iterations,
+            plan = agents[p].plan(Observation.of(state, p), budget_ms=turn_ms, iterations=iterations,
                                   seed=rng.getrandbits(63))
         last = agents[p].last
         if last is not None:

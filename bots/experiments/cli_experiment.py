@@ -137,7 +137,150 @@ def register(sub: Any) -> None:
     k.add_argument("--markdown", metavar="FILE", help="write the tables as markdown to FILE")
     k.add_argument("--plots", metavar="DIR", help="write the §9.2 and §9.3 plots (PNG) into DIR")
     k.set_defaults(func=run_cards)
+    _register_studies(esub)
     p.set_defaults(func=lambda a: (p.print_help(), 2)[1])
+
+
+STUDY_EPILOG = """Studies are declared in bots/experiments/studies/NAME.toml (the format: pydoc
+maag.bots.experiments.study). Every finished game is appended to the data file, so an
+interrupted run goes on where it stopped with the same command, and no game is played twice.
+
+Examples:
+    maag experiment heroes-fig5 --jobs 2          # play what the data file lacks
+    maag experiment report heroes-fig5            # docs/studies/heroes-fig5.md and .png
+    maag experiment run my-study.toml --jobs 2    # a study file of one's own
+"""
+
+
+def _study_options(q: Any, report: bool = False) -> None:
+    q.add_argument("--data", metavar="FILE", default=None,
+                   help="the games played, one JSON line each (default docs/data/studies/NAME.jsonl)")
+    q.add_argument("--games", "-n", type=int, default=None,
+                   help="games per pairing and point instead of the study's (more games are added)")
+    q.add_argument("--budget-factor", type=float, default=None, metavar="F",
+                   help="multiply every budget of the study by F (a quick look: 0.01; the data "
+                        "of other budgets is kept apart)")
+    if report:
+        q.add_argument("--docs", default="docs", metavar="DIR",
+                       help="where the report goes: DIR/studies/NAME.md and .png (default docs)")
+        return
+    q.add_argument("--jobs", "-j", type=int, default=1, help="games played at once, one process each")
+    q.add_argument("--dask", metavar="ADDRESS", default=None,
+                   help="play the games on this Dask scheduler instead (workers need maag installed)")
+    q.add_argument("--report", metavar="DIR", nargs="?", const="docs", default=None,
+                   help="afterwards write the report into DIR/studies/ (default docs)")
+
+
+def _register_studies(esub: Any) -> None:
+    from maag.bots.experiments import study
+
+    for name in study.shipped():
+        q = esub.add_parser(name, help=f"study: {_study_title(name)}", epilog=STUDY_EPILOG,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+        _study_options(q)
+        q.set_defaults(func=run_study, study=name)
+    q = esub.add_parser("run", help="run a study from its file (or a shipped one by name)",
+                        epilog=STUDY_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    q.add_argument("study", metavar="NAME|FILE")
+    _study_options(q)
+    q.set_defaults(func=run_study)
+    q = esub.add_parser("report", help="write a study's tables and plot into docs/ from its data file",
+                        epilog=STUDY_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    q.add_argument("study", metavar="NAME|FILE")
+    _study_options(q, report=True)
+    q.set_defaults(func=report_study)
+
+
+def _study_title(name: str) -> str:
+    from maag.bots.experiments import study
+
+    return study.title_of(name)
+
+
+def _load_study(args: argparse.Namespace, what: str) -> Any:
+    from maag.bots.experiments import study
+
+    try:
+        s = study.load(args.study)
+        if args.games is not None and args.games < 1:
+            raise ValueError("--games must be at least 1")
+        if args.budget_factor is not None:
+            s = study.scaled(s, args.budget_factor)
+    except ValueError as e:
+        print(f"maag experiment {what}: {e}", file=sys.stderr)
+        return None
+    return s
+
+
+def _data(args: argparse.Namespace, s: Any) -> str:
+    return str(args.data or f"docs/data/studies/{s.name}.jsonl")
+
+
+def _command(args: argparse.Namespace, s: Any) -> str:
+    cmd = f"maag experiment {s.name}" if args.study in _shipped() else f"maag experiment run {args.study}"
+    if args.games:
+        cmd += f" --games {args.games}"
+    if args.budget_factor is not None:
+        cmd += f" --budget-factor {args.budget_factor:g}"
+    return cmd
+
+
+def _shipped() -> list[str]:
+    from maag.bots.experiments import study
+
+    return study.shipped()
+
+
+def run_study(args: argparse.Namespace) -> int:
+    import rich.progress as rp
+    from maag.bots.experiments import study
+
+    s = _load_study(args, "run")
+    if s is None:
+        return 2
+    if args.jobs < 1:
+        print("maag experiment: --jobs must be at least 1", file=sys.stderr)
+        return 2
+    data = _data(args, s)
+    console = Console(stderr=True)
+    with rp.Progress(rp.TextColumn("{task.description}"), rp.BarColumn(), rp.MofNCompleteColumn(),
+                     rp.TimeElapsedColumn(), rp.TextColumn("ETA"), rp.TimeRemainingColumn(),
+                     console=console) as prog:
+        bar = prog.add_task(s.name, total=None)
+
+        def on_start(todo: int, held: int) -> None:
+            console.print(f"{s.title}: {todo} games to play, {held} in {data}", highlight=False)
+            prog.update(bar, total=todo)
+
+        def on_game(rec: dict[str, Any]) -> None:
+            point = "" if rec["point"] is None else f" at {rec['point']}"
+            prog.update(bar, advance=1, description=f"{rec['a']} vs {rec['b']}{point}")
+
+        try:
+            study.run(s, data, games=args.games, jobs=args.jobs, dask=args.dask, on_start=on_start,
+                      on_game=on_game)
+        except KeyboardInterrupt:
+            console.print(f"interrupted; the games played are in {data}: the same command goes on",
+                          highlight=False)
+            return 130
+    cs = study.cells(s, data, args.games)
+    print(study.markdown(s, cs).split("## Results", 1)[1].strip())
+    if args.report:
+        for path in study.report(s, data, args.report, args.games, _command(args, s)):
+            console.print(f"wrote {path}", highlight=False)
+    return 0
+
+
+def report_study(args: argparse.Namespace) -> int:
+    from maag.bots.experiments import study
+
+    s = _load_study(args, "report")
+    if s is None:
+        return 2
+    data = _data(args, s)
+    for path in study.report(s, data, args.docs, args.games, _command(args, s)):
+        print(f"wrote {path}")
+    return 0
 
 
 def _pairs(args: argparse.Namespace) -> list[tuple[str, str]]:

@@ -58,6 +58,10 @@ class HiddenConfig:
     iterations: int | None = None
     game: str = "heroes"
     game_config: dict[str, Any] = field(default_factory=lambda: {"map": "a", "draws": "random"})
+    agent_turn_ms: dict[str, float | None] = field(default_factory=dict)
+    """Time budgets of particular entrants (by spec; None: no time limit), overriding `turn_ms`."""
+    agent_iterations: dict[str, int | None] = field(default_factory=dict)
+    """Iteration budgets of particular entrants (by spec), overriding `iterations`."""
 
 
 class Entrant:
@@ -120,10 +124,11 @@ def play_game(pair: int, index: int, specs: tuple[str, str], a_seat: int, seed: 
         spent = 0
         start = time.monotonic()
         while True:  # one plan, or in a game with chance inside a turn one plan per action
-            budget = cfg.turn_ms
+            budget = cfg.agent_turn_ms.get(specs[who], cfg.turn_ms)
             if stepwise and budget is not None:  # as the bot runner shares a turn's clock
                 budget = max(1.0, budget - (time.monotonic() - start) * 1000) / CHANCE_SHARE
-            plan = entrants[who].plan(state, p, budget, cfg.iterations, rng.getrandbits(62))
+            plan = entrants[who].plan(state, p, budget, cfg.agent_iterations.get(specs[who], cfg.iterations),
+                                      rng.getrandbits(62))
             last = entrants[who].agent.last
             spent += last.stats.iterations if last is not None else 0
             try:
