@@ -408,9 +408,13 @@ def parse(text: str, name: str, source: str = "<study>") -> Study:
 
     study = Study(name, source, title, about, game, options, setting, fmt, games, seed, ms, iterations, sweep,
                   plot_x, agents, opponent, tuple(pairs))
-    for value in study.point_values:  # every point's options are a game the engine accepts
+    try:  # the options alone, then every point's
+        Game(game, dict(options)).new_state(1)  # (the C rules check ranges when a game starts)
+    except (ValueError, TypeError) as e:
+        raise fail(("options",), f"{game} refuses the options {options}: {e}") from None
+    for value in study.point_values:
         try:
-            Game(game, study.options_at(value))
+            Game(game, study.options_at(value)).new_state(1)
         except (ValueError, TypeError) as e:
             raise fail(("sweep", "points") if sweep else ("options",),
                        f"{game} refuses {study.options_at(value)}: {e}") from None
@@ -464,8 +468,8 @@ def pairings(study: Study) -> list[Pairing]:
         opts = study.options_at(value)
         for a, b in duels:
             ab, bb = study.budget(a, value), study.budget(b, value)
-            ident = {"game": study.game, "options": opts, "setting": study.setting, "a": a.spec, "b": b.spec,
-                     "a_budget": list(ab), "b_budget": list(bb)}
+            ident = {"point": value, "game": study.game, "options": opts, "setting": study.setting,
+                     "a": a.spec, "b": b.spec, "a_budget": list(ab), "b_budget": list(bb)}
             key = hashlib.sha1(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
             out.append(Pairing(value, a, b, ab, bb, opts, key))
     return out
@@ -714,6 +718,10 @@ def markdown(study: Study, cs: Sequence[Cell], figures: Sequence[str] = (), comm
                f"draws {sum(c.draws for c in played)}, mean turns "
                f"{statistics.fmean(t for c in played for t in c.turns) if played else 0:.1f}.")
     out.append("")
+    if not n_games:
+        out += ["**Not run yet**: the data file holds no game of this declaration. The command above "
+                "plays it (on a quiet machine for a budget in ms), then `maag experiment report "
+                f"{study.name}` writes this page again.", ""]
     out += ["## Results", "", "Scores are (wins + draws/2) / games of the row agent, in percent, with the "
             "95% Wilson interval; n is the games played.", ""]
     if study.format == "round-robin":
@@ -734,7 +742,8 @@ def markdown(study: Study, cs: Sequence[Cell], figures: Sequence[str] = (), comm
                 line.append(f"{c.cell()} (n={c.games})" if c.games else "—")
             out.append(f"| {a} | {b} | " + " | ".join(line) + " |")
         out += ["", "Mean iterations per turn of the agent (its kernel's unit):", "",
-                "| agent | " + " | ".join(head) + " |", "|---|" + "---|" * len(vals)]
+                "| agent | " + " | ".join(_point_text(study, v) or "per turn" for v in vals) + " |",
+                "|---|" + "---|" * len(vals)]
         for a, b in rows:
             line = []
             for v in vals:
@@ -876,14 +885,16 @@ def plot(study: Study, cs: Sequence[Cell], path: str | Path) -> Path:
 
 def report(study: Study, data: str | Path, docs: str | Path, games: int | None = None,
            command: str = "") -> list[Path]:
-    """Write docs/studies/NAME.md and its PNG from the data file; returns the paths written."""
+    """Write docs/studies/NAME.md and its PNG (when it has games) from the data file; returns
+    the paths written."""
     folder = Path(docs) / "studies"
     folder.mkdir(parents=True, exist_ok=True)
     cs = cells(study, data, games)
-    png = plot(study, cs, folder / f"{study.name}.png")
+    pngs = [plot(study, cs, folder / f"{study.name}.png")] if any(c.games for c in cs) else []
     keys = {c.pairing.key for c in cs}
     cpus = sorted({str(d.get("cpu", "?")) for k, v in records(data).items() if k in keys for d in v.values()})
-    text = markdown(study, cs, [png.name], command or f"maag experiment {study.name} --jobs 2", cpus)
+    text = markdown(study, cs, [p.name for p in pngs], command or f"maag experiment {study.name} --jobs 2",
+                    cpus)
     md = folder / f"{study.name}.md"
     md.write_text(text.rstrip("\n") + "\n")
-    return [md, png]
+    return [md, *pngs]
