@@ -107,6 +107,10 @@ class GameSpec:
     """The grouped legal actions at a `State`: the game's action abstraction, each group a map
     with `options`, each option a map with `actions` (action maps, legal in that order), in
     the protocol's form (`your_turn.groups`). None: the game groups nothing."""
+    layout: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    """The fixed board of a complete configuration, for drawing it (the web view): a map with
+    `width`, `height` and `squares`, the special squares as maps `x`, `y`, `kind`. None: the
+    game has no board to draw beyond its state's JSON."""
 
     def option(self, name: str) -> GameOption:
         for o in self.options:
@@ -127,9 +131,9 @@ def spec_of(name: str, summary: str, state_ctype: str, codec: Any, schema: Any =
             **more: Any) -> GameSpec:
     """The GameSpec of a game whose codec module defines OPTIONS, make_config, fill_config,
     action_to_dict, action_from_dict, state_to_json and state_from_json (and, if the game
-    has them, public_action and unseen), and whose schema module (if given) defines ACTION,
+    has them, public_action, unseen and layout), and whose schema module (if given) defines ACTION,
     OBSERVATION and optionally GROUP; `more` gives the other fields."""
-    optional = {k: getattr(codec, k) for k in ("public_action", "unseen") if hasattr(codec, k)}
+    optional = {k: getattr(codec, k) for k in ("public_action", "unseen", "layout") if hasattr(codec, k)}
     if schema is not None:
         optional.update(action_schema=schema.ACTION, observation_schema=schema.OBSERVATION,
                         group_schema=getattr(schema, "GROUP", None))

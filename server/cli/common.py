@@ -1,5 +1,5 @@
 """What several commands share: the database option, the game and its options, the time
-control, the referee's policies, logging and the port file. Only light imports here: a
+control, the referee's policies, the web view, logging and the port file. Only light imports here: a
 command loads the engine, the server or the agents when it runs, not when `maag` builds
 its parser (so `maag bot add` loads neither the C core nor an agent)."""
 
@@ -152,3 +152,38 @@ def service_options(args: argparse.Namespace) -> dict[str, Any]:
             "auth_delay_ms": args.auth_delay, "lease_s": args.lease,
             "storage_outage_limit_s": args.storage_outage_limit,
             "spill_dir": str(args.spill_dir or default_spill_dir()), "reuse_port": args.reuse_port}
+
+
+def _listen_type(text: str) -> tuple[str, int]:
+    from maag.server.web.address import parse_listen
+
+    try:
+        return parse_listen(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def add_web_arguments(p: argparse.ArgumentParser) -> None:
+    """The web view of `serve` and `ladder` (maag.server.web; docs/web.md): off unless --web."""
+    g = p.add_argument_group("web view (docs/web.md)")
+    g.add_argument("--web", type=_listen_type, default=None, metavar="[HOST:]PORT",
+                   help="also serve the web view (live games, standings, replays, play against the bots) "
+                        "on this HTTP port; a bare port listens on 127.0.0.1 only (default: off)")
+    g.add_argument("--web-reveal", action="store_true",
+                   help="replays of finished games show the full state (hands, decks); default: what a "
+                        "spectator sees")
+    g.add_argument("--web-tc", type=tc_type, default=TimeControl.parse("2m,bank=5m"), metavar="TC",
+                   help="time control of a person's game (both seats; default 2m,bank=5m)")
+    g.add_argument("--web-max-players", type=int, default=8, metavar="N",
+                   help="people playing at once (default 8)")
+
+
+def web_config(args: argparse.Namespace) -> Any:
+    """The WebConfig of add_web_arguments' options, or None without --web."""
+    if args.web is None:
+        return None
+    from maag.server.web.app import WebConfig
+
+    host, port = args.web
+    return WebConfig(host=host, port=port, reveal=args.web_reveal, human_tc=args.web_tc,
+                     max_sessions=args.web_max_players)

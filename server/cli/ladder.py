@@ -8,6 +8,9 @@ every game (--out-html, --out-csv, --out-json) for a web server to publish.
     maag ladder --db postgresql://maag@db/ladder --host 0.0.0.0 --port 7878 --tc 1s \\
         --per-bot 2 --out-html /var/www/ladder/index.html
 
+With --web [HOST:]PORT the ladder's standings (with their intervals), its live games and
+their replays are also served as web pages (docs/web.md).
+
 `maag ladder --standings` prints the standings from the database and exits. Ctrl-C (or
 SIGTERM) stops pairing and waits for the games in progress; a second Ctrl-C aborts them.
 """
@@ -25,10 +28,12 @@ from maag.server.cli.common import (
     add_db_argument,
     add_game_arguments,
     add_service_arguments,
+    add_web_arguments,
     game_config,
     policy,
     service_options,
     setup_logging,
+    web_config,
     write_port_file,
 )
 from maag.server.cli.tournament import RESULT_TEXT, crosstable, leaderboard
@@ -50,6 +55,7 @@ def register(sub: Any) -> None:
     add_db_argument(p)
     add_game_arguments(p, "1s")
     add_service_arguments(p)
+    add_web_arguments(p)
     p.add_argument("--per-bot", type=int, default=1, metavar="K",
                    help="ladder games a bot plays at once at most (default 1; also capped by the "
                         "concurrency its connection declares)")
@@ -103,6 +109,17 @@ def run(args: argparse.Namespace) -> int:
 
 async def _run(ladder: Ladder, args: argparse.Namespace) -> None:
     await ladder.start()
+    wcfg = web_config(args)
+    if wcfg is not None and ladder.server is not None:
+        from maag.server.web.app import WebServer
+
+        async def standings() -> dict[str, Any]:
+            return ladder.standings().summary()
+
+        web = WebServer(ladder.server, wcfg, standings=standings)
+        await web.start()
+        ladder.on_close.append(web.stop)
+        print(f"maag ladder: web view on http://{wcfg.host}:{web.port}/", file=sys.stderr, flush=True)
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
     presses = 0

@@ -6,6 +6,10 @@ Policies (see `maag.server.referee.session`): a late turn is ended for the bot (
 loses the game (--late forfeit); --max-late late turns lose on time; --max-illegal illegal
 or malformed actions lose the game; a disconnected bot may reconnect with its token within
 --grace, else it loses; a bot may resign at any time.
+
+With --web [HOST:]PORT the same process serves the web view (docs/web.md): the live games,
+the standings, replays of stored games, and a seat for a person against any bundled agent
+or connected bot.
 """
 
 from __future__ import annotations
@@ -22,10 +26,12 @@ from maag.server.cli.common import (
     add_db_argument,
     add_game_arguments,
     add_service_arguments,
+    add_web_arguments,
     game_config,
     policy,
     service_options,
     setup_logging,
+    web_config,
     write_port_file,
 )
 
@@ -43,6 +49,7 @@ def register(sub: Any) -> None:
     add_db_argument(p)
     add_game_arguments(p, "1s")
     add_service_arguments(p)
+    add_web_arguments(p)
     p.add_argument("--no-auto-pair", action="store_true", help="pair bots only on explicit requests")
     p.add_argument("--max-frame", type=int, default=256 * 1024, metavar="BYTES",
                    help="largest frame accepted (default 262144)")
@@ -77,6 +84,14 @@ async def _serve(cfg: ServerConfig, args: argparse.Namespace) -> int:
 
     server = RefereeServer(cfg, open_storage(args.db))
     await server.start()
+    web = None
+    wcfg = web_config(args)
+    if wcfg is not None:
+        from maag.server.web.app import WebServer
+
+        web = WebServer(server, wcfg)
+        await web.start()
+        print(f"maag serve: web view on http://{wcfg.host}:{web.port}/", file=sys.stderr, flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -89,6 +104,8 @@ async def _serve(cfg: ServerConfig, args: argparse.Namespace) -> int:
     await asyncio.wait([failed, stopped], return_when=asyncio.FIRST_COMPLETED)
     failed.cancel()
     stopped.cancel()
+    if web is not None:
+        await web.stop()
     await server.stop()
     if args.stats_out:
         with open(args.stats_out, "w") as f:

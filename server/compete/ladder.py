@@ -28,7 +28,7 @@ import os
 import random
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -144,6 +144,8 @@ class Ladder:
         self._wake = asyncio.Event()
         self._stopping = False
         self.failed: str | None = None
+        self.on_close: list[Callable[[], Awaitable[None]]] = []
+        """Called (awaited) before the server stops: the web view stops with the ladder."""
 
     @property
     def port(self) -> int:
@@ -193,6 +195,9 @@ class Ladder:
         self._wake.set()
 
     async def close(self) -> None:
+        for fn in self.on_close:
+            await fn()
+        self.on_close.clear()
         if self.server is not None:
             await self.server.stop()
             self.server = None

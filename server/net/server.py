@@ -73,7 +73,7 @@ from maag.server.referee.session import REPLAY_VERSION, GameSession, Out, Policy
 from maag.server.storage.base import AsyncStorage, Storage, StorageUnavailable, hash_token
 from maag.server.storage.spill import Spill
 
-__all__ = ["ServerConfig", "RefereeServer", "GameRequest", "GameSummary", "GameNotStarted"]
+__all__ = ["ServerConfig", "RefereeServer", "GameRequest", "GameSummary", "GameNotStarted", "GameChange"]
 
 LOG = logging.getLogger(__name__)
 def _server_name() -> str:
@@ -159,12 +159,26 @@ class GameRequest:
     """When a seat leaves between the pairing and the game's first message: True, the request
     goes back to the front of the queue (a match waits for its bot to come back); False, its
     future fails with GameNotStarted (a ladder decides again among the bots still there)."""
+    tc: TimeControl | None = None
+    """This game's time control (None: the server's): a person's seat needs more time than a bot's."""
 
 
 class GameNotStarted(Exception):
     """A requested game was paired but not played: a seat's connection closed before the
     game's first message, or the game could not be set up (a start state the engine
     refuses). Its row is stored as aborted."""
+
+
+@dataclass(frozen=True, slots=True)
+class GameChange:
+    """What a watcher of the server (`RefereeServer.watch`) is told: a game started
+    (`kind` "start"), moved on ("move": actions applied, a turn ended on time, a seat left or
+    came back) or is over and stored ("over", with its summary). `session` is the referee's
+    own: read it, never drive it."""
+
+    kind: str
+    session: GameSession
+    summary: GameSummary | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +194,7 @@ class GameSummary:
     stored: bool
 
 
-class _RateLimiter:
+class RateLimiter:
     __slots__ = ("rate", "tokens", "last")
 
     def __init__(self, rate: int) -> None:
@@ -234,7 +248,7 @@ class _Client:
         self.reader = reader
         self.writer = writer
         self.conn = Connection(Role.SERVER, max_frame=max_frame)
-        self.rate = _RateLimiter(max_rate)
+        self.rate = RateLimiter(max_rate)
         self.peer = writer.get_extra_info("peername")
         self.sock: socket.socket | None = writer.get_extra_info("socket")
         self.bot: str | None = None
@@ -374,6 +388,7 @@ class RefereeServer:
         self._auth_failures: dict[str, tuple[int, float]] = {}  # address or name -> (count, last)
         self._starts: dict[str, deque[float]] = {}  # bot -> start times of its recent games
         self._repair: asyncio.TimerHandle | None = None
+        self._game_watchers: list[Callable[[GameChange], None]] = []
 
     # -- lifecycle ----------------------------------------------------------------------
     async def start(self) -> None:
@@ -456,6 +471,25 @@ class RefereeServer:
         t = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(t)
         t.add_done_callback(self._tasks.discard)
+
+    def watch(self, fn: Callable[[GameChange], None]) -> Callable[[], None]:
+        """Call `fn` on every game change (see GameChange), in the event loop, right after the
+        referee acted: `fn` must return quickly (the web view only marks the game for its next
+        push). Returns the function that stops the calls."""
+        self._game_watchers.append(fn)
+        return lambda: self._game_watchers.remove(fn) if fn in self._game_watchers else None
+
+    def running(self) -> list[GameSession]:
+        """The sessions of the games being played, in order of start."""
+        return [g.session for g in self.games.values() if not g.ending]
+
+    def _tell(self, kind: str, session: GameSession, summary: GameSummary | None = None) -> None:
+        change = GameChange(kind, session, summary)
+        for fn in list(self._game_watchers):
+            try:
+                fn(change)
+            except Exception:  # a watcher's bug never stops a game
+                LOG.exception("a game watcher failed on %s of game %s", kind, session.game_id)
 
     def add_token(self, token: str, bot: str) -> None:
         """Accept `token` for bot `bot` in this server's lifetime only (never stored; kept by
@@ -574,13 +608,13 @@ class RefereeServer:
                      tags: dict[str, Any] | None = None, seed: int | None = None,
                      start_state: dict[str, Any] | None = None,
                      on_start: Callable[[int], None] | None = None,
-                     requeue: bool = True) -> asyncio.Future[GameSummary]:
+                     requeue: bool = True, tc: TimeControl | None = None) -> asyncio.Future[GameSummary]:
         """Queue a game between bots `seat1` and `seat2` (by name); the future resolves to its
         summary once the result is stored (see GameRequest.requeue for a seat that leaves
-        before the game starts)."""
+        before the game starts); `tc` replaces the server's time control for this game."""
         fut: asyncio.Future[GameSummary] = asyncio.get_running_loop().create_future()
         self.requests.append(GameRequest((seat1, seat2), match_id, dict(tags or {}), seed, start_state, fut,
-                                         on_start, requeue))
+                                         on_start, requeue, tc))
         self._pair()
         return fut
 
@@ -638,7 +672,7 @@ class RefereeServer:
         cfg = self.config
         try:
             full_config = Game(cfg.game, cfg.game_config).config
-            db_id = await self.storage.create_game(cfg.game, full_config, req.seats, str(cfg.tc),
+            db_id = await self.storage.create_game(cfg.game, full_config, req.seats, str(req.tc or cfg.tc),
                                                    req.match_id, self.server_id)
         except Exception as e:
             # Nothing was played: an explicit request waits at the front of the queue until
@@ -662,7 +696,7 @@ class RefereeServer:
         if req.match_id:
             tags["Match"] = req.match_id
         try:
-            session = GameSession(gid, cfg.game, req.seats, config=cfg.game_config, tc=cfg.tc,
+            session = GameSession(gid, cfg.game, req.seats, config=cfg.game_config, tc=req.tc or cfg.tc,
                                   policy=cfg.policy, seed=seed, start_state=req.start_state,
                                   want_legal=(a.want_legal, b.want_legal),
                                   want_groups=(a.want_groups, b.want_groups), tags=tags)
@@ -688,6 +722,8 @@ class RefereeServer:
         if req.on_start is not None:
             req.on_start(db_id)
         self._dispatch(game, session.start(time.monotonic()))
+        if self._game_watchers:
+            self._tell("start", session)
         self._after(game)
 
     async def _refuse(self, req: GameRequest, db_id: int, seed: int | None, tags: dict[str, Any],
@@ -746,6 +782,8 @@ class RefereeServer:
     def _after(self, game: _Game) -> None:
         """After any change to a game: end it, or (re)arm its timer."""
         s = game.session
+        if self._game_watchers and not game.ending:
+            self._tell("move", s)
         if s.finished:
             if not game.ending:
                 game.ending = True
@@ -809,6 +847,8 @@ class RefereeServer:
         summary = GameSummary(game.db_id, game.bots, o.winner, o.reason.value, o.plies,
                               (rep["think_ms"][0], rep["think_ms"][1]),
                               (rep["transport_ms"][0], rep["transport_ms"][1]), stored)
+        if self._game_watchers:
+            self._tell("over", s, summary)
         if waiting and game.db_id in self._pending:  # the request's future waits for the write
             self._pending[game.db_id] = (replay, req, summary)
         elif req is not None and req.future is not None and not req.future.done():

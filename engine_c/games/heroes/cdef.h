@@ -32,6 +32,8 @@ typedef struct hr_state {
 } hr_state;
 extern const mg_game_vt mg_heroes_vt;
 extern const uint8_t hr_decks[3][11];
+typedef struct hr_map { int w, h; uint8_t sq[45]; ...; } hr_map;
+extern const hr_map hr_maps[3];
 int hr_max_hp(const hr_unit *u);
 uint64_t hr_zobrist_full(const hr_state *st);
 int hr_finish_import(hr_state *st, char *err);

@@ -150,6 +150,19 @@ if _UNIT.size != ffi.sizeof("hr_unit") or ffi.offsetof("hr_unit", "items") != 4:
     raise ImportError("hr_unit's C layout changed: update heroes._UNIT")
 
 
+SQUARE_KINDS = ["", "deploy1", "deploy2", "defense", "assault", "power"]  # HR_SQ_* (mg_heroes.h)
+
+
+def layout(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The configuration's board for drawing: its size and its special squares (deploy
+    squares of seat 1 and 2, defense, assault and power squares; the crystals are units of
+    the state), read from the C map table."""
+    m = lib.hr_maps[MAPS.index(cfg["map"])]
+    squares = [{"x": x, "y": y, "kind": SQUARE_KINDS[m.sq[x * m.h + y]]}
+               for y in range(m.h) for x in range(m.w) if m.sq[x * m.h + y]]
+    return {"width": m.w, "height": m.h, "squares": squares}
+
+
 def state_to_json(st: Any) -> dict[str, Any]:
     """Export in the conformance format, plus the configuration keys map, deck, draws,
     ap_per_turn and turn_limit. An observation also has `observer`, `hand_sizes` and

@@ -1,0 +1,13 @@
+"""maag.server.web: the web view of a referee server (`maag serve --web`, `maag ladder --web`;
+docs/web.md). aiohttp; the page is plain JavaScript modules and CSS in static/ (no build
+step, nothing loaded from elsewhere).
+
+- `app.py`: `WebServer` (routes, JSON of stored games, WebSockets), `WebConfig`
+- `live.py`: `LiveGames`, the spectators' pushes (coalesced, no polling)
+- `play.py`: `Seats` and `HumanSeat`, a person's seat as a protocol client of the referee
+- `people.py`: people's results by stated experience, with Wilson intervals
+- `address.py`: `--web [HOST:]PORT`
+- `static/`: the page; `static/js/render/<game>.js` draws one game (heroes), others fall back
+  to `render/generic.js` (the position's JSON)
+
+What a spectator sees is the referee's redaction (maag.server.referee.spectator)."""

@@ -1,0 +1,219 @@
+"""The live part of the web view: what spectators are pushed over their WebSockets.
+
+`LiveGames` watches a `RefereeServer` (`RefereeServer.watch`) and keeps, per running game,
+the public evaluation series; a page subscribes to the lobby (the running games, the last
+finished ones and the standings) or to one game (its spectator snapshot). A change only
+marks what is stale; a push follows at most every `interval` seconds per subscription
+(pushes are coalesced: a game that moves a hundred times in that interval is sent once),
+and one encoded frame goes to every subscriber of it. There is no polling: nothing is sent
+while nothing changes.
+
+A game's snapshot (`snapshot`) holds its public view (maag.server.referee.spectator: no
+hand, no deck order), the actions as the opponent saw them (the game's `public_action`),
+the clocks, the evaluation series and the board's layout; the full state is never read
+into it while the game runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+from maag.server.net.server import GameChange, RefereeServer
+from maag.server.referee.session import GameSession
+from maag.server.referee.spectator import public_value, public_view
+
+__all__ = ["LiveGames", "game_snapshot", "layout_of"]
+
+LOG = logging.getLogger(__name__)
+
+Standings = Callable[[], Awaitable[dict[str, Any] | None]]
+Finished = Callable[[], Awaitable[list[dict[str, Any]]]]
+
+
+def layout_of(game: str, config: dict[str, Any]) -> dict[str, Any] | None:
+    """The board's fixed layout of a configuration (the game's `layout`), or None."""
+    from maag.engine import registry
+
+    fn = registry.get(game).layout
+    return fn(config) if fn is not None else None
+
+
+def _clocks(s: GameSession) -> list[dict[str, Any]]:
+    now = time.monotonic()
+    out = []
+    for i, seat in enumerate(s.seats):
+        c = seat.clock
+        left = c.available_ms()
+        if s.to_move == i and seat.prompt_at is not None and not s.finished:
+            left -= (now - seat.prompt_at) * 1000.0
+        out.append({"name": seat.name, "think_ms": round(c.think_total_ms), "bank_ms": round(c.bank_ms),
+                    "turn_left_ms": None if math.isinf(left) else round(max(0.0, left)),
+                    "to_move": s.to_move == i and not s.finished})
+    return out
+
+
+def game_snapshot(s: GameSession, values: list[list[Any]]) -> dict[str, Any]:
+    """A spectator's snapshot of a running (or just finished) game."""
+    spec = s.game.spec
+    o = s.outcome
+    return {
+        "type": "game", "game_id": s.game_id, "game": s.game.name, "config": s.game.config,
+        "seats": [seat.name for seat in s.seats], "tags": s.tags, "turn": s.turn_no,
+        "view": public_view(s.state),
+        "log": [{"seat": e["seat"] + 1, "action": spec.public_action(e["action"]),
+                 "auto": bool(e.get("auto"))} for e in s.log],
+        "clocks": _clocks(s), "values": values, "value_scale": spec.value_scale,
+        "layout": layout_of(s.game.name, s.game.config),
+        "result": None if o is None else {"winner": o.winner, "reason": o.reason.value, "plies": o.plies},
+    }
+
+
+def game_row(s: GameSession) -> dict[str, Any]:
+    """One line of the lobby's list of running games."""
+    return {"game_id": s.game_id, "game": s.game.name, "seats": [seat.name for seat in s.seats],
+            "plies": len(s.log), "turn": s.turn_no}
+
+
+class LiveGames:
+    """Spectator subscriptions over one referee server."""
+
+    def __init__(self, referee: RefereeServer, standings: Standings, finished: Finished,
+                 interval: float = 0.1) -> None:
+        self.referee = referee
+        self.standings = standings
+        self.finished = finished
+        self.interval = interval
+        self.lobby: set[web.WebSocketResponse] = set()
+        self.watchers: dict[str, set[web.WebSocketResponse]] = {}
+        self.values: dict[str, list[list[Any]]] = {}  # game id -> [ply, value] at ends of turns
+        self._sessions: dict[str, GameSession] = {}
+        self._stale: set[str] = set()
+        self._over: set[str] = set()
+        self._lobby_stale = False
+        self._timer: asyncio.TimerHandle | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._unwatch = referee.watch(self._on_change)
+        self.frames_sent = 0
+        for s in referee.running():
+            self._sessions[s.game_id] = s
+            self.values[s.game_id] = []
+
+    def close(self) -> None:
+        self._unwatch()
+        if self._timer is not None:
+            self._timer.cancel()
+        for t in list(self._tasks):
+            t.cancel()
+
+    # -- the referee's side -----------------------------------------------------------
+    def _on_change(self, ch: GameChange) -> None:
+        s = ch.session
+        gid = s.game_id
+        if ch.kind == "start":
+            self._sessions[gid] = s
+            self.values[gid] = []
+            self._lobby_stale = True
+        elif ch.kind == "over":
+            self._lobby_stale = True
+        self._track_value(s)
+        if self.watchers.get(gid):
+            self._stale.add(gid)
+        if ch.kind == "over":
+            self._over.add(gid)  # forgotten after the next push, which sends the result
+        if (self._stale or self._over or (self._lobby_stale and self.lobby)) and self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self.interval, self._flush)
+
+    def _track_value(self, s: GameSession) -> None:
+        """Append the public evaluation after each new end of turn (and at the end)."""
+        series = self.values.get(s.game_id)
+        if series is None:
+            return
+        plies = len(s.log)
+        last = series[-1][0] if series else -1
+        if plies == last or not (plies == 0 or s.finished or s.log[-1].get("hash") is not None):
+            return
+        if s.state.is_terminal:
+            w = s.state.winner
+            v: float | None = 0.0 if w == -1 else (1.0 if w == 0 else -1.0) * s.game.spec.value_scale
+        else:
+            v = public_value(s.state)
+        series.append([plies, v])
+
+    # -- pushing ----------------------------------------------------------------------
+    def _flush(self) -> None:
+        self._timer = None
+        stale, self._stale = self._stale, set()
+        for gid in stale:
+            s = self._sessions.get(gid)
+            subs = self.watchers.get(gid)
+            if s is None or not subs:
+                continue
+            self._send_all(subs, json.dumps(game_snapshot(s, self.values.get(gid, []))))
+        for gid in self._over:
+            self._sessions.pop(gid, None)
+            self.values.pop(gid, None)
+            self.watchers.pop(gid, None)  # the pages keep the final position; nothing more comes
+        self._over.clear()
+        if self._lobby_stale and self.lobby:
+            self._lobby_stale = False
+            self._spawn(self._push_lobby())
+
+    def _send_all(self, subs: set[web.WebSocketResponse], frame: str) -> None:
+        for ws in list(subs):
+            if ws.closed:
+                subs.discard(ws)
+                continue
+            self.frames_sent += 1
+            self._spawn(ws.send_str(frame))
+
+    def _spawn(self, coro: Any) -> None:
+        t = asyncio.ensure_future(coro)
+        self._tasks.add(t)
+        t.add_done_callback(self._done)
+
+    def _done(self, t: asyncio.Task[Any]) -> None:
+        self._tasks.discard(t)
+        if not t.cancelled() and t.exception() is not None:
+            LOG.debug("a push failed: %r", t.exception())
+
+    async def lobby_frame(self) -> str:
+        games = [game_row(s) for s in self.referee.running()]
+        return json.dumps({"type": "lobby", "games": games, "finished": await self.finished(),
+                           "standings": await self.standings()})
+
+    async def _push_lobby(self) -> None:
+        frame = await self.lobby_frame()
+        self._send_all(self.lobby, frame)
+
+    # -- the subscribers' side ----------------------------------------------------------
+    async def subscribe_lobby(self, ws: web.WebSocketResponse) -> None:
+        self.lobby.add(ws)
+        await ws.send_str(await self.lobby_frame())
+
+    def unsubscribe(self, ws: web.WebSocketResponse) -> None:
+        self.lobby.discard(ws)
+        for subs in self.watchers.values():
+            subs.discard(ws)
+        for gid in [g for g, subs in self.watchers.items() if not subs]:
+            del self.watchers[gid]
+
+    async def subscribe_game(self, ws: web.WebSocketResponse, gid: str) -> bool:
+        """Watch game `gid`; False when no such game is running."""
+        s = self._sessions.get(gid)
+        if s is None:
+            return False
+        self.watchers.setdefault(gid, set()).add(ws)
+        await ws.send_str(json.dumps(game_snapshot(s, self.values.get(gid, []))))
+        return True
+
+    @property
+    def spectators(self) -> int:
+        return len(self.lobby) + sum(len(v) for v in self.watchers.values())
+

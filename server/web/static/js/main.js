@@ -1,0 +1,24 @@
+// The page's router: one view per hash (#/, #/game/ID, #/replay/ID, #/play, #/people).
+import { showLobby } from "./lobby.js";
+import { showGame } from "./game.js";
+import { showReplay } from "./replay.js";
+import { showPlay } from "./play.js";
+import { showPeople } from "./people.js";
+
+let leave = null;
+
+function route() {
+  if (leave) { leave(); leave = null; }
+  const main = document.getElementById("main");
+  main.replaceChildren();
+  const parts = (location.hash || "#/").slice(2).split("/");
+  const view = parts[0] || "";
+  if (view === "game") leave = showGame(main, parts[1]);
+  else if (view === "replay") leave = showReplay(main, parts[1], parts[2]);
+  else if (view === "play") leave = showPlay(main, parts[1]);
+  else if (view === "people") leave = showPeople(main);
+  else leave = showLobby(main);
+}
+
+window.addEventListener("hashchange", route);
+route();
