@@ -95,7 +95,8 @@ class Served:
         end = time.monotonic() + 90
         while not (port_file.exists() and port_file.read_text().strip()):
             if time.monotonic() > end or self.proc.poll() is not None:
-                raise RuntimeError("maag serve did not start: " + (self.tmp / "serve.log").read_text()[-2000:])
+                log = (self.tmp / "serve.log").read_text()[-2000:]
+                raise RuntimeError(f"maag serve did not start: {log}")
             time.sleep(0.05)
         self.port = int(port_file.read_text())
         self.url = f"http://127.0.0.1:{web}"

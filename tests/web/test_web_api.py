@@ -1,0 +1,211 @@
+"""The web server at the HTTP and WebSocket level (a real referee and web server in the test's
+event loop, real bot processes, aiohttp's client): the play token, the form and the limits,
+bad messages from a page (a clear error, no effect on its game or any other), and the
+spectator's view."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from maag.engine import Game
+from maag.server.net.server import RefereeServer, ServerConfig
+from maag.server.referee.clock import TimeControl
+from maag.server.referee.spectator import common, public_view
+from maag.server.storage.base import SQLiteStorage
+from maag.server.web.address import parse_listen
+from maag.server.web.app import WebConfig, WebServer
+
+WAIT = 60.0  # a safety net against hangs only
+
+
+class Site:
+    def __init__(self, referee: RefereeServer, web: WebServer, storage: SQLiteStorage) -> None:
+        self.referee, self.web, self.storage = referee, web, storage
+        self.url = f"http://127.0.0.1:{web.port}"
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    def minibot(self, name: str, *extra: str) -> None:
+        env = {**os.environ, "MAAG_TOKEN": self.storage.add_bot(name, replace=True)}
+        self.procs.append(subprocess.Popen([sys.executable, "-m", "maag.server.net.minibot", "--connect",
+                                            f"127.0.0.1:{self.referee.port}", "--name", name, *extra],
+                                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+
+
+@pytest.fixture
+async def site(tmp_path: Path) -> AsyncIterator[Site]:
+    storage = SQLiteStorage(tmp_path / "web.sqlite3")
+    referee = RefereeServer(ServerConfig(port=0, game="heroes", game_config={"map": "a-tiny"},
+                                         tc=TimeControl.parse("1s"), max_games_per_minute=0), storage)
+    await referee.start()
+    web = WebServer(referee, WebConfig(port=0, max_sessions=2, max_per_address=2, max_rate=5,
+                                       human_tc=TimeControl.parse("30s")))
+    await web.start()
+    s = Site(referee, web, storage)
+    yield s
+    for p in s.procs:
+        p.terminate()
+    await web.stop()
+    await referee.stop()
+    for p in s.procs:
+        p.wait(30)
+
+
+async def _play(http: aiohttp.ClientSession, site: Site, **form: Any) -> tuple[int, dict[str, Any]]:
+    async with http.post(site.url + "/api/play", json=form) as r:
+        return r.status, await r.json()
+
+
+async def _next(ws: aiohttp.ClientWebSocketResponse, kind: str) -> dict[str, Any]:
+    while True:
+        m = json.loads(await asyncio.wait_for(ws.receive_str(), WAIT))
+        if m["type"] == kind:
+            return dict(m)
+
+
+def test_web_listens_on_localhost_unless_told() -> None:
+    assert parse_listen("8080") == ("127.0.0.1", 8080)
+    assert parse_listen("0.0.0.0:80") == ("0.0.0.0", 80)
+    assert parse_listen("[::1]:81") == ("::1", 81)
+    for bad in ("x", "host:", "70000"):
+        with pytest.raises(ValueError, match="PORT|outside"):
+            parse_listen(bad)
+
+
+async def test_a_seat_opens_only_with_the_token_the_server_issued(site: Site) -> None:
+    async with aiohttp.ClientSession() as http:
+        with pytest.raises(aiohttp.WSServerHandshakeError) as e:
+            await http.ws_connect(site.url + "/ws/play?token=guessed")
+        assert e.value.status == 403
+        status, out = await _play(http, site, opponent="first", seat=1)
+        assert status == 200 and len(out["token"]) >= 32
+        async with http.ws_connect(site.url + f"/ws/play?token={out['token']}") as ws:
+            assert (await _next(ws, "seat"))["seat"] == 1
+            turn = await _next(ws, "your_turn")
+            assert turn["legal"] and "observation" in turn
+            assert turn["observation"]["hands"]["1"], "the seat sees its own hand"
+            assert turn["observation"]["hands"]["2"] == [], "... and not the other's"
+
+
+async def test_the_form_is_checked_and_a_refused_form_starts_nothing(site: Site) -> None:
+    async with aiohttp.ClientSession() as http:
+        for form, text in [({"opponent": "first", "seat": 3}, "seat must be 1 or 2"),
+                           ({"opponent": "first", "seat": 1, "experience": "godlike"}, "experience must be one of"),
+                           ({"opponent": "", "seat": 1}, "name a bundled agent"),
+                           ({"opponent": "rm -rf /", "seat": 1}, "name a bundled agent"),
+                           ({"opponent": "bot:nobody", "seat": 1}, "no bot 'nobody' is connected")]:
+            status, out = await _play(http, site, **form)
+            assert status == 400 and text in out["error"], (form, out)
+        async with http.post(site.url + "/api/play", data=b"{not json") as r:
+            assert r.status == 400 and "JSON" in (await r.json())["error"]
+    assert not site.web.seats.seats and not site.referee.requests and not site.referee.running()
+
+
+async def test_people_playing_at_once_are_limited(site: Site) -> None:
+    async with aiohttp.ClientSession() as http:
+        for _ in range(2):
+            status, _out = await _play(http, site, opponent="first", seat=1)
+            assert status == 200
+        status, out = await _play(http, site, opponent="first", seat=1)
+        assert status == 429 and "limit is 2" in out["error"]
+
+
+async def test_bad_messages_from_a_page_are_answered_and_change_nothing(site: Site) -> None:
+    site.minibot("a", "--delay", "20")
+    site.minibot("b", "--delay", "20")
+    async with aiohttp.ClientSession() as http:
+        _, out = await _play(http, site, opponent="first", seat=1)
+        async with http.ws_connect(site.url + f"/ws/play?token={out['token']}") as ws:
+            turn = await _next(ws, "your_turn")
+            mine = next(s for s in site.referee.running() if s.game_id == turn["game_id"])
+            for _ in range(int(WAIT * 10)):  # the bots' game runs beside the person's
+                others = [s for s in site.referee.running() if s is not mine]
+                if others:
+                    break
+                await asyncio.sleep(0.1)
+            assert others
+            before = (mine.state.hash(), len(mine.log))
+            for frame, text in [("not json", "not JSON"),
+                                (json.dumps({"type": "hello", "token": "x"}), "type is one of act, turn, resign"),
+                                (json.dumps([1, 2]), "a message is a map"),
+                                (json.dumps({"type": "act"}), "action"),
+                                (json.dumps({"type": "turn", "actions": "end"}), "actions")]:
+                await ws.send_str(frame)
+                err = await _next(ws, "error")
+                assert text in err["message"], (frame, err)
+            assert (mine.state.hash(), len(mine.log)) == before
+            # Past the rate (5 a second), frames are dropped with a clear error.
+            for _ in range(12):
+                await ws.send_str("x")
+            errors = [(await _next(ws, "error"))["message"] for _ in range(12)]
+            assert any("messages per second" in e for e in errors), errors
+            assert (mine.state.hash(), len(mine.log)) == before
+            # The game itself goes on: after a second, an action is played as a bot's would be.
+            await asyncio.sleep(1.1)
+            await ws.send_str(json.dumps({"type": "act", "action": {"type": "end_turn"}}))
+            res = await _next(ws, "result")
+            assert res["accepted"] == 1 and len(mine.log) == before[1] + 1
+        # The bots' game was never touched: it ends by the rules, as it would have anyway.
+        gid = int(others[0].game_id)
+        for _ in range(int(WAIT * 10)):
+            rec = site.storage.get_game(gid)
+            if rec is not None and rec.status == "finished":
+                break
+            await asyncio.sleep(0.1)
+        assert rec is not None and rec.status == "finished" and rec.reason in ("rules", "turn_limit")
+
+
+async def test_a_spectator_is_pushed_the_public_view_only(site: Site) -> None:
+    site.minibot("c", "--delay", "30")
+    site.minibot("d", "--delay", "30")
+    async with aiohttp.ClientSession() as http:
+        async with http.ws_connect(site.url + "/ws/lobby") as lobby:
+            games: list[Any] = []
+            while not games:
+                games = (await _next(lobby, "lobby"))["games"]
+        gid = games[0]["game_id"]
+        async with http.ws_connect(site.url + f"/ws/game/{gid}") as ws:
+            snaps = [await _next(ws, "game") for _ in range(4)]
+        async with http.ws_connect(site.url + "/ws/game/99999") as ws:
+            assert (await _next(ws, "gone"))["game_id"] == "99999"
+    assert len({s["turn"] for s in snaps} | {len(s["log"]) for s in snaps}) > 1
+    for s in snaps:
+        assert s["seats"] == ["c", "d"] or s["seats"] == ["d", "c"]
+        assert s["view"]["hands"] == {"1": None, "2": None} or 0 in s["view"]["hand_sizes"].values()
+        assert s["layout"]["width"] == 5 and s["clocks"][0]["name"] == s["seats"][0]
+
+
+@pytest.mark.parametrize("game", ["heroes", "cards"])
+def test_the_spectators_view_holds_no_hand(game: str) -> None:
+    st = Game(game).new_state(7)
+    for _ in range(12):
+        st.apply(st.legal_codes()[-1])
+    view = public_view(st)
+    text = json.dumps(view)
+    for seat in (0, 1):
+        obs = st.observation(seat).to_json()
+        hand = obs["hands"][str(seat + 1)] if game == "heroes" else obs["players"][seat]["hand"]
+        assert hand, "the seat's own observation has its hand"
+        if game == "heroes":
+            assert view["hands"][str(seat + 1)] is None and view["decks"][str(seat + 1)] is None
+        else:
+            assert "hand" not in view["players"][seat] and "deck" not in view["players"][seat]
+    assert "observer" not in view and "deck_seed" not in text
+
+
+def test_what_two_views_agree_on() -> None:
+    assert common({"a": 1, "b": [1, 2], "c": {"x": 1}}, {"a": 1, "b": [1, 3], "c": {"x": 2}, "d": 0}) == \
+        {"a": 1, "b": None, "c": None}
+    # Records are compared one by one, a record of plain values whole, as are plain lists.
+    assert common([{"k": 1, "h": 2}, {"k": 2}], [{"k": 1, "h": 3}, {"k": 2}]) == [None, {"k": 2}]
+    assert common([{"k": 1, "h": [2]}], [{"k": 1, "h": [3]}]) == [{"k": 1, "h": None}]
+    assert common({"deck": {"x": 1, "y": 2}}, {"deck": {"x": 1, "y": 3}}) == {"deck": None}
+    assert common(1, 1.0) is None and common(True, 1) is None
