@@ -17,6 +17,12 @@ game after game. After a warm-up, for `seconds`:
   work itself, without preemption);
 - rtt_p50_ms / rtt_p99_ms: the same seen by the bots, from writing an act to reading the
   next your_turn of that game (includes both processes' event loops and the kernel).
+
+With `spectators` N > 0 the referee also serves its web view (`--web`) and one more process
+holds N WebSocket spectators of the running games (server/bench/spectators.py), started
+with the bots; `spectator_frames_per_s` counts the snapshots they were pushed per second.
+`maag bench server --spectators N` measures each level without and with them, alternating,
+and reports the ratio of the throughputs.
 """
 
 from __future__ import annotations
@@ -184,10 +190,19 @@ def start_clients(tmp: Path, port: int, tokens: list[str], k: int, warmup: float
     return clients
 
 
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 def run_level(games: int, warmup: float, seconds: float, mode: str = "act",
-              servers: int = 1) -> dict[str, Any]:
+              servers: int = 1, spectators: int = 0) -> dict[str, Any]:
     """One measurement at `games` concurrent games (see the module docstring), refereed by
-    `servers` processes on one port (SO_REUSEPORT) and one database."""
+    `servers` processes on one port (SO_REUSEPORT) and one database, watched by
+    `spectators` WebSocket spectators (through the first referee's web view)."""
     with tempfile.TemporaryDirectory(prefix="maag-bench-") as d:
         tmp = Path(d)
         db, tokens = bench_db(tmp, 2 * games, "b")
@@ -195,14 +210,21 @@ def run_level(games: int, warmup: float, seconds: float, mode: str = "act",
         stats_files = [tmp / f"stats{i}.json" for i in range(servers)]
         port = 0
         try:
+            web = _free_port() if spectators > 0 else 0
             for i in range(servers):
                 proc, port = start_referee(tmp, db, f"referee{i}", port, "--stats-out", str(stats_files[i]),
-                                           *(["--reuse-port"] if servers > 1 else []))
+                                           *(["--reuse-port"] if servers > 1 else []),
+                                           *(["--web", f"127.0.0.1:{web}"] if web and i == 0 else []))
                 procs.append(proc)
             # The bots' work is spread over two processes from 10 games on, so that they do
             # not become the bottleneck on a 2-core machine.
             k = 2 if games >= 10 else 1
             clients = start_clients(tmp, port, tokens, k, warmup, seconds, mode)
+            watchers = None
+            if spectators > 0:
+                cmd = [sys.executable, "-m", "maag.server.bench.spectators", f"http://127.0.0.1:{web}",
+                       str(spectators), str(warmup + seconds)]
+                watchers = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             res: dict[str, Any] = {"actions": 0, "seconds": 0.0, "rtt": [], "errors": 0}
             for c in clients:
                 out, err = c.communicate(timeout=warmup + seconds + 120)
@@ -213,6 +235,12 @@ def run_level(games: int, warmup: float, seconds: float, mode: str = "act",
                 res["seconds"] = max(res["seconds"], r["seconds"])
                 res["rtt"] += r["rtt"]
                 res["errors"] += r["errors"]
+            if watchers is not None:
+                out, err = watchers.communicate(timeout=warmup + seconds + 120)
+                if watchers.returncode != 0:
+                    raise RuntimeError(f"bench spectators failed: {err[-2000:]}")
+                watched = json.loads(out)
+                res["spectator_frames_per_s"] = watched["frames"] / watched["seconds"]
         finally:
             for server in procs:
                 server.send_signal(signal.SIGTERM)
@@ -228,23 +256,48 @@ def run_level(games: int, warmup: float, seconds: float, mode: str = "act",
     return {"actions_per_s": res["actions"] / res["seconds"], "p50_ms": _pct(lat, 0.5),
             "p99_ms": _pct(lat, 0.99), "cpu_p50_ms": _pct(cpu, 0.5), "cpu_p99_ms": _pct(cpu, 0.99),
             "rtt_p50_ms": _pct(rtt, 0.5), "rtt_p99_ms": _pct(rtt, 0.99),
-            "errors": res["errors"]}
+            "errors": res["errors"], "spectators": spectators,
+            "spectator_frames_per_s": res.get("spectator_frames_per_s", 0.0)}
 
 
 def run(levels: tuple[int, ...] = LEVELS, runs: int = 1, warmup: float = 1.0, seconds: float = 5.0,
         progress: Callable[[int, int], None] | None = None, mode: str = "act",
-        servers: int = 1) -> dict[str, dict[str, float]]:
+        servers: int = 1, spectators: int = 0) -> dict[str, dict[str, float]]:
     """Medians over `runs` runs of each level, keyed by the number of games (as a string)."""
     out: dict[str, dict[str, float]] = {}
     done = 0
     for g in levels:
         results = []
         for _ in range(runs):
-            results.append(run_level(g, warmup, seconds, mode, servers))
+            results.append(run_level(g, warmup, seconds, mode, servers, spectators))
             done += 1
             if progress:
                 progress(done, len(levels) * runs)
         out[str(g)] = {k: round(sorted(r[k] for r in results)[len(results) // 2], 3) for k in results[0]}
+    return out
+
+
+def run_watched(levels: tuple[int, ...], spectators: int, runs: int = 1, warmup: float = 1.0,
+                seconds: float = 5.0, progress: Callable[[int, int], None] | None = None, mode: str = "act",
+                servers: int = 1) -> dict[str, dict[str, dict[str, float]]]:
+    """Each level without and with `spectators`, the two runs alternating (so that a change in
+    the machine's load falls on both alike); medians under "plain" and "watched", and per
+    level the ratio of the throughputs under "ratio"."""
+    out: dict[str, dict[str, dict[str, float]]] = {"plain": {}, "watched": {}, "ratio": {}}
+    done = 0
+    for g in levels:
+        both: dict[str, list[dict[str, Any]]] = {"plain": [], "watched": []}
+        for _ in range(runs):
+            for kind, n in (("plain", 0), ("watched", spectators)):
+                both[kind].append(run_level(g, warmup, seconds, mode, servers, n))
+                done += 1
+                if progress:
+                    progress(done, 2 * len(levels) * runs)
+        for kind, rs in both.items():
+            out[kind][str(g)] = {k: round(sorted(r[k] for r in rs)[len(rs) // 2], 3) for k in rs[0]}
+        plain = out["plain"][str(g)]["actions_per_s"]
+        out["ratio"][str(g)] = {"actions_per_s": round(out["watched"][str(g)]["actions_per_s"] / plain, 3)
+                                if plain else float("nan")}
     return out
 
 
@@ -277,8 +330,12 @@ def register_cli(bsub: Any, machine: Callable[[], dict[str, Any]]) -> None:
     p.add_argument("--servers", type=int, default=1, metavar="K",
                    help="referee processes sharing one port (SO_REUSEPORT) and one database (default 1); "
                         "a bot is paired only within its process, so a level needs several games each")
+    p.add_argument("--spectators", type=int, default=0, metavar="N",
+                   help="also measure each level with N WebSocket spectators of the live games (the referee "
+                        "serves its web view); reports both throughputs and their ratio (default 0: none)")
     p.add_argument("--json", action="store_true",
-                   help="one JSON object keyed by the number of games (act mode; turn mode under 'turn')")
+                   help="one JSON object keyed by the number of games (act mode; turn mode under 'turn'; "
+                        "with --spectators, the watched runs under 'watched')")
     p.set_defaults(func=lambda args: _run_cli(args, machine))
 
 
@@ -291,6 +348,8 @@ def _run_cli(args: argparse.Namespace, machine: Callable[[], dict[str, Any]]) ->
     modes = ("act", "turn") if args.mode == "both" else (args.mode,)
     results: dict[str, dict[str, dict[str, float]]] = {}
     console = Console(stderr=args.json)
+    if args.spectators > 0:
+        return _run_watched_cli(args, levels, modes, console, machine)
     with Progress(console=console, transient=True) as prog:
         task = prog.add_task("bench server", total=len(levels) * args.runs * len(modes))
         for i, mode in enumerate(modes):
@@ -318,6 +377,45 @@ def _run_cli(args: argparse.Namespace, machine: Callable[[], dict[str, Any]]) ->
             t.add_row(g, f"{r['actions_per_s']:,.0f}", f"{r['p50_ms']:.3f}", f"{r['p99_ms']:.3f}",
                       f"{r['cpu_p50_ms']:.3f}", f"{r['cpu_p99_ms']:.3f}",
                       f"{r['rtt_p50_ms']:.2f}", f"{r['rtt_p99_ms']:.2f}")
+        console.print(t)
+    m = machine()
+    console.print(f"machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}")
+    return 0
+
+
+def _run_watched_cli(args: argparse.Namespace, levels: tuple[int, ...], modes: tuple[str, ...], console: Any,
+                     machine: Callable[[], dict[str, Any]]) -> int:
+    """`--spectators N`: each level without and with N spectators, alternating."""
+    from rich.progress import Progress
+    from rich.table import Table
+
+    results: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
+    with Progress(console=console, transient=True) as prog:
+        task = prog.add_task("bench server", total=2 * len(levels) * args.runs * len(modes))
+        for i, mode in enumerate(modes):
+            base = i * 2 * len(levels) * args.runs
+
+            def step(done: int, _total: int, base: int = base) -> None:
+                prog.update(task, completed=base + done)
+
+            results[mode] = run_watched(levels, args.spectators, args.runs, 1.0, args.seconds, step, mode,
+                                        args.servers)
+    if args.json:
+        print(json.dumps({**results[modes[0]], "mode": modes[0], "spectators": args.spectators,
+                          **({"turn": results["turn"]} if len(modes) > 1 else {}), "machine": machine()}))
+        return 0
+    for mode in modes:
+        r = results[mode]
+        t = Table(title=f"maag bench server ({mode} mode) without and with {args.spectators} spectators: "
+                        f"medians of {args.runs} run(s) of {args.seconds:g} s")
+        for col in ("games", "actions/s", f"actions/s, {args.spectators} watching", "ratio",
+                    "referee p99 ms", "referee p99 ms watched", "frames pushed/s"):
+            t.add_column(col, justify="right")
+        for g in r["plain"]:
+            p, w = r["plain"][g], r["watched"][g]
+            t.add_row(g, f"{p['actions_per_s']:,.0f}", f"{w['actions_per_s']:,.0f}",
+                      f"{r['ratio'][g]['actions_per_s']:.3f}", f"{p['p99_ms']:.3f}", f"{w['p99_ms']:.3f}",
+                      f"{w['spectator_frames_per_s']:,.0f}")
         console.print(t)
     m = machine()
     console.print(f"machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}")

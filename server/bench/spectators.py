@@ -1,0 +1,75 @@
+"""Spectators for `maag bench server --spectators N`: one process holding N WebSocket
+spectators of a referee's web view (`maag serve --web`), plus one on the lobby.
+
+Each spectator watches a running game (spectator i takes game i modulo the running games
+the lobby last listed) until its final snapshot, then moves to another: the load of N
+people following live games, each pushed every change of its game (coalesced by the web
+view to ten pushes a second at most). Frames are counted, not decoded (a finished game's
+last snapshot is told by its `result`), so that the spectators' own work stays small
+beside the referee's on the same machine.
+
+    python -m maag.server.bench.spectators URL N SECONDS    (prints one JSON object)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+import time
+from typing import Any
+
+__all__ = ["watch"]
+
+
+async def watch(url: str, n: int, seconds: float) -> dict[str, Any]:
+    """Run `n` spectators of the web view at `url` for `seconds`; their counts."""
+    import aiohttp
+
+    stats = {"spectators": n, "frames": 0, "bytes": 0, "games_followed": 0, "seconds": seconds}
+    running: list[str] = []
+
+    async def follow_lobby(http: aiohttp.ClientSession) -> None:
+        async with http.ws_connect(url + "/ws/lobby") as ws:
+            async for msg in ws:
+                running[:] = [str(g["game_id"]) for g in json.loads(msg.data)["games"]]
+
+    async def spectator(http: aiohttp.ClientSession, i: int) -> None:
+        while True:
+            if not running:
+                await asyncio.sleep(0.05)
+                continue
+            gid = running[i % len(running)]
+            async with http.ws_connect(f"{url}/ws/game/{gid}") as ws:
+                async for msg in ws:
+                    data = msg.data if isinstance(msg.data, str) else ""
+                    stats["frames"] += 1
+                    stats["bytes"] += len(data)
+                    if '"type": "gone"' in data or '"result": null' not in data:
+                        break
+            stats["games_followed"] += 1
+
+    connector = aiohttp.TCPConnector(limit=0)
+    async with aiohttp.ClientSession(connector=connector) as http:
+        tasks = [asyncio.ensure_future(follow_lobby(http))]
+        tasks += [asyncio.ensure_future(spectator(http, i)) for i in range(n)]
+        t0 = time.monotonic()
+        await asyncio.sleep(seconds)
+        stats["seconds"] = time.monotonic() - t0
+        for t in tasks:
+            t.cancel()
+        for t in tasks:
+            with contextlib.suppress(BaseException):
+                await t
+    return stats
+
+
+def main(argv: list[str]) -> int:
+    url, n, seconds = argv[0], int(argv[1]), float(argv[2])
+    print(json.dumps(asyncio.run(watch(url, n, seconds))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
