@@ -22,8 +22,10 @@ def test_throughput_is_measured_without_and_with_spectators() -> None:
 
 
 def test_the_command_line_reports_both() -> None:
-    r = subprocess.run([sys.executable, "-m", "maag.server", "bench", "server", "--games", "1", "--mode", "act",
-                        "--seconds", "1", "--spectators", "2", "--json"], capture_output=True, text=True, timeout=300)
+    cmd = ["bench", "server", "--games", "1", "--mode", "act", "--seconds", "1", "--spectators", "2",
+           "--json"]
+    r = subprocess.run([sys.executable, "-m", "maag.server", *cmd], capture_output=True, text=True,
+                       timeout=300)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["spectators"] == 2 and out["mode"] == "act"

@@ -17,9 +17,10 @@ from .conftest import free_port, maag
 def test_the_ladder_serves_its_standings(tmp_path: Path) -> None:
     db, web, port_file = tmp_path / "l.sqlite3", free_port(), tmp_path / "port"
     tokens = [maag("bot", "add", n, "--db", str(db)).stdout.strip().splitlines()[-1] for n in ("x", "y")]
-    ladder = subprocess.Popen([sys.executable, "-m", "maag.server", "ladder", "--port", "0", "--port-file",
-                               str(port_file), "--db", str(db), "--web", f"127.0.0.1:{web}", "-o", "map=a-tiny",
-                               "--spill-dir", str(tmp_path / "spill"), "--name", "webtest"],
+    args = ["ladder", "--port", "0", "--port-file", str(port_file), "--db", str(db),
+            "--web", f"127.0.0.1:{web}", "-o", "map=a-tiny", "--spill-dir", str(tmp_path / "spill"),
+            "--name", "webtest"]
+    ladder = subprocess.Popen([sys.executable, "-m", "maag.server", *args],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     bots: list[subprocess.Popen[bytes]] = []
     try:

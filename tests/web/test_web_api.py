@@ -98,7 +98,8 @@ async def test_a_seat_opens_only_with_the_token_the_server_issued(site: Site) ->
 async def test_the_form_is_checked_and_a_refused_form_starts_nothing(site: Site) -> None:
     async with aiohttp.ClientSession() as http:
         for form, text in [({"opponent": "first", "seat": 3}, "seat must be 1 or 2"),
-                           ({"opponent": "first", "seat": 1, "experience": "godlike"}, "experience must be one of"),
+                           ({"opponent": "first", "seat": 1, "experience": "godlike"},
+                            "experience must be one of"),
                            ({"opponent": "", "seat": 1}, "name a bundled agent"),
                            ({"opponent": "rm -rf /", "seat": 1}, "name a bundled agent"),
                            ({"opponent": "bot:nobody", "seat": 1}, "no bot 'nobody' is connected")]:
@@ -134,7 +135,8 @@ async def test_bad_messages_from_a_page_are_answered_and_change_nothing(site: Si
             assert others
             before = (mine.state.hash(), len(mine.log))
             for frame, text in [("not json", "not JSON"),
-                                (json.dumps({"type": "hello", "token": "x"}), "type is one of act, turn, resign"),
+                                (json.dumps({"type": "hello", "token": "x"}),
+                                 "type is one of act, turn, resign"),
                                 (json.dumps([1, 2]), "a message is a map"),
                                 (json.dumps({"type": "act"}), "action"),
                                 (json.dumps({"type": "turn", "actions": "end"}), "actions")]:
