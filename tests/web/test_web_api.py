@@ -154,7 +154,8 @@ async def test_bad_messages_from_a_page_are_answered_and_change_nothing(site: Si
             await asyncio.sleep(1.1)
             await ws.send_str(json.dumps({"type": "act", "action": {"type": "end_turn"}}))
             res = await _next(ws, "result")
-            assert res["accepted"] == 1 and len(mine.log) == before[1] + 1
+            assert res["accepted"] == 1  # (the opponent may have moved since: the log goes on)
+            assert mine.log[before[1]]["seat"] == 0 and mine.log[before[1]]["action"] == {"type": "end_turn"}
         # The bots' game was never touched: it ends by the rules, as it would have anyway.
         gid = int(others[0].game_id)
         for _ in range(int(WAIT * 10)):
