@@ -23,17 +23,18 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from maag.clients import BotError, Option
 from maag.engine import Action, Observation, State
+from maag.engine.evalnet import Network, NetworkFileError, load_network
 from maag.engine.hidden import run_on_state
 from maag.engine.observation import observer_of
 from maag.engine.search import MOVES, POLICIES, POSTS, SELECTIONS, SearchResult, search
 
 __all__ = ["AGENTS", "Agent", "AgentError", "AgentSpec", "make_agent", "parse_agent",
-           "DEFAULT_BUDGET_MS"]
+           "DEFAULT_BUDGET_MS", "evaluation"]
 
 # The time budget of a plan() call that names neither a time nor an iteration budget.
 DEFAULT_BUDGET_MS = 1000.0
@@ -74,9 +75,12 @@ class AgentSpec:
         """`value` for parameter `name` (a string, or already typed); AgentError when the
         parameter is unknown or the value does not fit."""
         try:
-            return self.param(name).parse(value, "parameter")
+            parsed = self.param(name).parse(value, "parameter")
         except BotError as e:
             raise AgentError(str(e)) from None
+        if name == "eval":
+            evaluation(parsed)  # the file is read and checked now
+        return parsed
 
     def defaults(self, game: str | None = None) -> dict[str, Any]:
         """The parameters' defaults, for `game` when given (its `game_defaults` applied)."""
@@ -134,9 +138,33 @@ def _mcts(c: float, rollout: str, *, robust: bool = False, horizon_root: bool = 
 
 AGENTS: dict[str, AgentSpec] = {}
 
+# The generic kernels that evaluate positions: their agents take `eval` (pimc passes it to
+# its inner agent like its other settings; a game's own agents, `AgentSpec.games`, do not).
+_EVALUATING = ("greedy-action", "greedy-turn", "mcts", "oep", "ucb", "uct", "ismcts")
+_EVAL = Option(name="eval", type="str", default="heuristic",
+               help="the evaluation: heuristic (the game's hand-written one), or neat:FILE, an "
+                    "evolved network in neat-python's network JSON (maag neat evolve) on the "
+                    "game's features")
+
 
 def _register(spec: AgentSpec) -> None:
+    if spec.kernel in _EVALUATING and not spec.games:
+        spec = replace(spec, params=(*spec.params, _EVAL), fields={**spec.fields, "eval": "eval_net"})
     AGENTS[spec.name] = spec
+
+
+def evaluation(value: str) -> Network | None:
+    """The network an `eval` setting names (None: the heuristic); AgentError with the
+    reason for anything else or for a file that cannot be used."""
+    if value == "heuristic":
+        return None
+    kind, sep, path = value.partition(":")
+    if kind != "neat" or not sep or not path:
+        raise AgentError(f"parameter 'eval' must be heuristic or neat:FILE, not {value!r}")
+    try:
+        return load_network(path)
+    except NetworkFileError as e:
+        raise AgentError(f"parameter 'eval': {e}") from None
 
 
 _register(AgentSpec(
@@ -326,6 +354,10 @@ class Agent:
         if "gen_end_ply" in out:  # rap: the policy with or without end_turn
             out["policy"] = "rap" if out.pop("gen_end_ply") else "random"
         out.update(self.spec.fixed)
+        if "eval_net" in out:  # eval: the heuristic is the kernels' default, a network is loaded
+            net = evaluation(out.pop("eval_net"))
+            if net is not None:
+                out["eval_net"] = net
         return out
 
     def plan(self, view: Observation | State, budget_ms: float | None = None, iterations: int | None = None,

@@ -60,6 +60,7 @@ typedef struct mg_rng { uint64_t s[4]; } mg_rng;
 #define MG_ERR_LEN ...
 #define MG_MAX_ACTIONS ...
 #define MG_MAX_STATE_SIZE ...
+#define MG_MAX_FEATURES ...
 
 typedef struct mg_game_vt {
     int version;
@@ -88,6 +89,8 @@ typedef struct mg_game_vt {
     int (*apply_legal)(void *st, mg_action a, mg_rng *rng);
     int (*observer)(const void *st);
     double value_scale;
+    int n_features;
+    void (*features)(const void *st, int player, double *out);
     ...;
 } mg_game_vt;
 
@@ -117,6 +120,26 @@ enum { MG_MOVES_SAMPLE, MG_MOVES_DFS, MG_MOVES_COUNT };
 enum { MG_POST_NONE, MG_POST_RAP, MG_POST_RMP, MG_POST_RMPMAX, MG_POST_COUNT };
 enum { MG_SELECT_MAX, MG_SELECT_ROBUST, MG_SELECT_MAXWINS, MG_SELECT_COUNT };
 enum { MG_STOP_DONE, MG_STOP_TIME, MG_STOP_ITERATIONS, MG_STOP_MEMORY };
+/* evaluation networks (mg_eval_net.h) */
+#define MG_NET_MAX_NODES ...
+#define MG_NET_MAX_LINKS ...
+enum { MG_ACT_SIGMOID, MG_ACT_TANH, MG_ACT_SIN, MG_ACT_GAUSS, MG_ACT_RELU, MG_ACT_ELU,
+       MG_ACT_LELU, MG_ACT_SELU, MG_ACT_SOFTPLUS, MG_ACT_IDENTITY, MG_ACT_CLAMPED, MG_ACT_INV,
+       MG_ACT_LOG, MG_ACT_EXP, MG_ACT_ABS, MG_ACT_HAT, MG_ACT_SQUARE, MG_ACT_CUBE, MG_ACT_COUNT };
+enum { MG_AGG_SUM, MG_AGG_PRODUCT, MG_AGG_MAX, MG_AGG_MIN, MG_AGG_MAXABS, MG_AGG_MEAN, MG_AGG_COUNT };
+typedef struct mg_net_node {
+    int act; int agg; int first; int count; double bias; double response;
+} mg_net_node;
+typedef struct mg_net {
+    int n_inputs; int n_nodes; int n_links; int output;
+    mg_net_node node[512];
+    int link_src[8192];
+    double link_w[8192];
+} mg_net;
+int mg_net_check(const mg_net *net, const mg_game_vt *vt, char *err);
+double mg_net_activate(const mg_net *net, const double *in);
+double mg_net_evaluate(const mg_net *net, const mg_game_vt *vt, const void *st, int player);
+
 typedef struct mg_search_params {
     int algo; double budget_ms; long iterations; double value_scale; int prune; int early_end;
     int legal_order;
@@ -127,6 +150,7 @@ typedef struct mg_search_params {
     int population; double survival; double mutation; int history; int fitness_rollouts;
     int islands; int migration_interval; int migrants;
     int arms; int select; int moves; long max_moves; int longest; int post;
+    const struct mg_net *eval_net;
     ...;
 } mg_search_params;
 typedef struct mg_search_stats {
@@ -173,7 +197,8 @@ def make_ffi(module: str = "maag.engine._core", extra_cflags: list[str] | None =
     game_cdefs = "".join((HERE / "games" / n / "cdef.h").read_text() for n in names)
     ffi.cdef(CDEF + game_cdefs + "const char *mg_build_version(void);")
     flags = CFLAGS + shlex.split(os.environ.get("MAAG_CFLAGS", "")) + (extra_cflags or [])
-    headers = ["mg_game.h", "mg_kernels.h", "mg_search.h", "mg_hidden.h"] + [f"mg_{n}.h" for n in names]
+    headers = ["mg_game.h", "mg_kernels.h", "mg_search.h", "mg_hidden.h", "mg_eval_net.h"]
+    headers += [f"mg_{n}.h" for n in names]
     ffi.set_source(
         module,
         "".join(f'#include "{h}"\n' for h in headers) + VERSION_GUARD % _version(),

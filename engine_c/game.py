@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import registry
-from ._lowlevel import check, errstr, ffi, lib
+from ._lowlevel import ConfigError, check, errstr, ffi, lib
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +121,19 @@ class State:
 
     def evaluate(self, player: int) -> float:
         return float(self.game.vt.evaluate(self._buf, player))
+
+    def features(self, player: int) -> list[float]:
+        """The game's feature vector of this state from `player`'s view (mg_game_vt.features:
+        what that player may see, for learned evaluations; heroes documents its entries in
+        mg_heroes.h). ConfigError for a game without one."""
+        vt = self.game.vt
+        if vt.version < 6 or vt.n_features <= 0 or vt.features == ffi.NULL:
+            raise ConfigError(lib.MG_ERR_CONFIG, f"the game {self.game.name!r} has no feature vector")
+        if player not in (0, 1):
+            raise ConfigError(lib.MG_ERR_CONFIG, f"player must be 0 or 1, not {player!r}")
+        out = ffi.new("double[]", vt.n_features)
+        vt.features(self._buf, player, out)
+        return list(ffi.unpack(out, vt.n_features))
 
     def rate(self, action: Action | int) -> int:
         """The game's rating of an action (higher first); 0 for a game that rates none."""

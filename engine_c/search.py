@@ -111,8 +111,13 @@ def _algo(algo: str) -> int:
     return ALGORITHMS[algo]
 
 
-def _fill(p: Any, params: Mapping[str, Any]) -> None:
+def _fill(p: Any, params: Mapping[str, Any], state: State) -> None:
     for name, value in params.items():
+        if name == "eval_net":  # an evaluation network (maag.engine.evalnet) or None
+            if value is not None:
+                value.check_game(state.game)
+            p.eval_net = ffi.NULL if value is None else value.cdata
+            continue
         if name not in PARAMS:
             raise ValueError(f"unknown search parameter {name!r}; known: {', '.join(PARAMS)}")
         if name in _ENUMS:
@@ -126,10 +131,12 @@ def make_params(state: State, algo: str, params: Mapping[str, Any], budget_ms: f
                 iterations: int) -> Any:
     """An mg_search_params of kernel `algo`'s defaults with `params` (fields by name) and
     the budgets set. value_scale stays 0 (the game's own, mg_game_vt.value_scale) unless
-    `params` sets it."""
+    `params` sets it. `params["eval_net"]`, a maag.engine.evalnet.Network checked against
+    the state's game, replaces the game's evaluation; the caller keeps it alive while the
+    parameters are in use (the struct only points to it)."""
     p = ffi.new("mg_search_params *")
     lib.mg_search_defaults(_algo(algo), p)
-    _fill(p, params)
+    _fill(p, params, state)
     p.budget_ms = float(budget_ms)
     p.iterations = int(iterations)
     return p

@@ -111,9 +111,20 @@ typedef struct mg_game_vt {
      * value lies in [-value_scale, value_scale], and the search kernels turn a value v
      * into the reward (v + value_scale) / (2 value_scale). */
     double value_scale;
+    /* Optional, version >= 6, both or neither (n_features 0 and features NULL: the game has
+     * no feature vector, and an evaluation network (mg_eval_net.h) is refused for it). A
+     * fixed-length vector of n_features (<= MG_MAX_FEATURES) numbers describing st from
+     * `player`'s view, made only of what that player may see (st may be a full state or an
+     * observation; both give the same vector), for learned evaluations. The game documents
+     * each entry. */
+    int n_features;
+    void (*features)(const void *st, int player, double *out);
 } mg_game_vt;
 
-#define MG_VT_VERSION 5
+#define MG_VT_VERSION 6
+
+/* Upper bound on mg_game_vt.n_features. */
+#define MG_MAX_FEATURES 256
 
 /* Determinization strategies (mg_game_vt.determinize_mode). */
 #define MG_DET_UNIFORM 0       /* hidden cards drawn uniformly from the unseen ones */

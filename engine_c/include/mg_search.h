@@ -83,6 +83,8 @@ enum {
     MG_STOP_MEMORY      /* the arena (max_nodes) was full */
 };
 
+struct mg_net; /* an evaluation network, mg_eval_net.h */
+
 /* Every parameter of every kernel; mg_search_defaults() fills the papers' settings. A
  * kernel reads only the fields it uses. */
 typedef struct mg_search_params {
@@ -142,6 +144,11 @@ typedef struct mg_search_params {
     long max_moves;      /* RMP and the RMP completions: moves generated at most */
     int longest;         /* RMP: 1 = RMPmax (a random move among the longest) */
     int post;            /* UCT: MG_POST_* */
+
+    /* the evaluation */
+    const struct mg_net *eval_net; /* NULL (the default): the game's evaluate; else this
+                                    * network on the game's features (mg_eval_net.h), which
+                                    * must fit the game (mg_net_check) and outlive the call */
 } mg_search_params;
 
 /* What a search did. */

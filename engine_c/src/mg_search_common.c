@@ -363,7 +363,7 @@ double ms_rollout_from(const mg_game_vt *vt, void *st, const mg_search_params *p
             if (vt->is_end_turn(a))
                 turns++;
         }
-        return ms_norm(p, vt->evaluate(st, player));
+        return ms_norm(p, ms_evaluate(vt, p, st, player));
     }
     for (int steps = 0; turns < depth && steps < 4096; steps++) {
         if (steps > 0 || n < 0)
@@ -376,7 +376,7 @@ double ms_rollout_from(const mg_game_vt *vt, void *st, const mg_search_params *p
         if (vt->is_end_turn(a))
             turns++;
     }
-    return ms_norm(p, vt->evaluate(st, player));
+    return ms_norm(p, ms_evaluate(vt, p, st, player));
 }
 
 mg_search_params ms_game_params(const mg_game_vt *vt, const mg_search_params *p)
@@ -521,6 +521,8 @@ int mg_search(const mg_game_vt *vt, const void *st, const mg_search_params *p, m
     memset(stats, 0, sizeof *stats);
     *plan_len = 0;
     int rc = mg_search_check(p, err);
+    if (rc == MG_OK && p->eval_net)
+        rc = mg_net_check(p->eval_net, vt, err);
     if (rc != MG_OK)
         return rc;
     if (vt->state_size > MG_MAX_STATE_SIZE)

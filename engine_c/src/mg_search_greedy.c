@@ -64,7 +64,7 @@ static mg_action greedy_step(const mg_game_vt *vt, const void *st, const mg_sear
         memcpy(nx.b, st, vt->state_size);
         if (vt->apply(nx.b, acts[i], rng) != MG_OK)
             continue;
-        double v = vt->evaluate(nx.b, me);
+        double v = ms_evaluate(vt, p, nx.b, me);
         (*evals)++;
         if (v > best) {
             best = v;
@@ -101,7 +101,7 @@ int mg_search_greedy_action(const mg_game_vt *vt, const void *st, const mg_searc
     memcpy(s.b, st, vt->state_size);
     *plan_len = ms_complete_greedy(vt, s.b, p, rng, plan, 0, &stats->evaluations);
     stats->iterations = *plan_len;
-    stats->value = vt->evaluate(s.b, vt->current(st));
+    stats->value = ms_evaluate(vt, p, s.b, vt->current(st));
     stats->stop = MG_STOP_DONE;
     return MG_OK;
 }
@@ -182,7 +182,7 @@ static int gt_seen(gt_ctx *c, uint64_t h)
 
 static void gt_leaf(gt_ctx *c, const void *s, int len)
 {
-    double v = c->vt->evaluate(s, c->root);
+    double v = ms_evaluate(c->vt, c->p, s, c->root);
     c->outcomes++;
     c->evals++;
     if (v > c->best_v) {
@@ -273,7 +273,7 @@ int mg_search_greedy_turn(const mg_game_vt *vt, const void *st, const mg_search_
         ms_state s;
         memcpy(s.b, st, vt->state_size);
         c.best_len = ms_complete_greedy(vt, s.b, p, rng, c.best, 0, &c.evals);
-        c.best_v = vt->evaluate(s.b, c.root);
+        c.best_v = ms_evaluate(vt, p, s.b, c.root);
     }
     if (!vt->is_end_turn(c.best[c.best_len - 1])) { /* cut by the plan cap or the game's end */
         ms_state s;

@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "mg_eval_net.h"
 #include "mg_hidden.h"
 #include "mg_kernels.h"
 #include "mg_search.h"
@@ -94,6 +95,14 @@ int ms_actions(const mg_game_vt *vt, const void *st, const mg_search_params *p, 
 /* Drop END_TURN from a legal list unless it is the only action (or early_end); returns the
  * new count. */
 int ms_filter_end(const mg_game_vt *vt, mg_action *acts, int n, int early_end);
+
+/* The evaluation every kernel uses: the game's, or the network p->eval_net's
+ * (mg_eval_net.h; checked against the game by mg_search and mg_search_hidden). */
+static inline double ms_evaluate(const mg_game_vt *vt, const mg_search_params *p, const void *st,
+                                 int player)
+{
+    return p->eval_net ? mg_net_evaluate(p->eval_net, vt, st, player) : vt->evaluate(st, player);
+}
 
 /* Reward in [0, 1] for a raw evaluation. */
 static inline double ms_norm(const mg_search_params *p, double v)

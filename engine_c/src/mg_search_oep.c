@@ -117,7 +117,7 @@ static void oe_evaluate(oe_ctx *c, int g, const void *st)
             c->fit[g] = slot->value;
             return;
         }
-        c->fit[g] = vt->evaluate(st, c->root);
+        c->fit[g] = ms_evaluate(vt, p, st, c->root);
         c->evals++;
     } else if (c->obs) {
         oe_evaluate_hidden(c, g, st, slot);

@@ -43,6 +43,8 @@ int ms_det_begin(const mg_game_vt *vt, const void *obs, mg_search_params *q,
     int rc = mg_search_check(q, err);
     if (rc == MG_OK)
         rc = mg_det_check(d, err);
+    if (rc == MG_OK && q->eval_net)
+        rc = mg_net_check(q->eval_net, vt, err);
     if (rc != MG_OK)
         return rc;
     if (vt->state_size > MG_MAX_STATE_SIZE)

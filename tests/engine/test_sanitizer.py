@@ -3,10 +3,11 @@ UndefinedBehaviorSanitizer (-fno-sanitize-recover: any UB report aborts the run)
 
 The core is compiled from a copy of engine_c/ into a temporary directory (build_engine's
 make_ffi with another module name and extra flags), then pytest runs tests/engine (minus
-this file; the suite every registered game passes is there) and each game's own tests
-(engine_c/games/*/tests) in a subprocess with the ASan runtime preloaded and MAAG_CORE_MODULE pointing at
-the sanitized module; the C playout loop runs longer there (MAAG_FUZZ_SECONDS). The test
-fails if the build or the run fails, or if the run did not load the sanitized module."""
+this file; the suite every registered game passes is there), each game's own tests
+(engine_c/games/*/tests) and C_TESTS, in a subprocess with the ASan runtime preloaded and
+MAAG_CORE_MODULE pointing at the sanitized module; the C playout loop runs longer there
+(MAAG_FUZZ_SECONDS). The test fails if the build or the run fails, or if the run did not
+load the sanitized module."""
 
 from __future__ import annotations
 
@@ -23,6 +24,9 @@ REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined", "-fno-omit-frame-pointer", "-g"]
 MODULE = "_maag_core_sanitized"
+# Tests of C code outside the rules that run here too: the evaluation networks and the
+# heroes feature vector (mg_eval_net.c, heroes_features.c), and the search hook's plans.
+C_TESTS = ["tests/evalnet/test_eval_net.py", "tests/evalnet/test_eval_hook.py"]
 
 
 def asan_runtime() -> str:
@@ -67,7 +71,7 @@ def run_rules_tests(module: Path, tests_dir: Path = HERE, fuzz_seconds: float = 
     })
     # tests/engine (the suite every game passes included) and each game's own tests.
     games = sorted(str(d) for d in (REPO / "engine_c" / "games").glob("*/tests"))
-    cmd = [sys.executable, "-m", "pytest", str(tests_dir), *games,
+    cmd = [sys.executable, "-m", "pytest", str(tests_dir), *games, *[str(REPO / t) for t in C_TESTS],
            f"--ignore={tests_dir / 'test_sanitizer.py'}", "-p", "no:cacheprovider", "-x", "-s",
            "-W", "ignore::pytest.PytestDeprecationWarning"]
     return subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)

@@ -418,4 +418,6 @@ const mg_game_vt mg_cards_vt = {
     cd_apply_legal,
     cd_observer,
     CD_WIN_VALUE,
+    0,    /* n_features: no feature vector */
+    NULL, /* features */
 };

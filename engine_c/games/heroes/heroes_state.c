@@ -554,4 +554,6 @@ const mg_game_vt mg_heroes_vt = {
     hr_apply_legal,
     hr_observer,
     HR_WIN_VALUE,
+    HR_NFEATURES,
+    hr_features,
 };

@@ -134,6 +134,29 @@ int hr_finish_import(hr_state *st, char *err);
 /* The reference's legal-action count (n_legal of the conformance traces). */
 int hr_reference_legal_count(const hr_state *st);
 
+/* ---- Features (mg_game_vt.features, heroes_features.c) -------------------------------
+ * HR_NFEATURES numbers from `player`'s view: HR_FEAT_SIDE for the player ("me"), the same
+ * HR_FEAT_SIDE for the opponent, then 3 about the turn. Within a side, with "/5" a count
+ * divided by 5 so that a usual value lies in [0, 1]:
+ *    0-4   living units on the board by kind (knight, archer, cleric, wizard, ninja), /5
+ *    5-9   their health: the sum over those units of hp / max hp (items included)
+ *    10    knocked-out units on the board, /5
+ *    11    crystals standing (count)
+ *    12    the crystals' health: the sum of hp / 4500
+ *    13    items held by living units, /5
+ *    14-16 living units on power, assault and defense squares, /5 each
+ *    17-21 unit cards left in hand and deck together by kind (knight..ninja), /5
+ *    22    infernos in hand and deck, /5
+ *    23    item cards in hand and deck (potion, runemetal, scroll, dragonscale, helm), /5
+ *    24    hand size / 6
+ *    25    deck size / 30
+ * Then: 52 = 1 if it is the player's turn, 53 = action points left / AP per turn,
+ * 54 = turn / turn limit. Only what the player sees: the opponent's hand and deck enter
+ * as their sum per kind, which card counting gives (an observation has the same). */
+#define HR_FEAT_SIDE 26
+#define HR_NFEATURES (2 * HR_FEAT_SIDE + 3)
+void hr_features(const void *st, int player, double *out);
+
 /* Detail codes of MG_ERR_ILLEGAL, naming the rule broken (see mg_errstr). */
 #define HR_ILL(n) (MG_ERR_ILLEGAL | ((n) << 8))
 

@@ -270,4 +270,6 @@ const mg_game_vt mg_nim_vt = {
     nm_apply_legal,
     nm_observer,
     NM_WIN_VALUE,
+    0,    /* n_features: no feature vector */
+    NULL, /* features */
 };

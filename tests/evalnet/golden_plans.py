@@ -1,7 +1,7 @@
 """The plans of every evaluating kernel at fixed seeds and iteration budgets, recorded before
 the evaluation hook (eval=neat) was added; test_eval_hook.py checks the default path (the
 game's own evaluate) still gives exactly these. Regenerate only on purpose:
-    python tests/neat/golden_plans.py > tests/neat/golden_plans.json
+    python tests/evalnet/golden_plans.py > tests/evalnet/golden_plans.json
 """
 
 from __future__ import annotations
