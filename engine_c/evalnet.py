@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -205,7 +206,9 @@ def network_from_json(data: Any, source: str = "<network>") -> Network:
     return Network(net, game if isinstance(game, str) else None, source)
 
 
-_CACHE: dict[tuple[str, int, int], Network] = {}
+# The networks read lately (a network is ~100 KB; an evolution reads thousands of files).
+_CACHE: OrderedDict[tuple[str, int, int], Network] = OrderedDict()
+_CACHE_SIZE = 16
 
 
 def load_network(path: str | os.PathLike[str]) -> Network:
@@ -216,6 +219,7 @@ def load_network(path: str | os.PathLike[str]) -> Network:
         st = p.stat()
         key = (str(p.resolve()), st.st_mtime_ns, st.st_size)
         if key in _CACHE:
+            _CACHE.move_to_end(key)
             return _CACHE[key]
         text = p.read_text()
     except OSError as e:
@@ -226,4 +230,6 @@ def load_network(path: str | os.PathLike[str]) -> Network:
         raise NetworkFileError(f"{path}: not JSON ({e})") from None
     net = network_from_json(data, str(path))
     _CACHE[key] = net
+    if len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
     return net

@@ -1,0 +1,316 @@
+"""`maag neat evolve`: evolve an evaluation network for heroes with NEAT (neat-python), as the
+Hero Academy thesis evolved one, by play against the hand-written heuristic.
+
+Setting: the research setting (in-process games, the agents search the full state, seeded
+draws) at fixed iteration budgets, so a run does not depend on the machine's load.
+
+A genome's fitness is its network used as the evaluation of AGENT (default greedy-turn at
+--iterations 100 outcomes per turn: a real search over the turn that costs a few
+milliseconds on map a-tiny) against the same AGENT with the heuristic: its score (wins +
+draws/2) / games over --games games, each deal played from both seats. Every genome of a
+generation plays the same deals, new deals each generation (from --seed), so a genome is
+compared with its generation on equal terms and no deal is learned by heart.
+
+The network reads heroes' 55 features (mg_heroes.h; State.features) and is configured by a
+neat-python config file (default: the shipped bots/neat-heroes.cfg). Files in --out:
+  neat-checkpoint-N   neat-python's checkpoint before generation N (--resume FILE goes on
+                      from it, to --generations in all)
+  history.json        fitness by generation: best, mean, standard deviation, species
+  winner.json         the best genome so far as neat-python's network JSON (metadata: game,
+                      map, agent, budget, fitness, generation), for eval=neat:FILE
+  fitness.png         fitness by generation (matplotlib)
+The winner's fitness is the best of many noisy scores; measure it afresh with maag arena.
+
+Examples:
+    maag neat evolve --map a-tiny --generations 10 --population 30 --games 10 --out runs/tiny
+    maag neat evolve --resume runs/tiny/neat-checkpoint-5 --generations 20 --out runs/tiny
+    maag arena "greedy-turn:eval=neat:runs/tiny/winner.json" greedy-turn --map a-tiny \\
+        --iterations 100 --turn-ms 0 --games 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from maag.bots.agents import AGENTS, parse_agent
+from maag.bots.experiments.arena import ArenaConfig, GameTask, play_game
+
+__all__ = ["CONFIG", "EvolveOptions", "evolve", "export_winner", "plot_history", "register"]
+
+CONFIG = Path(__file__).resolve().parent / "neat-heroes.cfg"
+MAPS = ("a-tiny", "a-small", "a")
+
+
+@dataclass(frozen=True)
+class EvolveOptions:
+    out: Path
+    map: str = "a-tiny"
+    generations: int = 10
+    population: int | None = None  # None: the config's pop_size
+    games: int = 10
+    agent: str = "greedy-turn"
+    iterations: int = 100
+    seed: int = 1
+    jobs: int = 1
+    config: Path = CONFIG
+    resume: Path | None = None
+
+
+def load_config(path: Path, population: int | None) -> Any:
+    import neat
+
+    cfg = neat.Config(neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet,
+                      neat.DefaultStagnation, str(path))
+    if population is not None:
+        cfg.pop_size = population
+    return cfg
+
+
+def network_json(genome: Any, config: Any, metadata: dict[str, Any]) -> str:
+    """The genome's feed-forward network in neat-python's network JSON."""
+    import neat
+    from neat.export import export_network_json
+
+    net = neat.nn.FeedForwardNetwork.create(genome, config)
+    return str(export_network_json(net, metadata={"game": "heroes", **metadata}))
+
+
+def deals(opts: EvolveOptions, generation: int) -> list[int]:
+    """The deal seeds of a generation (the same for each of its genomes)."""
+    rng = random.Random(opts.seed * 1_000_003 + generation)
+    return [rng.getrandbits(62) for _ in range((opts.games + 1) // 2)]
+
+
+def play_against_heuristic(spec: str, opts: EvolveOptions, seeds: list[int]) -> float:
+    """Score of agent `spec` against opts.agent with the heuristic, each deal from both seats."""
+    cfg = ArenaConfig(turn_ms=None, iterations=opts.iterations,
+                      game_config={"map": opts.map, "draws": "seeded"})
+    score = 0.0
+    n = 0
+    for i, s in enumerate(seeds):
+        for seat in (0, 1):
+            r = play_game(GameTask(2 * i + seat, 0, 1, seat, s), [spec, opts.agent], cfg)
+            score += 1.0 if r.winner == 0 else 0.5 if r.winner is None else 0.0
+            n += 1
+    return score / n
+
+
+def _fitness(args: tuple[Any, Any, EvolveOptions, list[int], str]) -> float:
+    genome, config, opts, seeds, workdir = args
+    path = Path(workdir) / f"genome-{genome.key}.json"
+    path.write_text(network_json(genome, config, {}))
+    try:
+        return play_against_heuristic(f"{opts.agent}:eval=neat:{path}", opts, seeds)
+    finally:
+        path.unlink()
+
+
+def _history_path(opts: EvolveOptions) -> Path:
+    return opts.out / "history.json"
+
+
+def read_history(opts: EvolveOptions) -> list[dict[str, Any]]:
+    p = _history_path(opts)
+    if not p.exists():
+        return []
+    data = json.loads(p.read_text())
+    return list(data["generations"])
+
+
+def export_winner(genome: Any, config: Any, opts: EvolveOptions, generation: int) -> Path:
+    path = opts.out / "winner.json"
+    meta = {"map": opts.map, "agent": opts.agent, "iterations": opts.iterations, "games": opts.games,
+            "fitness": genome.fitness, "generation": generation, "genome_id": genome.key}
+    path.write_text(network_json(genome, config, meta))
+    return path
+
+
+def plot_history(history: list[dict[str, Any]], path: Path, title: str) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    gens = [h["generation"] for h in history]
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    ax.plot(gens, [h["best"] for h in history], marker="o", label="best genome")
+    mean = [h["mean"] for h in history]
+    sd = [h["stdev"] for h in history]
+    ax.plot(gens, mean, marker="s", label="population mean")
+    ax.fill_between(gens, [m - s for m, s in zip(mean, sd, strict=True)],
+                    [m + s for m, s in zip(mean, sd, strict=True)], alpha=0.2, label="mean ± 1 sd")
+    ax.axhline(0.5, color="grey", linestyle="--", linewidth=1, label="even with the heuristic")
+    ax.set_xlabel("generation")
+    ax.set_ylabel("score against the heuristic")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def evolve(opts: EvolveOptions, log: Callable[[str], None] = print,
+           on_genome: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
+    """Run (or resume) the evolution; returns the fitness history. `on_genome(done, total)`
+    after each genome evaluated in this run."""
+    import neat
+
+    opts.out.mkdir(parents=True, exist_ok=True)
+    config = load_config(opts.config, opts.population)
+    if opts.resume is not None:
+        pop = neat.Checkpointer.restore_checkpoint(str(opts.resume), new_config=config)
+        history = [h for h in read_history(opts) if h["generation"] < pop.generation]
+    else:
+        pop = neat.Population(config, seed=opts.seed)
+        history = []
+    best_fitness = max((h["best"] for h in history), default=float("-inf"))
+    todo = opts.generations - pop.generation
+    if todo <= 0:
+        log(f"nothing to do: generation {pop.generation} of {opts.generations} already reached")
+        return history
+    pop.add_reporter(neat.Checkpointer(1, filename_prefix=str(opts.out / "neat-checkpoint-")))
+    total = todo * config.pop_size
+    done = 0
+    t0 = time.monotonic()
+    methods = multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+    def eval_genomes(genomes: list[tuple[int, Any]], cfg: Any) -> None:
+        nonlocal done, best_fitness
+        gen = pop.generation
+        seeds = deals(opts, gen)
+        tg = time.monotonic()
+        with tempfile.TemporaryDirectory(prefix="maag-neat-") as work:
+            args = [(g, cfg, opts, seeds, work) for _, g in genomes]
+            if opts.jobs > 1:
+                with ProcessPoolExecutor(max_workers=opts.jobs, mp_context=ctx) as pool:
+                    for (_, g), f in zip(genomes, pool.map(_fitness, args), strict=True):
+                        g.fitness = f
+                        done += 1
+                        if on_genome:
+                            on_genome(done, total)
+            else:
+                for (_, g), a in zip(genomes, args, strict=True):
+                    g.fitness = _fitness(a)
+                    done += 1
+                    if on_genome:
+                        on_genome(done, total)
+        fits = [g.fitness for _, g in genomes]
+        best = max((g for _, g in genomes), key=lambda g: g.fitness)
+        entry = {"generation": gen, "best": best.fitness, "mean": statistics.fmean(fits),
+                 "stdev": statistics.pstdev(fits), "genomes": len(fits),
+                 "species": len(pop.species.species), "nodes_of_best": len(best.nodes),
+                 "connections_of_best": sum(c.enabled for c in best.connections.values()),
+                 "seconds": round(time.monotonic() - tg, 1)}
+        history.append(entry)
+        if best.fitness > best_fitness:
+            best_fitness = best.fitness
+            export_winner(best, cfg, opts, gen)
+        _history_path(opts).write_text(json.dumps({"options": _options_dict(opts), "generations": history},
+                                                  indent=1) + "\n")
+        elapsed = time.monotonic() - t0
+        eta = elapsed / done * (total - done) if done else 0.0
+        log(f"generation {gen}: best {best.fitness:.3f}, mean {entry['mean']:.3f} ± {entry['stdev']:.3f}, "
+            f"{entry['species']} species, {entry['seconds']:.0f} s; ETA {eta / 60:.1f} min")
+
+    pop.run(eval_genomes, todo)
+    title = (f"NEAT on heroes map {opts.map}: {opts.agent} ({opts.iterations} it/turn) with the network "
+             f"vs with the heuristic,\n{opts.games} games per genome, population {config.pop_size}")
+    plot_history(history, opts.out / "fitness.png", title)
+    return history
+
+
+def _options_dict(opts: EvolveOptions) -> dict[str, Any]:
+    return {"map": opts.map, "generations": opts.generations, "population": opts.population,
+            "games": opts.games, "agent": opts.agent, "iterations": opts.iterations, "seed": opts.seed,
+            "config": str(opts.config)}
+
+
+# ---- the command line ---------------------------------------------------------------------------
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("neat", help="NEAT: evolve an evaluation network (neat-python)",
+                       description="NEAT evaluation networks for heroes; see `maag neat evolve -h`.")
+    nsub = p.add_subparsers(dest="neat_command", metavar="COMMAND")
+    e = nsub.add_parser("evolve", help="evolve a heroes evaluation network against the heuristic",
+                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    e.add_argument("--out", "-o", type=Path, required=True, help="output folder (checkpoints, winner, plot)")
+    e.add_argument("--map", default="a-tiny", choices=MAPS, help="heroes map (default a-tiny)")
+    e.add_argument("--generations", "-g", type=int, default=10,
+                   help="generations in all, counting those of a resumed run (default 10)")
+    e.add_argument("--population", "-p", type=int, default=None,
+                   help="genomes per generation (default: the config's pop_size, 20)")
+    e.add_argument("--games", "-n", type=int, default=10,
+                   help="games per genome, each deal from both seats (default 10)")
+    e.add_argument("--agent", default="greedy-turn",
+                   help="the search agent, with the network and with the heuristic (default greedy-turn)")
+    e.add_argument("--iterations", type=int, default=100,
+                   help="its iteration budget per turn, kernel units (default 100)")
+    e.add_argument("--seed", type=int, default=1, help="seed of the population and of the deals (default 1)")
+    e.add_argument("--jobs", "-j", type=int, default=1, help="processes evaluating genomes (default 1)")
+    e.add_argument("--config", type=Path, default=CONFIG, help="neat-python config file (default: shipped)")
+    e.add_argument("--resume", type=Path, default=None, metavar="FILE",
+                   help="a neat-checkpoint-N file of an earlier run to go on from")
+    p.set_defaults(func=main, neat_parser=p)
+
+
+def main(args: argparse.Namespace) -> int:
+    if getattr(args, "neat_command", None) != "evolve":
+        args.neat_parser.print_help()
+        return 2
+    err = _check(args)
+    if err:
+        print(f"maag neat evolve: {err}", file=sys.stderr)
+        return 2
+    opts = EvolveOptions(out=args.out, map=args.map, generations=args.generations, population=args.population,
+                         games=args.games, agent=args.agent, iterations=args.iterations, seed=args.seed,
+                         jobs=args.jobs, config=args.config, resume=args.resume)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    console = Console(stderr=True)
+    with Progress(TextColumn("genomes"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=console, transient=True) as prog:
+        bar = prog.add_task("genomes", total=None)
+        history = evolve(opts, log=lambda s: console.print(s, highlight=False),
+                         on_genome=lambda d, t: prog.update(bar, completed=d, total=t))
+    if history:
+        console.print(f"wrote {opts.out / 'winner.json'}, {opts.out / 'history.json'} and "
+                      f"{opts.out / 'fitness.png'}", highlight=False)
+    return 0
+
+
+def _check(args: argparse.Namespace) -> str | None:
+    for name in ("generations", "games", "iterations", "jobs"):
+        if getattr(args, name) < 1:
+            return f"--{name} must be at least 1"
+    if args.population is not None and args.population < 2:
+        return "--population must be at least 2"
+    if not args.config.is_file():
+        return f"no config file {args.config}"
+    if args.resume is not None and not args.resume.is_file():
+        return f"no checkpoint file {args.resume}"
+    name = args.agent.partition(":")[0]
+    if name not in AGENTS or not any(p.name == "eval" for p in AGENTS[name].params):
+        return f"--agent must be a search agent that takes eval (e.g. greedy-turn, mcts), not {args.agent!r}"
+    if "eval=" in args.agent:
+        return "--agent must not set eval: the network and the heuristic are what is compared"
+    try:
+        parse_agent(args.agent)
+    except ValueError as e:
+        return str(e)
+    return None
