@@ -821,6 +821,13 @@ def overall(study: Study, cs: Sequence[Cell], value: Any) -> dict[str, tuple[flo
     return out
 
 
+def _step(study: Study) -> float:
+    """The smallest gap between the sweep's points (1 without a numeric sweep)."""
+    pts = sorted(v for v in study.point_values if isinstance(v, (int, float)))
+    gaps = [b - a for a, b in zip(pts, pts[1:], strict=False) if b > a]
+    return float(min(gaps)) if gaps else 1.0
+
+
 def plot(study: Study, cs: Sequence[Cell], path: str | Path) -> Path:
     """The study's figure as a PNG: each agent's score against the sweep (or, with plot_x =
     iterations, against its measured iterations per turn), with 95% intervals; a round robin
@@ -850,13 +857,17 @@ def plot(study: Study, cs: Sequence[Cell], path: str | Path) -> Path:
             ax.legend()
     else:
         series = list(dict.fromkeys((c.pairing.a.label, c.pairing.b.label) for c in cs))
-        for a, b in series:
+        logx = study.plot_x == "iterations" or bool(study.sweep and study.sweep.over in BUDGETS)
+        for k, (a, b) in enumerate(series):
             pts = [c for c in cs if (c.pairing.a.label, c.pairing.b.label) == (a, b) and c.games]
             if study.plot_x == "iterations":
                 pts = [c for c in pts if not math.isnan(c.iterations[0])]
                 xs = [c.iterations[0] for c in pts]
             else:
                 xs = [c.pairing.point if study.sweep else 0 for c in pts]
+                # the curves side by side, a little apart, so that their intervals can be told apart
+                shift = (k - (len(series) - 1) / 2) * 0.012
+                xs = [x * 10 ** shift if logx else x + shift * 10 * _step(study) for x in xs]
             if not pts:
                 continue
             ys = [c.score for c in pts]
@@ -864,12 +875,11 @@ def plot(study: Study, cs: Sequence[Cell], path: str | Path) -> Path:
             name = a if study.format == "gauntlet" else f"{a} vs {b}"
             ax.errorbar(xs, ys, yerr=err, fmt="o-", capsize=3, label=name)
         ax.axhline(0.5, color="grey", lw=0.8)
-        if study.plot_x == "iterations":
+        if logx:
             ax.set_xscale("log")
+        if study.plot_x == "iterations":
             ax.set_xlabel("mean iterations per turn (each kernel's unit)")
         elif study.sweep:
-            if study.sweep.over in BUDGETS:
-                ax.set_xscale("log")
             ax.set_xlabel({"ms": "ms per turn", "iterations": "iterations per turn"}.get(
                 study.sweep.over, study.sweep.over))
         opp = f" against {study.opponent.label}" if study.opponent else ""
