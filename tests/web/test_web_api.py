@@ -212,3 +212,24 @@ def test_what_two_views_agree_on() -> None:
     assert common([{"k": 1, "h": [2]}], [{"k": 1, "h": [3]}]) == [{"k": 1, "h": None}]
     assert common({"deck": {"x": 1, "y": 2}}, {"deck": {"x": 1, "y": 3}}) == {"deck": None}
     assert common(1, 1.0) is None and common(True, 1) is None
+
+
+def test_every_file_of_the_page_is_package_data() -> None:
+    """A non-editable install carries the page: each file under static/ matches a pattern of
+    pyproject.toml's package data for maag.server.web."""
+    import re
+    from pathlib import PurePosixPath
+
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "pyproject.toml").read_text()
+    line = re.search(r'^"maag\.server\.web" = \[(.*)\]$', text, flags=re.M)
+    assert line is not None
+    patterns = re.findall(r'"([^"]+)"', line.group(1))
+    web = root / "server" / "web"
+    files = [p.relative_to(web).as_posix() for p in (web / "static").rglob("*") if p.is_file()]
+
+    def packed(f: str) -> bool:  # setuptools' globs: `*` stays within one folder
+        path = PurePosixPath(f)
+        return any(path.match(pat) and len(path.parts) == len(PurePosixPath(pat).parts) for pat in patterns)
+
+    assert files and all(packed(f) for f in files), (files, patterns)

@@ -21,10 +21,10 @@ export function showReplay(main, gid, at) {
     const side = el("div", { id: "side" });
     const step = (d) => { slider.value = String(Math.max(0, Math.min(rp.plies, Number(slider.value) + d))); show(); };
     const controls = el("div", { class: "controls" },
-      el("button", { id: "first", onclick: () => { slider.value = "0"; show(); } }, "⏮"),
-      el("button", { id: "back", onclick: () => step(-1) }, "◀"), slider,
-      el("button", { id: "next", onclick: () => step(1) }, "▶"),
-      el("button", { id: "last", onclick: () => { slider.value = String(rp.plies); show(); } }, "⏭"),
+      el("button", { id: "first", onclick: () => { slider.value = "0"; show(); } }, "« first"),
+      el("button", { id: "back", onclick: () => step(-1) }, "‹ back"), slider,
+      el("button", { id: "next", onclick: () => step(1) }, "next ›"),
+      el("button", { id: "last", onclick: () => { slider.value = String(rp.plies); show(); } }, "last »"),
       " ", label, " ", link);
     main.append(controls, el("div", { class: "cols" }, board, side));
     let shown = -1;
@@ -41,6 +41,8 @@ export function showReplay(main, gid, at) {
       board.dataset.ply = String(n);
       side.replaceChildren(valueGraph(rp.values, rp.value_scale, rp.plies, n),
         el("h2", {}, "actions"), logList(rp.actions, r.describe, n - 1));
+      const cur = side.querySelector(".log .cur");
+      if (cur) cur.parentElement.scrollTop = cur.offsetTop - cur.parentElement.offsetTop - 120;
       if (location.hash !== `#/replay/${rp.game_id}/${n}`) history.replaceState(null, "", `#/replay/${rp.game_id}/${n}`);
     }
     slider.addEventListener("input", show);

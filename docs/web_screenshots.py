@@ -1,0 +1,108 @@
+"""Make docs/web-standings.png, docs/web-game.png and docs/web-replay.png: a `maag serve --web`
+on heroes' 9x5 map, bundled agents as bot processes, the page in the system's headless
+Chromium (Playwright, nothing downloaded).
+
+    python docs/web_screenshots.py [OUT_DIR]       (default: the folder of this file)
+
+First greedy-action, random and first play each other until 12 games are stored (the
+standings), then mcts and greedy-turn play a game at 1 s a turn, which the game view shows
+as it goes; the replay view shows a stored game half-way through.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def _maag(*args: str) -> str:
+    return subprocess.run([sys.executable, "-m", "maag.server", *args], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def main(out: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    tmp = Path(tempfile.mkdtemp(prefix="maag-shots-"))
+    db, web, port_file = tmp / "db.sqlite3", _free_port(), tmp / "port"
+    serve = subprocess.Popen([sys.executable, "-m", "maag.server", "serve", "--port", "0", "--port-file",
+                              str(port_file), "--db", str(db), "--web", f"127.0.0.1:{web}", "--tc", "1s",
+                              "--spill-dir", str(tmp / "spill"), "-q"])
+    procs: list[subprocess.Popen[bytes]] = []
+    url = f"http://127.0.0.1:{web}"
+
+    def bot(agent: str) -> None:
+        token = _maag("bot", "add", agent, "--db", str(db)).strip().splitlines()[-1]
+        env = {**os.environ, "MAAG_TOKEN": token}
+        connect = f"127.0.0.1:{port_file.read_text().strip()}"
+        cmd = ([sys.executable, "-m", "maag.server.net.minibot", "--agent", agent, "--name", agent]
+               if agent in ("random", "first") else [sys.executable, "-m", "maag.server", "bot", "run", agent])
+        procs.append(subprocess.Popen([*cmd, "--connect", connect], env=env, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL))
+
+    def stop_bots() -> None:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            p.wait(30)
+        procs.clear()
+
+    def stored() -> list[dict[str, object]]:
+        with urllib.request.urlopen(url + "/api/games", timeout=30) as r:
+            return [g for g in json.loads(r.read())["games"] if g["status"] == "finished"]
+
+    try:
+        while not (port_file.exists() and port_file.read_text().strip()):
+            time.sleep(0.1)
+        for agent in ("greedy-action", "random", "first"):
+            bot(agent)
+        while len(stored()) < 12:
+            time.sleep(0.5)
+        stop_bots()
+        replay_id = next(g["game_id"] for g in stored() if "greedy-action" in g["seats"])  # type: ignore[operator]
+        for agent in ("mcts", "greedy-turn"):
+            bot(agent)
+        time.sleep(25)
+        with sync_playwright() as p:
+            b = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+            page = b.new_page(viewport={"width": 1200, "height": 760})
+            page.goto(url + "/#/")
+            page.wait_for_selector("#live-games tr[data-game]")
+            page.wait_for_selector("#standings")
+            page.screenshot(path=str(out / "web-standings.png"))
+            page.click("#live-games tr[data-game] a")
+            page.wait_for_selector("#board .board")
+            page.wait_for_timeout(1500)
+            page.screenshot(path=str(out / "web-game.png"))
+            page.goto(url + f"/#/replay/{replay_id}")
+            page.wait_for_selector("#board .board")
+            plies = int(page.get_attribute("#ply", "max") or "0")
+            page.goto(url + f"/#/replay/{replay_id}/{plies // 2}")
+            page.reload()
+            page.wait_for_function(f"document.querySelector('#board').dataset.ply === '{plies // 2}'")
+            page.screenshot(path=str(out / "web-replay.png"))
+            b.close()
+    finally:
+        stop_bots()
+        serve.terminate()
+        serve.wait(30)
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent)
