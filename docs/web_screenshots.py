@@ -51,8 +51,9 @@ def main(out: Path) -> None:
         token = _maag("bot", "add", agent, "--db", str(db)).strip().splitlines()[-1]
         env = {**os.environ, "MAAG_TOKEN": token}
         connect = f"127.0.0.1:{port_file.read_text().strip()}"
-        cmd = ([sys.executable, "-m", "maag.server.net.minibot", "--agent", agent, "--name", agent]
-               if agent in ("random", "first") else [sys.executable, "-m", "maag.server", "bot", "run", agent])
+        minibot = agent in ("random", "first")  # the referee's own bots; the others are bundled agents
+        cmd = ([sys.executable, "-m", "maag.server.net.minibot", "--agent", agent, "--name", agent] if minibot
+               else [sys.executable, "-m", "maag.server", "bot", "run", agent])
         procs.append(subprocess.Popen([*cmd, "--connect", connect], env=env, stdout=subprocess.DEVNULL,
                                       stderr=subprocess.DEVNULL))
 
