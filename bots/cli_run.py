@@ -34,9 +34,9 @@ def register(bsub: Any) -> None:
     r.add_argument("--games", type=int, default=None, metavar="N",
                    help="stop after N games (default: play until the referee closes)")
     r.add_argument("--budget-ms", type=float, default=None, metavar="MS",
-                   help="thinking time per turn (default: 90%% of what the clock leaves)")
+                   help="thinking time per turn (default: 98%% of what the clock leaves, less the margin)")
     r.add_argument("--margin-ms", type=float, default=DEFAULT_MARGIN_MS, metavar="MS",
-                   help=f"time kept back for transport (default {DEFAULT_MARGIN_MS})")
+                   help=f"time kept back for sending the plan (default {DEFAULT_MARGIN_MS})")
     r.add_argument("--seed", type=int, default=None, help="seed of the agent's searches")
     r.add_argument("-v", "--verbose", action="count", default=0, help="-v: games, -vv: every message")
     r.set_defaults(func=run_agent)

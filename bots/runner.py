@@ -15,8 +15,19 @@ from maag.engine import Observation as EngineObservation
 
 from .agents import AGENTS, AgentError, make_agent
 
-# Milliseconds kept back from `time_left_ms` for transport and the plan's own overhead.
-DEFAULT_MARGIN_MS = 50
+# Milliseconds kept back from `time_left_ms` for what follows the search: the plan's
+# encoding, the message's way to the referee and the referee's reading of it, and the
+# search's own overshoot when the process is preempted near its deadline. The referee
+# charges all of it (its lag allowance forgives only the kernel's measure of transport,
+# microseconds on one machine) and a late turn is lost whole. Measured through the referee
+# on a loaded 2-core machine (load 3-5): 3-6 ms median, outliers up to 40 ms; a 15 ms margin
+# lost games on time at 100 ms per turn. The time from reading `your_turn` to the search's
+# start is taken off as measured.
+DEFAULT_MARGIN_MS = 30
+# After a late turn the margin grows (doubling) up to this much more, for the process's life.
+MAX_EXTRA_MS = 500.0
+# The share of what is left (after the margin) that a turn's search may use.
+DEFAULT_TIME_USE = 0.98
 # In a game with chance inside a turn a bot plans again after each action; each plan gets
 # this share of what is left of the turn (the first the most, as the turn's bulk is there).
 CHANCE_SHARE = 3
@@ -25,19 +36,23 @@ UNLIMITED_MS = 2**31 - 2
 
 
 def agent_bot(name: str, params: Sequence[str] = (), *, budget_ms: float | None = None,
-              margin_ms: float = DEFAULT_MARGIN_MS, time_use: float = 0.9,
+              margin_ms: float = DEFAULT_MARGIN_MS, time_use: float = DEFAULT_TIME_USE,
               seed: int | None = None) -> type[Bot]:
     """A Bot class playing agent `name` of maag.bots with "key=value" `params`.
 
     budget_ms: a fixed thinking time per turn (still capped by the clock). Without it, a
-    turn uses `time_use` of what is left of the turn's budget, less `margin_ms`; with an
-    unlimited clock, the agent's default budget. BotError for an unknown agent or
+    turn uses `time_use` of what is left of the turn's budget when the search starts (the
+    time since the `your_turn` was read taken off), less `margin_ms`; with an unlimited
+    clock, the agent's default budget. BotError for an unknown agent or
     parameter (checked now, not at the first turn)."""
     try:
         make_agent(name, *params)
     except AgentError as e:
         raise BotError(str(e)) from None
     rng = random.Random(seed)
+    # Added to margin_ms after a late turn of this process (doubling, up to MAX_EXTRA_MS): a
+    # machine loaded past what the margin allows costs one turn, not the game.
+    extra_ms = [0.0]
 
     class AgentBot(Bot):
         games: ClassVar[tuple[str, ...]] = AGENTS[name].games or tuple(registry.names())
@@ -50,8 +65,12 @@ def agent_bot(name: str, params: Sequence[str] = (), *, budget_ms: float | None 
             left = limit.time_left_ms
             if left is None or left >= UNLIMITED_MS:
                 return budget_ms
-            usable = max(1.0, (left - margin_ms) * time_use)
+            usable = max(1.0, (left - limit.elapsed_ms() - margin_ms - extra_ms[0]) * time_use)
             return min(usable, budget_ms) if budget_ms is not None else usable
+
+        async def on_event(self, kind: str, seat: int, action: dict[str, Any] | None) -> None:
+            if kind == "timeout" and self.game is not None and seat == self.game.seat:
+                extra_ms[0] = min(MAX_EXTRA_MS, max(2 * extra_ms[0], margin_ms))
 
         def choose_turn(self, observation: Observation, limit: Limit) -> TurnResult:
             view = engine_view(observation)

@@ -6,6 +6,7 @@ observation builds it itself, as maag.bots.runner does)."""
 from __future__ import annotations
 
 import abc
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Protocol, TypedDict, runtime_checkable
@@ -68,6 +69,9 @@ class Limit:
     increment_ms: int | None = None
     lag_ms: int | None = None
     """The transport allowance the server grants."""
+    received_at: float | None = None
+    """`time.monotonic()` when the client read the `your_turn` (its decoding and the bot's
+    own work since then count against `time_left_ms`)."""
 
     def __repr__(self) -> str:
         parts = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
@@ -75,16 +79,25 @@ class Limit:
         return f"Limit({', '.join(parts)})"
 
     def think_ms(self, margin_ms: int = 50, use_bank: bool = False) -> int | None:
-        """A safe thinking time for this turn: what is left (plus the bank if `use_bank`)
-        less `margin_ms` for transport; None if unlimited."""
+        """A safe thinking time from now: what is left (plus the bank if `use_bank`), less
+        the time since the `your_turn` was read, less `margin_ms` for transport; None if
+        unlimited."""
         if self.time_left_ms is None:
             return None
-        total = self.time_left_ms + ((self.bank_ms or 0) if use_bank else 0)
-        return max(0, total - margin_ms)
+        total = self.time_left_ms + ((self.bank_ms or 0) if use_bank else 0) - self.elapsed_ms()
+        return max(0, int(total - margin_ms))
+
+    def elapsed_ms(self) -> float:
+        """Milliseconds since the `your_turn` was read (0 if unknown)."""
+        if self.received_at is None:
+            return 0.0
+        return max(0.0, (time.monotonic() - self.received_at) * 1000.0)
 
 
 class Info(TypedDict, total=False):
-    """Optional statistics of a search, for logs (not sent to the server)."""
+    """Optional statistics of a search. The numbers and texts among them go to the server
+    with the turn (`turn.info`: the referee records `iterations` and `time_ms` per turn in
+    the game's replay and in `maag match --json`); `pv` only to the bot's log."""
 
     time_ms: float
     nodes: int

@@ -8,6 +8,7 @@ import abc
 import asyncio
 import inspect
 import logging
+import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -16,6 +17,9 @@ from typing import Any
 from maag.protocol import (
     DEFAULT_MAX_FRAME,
     FATAL,
+    MAX_INFO,
+    MAX_INFO_TEXT,
+    MAX_NAME,
     NEED_DATA,
     Connection,
     ConnectionClosed,
@@ -174,6 +178,7 @@ class Client:
         self._failure: BaseException | None = None
         self._closing = False
         self._read_task: asyncio.Future[bytes] | None = None
+        self._read_at: float | None = None  # time.monotonic() of the last read from the server
         self._wake: asyncio.Future[None] | None = None  # set when a task fails the client
 
     # -- connecting ------------------------------------------------------------------------
@@ -307,6 +312,7 @@ class Client:
                 raise self._failure
             if self._read_task.done():
                 data, self._read_task = self._read_task.result(), None
+                self._read_at = time.monotonic()
                 self.conn.receive_data(data)
 
     # -- dispatch --------------------------------------------------------------------------
@@ -328,7 +334,8 @@ class Client:
             g.prompt += 1
             if g.task is not None and not g.task.done():
                 g.task.cancel()
-            g.task = asyncio.create_task(self._choose(g, msg, g.prompt), name=f"choose {msg.game_id}")
+            g.task = asyncio.create_task(self._choose(g, msg, g.prompt, self._read_at),
+                                         name=f"choose {msg.game_id}")
         elif isinstance(msg, GameEvent):
             g = self._game(msg.game_id)
             if g is not None:
@@ -402,11 +409,11 @@ class Client:
         if self._wake is not None and not self._wake.done():
             self._wake.set_result(None)
 
-    async def _choose(self, g: _Game, msg: YourTurn, prompt: int) -> None:
+    async def _choose(self, g: _Game, msg: YourTurn, prompt: int, received_at: float | None = None) -> None:
         obs = Observation(g.info, msg.observation, msg.legal, msg.groups)
         tc = g.info.time_control
         limit = Limit(time_left_ms=msg.time_left_ms, bank_ms=msg.bank_ms, turn_ms=tc.get("turn_ms"),
-                      increment_ms=tc.get("increment_ms"), lag_ms=tc.get("lag_ms"))
+                      increment_ms=tc.get("increment_ms"), lag_ms=tc.get("lag_ms"), received_at=received_at)
         try:
             if inspect.iscoroutinefunction(g.bot.choose_turn):
                 result = await g.bot.choose_turn(obs, limit)
@@ -424,7 +431,7 @@ class Client:
                 actions = result.action_dicts()
                 if not actions:
                     raise BotError("choose_turn returned no actions (end the turn explicitly)")
-                self._send(Turn(game_id=g.info.game_id, actions=actions))
+                self._send(Turn(game_id=g.info.game_id, actions=actions, info=wire_info(result.info)))
                 g.turns_sent += 1
                 self.stats.turns_sent += 1
             if result.info:
@@ -435,6 +442,20 @@ class Client:
             raise
         except Exception as e:
             self._bot_failed(g, e)
+
+
+def wire_info(info: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What `turn.info` carries of a TurnResult's info: its numbers and texts (texts cut to
+    the protocol's length), at most MAX_INFO of them; None when nothing is left."""
+    out: dict[str, Any] = {}
+    for k, v in info.items():
+        if len(out) >= MAX_INFO or not isinstance(k, str) or not 1 <= len(k) <= MAX_NAME:
+            continue
+        if isinstance(v, str):
+            out[k] = v[:MAX_INFO_TEXT]
+        elif isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and abs(v) < 2**63:
+            out[k] = v
+    return out or None
 
 
 async def run_bot(bot: type[Bot] | BotFactory, address: str, *, token: str, **kwargs: Any) -> ClientStats:

@@ -32,6 +32,8 @@ from ._messages import (
     MAX_DEPTH,
     MAX_GAMES,
     MAX_ID,
+    MAX_INFO,
+    MAX_INFO_TEXT,
     MAX_NAME,
     MAX_TEXT,
     MAX_TOKEN,
@@ -66,5 +68,5 @@ __all__ = [
     "Welcome", "GameStart", "YourTurn", "GameEvent", "Result", "GameOver", "Error", "Pong",
     "CLIENT_MESSAGES", "SERVER_MESSAGES", "MESSAGE_TYPES", "message_from_wire", "message_from_dict",
     "MAX_NAME", "MAX_TOKEN", "MAX_ID", "MAX_TEXT", "MAX_GAMES", "MAX_CONCURRENCY", "MAX_TURN_ACTIONS",
-    "MAX_DEPTH",
+    "MAX_DEPTH", "MAX_INFO", "MAX_INFO_TEXT",
 ]

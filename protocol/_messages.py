@@ -28,6 +28,8 @@ MAX_GAMES = 32         # hello.games entries
 MAX_CONCURRENCY = 1024  # hello.concurrency
 MAX_TURN_ACTIONS = 1000  # turn.actions entries
 MAX_DEPTH = 32         # nesting of payload maps and lists (observation, config, actions)
+MAX_INFO = 16          # act.info / turn.info entries
+MAX_INFO_TEXT = 256    # a text entry of act.info / turn.info
 
 _M = TypeVar("_M", bound="Message")
 
@@ -107,6 +109,26 @@ def _check_ms_map(msg: Message, r: Rule, v: Any) -> None:
     object.__setattr__(msg, r.field, out)
 
 
+def _check_info(msg: Message, r: Rule, v: Any) -> None:
+    if not isinstance(v, dict):
+        raise _fail(msg, r.field, f"must be a map, not {_kind(v)}")
+    if len(v) > r.hi:
+        raise _fail(msg, r.field, f"must have at most {r.hi} entries, not {len(v)}")
+    out = {}
+    for k, x in v.items():
+        if not isinstance(k, str) or not 1 <= len(k) <= MAX_NAME:
+            raise _fail(msg, r.field, f"keys must be strings of 1 to {MAX_NAME} characters")
+        x = _as_int(x)
+        if isinstance(x, str):
+            if len(x) > MAX_INFO_TEXT:
+                raise _fail(msg, r.field, f"entry {k!r} must have at most {MAX_INFO_TEXT} characters")
+        elif isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) \
+                or abs(x) >= 2**63:
+            raise _fail(msg, r.field, f"entry {k!r} must be a finite number or a string")
+        out[k] = x
+    object.__setattr__(msg, r.field, out)
+
+
 def _check_action(msg: Message, r: Rule, v: Any) -> None:
     _action(msg, r.field, v)
 
@@ -172,7 +194,8 @@ def _check_id(msg: Message, r: Rule, v: Any) -> None:
 
 _CHECKS: dict[str, Callable[[Message, Rule, Any], None]] = {
     "str": _check_str, "int": _check_int, "bool": _check_bool, "seat": _check_seat, "map": _check_map,
-    "ms_map": _check_ms_map, "action": _check_action, "actions": _check_actions, "names": _check_names,
+    "ms_map": _check_ms_map, "info": _check_info, "action": _check_action, "actions": _check_actions,
+    "names": _check_names,
     "groups": _check_groups, "code": _check_code, "id": _check_id,
 }
 
@@ -340,32 +363,39 @@ class Hello(Message):
 
 @_dc
 class Act(Message):
-    """One action in a game. `seat` is needed only by a connection that holds both seats."""
+    """One action in a game. `seat` is needed only by a connection that holds both seats.
+    `info`, optional: what the bot's search did for it (see `Turn`)."""
 
     TYPE: ClassVar[str] = "act"
     SENDER: ClassVar[str] = "client"
     game_id: str
     action: dict[str, Any]
     seat: int | None = None
+    info: dict[str, Any] | None = None
 
     RULES: ClassVar[tuple[Rule, ...]] = (S("game_id", MAX_ID), Rule("action", "action"),
-                                         Rule("seat", "seat", optional=True))
+                                         Rule("seat", "seat", optional=True),
+                                         Rule("info", "info", 0, MAX_INFO, optional=True))
 
 
 @_dc
 class Turn(Message):
     """Several actions, applied in order: a whole turn (ending with the game's end-of-turn
-    action) or the first part of one."""
+    action) or the first part of one. `info`, optional: what the bot's search did for these
+    actions (numbers or short texts; `iterations` and `time_ms` are recorded per turn in the
+    game's replay); it changes nothing in the game."""
 
     TYPE: ClassVar[str] = "turn"
     SENDER: ClassVar[str] = "client"
     game_id: str
     actions: tuple[dict[str, Any], ...]
     seat: int | None = None
+    info: dict[str, Any] | None = None
 
     RULES: ClassVar[tuple[Rule, ...]] = (S("game_id", MAX_ID),
                                          Rule("actions", "actions", 1, MAX_TURN_ACTIONS),
-                                         Rule("seat", "seat", optional=True))
+                                         Rule("seat", "seat", optional=True),
+                                         Rule("info", "info", 0, MAX_INFO, optional=True))
 
 
 @_dc

@@ -26,6 +26,7 @@ from ._errors import ErrorCode
 from ._messages import (
     CLIENT_MESSAGES,
     MAX_ID,
+    MAX_INFO_TEXT,
     MAX_NAME,
     PROTOCOL_VERSION,
     SERVER_MESSAGES,
@@ -80,6 +81,13 @@ def _kind_schema(msg: type[Message], r: Rule) -> dict[str, Any]:
                 "properties": {key: {**entry, "description": f"milliseconds: {what}"} if key != "turns"
                                else {**entry, "description": what}
                                for key, what in _TIME_CONTROL_KEYS.items()}}
+    if k == "info":
+        return {"type": "object", "maxProperties": r.hi,
+                "propertyNames": {"minLength": 1, "maxLength": MAX_NAME},
+                "additionalProperties": {"anyOf": [{"type": "number"},
+                                                   {"type": "string", "maxLength": MAX_INFO_TEXT}]},
+                "description": "what the bot's search did (e.g. iterations, nodes, time_ms, score); "
+                               "recorded, never acted on"}
     if k == "action":
         return {"$ref": "#/$defs/action"}
     if k == "actions":

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from maag.engine import registry
 from maag.engine.machine import machine
 from maag.server.bench import engine as bench_engine
+from maag.server.bench import iterations as bench_iterations
 from maag.server.bench import search as bench_search
 from maag.server.bench import server as bench_server
 from maag.server.bench import soak as bench_soak
@@ -32,6 +34,19 @@ def register(sub: Any) -> None:
     s.add_argument("--game", default="heroes", choices=registry.names(), help="the game (default heroes)")
     s.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     s.set_defaults(func=run_search)
+    it = bsub.add_parser("iterations", help="iterations per turn in-process and through the referee",
+                         description=bench_iterations.__doc__,
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    it.add_argument("agent", metavar="AGENT", help="NAME or NAME:key=value,... (as maag.bots parses it)")
+    it.add_argument("--opponent", default="greedy-action", help="the other seat (default greedy-action)")
+    it.add_argument("--turn-ms", type=float, default=1000.0,
+                    help="the arena's budget per turn and the match's --tc (default 1000)")
+    it.add_argument("--games", type=int, default=10, help="games of each run, seats alternating (default 10)")
+    it.add_argument("--map", default="a", choices=["a", "a-small", "a-tiny"], help="heroes map (default a)")
+    it.add_argument("--draws", default="random", choices=["seeded", "random"], help="draws (default random)")
+    it.add_argument("--seed", type=int, default=1, help="seed of both runs' deals (default 1)")
+    it.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    it.set_defaults(func=run_iterations)
     bench_server.register_cli(bsub, machine)
     k = bsub.add_parser("soak", help="a referee's memory under a long load (bounded; not in CI)",
                         description=bench_soak.__doc__)
@@ -98,6 +113,32 @@ def run_search(args: argparse.Namespace) -> int:
     console.print(table)
     m = machine()
     console.print(f"machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}")
+    return 0
+
+
+def run_iterations(args: argparse.Namespace) -> int:
+    if args.games < 1 or args.turn_ms <= 0:
+        print("maag bench iterations: --games must be at least 1 and --turn-ms positive", file=sys.stderr)
+        return 2
+    try:
+        res = bench_iterations.run(args.agent, args.opponent, args.turn_ms, args.games,
+                                   {"map": args.map, "draws": args.draws}, args.seed)
+    except RuntimeError as e:
+        print(f"maag bench iterations: {e}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps({**res.as_dict(), "machine": machine()}))
+        return 0
+    console = Console()
+    table = Table(title=f"maag bench iterations {args.agent} (against {args.opponent}): {args.games} games "
+                        f"each, {args.turn_ms:g} ms per turn")
+    for col in ("run", "iterations per turn", "search ms per turn"):
+        table.add_column(col, justify="left" if col == "run" else "right")
+    for label, d in (("in-process (maag arena)", res.arena), ("through the referee (maag match)", res.match)):
+        table.add_row(label, f"{d['mean_iterations_per_turn']:,.0f}", f"{d['mean_search_ms_per_turn']:,.1f}")
+    console.print(table)
+    console.print(f"match / arena: {res.ratio:.3f}; load average {', '.join(map(str, res.load))} "
+                  "(before, between, after)", highlight=False)
     return 0
 
 

@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps({"event": "game", "n": i + 1, "game_id": g.game_id, "seat1": g.seats[0],
                               "seat2": g.seats[1], "result": _result_text(g), "reason": g.reason,
                               "plies": g.plies, "think_ms": list(g.think_ms),
-                              "transport_ms": list(g.transport_ms)}), flush=True)
+                              "transport_ms": list(g.transport_ms), "search": list(g.search)}), flush=True)
             return
         line = (f"game {i + 1}/{args.games} #{g.game_id} {g.seats[0]} vs {g.seats[1]}: "
                 f"{_result_text(g)} {{{g.reason}}} {g.plies} actions")
@@ -128,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
     elapsed = time.monotonic() - t0
     if args.json:
         print(json.dumps({**stats.as_dict(), "bot_a": names[0], "bot_b": names[1], "tc": str(args.tc),
-                          "game": args.game, "seconds": round(elapsed, 2),
+                          "game": args.game, "seconds": round(elapsed, 2), "search": result.search(),
                           "game_ids": sorted(g.game_id for _, g in result.games)}))
         return 0
     _table(console, names, stats, result, str(args.tc), elapsed)
@@ -153,3 +153,8 @@ def _table(console: Console, names: tuple[str, str], stats: Any, result: MatchRe
     console.print(f"draw ratio {stats.draw_ratio:.1%}; game ids "
                   f"{min(g.game_id for _, g in result.games)}..{max(g.game_id for _, g in result.games)} "
                   f"(maag replay ID)", highlight=False)
+    its = [f"{name} {rep['iterations_per_turn']:,.0f} ({rep['time_ms_per_turn']:,.0f} ms)"
+           for name, rep in result.search().items() if rep is not None]
+    if its:
+        console.print("search iterations per turn (search time), as the bots reported them: "
+                      + ", ".join(its), highlight=False)

@@ -25,7 +25,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -119,6 +119,29 @@ class MatchResult:
             else:
                 lo += 1
         return w, d, lo
+
+    def search(self) -> dict[str, dict[str, Any] | None]:
+        """Per bot, what it reported of its searches over the match's games (the games'
+        `search`, weighted by their turns): turns, mean iterations and search time per turn;
+        None for a bot that reported nothing."""
+        return search_by_bot(self.bots, (g for _, g in self.games))
+
+
+def search_by_bot(bots: Sequence[str], games: Iterable[GameSummary]) -> dict[str, dict[str, Any] | None]:
+    """Per bot of `bots`: turns reported, mean iterations and search time per turn over
+    `games` (each game's per-seat `search`, weighted by its turns); None if none reported."""
+    acc = {b: [0, 0.0, 0.0] for b in bots}
+    for g in games:
+        for name, rep in zip(g.seats, g.search, strict=True):
+            if rep is None or name not in acc:
+                continue
+            a = acc[name]
+            a[0] += rep["turns"]
+            a[1] += rep["iterations_per_turn"] * rep["turns"]
+            a[2] += rep["time_ms_per_turn"] * rep["turns"]
+    return {b: None if not a[0] else {"turns": int(a[0]), "iterations_per_turn": round(a[1] / a[0], 1),
+                                      "time_ms_per_turn": round(a[2] / a[0], 3)}
+            for b, a in acc.items()}
 
 
 def display_names(a: str, b: str) -> tuple[str, str]:

@@ -222,7 +222,8 @@ class TournamentRunner:
                 raise GameFailed(f"game {g.key} ({g.seat0} vs {g.seat1}) aborted {row.attempts} times: "
                                  f"{res.get('reason')}")
             return
-        if self.store.finish(self.tid, g.key, res["game_id"], int(winner), str(res["reason"])):
+        if self.store.finish(self.tid, g.key, res["game_id"], int(winner), str(res["reason"]),
+                             search=res.get("search")):
             self._done += 1
         self.on_event(Event("finish", g, winner=int(winner), reason=str(res["reason"]),
                             game_id=res["game_id"], done=self._done, total=self._total))
@@ -256,7 +257,8 @@ class TournamentRunner:
                     g = inflight.pop(t)
                     s = t.result()  # a crashed arena (BotCrashed) ends the run here
                     await asyncio.to_thread(self._record, g, {
-                        "game_id": s.game_id, "winner": s.winner, "reason": s.reason, "stored": s.stored})
+                        "game_id": s.game_id, "winner": s.winner, "reason": s.reason, "stored": s.stored,
+                        "search": list(s.search)})
 
     # -- Dask: one task per game on the workers ---------------------------------------
     def _connect_dask(self) -> tuple[Any, Any]:
@@ -409,7 +411,8 @@ def _worker_slots() -> int:
 def play_on_worker(spec_dict: dict[str, Any], db_url: str, tid: str, game: dict[str, Any],
                    log_dir: str | None = None) -> dict[str, Any]:
     """Play one scheduled game on this (Dask worker) process and return its summary:
-    game_id, winner (0, 1, -1, None if aborted), reason, plies, stored, worker. The worker
+    game_id, winner (0, 1, -1, None if aborted), reason, plies, stored, search (per seat, what
+    its bot reported of its search), worker. The worker
     keeps one arena per tournament (referee and bot processes) across games."""
     spec = TournamentSpec.from_dict(spec_dict)
     g = ScheduledGame(**game)
@@ -428,7 +431,7 @@ def play_on_worker(spec_dict: dict[str, Any], db_url: str, tid: str, game: dict[
         arena.close()
         raise
     return {"game_id": s.game_id, "winner": s.winner, "reason": s.reason, "plies": s.plies,
-            "stored": s.stored, "worker": _worker_address()}
+            "stored": s.stored, "search": list(s.search), "worker": _worker_address()}
 
 
 def close_worker_arenas(tid: str | None = None) -> int:

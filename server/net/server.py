@@ -192,6 +192,8 @@ class GameSummary:
     think_ms: tuple[float, float]
     transport_ms: tuple[float, float]
     stored: bool
+    search: tuple[dict[str, Any] | None, dict[str, Any] | None] = (None, None)
+    """Per seat: what its bot reported of its search (GameSession.search_report)."""
 
 
 class RateLimiter:
@@ -842,11 +844,13 @@ class RefereeServer:
                 c.free_since = time.monotonic()
         self.stats["games_finished"] += 1
         rep = s.clock_report()
+        srch = s.search_report()
         LOG.info("game %s over: %s (%s) after %d actions", s.game_id, o.result_text, o.reason.value, o.plies)
         req = game.request
         summary = GameSummary(game.db_id, game.bots, o.winner, o.reason.value, o.plies,
                               (rep["think_ms"][0], rep["think_ms"][1]),
-                              (rep["transport_ms"][0], rep["transport_ms"][1]), stored)
+                              (rep["transport_ms"][0], rep["transport_ms"][1]), stored,
+                              search=(srch[0], srch[1]))
         if self._game_watchers:
             self._tell("over", s, summary)
         if waiting and game.db_id in self._pending:  # the request's future waits for the write
@@ -1090,7 +1094,7 @@ class RefereeServer:
                 outs = game.session.resign(seat, now)
             else:
                 actions = [m.action] if isinstance(m, Act) else list(m.actions)
-                outs = game.session.submit(seat, actions, now, transport_ms=c.rtt_ms())
+                outs = game.session.submit(seat, actions, now, transport_ms=c.rtt_ms(), info=m.info)
                 self.stats["actions"] += len(actions)
             self._dispatch(game, outs)
             self._after(game)

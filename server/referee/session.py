@@ -46,7 +46,7 @@ import enum
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from maag.engine import Action, Game, GameOverError, IllegalActionError
@@ -125,6 +125,8 @@ class _Seat:
     late_turns: int = 0
     want_legal: bool = False
     want_groups: bool = False
+    turn_search: list[float] | None = None  # iterations, time_ms the seat reported this turn
+    search: list[tuple[float, float]] = field(default_factory=list)  # per reported turn
 
 
 class GameSession:
@@ -202,9 +204,11 @@ class GameSession:
         return outs + self._prompt_turn()
 
     def submit(self, seat: int, actions: Sequence[dict[str, Any] | Action], now: float,
-               transport_ms: float = 0.0) -> list[Out]:
+               transport_ms: float = 0.0, info: dict[str, Any] | None = None) -> list[Out]:
         """Actions from `seat` (one `act`, or a `turn` plan, whole or partial) received at
-        `now`; `transport_ms` is the server's measure of this exchange's transport time."""
+        `now`; `transport_ms` is the server's measure of this exchange's transport time;
+        `info` what the seat said its search did (the message's `info`: its `iterations` and
+        `time_ms` are added up per turn, see `search_report`)."""
         refusal = self._refuse(seat)
         if refusal:
             return refusal
@@ -213,6 +217,12 @@ class GameSession:
         if me.clock.late:
             return [self._result(seat, 0, ErrorCode.TIMEOUT, "the turn's time ran out before this message "
                                  "arrived; the turn was ended")] + self._late(seat, now)
+        reported = _search_numbers(info)
+        if reported is not None:
+            if me.turn_search is None:
+                me.turn_search = [0.0, 0.0]
+            me.turn_search[0] += reported[0]
+            me.turn_search[1] += reported[1]
         events: list[Out] = []
         turn_over = False
         applied = 0
@@ -235,6 +245,8 @@ class GameSession:
             entry: dict[str, Any] = {"seat": seat, "action": d, "t_ms": round(_now_ms(now - self._t0), 3)}
             if i == 0:
                 entry["think_ms"] = round(think, 3)
+                if info:
+                    entry["info"] = info
             turn_over = bool(self.game.vt.is_end_turn(action.code))
             if turn_over:
                 entry["hash"] = self.state.hash()
@@ -343,7 +355,26 @@ class GameSession:
             "result": None if o is None else {"winner": o.winner, "reason": o.reason.value, "plies": o.plies},
             "final_hash": self.state.hash(),
             "clock": self.clock_report(),
+            "search": self.search_report(),
         }
+
+    def search_report(self) -> list[dict[str, Any] | None]:
+        """Per seat, what its bot said its search did (`info.iterations` and `info.time_ms`
+        of its messages, added up per turn): turns reported, mean iterations and mean search
+        time per turn, or None for a seat that reported nothing. The current turn counts
+        once it is over (or the game is)."""
+        out: list[dict[str, Any] | None] = []
+        for s in self.seats:
+            turns = list(s.search)
+            if s.turn_search is not None and self.outcome is not None:
+                turns.append((s.turn_search[0], s.turn_search[1]))
+            if not turns:
+                out.append(None)
+                continue
+            out.append({"turns": len(turns),
+                        "iterations_per_turn": round(sum(t[0] for t in turns) / len(turns), 1),
+                        "time_ms_per_turn": round(sum(t[1] for t in turns) / len(turns), 3)})
+        return out
 
     def clock_report(self) -> dict[str, list[Any]]:
         """Per seat: thinking time and transport time charged in total (ms), late turns,
@@ -433,6 +464,9 @@ class GameSession:
 
     def _close_turn(self, seat: int) -> None:
         s = self.seats[seat]
+        if s.turn_search is not None:
+            s.search.append((s.turn_search[0], s.turn_search[1]))
+            s.turn_search = None
         s.clock.end_turn()
         s.prompt_at = None
         self.turn_no += 1
@@ -468,6 +502,18 @@ class GameSession:
         self.outcome = Outcome(winner, reason, len(self.log))
         for s in self.seats:
             s.prompt_at = None
+
+
+def _search_numbers(info: dict[str, Any] | None) -> tuple[float, float] | None:
+    """(iterations, time_ms) of a message's info, or None unless it reports iterations."""
+    if not info:
+        return None
+    its, ms = info.get("iterations"), info.get("time_ms", 0.0)
+    if not isinstance(its, (int, float)) or isinstance(its, bool) or its < 0:
+        return None
+    if not isinstance(ms, (int, float)) or isinstance(ms, bool) or ms < 0:
+        ms = 0.0
+    return float(its), float(ms)
 
 
 def _error(code: ErrorCode, message: str, game_id: str | None) -> Error:

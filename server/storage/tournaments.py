@@ -92,6 +92,8 @@ class GameRow:
     game_id: int | None
     winner: int | None  # 0, 1, -1 for a draw; None until done
     reason: str | None
+    search: list[dict[str, Any] | None] | None = None
+    """Per seat, what its bot reported of its search (the game's `search` report), if known."""
 
     @property
     def score0(self) -> float | None:
@@ -105,13 +107,15 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
 
 
-_COLS = "game_key, round, seq, seat0, seat1, seed, status, attempts, game_id, winner, reason"
+_COLS = "game_key, round, seq, seat0, seat1, seed, status, attempts, game_id, winner, reason, search"
+# Columns added after the tables' first release, for databases made by an older maag.
+_MIGRATIONS = (("tournament_games", "search", "TEXT"),)
 
 
 def _row(r: Sequence[Any]) -> GameRow:
     g = ScheduledGame(str(r[0]), int(r[1]), int(r[2]), str(r[3]), str(r[4]), int(r[5]))
     return GameRow(g, str(r[6]), int(r[7]), None if r[8] is None else int(r[8]),
-                   None if r[9] is None else int(r[9]), r[10])
+                   None if r[9] is None else int(r[9]), r[10], None if r[11] is None else json.loads(r[11]))
 
 
 class TournamentStore(abc.ABC):
@@ -213,17 +217,20 @@ class TournamentStore(abc.ABC):
 
     _for_update = ""
 
-    def finish(self, tid: str, key: str, game_id: int | None, winner: int, reason: str) -> bool:
-        """Record the result of a claimed game (winner 0, 1 or -1). Returns False, changing
-        nothing, if the game is not claimed (e.g. already done): a result counts once."""
+    def finish(self, tid: str, key: str, game_id: int | None, winner: int, reason: str,
+               search: Sequence[dict[str, Any] | None] | None = None) -> bool:
+        """Record the result of a claimed game (winner 0, 1 or -1; `search`: per seat, what
+        its bot reported of its search). Returns False, changing nothing, if the game is not
+        claimed (e.g. already done): a result counts once."""
         if winner not in (0, 1, -1):
             raise ValueError(f"winner must be 0, 1 or -1, not {winner!r}")
+        search_text = None if search is None else json.dumps(list(search))
 
         def tx(cur: Any) -> bool:
             c = self._exec(cur, "UPDATE tournament_games SET status = 'done', game_id = ?, winner = ?, "
-                                "reason = ?, updated = ? "
+                                "reason = ?, search = ?, updated = ? "
                                 "WHERE tournament = ? AND game_key = ? AND status = 'claimed'",
-                           (game_id, winner, reason, _now(), tid, key))
+                           (game_id, winner, reason, search_text, _now(), tid, key))
             return bool(c.rowcount == 1)
 
         return self._tx(tx)
@@ -267,6 +274,9 @@ class SQLiteTournamentStore(TournamentStore):
         self._db = sqlite_connect(path, timeout=60)
         self._lock = threading.Lock()
         self._db.executescript(_SCHEMA)
+        for table, column, kind in _MIGRATIONS:
+            if column not in {r[1] for r in self._db.execute(f"PRAGMA table_info({table})")}:
+                self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
         self._runner_files: list[Any] = []
 
     def _q(self, sql: str) -> str:
@@ -301,7 +311,8 @@ class PostgresTournamentStore(TournamentStore):
 
         self._db = storage_pg.connect(url)
         self._lock = threading.Lock()
-        storage_pg.ensure_schema(self._db, _SCHEMA)
+        storage_pg.ensure_schema(self._db, _SCHEMA + ";" + ";".join(
+            f"ALTER TABLE {t} ADD COLUMN IF NOT EXISTS {c} {k}" for t, c, k in _MIGRATIONS))
 
     def _q(self, sql: str) -> str:
         return sql.replace("?", "%s")

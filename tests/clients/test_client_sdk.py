@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -102,7 +103,7 @@ async def test_one_game_from_login_to_game_over() -> None:
     assert yt.legal is not None
     t.expect_login(hello=Hello(name="first", token="tok", games=["heroes"], want_legal=True),
                    replies=[start(), yt])
-    t.expect(Turn(game_id="g1", actions=[yt.legal[0], END]),
+    t.expect(Turn(game_id="g1", actions=[yt.legal[0], END], info={"nodes": 1}),  # the bot's info goes along
              [Result(game_id="g1", accepted=2),
               GameEvent(game_id="g1", seat=2, action={"type": "swap_card"}),
               GameOver(game_id="g1", winner=1, reason="rules", replay_id="r9"), ConnectionClosed()])
@@ -114,7 +115,9 @@ async def test_one_game_from_login_to_game_over() -> None:
     assert bot.game is not None and bot.game.seat == 1 and bot.game.opponent == "rival"
     [(obs, limit)] = bot.seen
     assert obs["ap"] == 3 and obs.game.game_id == "g1"
-    assert limit == Limit(time_left_ms=900, bank_ms=5000, turn_ms=1000, increment_ms=0, lag_ms=100)
+    assert limit.received_at is not None and limit.elapsed_ms() >= 0  # when the your_turn was read
+    assert replace(limit, received_at=None) == Limit(time_left_ms=900, bank_ms=5000, turn_ms=1000,
+                                                     increment_ms=0, lag_ms=100)
     assert bot.results == [(2, None)]
     assert bot.events == [("action", 2, {"type": "swap_card"})]
     [record] = stats.games

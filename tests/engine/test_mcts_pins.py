@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from maag.engine import Game, State
 from maag.engine.search import search
 
@@ -100,7 +99,8 @@ def write() -> None:
         fp = fingerprint(case)
         pins[case] = {"plans": [f["plan"] for f in fp],
                       "counts": [[f["nodes"], f["evaluations"]] for f in fp], "digest": digest(fp)}
-    PINS.write_text("{\n" + ",\n".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in pins.items()) + "\n}\n")
+    lines = [f"{json.dumps(k)}: {json.dumps(v)}" for k, v in pins.items()]
+    PINS.write_text("{\n" + ",\n".join(lines) + "\n}\n")
 
 
 if __name__ == "__main__":

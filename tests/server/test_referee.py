@@ -319,3 +319,42 @@ def test_non_interference_of_hidden_cards() -> None:
     assert first_diff > 10  # game_start, 5 turns of player 1, a deploy and a draw of player 2
     assert json.loads(a[first_diff])["action"]["card"] == x
     assert json.loads(b[first_diff])["action"]["card"] == d
+
+
+def test_search_info_is_added_up_per_turn_and_changes_nothing() -> None:
+    clock = FakeClock()
+    s = session(clock)
+    s.start(clock())
+    assert s.search_report() == [None, None]
+    # Seat 0 plays its turn in two messages, each with what its search did; seat 1 sends none.
+    clock.advance(5)
+    first = next(a.to_dict() for a in s.state.legal_actions() if a.to_dict()["type"] != "end_turn")
+    outs = s.submit(0, [first], clock(), info={"iterations": 100, "time_ms": 4.0, "nodes": 7})
+    assert of_type(outs, "result", 0)[0]["accepted"] == 1
+    clock.advance(5)
+    s.submit(0, [{"type": "end_turn"}], clock(), info={"iterations": 50, "time_ms": 3.5, "string": "x"})
+    clock.advance(5)
+    s.submit(1, [{"type": "end_turn"}], clock())
+    clock.advance(5)
+    move = next(a.to_dict() for a in s.state.legal_actions() if a.to_dict()["type"] != "end_turn")
+    s.submit(0, [move], clock(), info={"iterations": 30, "time_ms": 1.5})
+    assert s.search_report() == [{"turns": 1, "iterations_per_turn": 150.0, "time_ms_per_turn": 7.5}, None]
+    s.resign(1, clock())  # the turn under way counts once the game is over
+    rep = s.replay()
+    assert rep["search"] == [{"turns": 2, "iterations_per_turn": 90.0, "time_ms_per_turn": 4.5}, None]
+    assert rep["actions"][0]["info"] == {"iterations": 100, "time_ms": 4.0, "nodes": 7}
+    check = resimulate(json.loads(json.dumps(rep)))  # the replay still re-simulates
+    assert check.plies == len(s.log)
+
+
+def test_info_of_a_late_message_is_not_counted() -> None:
+    clock = FakeClock()
+    s = session(clock, tc="100ms")
+    s.start(clock())
+    clock.advance(500)
+    outs = s.submit(0, [{"type": "end_turn"}], clock(), info={"iterations": 10**6, "time_ms": 499.0})
+    assert of_type(outs, "result", 0)[0]["error"] == "timeout"
+    clock.advance(5)
+    s.submit(1, [{"type": "end_turn"}], clock(), info={"iterations": 3, "time_ms": 1.0})
+    s.resign(0, clock())
+    assert s.search_report() == [None, {"turns": 1, "iterations_per_turn": 3.0, "time_ms_per_turn": 1.0}]

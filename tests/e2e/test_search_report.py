@@ -1,0 +1,102 @@
+"""Iterations per turn through the referee: bundled agents run as bot processes report
+what their searches did with each turn (`turn.info`), and `maag match --json`, a
+tournament's games and `maag bench iterations` show it. Real processes, real sockets; the
+checks are on presence and plausibility against the budget, never on speed."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from maag.server.storage.tournaments import open_tournament_store
+
+
+def maag(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "maag.server", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=600)
+
+
+def check_report(rep: Any, turn_ms: float) -> None:
+    """A search report of a bundled search agent: some turns, iterations, and a search time
+    per turn within the turn's budget (a message sent later would have been refused)."""
+    assert rep is not None
+    assert rep["turns"] >= 1
+    assert rep["iterations_per_turn"] >= 1
+    assert 0 < rep["time_ms_per_turn"] <= turn_ms
+
+
+def test_match_json_reports_iterations_per_turn(tmp_path: Path) -> None:
+    r = maag("match", "mcts", "random", "--games", "2", "--tc", "300ms", "--map", "a-tiny", "--json",
+             "--db", str(tmp_path / "m.sqlite3"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    lines = [json.loads(x) for x in r.stdout.splitlines()]
+    games, summary = lines[:-1], lines[-1]
+    assert len(games) == 2
+    for g in games:
+        seat = [g["seat1"], g["seat2"]].index("mcts")
+        check_report(g["search"][seat], 300)
+        assert g["search"][1 - seat] is None  # the referee's own random bot reports nothing
+    check_report(summary["search"]["mcts"], 300)
+    turns = [g["search"][[g["seat1"], g["seat2"]].index("mcts")]["turns"] for g in games]
+    assert summary["search"]["mcts"]["turns"] == sum(turns)
+    assert summary["search"]["random"] is None
+    # The replay keeps the per-message info and the per-seat report.
+    db = sqlite3.connect(tmp_path / "m.sqlite3")
+    for (data,) in db.execute("SELECT data FROM replays"):
+        rp = json.loads(data)
+        seat = [rp["tags"]["Seat1"], rp["tags"]["Seat2"]].index("mcts")
+        check_report(rp["search"][seat], 300)
+        infos = [e["info"] for e in rp["actions"] if "info" in e]
+        assert infos and all(i["iterations"] >= 0 and "time_ms" in i for i in infos)
+
+
+def test_tournament_games_carry_the_search_reports(tmp_path: Path) -> None:
+    db = str(tmp_path / "t.sqlite3")
+    out = tmp_path / "t.json"
+    r = maag("tournament", "--bot", "greedy-turn", "--bot", "first", "--games-per-pair", "2",
+             "--map", "a-tiny", "--tc", "200ms", "--db", db, "--out-json", str(out), "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    games = json.loads(out.read_text())["game_list"]
+    assert len(games) == 2
+    for g in games:
+        seat = [g["seat1"], g["seat2"]].index("greedy-turn")
+        check_report(g["search"][seat], 200)
+        assert g["search"][1 - seat] is None
+
+
+def test_a_tournament_database_of_an_older_maag_gains_the_search_column(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite3"
+    db = sqlite3.connect(path)
+    db.executescript("""
+        CREATE TABLE tournaments (id TEXT PRIMARY KEY, spec TEXT NOT NULL, created TEXT NOT NULL);
+        CREATE TABLE tournament_games (tournament TEXT NOT NULL, game_key TEXT NOT NULL,
+            round INTEGER NOT NULL, seq INTEGER NOT NULL, seat0 TEXT NOT NULL, seat1 TEXT NOT NULL,
+            seed BIGINT NOT NULL, status TEXT NOT NULL, attempts INTEGER NOT NULL, game_id BIGINT,
+            winner INTEGER, reason TEXT, updated TEXT NOT NULL, PRIMARY KEY (tournament, game_key));
+        INSERT INTO tournaments VALUES ('t1', '{}', '2026-01-01');
+        INSERT INTO tournament_games VALUES ('t1', 'r0g0', 0, 0, 'a', 'b', 5, 'done', 1, 3, 0, 'rules', 'x');
+    """)
+    db.close()
+    store = open_tournament_store(path)
+    try:
+        (row,) = store.rows("t1")
+        assert row.winner == 0 and row.search is None
+    finally:
+        store.close()
+
+
+def test_bench_iterations_compares_the_arena_and_the_referee(tmp_path: Path) -> None:
+    r = maag("bench", "iterations", "mcts", "--turn-ms", "100", "--games", "2", "--map", "a-tiny", "--json",
+             cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    res = json.loads(r.stdout.strip().splitlines()[-1])
+    assert res["agent"] == "mcts" and res["turn_ms"] == 100
+    for run in ("arena", "match"):
+        assert res[run]["mean_iterations_per_turn"] > 0
+        assert 0 < res[run]["mean_search_ms_per_turn"] <= 2 * 100
+    assert res["match"]["mean_search_ms_per_turn"] <= 100
+    assert res["ratio"] > 0 and len(res["load"]) == 3
