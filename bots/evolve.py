@@ -240,6 +240,66 @@ def _options_dict(opts: EvolveOptions) -> dict[str, Any]:
             "config": str(opts.config)}
 
 
+def mid_game_states(map_name: str, n: int, seed: int = 1) -> list[Any]:
+    """n positions of greedy-action self-play on `map_name` (research setting), a few turns in."""
+    from maag.engine import Game
+
+    game = Game("heroes", {"map": map_name, "draws": "seeded"})
+    agent = parse_agent("greedy-action")
+    rng = random.Random(seed)
+    out: list[Any] = []
+    while len(out) < n:
+        st = game.new_state(rng.getrandbits(62))
+        for _ in range(rng.randrange(2, 9)):  # turns
+            if st.is_terminal:
+                break
+            for a in agent.plan(st.observation(st.current_player), iterations=0, seed=rng.getrandbits(62)):
+                st.apply(a)
+                if st.is_terminal:
+                    break
+        if not st.is_terminal:
+            out.append(st)
+    return out
+
+
+def speed(network: Path, agents: list[str], map_name: str, states: int, budget_ms: float,
+          on_search: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
+    """Iterations per second of each agent with the heuristic and with eval=neat:network, on the
+    same positions at the same time budget, one search after the other (the order alternating
+    by position), in this one process: per agent the median over positions of each, and the
+    median of the per-position ratio network / heuristic."""
+    from maag.bots.cheating import CheatingAgent
+
+    positions = mid_game_states(map_name, states)
+    total = len(agents) * len(positions) * 2
+    done = 0
+    rows = []
+    for spec in agents:
+        plain = CheatingAgent(parse_agent(spec))
+        net = CheatingAgent(parse_agent(f"{spec}{',' if ':' in spec else ':'}eval=neat:{network}"))
+        ips: dict[str, list[float]] = {"heuristic": [], "network": []}
+        ratios = []
+        for i, st in enumerate(positions):
+            order = [("heuristic", plain), ("network", net)]
+            if i % 2:
+                order.reverse()
+            got = {}
+            for name, agent in order:
+                agent.plan(st, budget_ms=budget_ms, seed=i + 1)
+                last = agent.last
+                assert last is not None
+                got[name] = last.stats.iterations / (last.stats.elapsed_ms / 1000.0)
+                ips[name].append(got[name])
+                done += 1
+                if on_search:
+                    on_search(done, total)
+            ratios.append(got["network"] / got["heuristic"])
+        rows.append({"agent": spec, "heuristic_ips": statistics.median(ips["heuristic"]),
+                     "network_ips": statistics.median(ips["network"]), "ratio": statistics.median(ratios),
+                     "ratio_min": min(ratios), "states": len(positions), "budget_ms": budget_ms})
+    return rows
+
+
 # ---- the command line ---------------------------------------------------------------------------
 
 def register(sub: Any) -> None:
@@ -265,10 +325,21 @@ def register(sub: Any) -> None:
     e.add_argument("--config", type=Path, default=CONFIG, help="neat-python config file (default: shipped)")
     e.add_argument("--resume", type=Path, default=None, metavar="FILE",
                    help="a neat-checkpoint-N file of an earlier run to go on from")
+    s = nsub.add_parser("speed", help="iterations per second with a network vs with the heuristic",
+                        description=speed.__doc__)
+    s.add_argument("network", type=Path, help="a network file (neat-python's network JSON)")
+    s.add_argument("--agents", default="greedy-turn,mcts,oep",
+                   help="comma-separated search agents (default greedy-turn,mcts,oep)")
+    s.add_argument("--map", default="a", choices=MAPS, help="heroes map (default a)")
+    s.add_argument("--states", type=int, default=10, help="positions (default 10)")
+    s.add_argument("--budget-ms", type=float, default=200.0, help="time budget of each search (default 200)")
+    s.add_argument("--json", action="store_true", help="print JSON lines instead of a table")
     p.set_defaults(func=main, neat_parser=p)
 
 
 def main(args: argparse.Namespace) -> int:
+    if getattr(args, "neat_command", None) == "speed":
+        return main_speed(args)
     if getattr(args, "neat_command", None) != "evolve":
         args.neat_parser.print_help()
         return 2
@@ -314,3 +385,38 @@ def _check(args: argparse.Namespace) -> str | None:
     except ValueError as e:
         return str(e)
     return None
+
+
+def main_speed(args: argparse.Namespace) -> int:
+    from maag.engine.evalnet import NetworkFileError, load_network
+    from maag.engine.machine import machine
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    agents = [a.strip() for a in args.agents.split(",") if a.strip()]
+    try:
+        load_network(args.network)
+        for a in agents:
+            parse_agent(f"{a}{',' if ':' in a else ':'}eval=neat:{args.network}")
+    except (NetworkFileError, ValueError) as e:
+        print(f"maag neat speed: {e}", file=sys.stderr)
+        return 2
+    if args.states < 1 or args.budget_ms <= 0:
+        print("maag neat speed: --states must be at least 1 and --budget-ms positive", file=sys.stderr)
+        return 2
+    console = Console(stderr=True)
+    with Progress(TextColumn("searches"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=console, transient=True) as prog:
+        bar = prog.add_task("searches", total=None)
+        rows = speed(args.network, agents, args.map, args.states, args.budget_ms,
+                     on_search=lambda d, t: prog.update(bar, completed=d, total=t))
+    if args.json:
+        for r in rows:
+            print(json.dumps({**r, "map": args.map, "machine": machine()}))
+        return 0
+    print(f"heroes map {args.map}, {args.states} positions, {args.budget_ms:g} ms per search, medians:")
+    print(f"{'agent':<24} {'heuristic it/s':>15} {'network it/s':>13} {'network/heuristic':>18} {'min':>6}")
+    for r in rows:
+        print(f"{r['agent']:<24} {r['heuristic_ips']:>15.0f} {r['network_ips']:>13.0f} {r['ratio']:>18.2f} "
+              f"{r['ratio_min']:>6.2f}")
+    return 0

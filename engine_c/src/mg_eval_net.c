@@ -94,11 +94,9 @@ static double aggregate(const mg_net *net, const mg_net_node *n, const double *v
     }
 }
 
-double mg_net_activate(const mg_net *net, const double *in)
+/* Run the nodes over v, whose first n_inputs entries hold the inputs; the output. */
+static double run(const mg_net *net, double *v)
 {
-    double v[MG_MAX_FEATURES + MG_NET_MAX_NODES];
-    for (int i = 0; i < net->n_inputs; i++)
-        v[i] = in[i];
     for (int j = 0; j < net->n_nodes; j++) {
         const mg_net_node *n = &net->node[j];
         v[net->n_inputs + j] = activate(n->act, n->bias + n->response * aggregate(net, n, v));
@@ -106,13 +104,21 @@ double mg_net_activate(const mg_net *net, const double *in)
     return v[net->n_inputs + net->output];
 }
 
+double mg_net_activate(const mg_net *net, const double *in)
+{
+    double v[MG_MAX_FEATURES + MG_NET_MAX_NODES];
+    for (int i = 0; i < net->n_inputs; i++)
+        v[i] = in[i];
+    return run(net, v);
+}
+
 double mg_net_evaluate(const mg_net *net, const mg_game_vt *vt, const void *st, int player)
 {
     if (vt->terminal(st, NULL))
         return vt->evaluate(st, player);
-    double in[MG_MAX_FEATURES];
-    vt->features(st, player, in);
-    double o = mg_net_activate(net, in);
+    double v[MG_MAX_FEATURES + MG_NET_MAX_NODES];
+    vt->features(st, player, v); /* the inputs are the first n_features values */
+    double o = run(net, v);
     o = o != o ? 0.0 : fmax(-1.0, fmin(1.0, o)); /* NaN (e.g. inf * 0): neutral */
     return o * 0.5 * vt->value_scale;
 }

@@ -7,45 +7,50 @@
  * counting gives, and an observation or any determinization of it has the same sums). */
 #include "heroes_internal.h"
 
-/* The HR_FEAT_SIDE entries of side p (0/1) from offset 0 of out. */
+/* The HR_FEAT_SIDE entries of side p (0/1) from offset 0 of out. Counts are kept as integers
+ * and scaled once by multiplication (no divisions: this runs at every evaluation). */
 static void side_features(const hr_state *st, int p, double *out)
 {
+    const double fifth = 0.2;
     const uint8_t *sq = hr_maps[st->map].sq;
-    for (int i = 0; i < HR_FEAT_SIDE; i++)
-        out[i] = 0.0;
+    int alive[5] = {0, 0, 0, 0, 0}, ko = 0, crystals = 0, crystal_hp = 0, items = 0, on[3] = {0, 0, 0};
+    double health[5] = {0, 0, 0, 0, 0};
     for (uint64_t m = st->occ[p]; m; m &= m - 1) {
         int s = hr_lowest_bit(m);
         const hr_unit *u = &st->board[s];
         if (u->kind == HR_CRYSTAL) {
-            out[11] += 1.0;
-            out[12] += u->hp / 4500.0;
-            continue;
+            crystals++;
+            crystal_hp += u->hp;
+        } else if (u->hp == 0) {
+            ko++;
+        } else {
+            alive[u->kind]++;
+            health[u->kind] += (double)u->hp / hr_max_hp(u);
+            items += (u->items & 1) + (u->items >> 1 & 1) + (u->items >> 2 & 1) + (u->items >> 3 & 1);
+            on[0] += sq[s] == HR_SQ_POWER;
+            on[1] += sq[s] == HR_SQ_ASSAULT;
+            on[2] += sq[s] == HR_SQ_DEFENSE;
         }
-        if (u->hp == 0) {
-            out[10] += 1.0;
-            continue;
-        }
-        out[u->kind] += 1.0;
-        out[5 + u->kind] += (double)u->hp / hr_max_hp(u);
-        for (int b = 0; b < 4; b++)
-            out[13] += (u->items >> b) & 1;
-        out[14] += sq[s] == HR_SQ_POWER;
-        out[15] += sq[s] == HR_SQ_ASSAULT;
-        out[16] += sq[s] == HR_SQ_DEFENSE;
     }
-    for (int c = HR_KNIGHT; c <= HR_NINJA; c++)
-        out[17 + c] = (st->hand[p][c] + st->deck[p][c]) / 5.0;
-    out[22] = (st->hand[p][HR_INFERNO] + st->deck[p][HR_INFERNO]) / 5.0;
+    const uint8_t *hand = st->hand[p], *deck = st->deck[p];
+    for (int k = 0; k < 5; k++) {
+        out[k] = alive[k] * fifth;
+        out[5 + k] = health[k];
+        out[17 + k] = (hand[k] + deck[k]) * fifth;
+    }
+    out[10] = ko * fifth;
+    out[11] = crystals;
+    out[12] = crystal_hp * (1.0 / 4500.0);
+    out[13] = items * fifth;
+    for (int k = 0; k < 3; k++)
+        out[14 + k] = on[k] * fifth;
+    out[22] = (hand[HR_INFERNO] + deck[HR_INFERNO]) * fifth;
+    int item_cards = 0;
     for (int c = HR_POTION; c <= HR_SHINING_HELM; c++)
-        out[23] += (st->hand[p][c] + st->deck[p][c]) / 5.0;
-    out[24] = st->hand_n[p] / (double)HR_HAND_SIZE;
-    out[25] = st->deck_n[p] / 30.0;
-    for (int i = 0; i <= 4; i++) /* unit counts on a scale of about [0, 1] */
-        out[i] /= 5.0;
-    out[10] /= 5.0;
-    out[13] /= 5.0;
-    for (int i = 14; i <= 16; i++)
-        out[i] /= 5.0;
+        item_cards += hand[c] + deck[c];
+    out[23] = item_cards * fifth;
+    out[24] = st->hand_n[p] * (1.0 / HR_HAND_SIZE);
+    out[25] = st->deck_n[p] * (1.0 / 30.0);
 }
 
 void hr_features(const void *vst, int player, double *out)
