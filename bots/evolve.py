@@ -16,8 +16,11 @@ neat-python config file (default: the shipped bots/neat-heroes.cfg). Files in --
   neat-checkpoint-N   neat-python's checkpoint before generation N (--resume FILE goes on
                       from it, to --generations in all)
   history.json        fitness by generation: best, mean, standard deviation, species
-  winner.json         the best genome so far as neat-python's network JSON (metadata: game,
-                      map, agent, budget, fitness, generation), for eval=neat:FILE
+  winner.json         the winner as neat-python's network JSON (metadata: game, map, agent,
+                      budget, fitness, generation), for eval=neat:FILE: during the run the
+                      genome of highest fitness so far; at the end the best of a final
+                      selection (--final-games new games for each of the last generation's
+                      5 best and the run's best genome)
   fitness.png         fitness by generation (matplotlib)
 The winner's fitness is the best of many noisy scores; measure it afresh with maag arena.
 
@@ -66,6 +69,7 @@ class EvolveOptions:
     jobs: int = 1
     config: Path = CONFIG
     resume: Path | None = None
+    final_games: int = 40
 
 
 def load_config(path: Path, population: int | None) -> Any:
@@ -87,10 +91,38 @@ def network_json(genome: Any, config: Any, metadata: dict[str, Any]) -> str:
     return str(export_network_json(net, metadata={"game": "heroes", **metadata}))
 
 
-def deals(opts: EvolveOptions, generation: int) -> list[int]:
-    """The deal seeds of a generation (the same for each of its genomes)."""
+def deals(opts: EvolveOptions, generation: int, games: int | None = None) -> list[int]:
+    """The deal seeds of a generation (the same for each of its genomes); generation -1: the
+    final selection's."""
     rng = random.Random(opts.seed * 1_000_003 + generation)
-    return [rng.getrandbits(62) for _ in range((opts.games + 1) // 2)]
+    return [rng.getrandbits(62) for _ in range(((games or opts.games) + 1) // 2)]
+
+
+# Genomes of the last generation that meet again in the final selection.
+FINALISTS = 5
+
+
+def select_winner(opts: EvolveOptions, config: Any, finalists: list[Any], best_ever: Any | None,
+                  generation: int, log: Callable[[str], None]) -> Any:
+    """The winner: among the best genomes of the last generation and the best of the run, the
+    one with the best score over opts.final_games new games (a genome's fitness is the best of
+    many noisy scores; this picks on fresh deals). Writes winner.json."""
+    pool = list(finalists)
+    if best_ever is not None and all(g.key != best_ever.key for g in pool):
+        pool.append(best_ever)
+    seeds = deals(opts, -1, opts.final_games)
+    best, best_score = None, -1.0
+    with tempfile.TemporaryDirectory(prefix="maag-neat-") as work:
+        for g in pool:
+            score = _fitness((g, config, opts, seeds, work))
+            log(f"final selection: genome {g.key} (fitness {g.fitness:.3f}) scores {score:.3f} "
+                f"over {2 * len(seeds)} new games")
+            if score > best_score:
+                best, best_score = g, score
+    assert best is not None
+    export_winner(best, config, opts, generation, {"selection_score": best_score,
+                                                   "selection_games": 2 * len(seeds)})
+    return best
 
 
 def play_against_heuristic(spec: str, opts: EvolveOptions, seeds: list[int]) -> float:
@@ -129,10 +161,11 @@ def read_history(opts: EvolveOptions) -> list[dict[str, Any]]:
     return list(data["generations"])
 
 
-def export_winner(genome: Any, config: Any, opts: EvolveOptions, generation: int) -> Path:
+def export_winner(genome: Any, config: Any, opts: EvolveOptions, generation: int,
+                  extra: dict[str, Any] | None = None) -> Path:
     path = opts.out / "winner.json"
     meta = {"map": opts.map, "agent": opts.agent, "iterations": opts.iterations, "games": opts.games,
-            "fitness": genome.fitness, "generation": generation, "genome_id": genome.key}
+            "fitness": genome.fitness, "generation": generation, "genome_id": genome.key, **(extra or {})}
     path.write_text(network_json(genome, config, meta))
     return path
 
@@ -185,6 +218,7 @@ def evolve(opts: EvolveOptions, log: Callable[[str], None] = print,
     pop.add_reporter(neat.Checkpointer(1, filename_prefix=str(opts.out / "neat-checkpoint-")))
     total = todo * config.pop_size
     done = 0
+    finalists: list[Any] = []  # the best genomes of the latest generation evaluated
     t0 = time.monotonic()
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
@@ -210,6 +244,7 @@ def evolve(opts: EvolveOptions, log: Callable[[str], None] = print,
                     if on_genome:
                         on_genome(done, total)
         fits = [g.fitness for _, g in genomes]
+        finalists[:] = sorted((g for _, g in genomes), key=lambda g: -g.fitness)[:FINALISTS]
         best = max((g for _, g in genomes), key=lambda g: g.fitness)
         entry = {"generation": gen, "best": best.fitness, "mean": statistics.fmean(fits),
                  "stdev": statistics.pstdev(fits), "genomes": len(fits),
@@ -228,6 +263,8 @@ def evolve(opts: EvolveOptions, log: Callable[[str], None] = print,
             f"{entry['species']} species, {entry['seconds']:.0f} s; ETA {eta / 60:.1f} min")
 
     pop.run(eval_genomes, todo)
+    if opts.final_games > 0:
+        select_winner(opts, config, finalists, pop.best_genome, pop.generation - 1, log)
     title = (f"NEAT on heroes map {opts.map}: {opts.agent} ({opts.iterations} it/turn) with the network "
              f"vs with the heuristic,\n{opts.games} games per genome, population {config.pop_size}")
     plot_history(history, opts.out / "fitness.png", title)
@@ -323,6 +360,9 @@ def register(sub: Any) -> None:
     e.add_argument("--seed", type=int, default=1, help="seed of the population and of the deals (default 1)")
     e.add_argument("--jobs", "-j", type=int, default=1, help="processes evaluating genomes (default 1)")
     e.add_argument("--config", type=Path, default=CONFIG, help="neat-python config file (default: shipped)")
+    e.add_argument("--final-games", type=int, default=40,
+                   help="games of the final selection among the last generation's best (default 40; 0: "
+                        "the winner is the genome of highest fitness)")
     e.add_argument("--resume", type=Path, default=None, metavar="FILE",
                    help="a neat-checkpoint-N file of an earlier run to go on from")
     s = nsub.add_parser("speed", help="iterations per second with a network vs with the heuristic",
@@ -349,7 +389,7 @@ def main(args: argparse.Namespace) -> int:
         return 2
     opts = EvolveOptions(out=args.out, map=args.map, generations=args.generations, population=args.population,
                          games=args.games, agent=args.agent, iterations=args.iterations, seed=args.seed,
-                         jobs=args.jobs, config=args.config, resume=args.resume)
+                         jobs=args.jobs, config=args.config, resume=args.resume, final_games=args.final_games)
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -369,6 +409,8 @@ def _check(args: argparse.Namespace) -> str | None:
     for name in ("generations", "games", "iterations", "jobs"):
         if getattr(args, name) < 1:
             return f"--{name} must be at least 1"
+    if args.final_games < 0:
+        return "--final-games must be at least 0"
     if args.population is not None and args.population < 2:
         return "--population must be at least 2"
     if not args.config.is_file():

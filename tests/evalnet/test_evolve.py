@@ -15,7 +15,7 @@ from maag.bots import make_agent
 from maag.engine import Game
 from maag.engine.evalnet import load_network
 
-TINY = ["--map", "a-tiny", "--population", "4", "--games", "2", "--iterations", "10"]
+TINY = ["--map", "a-tiny", "--population", "4", "--games", "2", "--iterations", "10", "--final-games", "2"]
 
 
 def maag(*args: str) -> subprocess.CompletedProcess[str]:
@@ -37,7 +37,8 @@ def test_evolve_writes_its_files_and_resumes(tmp_path: Path) -> None:
     assert (out / "fitness.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     winner = json.loads((out / "winner.json").read_text())
     assert winner["metadata"]["game"] == "heroes" and winner["metadata"]["map"] == "a-tiny"
-    assert winner["metadata"]["fitness"] == max(h["best"] for h in hist)
+    assert winner["metadata"]["selection_games"] == 2 and 0 <= winner["metadata"]["selection_score"] <= 1
+    assert r.stderr.count("final selection: genome") >= 4  # the 4 genomes of the last generation
     net = load_network(out / "winner.json")
     st = Game("heroes", {"map": "a-tiny", "draws": "seeded"}).new_state(seed=5)
     plan = make_agent("greedy-turn", f"eval=neat:{out / 'winner.json'}").plan(st, iterations=20, seed=1)
@@ -65,6 +66,7 @@ def test_evolve_writes_its_files_and_resumes(tmp_path: Path) -> None:
     (["--agent", "mcts:c=-1"], "parameter 'c'"),
     (["--resume", "/nonexistent/neat-checkpoint-3"], "no checkpoint file"),
     (["--population", "1"], "--population must be at least 2"),
+    (["--final-games", "-1"], "--final-games must be at least 0"),
 ])
 def test_evolve_refuses_bad_arguments(tmp_path: Path, args: list[str], message: str) -> None:
     r = maag("neat", "evolve", "--out", str(tmp_path / "x"), *args)
