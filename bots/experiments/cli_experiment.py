@@ -218,7 +218,6 @@ def _data(args: argparse.Namespace, s: Any) -> str:
 
 def _command(args: argparse.Namespace, s: Any) -> str:
     cmd = f"maag experiment {s.name}" if args.study in _shipped() else f"maag experiment run {args.study}"
-    cmd += f" --jobs {getattr(args, 'jobs', 2)}"
     if args.games:
         cmd += f" --games {args.games}"
     if args.budget_factor is not None:

@@ -710,7 +710,8 @@ def markdown(study: Study, cs: Sequence[Cell], figures: Sequence[str] = (), comm
     out.append("- Agents and their budgets per turn (iterations in each kernel's own unit: MCTS iterations, "
                "OEP generations, greedy turn outcomes): " + "; ".join(budgets) + ".")
     if command:
-        out.append(f"- Command: `{command}`.")
+        out.append(f"- Command: `{command}` (`--jobs N` plays N games at once; with a budget in ms no more "
+                   "than the machine's cores).")
     if machines:
         out.append(f"- Machine (`lscpu` model, as recorded with each game): {'; '.join(machines)}.")
     out.append(f"- Games in the data file for this declaration: {n_games} of "
@@ -903,7 +904,7 @@ def report(study: Study, data: str | Path, docs: str | Path, games: int | None =
     pngs = [plot(study, cs, folder / f"{study.name}.png")] if any(c.games for c in cs) else []
     keys = {c.pairing.key for c in cs}
     cpus = sorted({str(d.get("cpu", "?")) for k, v in records(data).items() if k in keys for d in v.values()})
-    text = markdown(study, cs, [p.name for p in pngs], command or f"maag experiment {study.name} --jobs 2",
+    text = markdown(study, cs, [p.name for p in pngs], command or f"maag experiment {study.name}",
                     cpus)
     md = folder / f"{study.name}.md"
     md.write_text(text.rstrip("\n") + "\n")

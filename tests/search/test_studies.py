@@ -63,7 +63,7 @@ def test_a_shipped_study_runs_end_to_end_at_a_tiny_budget(name: str, tmp_path: P
         assert all(isinstance(x, float) and x >= 0 for x in d["iterations"])
     md = (tmp_path / "docs" / "studies" / f"{name}.md").read_text()
     assert md.startswith(f"# {s.title}") and "## Results" in md and f"{name}.png" in md
-    assert f"maag experiment {name} --jobs 2 --games 2 --budget-factor 0.001" in md
+    assert f"`maag experiment {name} --games 2 --budget-factor 0.001`" in md
     cells = SCORE.findall(md)
     assert cells
     for score, lo, hi, n in cells:
