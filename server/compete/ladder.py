@@ -208,14 +208,15 @@ class Ladder:
         assert self.server is not None
         free: Counter[str] = Counter()
         for c in self.server.clients:
-            if c.bot is not None and not c.closed:
+            if c.bot is not None and not c.closed and c.bot not in self.server.explicit_only:
                 free[c.bot] += max(0, c.free_slots)
         return {b: min(n, self.per_bot - self.playing[b]) for b, n in free.items()
                 if min(n, self.per_bot - self.playing[b]) > 0}
 
     def _track_connections(self) -> None:
         assert self.server is not None
-        now = {c.bot for c in self.server.clients if c.bot is not None and not c.closed}
+        now = {c.bot for c in self.server.clients
+               if c.bot is not None and not c.closed and c.bot not in self.server.explicit_only}
         for b in sorted(now - self.connected):
             self.idle_since.setdefault(b, time.monotonic())
             self.on_event(LadderEvent("join", bot=b))

@@ -371,6 +371,9 @@ class RefereeServer:
         self.requests: deque[GameRequest] = deque()
         self._game_index = 0
         self._local_tokens: dict[str, str] = {}  # hash of a token of this run only -> bot
+        self.explicit_only: set[str] = set()
+        """Bots paired only by explicit requests (`request_game`), never automatically nor by a
+        ladder's scheduler: a person's seat and the agent started to play it (maag.server.web)."""
         self._watchers: list[asyncio.Task[Any]] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self.latencies_ms: list[float] = []
@@ -493,10 +496,13 @@ class RefereeServer:
             except Exception:  # a watcher's bug never stops a game
                 LOG.exception("a game watcher failed on %s of game %s", kind, session.game_id)
 
-    def add_token(self, token: str, bot: str) -> None:
+    def add_token(self, token: str, bot: str, *, explicit_only: bool = False) -> None:
         """Accept `token` for bot `bot` in this server's lifetime only (never stored; kept by
-        its hash, like stored tokens)."""
+        its hash, like stored tokens); with `explicit_only`, the bot is paired only by
+        explicit requests (see `explicit_only`)."""
         self._local_tokens[hash_token(token)] = bot
+        if explicit_only:
+            self.explicit_only.add(bot)
 
     async def _watch_tokens(self) -> None:
         """Close the connections whose stored token has been revoked. Tokens are never cached
@@ -647,8 +653,8 @@ class RefereeServer:
         if self.config.auto_pair and not self.requests:
             while True:
                 now = time.monotonic()
-                free = sorted((c for c in self.clients
-                               if c.free_slots > 0 and self._games_left(str(c.bot), now)),
+                free = sorted((c for c in self.clients if c.free_slots > 0 and c.bot not in self.explicit_only
+                               and self._games_left(str(c.bot), now)),
                               key=lambda c: c.free_since)
                 pair = next(((x, y) for i, x in enumerate(free) for y in free[i + 1:] if x.bot != y.bot),
                             None)

@@ -203,7 +203,7 @@ class Seats:
         cfg = self.referee.config
         bot = f"human-{self._n}"
         referee_token = secrets.token_urlsafe(24)
-        self.referee.add_token(referee_token, bot)
+        self.referee.add_token(referee_token, bot, explicit_only=True)
         hs = HumanSeat(secrets.token_urlsafe(24), bot, opponent, seat, address, self.max_rate)
         if opponent.startswith("bot:"):
             other = opponent[4:]
@@ -212,7 +212,7 @@ class Seats:
         else:
             other = f"{opponent}@web{self._n}"[:64]
             agent_token = secrets.token_urlsafe(24)
-            self.referee.add_token(agent_token, other)
+            self.referee.add_token(agent_token, other, explicit_only=True)
             proc = BotProcess(opponent, other, agent_token, 1, self._logs / f"{self._n}.log")
             host = "127.0.0.1" if cfg.host in ("0.0.0.0", "", "::") else cfg.host
             await asyncio.to_thread(proc.start, host, self.referee.port)

@@ -166,6 +166,33 @@ async def test_bad_messages_from_a_page_are_answered_and_change_nothing(site: Si
         assert rec is not None and rec.status == "finished" and rec.reason in ("rules", "turn_limit")
 
 
+async def test_a_person_plays_a_connected_bot_and_is_never_paired_otherwise(site: Site) -> None:
+    site.minibot("target", "--delay", "20")
+    for _ in range(int(WAIT * 10)):
+        if any(c.bot == "target" for c in site.referee.clients):
+            break
+        await asyncio.sleep(0.1)
+    async with aiohttp.ClientSession() as http:
+        status, out = await _play(http, site, opponent="bot:target", seat=2, experience="expert")
+        assert status == 200, out
+        async with http.ws_connect(site.url + f"/ws/play?token={out['token']}") as ws:
+            start = await _next(ws, "game_start")
+            assert start["opponent"] == "target" and start["seat"] == 2
+            # A free bot arrives: the person's seat is not offered to it, only explicit requests pair it.
+            site.minibot("z")
+            await _next(ws, "your_turn")
+            await asyncio.sleep(1.0)
+            people = {s.game_id for s in site.referee.running() if "human-1" in (x.name for x in s.seats)}
+            assert people == {start["game_id"]} and "human-1" in site.referee.explicit_only
+            assert not any("z" in (x.name for x in s.seats) for s in site.referee.running())
+            await ws.send_str(json.dumps({"type": "resign"}))
+            over = await _next(ws, "game_over")
+            assert over["winner"] == 1 and over["reason"] == "resign"
+            assert over["replay_id"] == start["game_id"]
+    rp = site.storage.get_replay(int(start["game_id"]))
+    assert rp is not None and rp["tags"]["Experience"] == "expert" and rp["tags"]["Opponent"] == "bot:target"
+
+
 async def test_a_spectator_is_pushed_the_public_view_only(site: Site) -> None:
     site.minibot("c", "--delay", "30")
     site.minibot("d", "--delay", "30")
