@@ -289,13 +289,16 @@ class WebServer:
             raise web.HTTPForbidden(text="unknown or expired play token")
         ws = web.WebSocketResponse(heartbeat=30.0, max_msg_size=64 * 1024)
         await ws.prepare(request)
-        if hs.ws is not None and not hs.ws.closed:
-            await hs.ws.close(message=b"the seat was opened in another page")
-        hs.ws = ws
+        old, hs.ws = hs.ws, None
+        if old is not None and not old.closed:
+            await old.close(message=b"the seat was opened in another page")
         hello = {"type": "seat", "seat": hs.seat, "opponent": hs.opponent, "bot": hs.bot}
         await ws.send_str(json.dumps(hello))
-        for frame in list(hs.backlog):
-            await ws.send_str(frame)
+        sent = 0
+        while sent < len(hs.backlog):  # the game so far, in order, including what comes meanwhile
+            await ws.send_str(hs.backlog[sent])
+            sent += 1
+        hs.ws = ws  # (no await since the loop's last test: nothing was missed)
         async for msg in ws:
             if msg.type != WSMsgType.TEXT:
                 await ws.send_str(json.dumps({"type": "error", "message": "text frames only"}))

@@ -83,6 +83,7 @@ class HumanSeat:
     conn: Connection = field(default_factory=lambda: Connection(Role.CLIENT))
     writer: asyncio.StreamWriter | None = None
     reader_task: asyncio.Task[None] | None = None
+    watcher: asyncio.Task[None] | None = None
     rate: RateLimiter | None = None
 
     def __post_init__(self) -> None:
@@ -156,8 +157,9 @@ class HumanSeat:
         if self.writer is not None:
             with contextlib.suppress(Exception):
                 self.writer.close()
-        if self.reader_task is not None:
-            self.reader_task.cancel()
+        for task in (self.reader_task, self.watcher):
+            if task is not None:
+                task.cancel()
         if self.process is not None:
             self.process.stop(grace=1.0)
 
@@ -222,11 +224,29 @@ class Seats:
         fut = self.referee.request_game(*seats, match_id=PLAY_MATCH, tags=tags, requeue=False,
                                         tc=self.human_tc)
         fut.add_done_callback(lambda f: self._game_done(hs, f))
+        if hs.process is not None:
+            hs.watcher = asyncio.ensure_future(self._watch_agent(hs, fut))
         host = "127.0.0.1" if cfg.host in ("0.0.0.0", "", "::") else cfg.host
         await hs.connect(host, self.referee.port, referee_token, cfg.game)
         self.seats[hs.token] = hs
         LOG.info("%s (seat %d, %s) plays %s", bot, seat, address, opponent)
         return hs
+
+    async def _watch_agent(self, hs: HumanSeat, fut: asyncio.Future[Any]) -> None:
+        """An agent's process that exits before its game starts (a bad agent name, a broken
+        install) ends the request, and the page is told why, with the end of its log."""
+        proc = hs.process
+        while proc is not None and hs.game_id is None and not fut.done():
+            p = proc.proc
+            if p is not None and p.poll() is not None:
+                for req in list(self.referee.requests):
+                    if req.future is fut:
+                        self.referee.requests.remove(req)
+                tail = proc.log_tail(8)
+                fut.set_exception(PlayError(f"the opponent {hs.opponent!r} could not start (exit status "
+                                            f"{p.returncode}):\n{tail}"))
+                return
+            await asyncio.sleep(0.25)
 
     def _game_done(self, hs: HumanSeat, fut: asyncio.Future[Any]) -> None:
         if not fut.cancelled() and fut.exception() is not None and hs.over is None:

@@ -90,7 +90,7 @@ class Served:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "maag.server", "serve", "--port", "0", "--port-file", str(port_file),
              "--db", str(self.db), "--web", f"127.0.0.1:{web}", "--spill-dir", str(self.tmp / "spill"),
-             "--max-games-per-minute", "0", "-q", *self.options],
+             "--max-games-per-minute", "0", *self.options],
             stdout=subprocess.DEVNULL, stderr=open(self.tmp / "serve.log", "wb"))
         end = time.monotonic() + 90
         while not (port_file.exists() and port_file.read_text().strip()):
@@ -122,6 +122,10 @@ class Served:
         for p in self.bots:
             p.wait(30)
         self.bots.clear()
+
+    def log(self) -> str:
+        """The end of the server's log (connections and games), for failure messages."""
+        return (self.tmp / "serve.log").read_text(errors="replace")[-3000:]
 
     def get(self, path: str) -> bytes:
         with urllib.request.urlopen(self.url + path, timeout=30) as r:

@@ -36,7 +36,10 @@ def test_a_person_plays_a_whole_game_against_greedy_action_by_clicking(served: S
     page.fill("input[name=opponent]", "greedy-action")
     page.check("input[value='played a few games']")
     page.click("#start")
-    page.wait_for_selector("#legal button.end-turn", timeout=90_000)
+    try:
+        page.wait_for_selector("#legal button.end-turn", timeout=90_000)
+    except Exception as e:
+        raise AssertionError(f"no turn for the person: {page.inner_text('#main')}\n{served.log()}") from e
     assert page.query_selector_all(".player[data-seat='1'] .card"), "the person sees their own hand"
     clicks = board_clicks = 0
     end = time.monotonic() + PLAY_LIMIT_S

@@ -110,6 +110,16 @@ async def test_the_form_is_checked_and_a_refused_form_starts_nothing(site: Site)
     assert not site.web.seats.seats and not site.referee.requests and not site.referee.running()
 
 
+async def test_an_agent_that_cannot_start_is_reported_to_the_page(site: Site) -> None:
+    async with aiohttp.ClientSession() as http:
+        status, out = await _play(http, site, opponent="no-such-agent", seat=1)
+        assert status == 200  # the name is only known to be bad once its process has tried
+        async with http.ws_connect(site.url + f"/ws/play?token={out['token']}") as ws:
+            err = await _next(ws, "error")
+    assert "could not start" in err["message"] and "no-such-agent" in err["message"]
+    assert not site.referee.requests and not site.referee.running()
+
+
 async def test_people_playing_at_once_are_limited(site: Site) -> None:
     async with aiohttp.ClientSession() as http:
         for _ in range(2):
