@@ -6,11 +6,13 @@ parameters whose defaults are the source papers' best settings.
     >>> plan = agent.plan(state, budget_ms=500)                  # list[Action] for the rest of the turn
 
 Names: random, random-meta, egreedy, greedy-action, greedy-turn, mcts, ne-mcts, bb-mcts,
-collapse-mcts, oep, ucb, uct, rap, rmp, rmpmax (`AGENTS`). An agent's defaults may differ
-by game (`AgentSpec.game_defaults`: its best measured setting there); it takes them from
-the first position it plans. Parameters come as typed keywords or as "key=value"
-strings (the command line's form); `parse_agent("mcts:c=0.5,rollout_turns=2")` takes the
-whole spec in one string.
+collapse-mcts, oep, emcts, fh-emcts, ucb, uct, rap, rmp, rmpmax (`AGENTS`). An agent's
+defaults may differ by game (`AgentSpec.game_defaults`: its best measured setting there);
+it takes them from the first position it plans. `preset=NAME` applies a named set of
+settings over those (`AgentSpec.presets`; `preset=paper`: the source paper's settings, for
+mcts, ne-mcts, bb-mcts, oep, emcts and fh-emcts); settings given with it still win.
+Parameters come as typed keywords or as "key=value" strings (the command line's form);
+`parse_agent("mcts:c=0.5,rollout_turns=2")` takes the whole spec in one string.
 
 An agent only ever sees what its seat may see: `plan` takes a `maag.engine.Observation`
 (a full `State` given instead is first reduced to the observation of the player to act),
@@ -63,6 +65,9 @@ class AgentSpec:
     game_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     """Per game, the parameters whose default differs there (its best measured setting);
     what a user sets always wins."""
+    presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Named settings chosen with `preset=NAME`, applied over the (per-game) defaults, under
+    what a user sets; "paper" is the source paper's settings."""
 
     def param(self, name: str) -> Option:
         for p in self.params:
@@ -82,11 +87,21 @@ class AgentSpec:
             evaluation(parsed)  # the file is read and checked now
         return parsed
 
-    def defaults(self, game: str | None = None) -> dict[str, Any]:
-        """The parameters' defaults, for `game` when given (its `game_defaults` applied)."""
+    def preset(self, name: Any) -> str:
+        """`name` if it is one of this agent's presets, else AgentError."""
+        if not isinstance(name, str) or name not in self.presets:
+            known = ", ".join(self.presets) or "none"
+            raise AgentError(f"agent {self.name!r} has no preset {name!r} (known: {known})")
+        return name
+
+    def defaults(self, game: str | None = None, preset: str | None = None) -> dict[str, Any]:
+        """The parameters' defaults, for `game` when given (its `game_defaults` applied),
+        then `preset`'s settings when given."""
         out = {p.name: p.default for p in self.params}
         if game is not None:
             out.update(self.game_defaults.get(game, {}))
+        if preset is not None:
+            out.update(self.presets[self.preset(preset)])
         return out
 
 
@@ -135,6 +150,18 @@ def _mcts(c: float, rollout: str, *, robust: bool = False, horizon_root: bool = 
         _prune(),
     )
 
+
+# The source papers' settings (`preset=paper`). Justesen et al. 2017 (Hero Academy, the
+# reference code): vanilla MCTS with C = 1/sqrt(2), egreedy rollouts (eps 0.5) of one turn
+# from the leaf, the highest mean, END_TURN after the tree's path; non-exploring MCTS the
+# same with C = 0 and greedy rollouts; bridge-burning MCTS vanilla MCTS's settings in each
+# phase; OEP population 100, survival 0.5, mutation 0.1, heuristic fitness, one population.
+_MCTS_PAPER: dict[str, Any] = {"c": 1 / math.sqrt(2), "rollout": "egreedy", "epsilon": 0.5,
+                               "rollout_turns": 1, "transpositions": True, "robust": False,
+                               "horizon_root": False, "complete": False, "prune": True}
+_NE_MCTS_PAPER: dict[str, Any] = {**_MCTS_PAPER, "c": 0.0, "rollout": "greedy"}
+_OEP_PAPER: dict[str, Any] = {"population": 100, "survival": 0.5, "mutation": 0.1, "history": True,
+                              "fitness_rollouts": 0, "islands": 1, "prune": True}
 
 AGENTS: dict[str, AgentSpec] = {}
 
@@ -203,7 +230,7 @@ _register(AgentSpec(
     "mcts", "mcts",
     "vanilla MCTS over single actions: UCB1, multi-action negamax backup, transpositions, "
     "egreedy rollouts of one turn",
-    _mcts(_C, "egreedy")))
+    _mcts(_C, "egreedy"), presets={"paper": _MCTS_PAPER}))
 _register(AgentSpec(
     "ne-mcts", "mcts",
     "non-exploring MCTS: C = 0 and deterministic greedy rollouts, so every child is visited "
@@ -211,7 +238,7 @@ _register(AgentSpec(
     # robust: with C = 0 a node's mean sinks as its (mostly worse) children are added, so
     # the highest mean marks the least explored edge; the most visited one is the edge the
     # search kept choosing (docs/results-heroes.md: 76% vs greedy turn instead of 53%).
-    _mcts(0.0, "greedy", robust=True)))
+    _mcts(0.0, "greedy", robust=True), presets={"paper": _NE_MCTS_PAPER}))
 _register(AgentSpec(
     "bb-mcts", "mcts",
     "bridge-burning MCTS: the budget is split into one phase per action of the turn; after "
@@ -221,7 +248,7 @@ _register(AgentSpec(
     # games each (docs/results-heroes.md), 74%; the earlier default (C = 1/sqrt(2), egreedy
     # rollouts to the end of the opponent's reply) 43%; C = 0 and greedy rollouts with that
     # two-turn horizon 48%; C = 1/sqrt(2) with greedy one-turn rollouts 36%.
-    _mcts(0.0, "greedy", robust=True), {"bridge_burning": True}))
+    _mcts(0.0, "greedy", robust=True), {"bridge_burning": True}, presets={"paper": _MCTS_PAPER}))
 _register(AgentSpec(
     "collapse-mcts", "mcts",
     "collapsing MCTS (thesis): after k end-of-turn nodes are found, branches of the turn "
@@ -252,7 +279,54 @@ _register(AgentSpec(
      Option(name="migrants", type="int", default=5, min=0,
            help="islands: best genomes each island sends to the next (0: none)"),
      *_rollout("egreedy"),
-     _prune())))
+     _prune()),
+    presets={"paper": _OEP_PAPER}))
+
+
+def _emcts(c: float, branching: int, tree_depth: int) -> tuple[Option, ...]:
+    """EMCTS parameters (engine_c/src/mg_search_emcts.c says which choice comes from where)."""
+    return (
+        Option(name="c", type="float", default=c, min=0,
+               help="exploration constant: UCB = mean + 2c sqrt(2 ln N / n), the means rescaled "
+                    "to [0, 1] by the lowest and highest genome values of the search"),
+        Option(name="branching", type="int", default=branching, min=1, max=100000,
+               help="mutations (children) of a genome before UCB descends below it"),
+        Option(name="tree_depth", type="int", default=tree_depth, min=0, max=10000,
+               help="mutations from the root at most; each iteration then mutates on at random "
+                    "to this depth (0: no limit, no such rollout)"),
+        Option(name="max_nodes", type="int", default=1 << 16, min=1,
+               help="tree size cap; then iterations revisit leaves"),
+        _prune(),
+    )
+
+
+# EMCTS's and FH-EMCTS's settings. The papers' full texts could not be read here (their
+# abstracts could; docs/results-heroes.md, "EMCTS and FH-EMCTS"): the algorithm follows
+# them, the numbers are ours, from short runs against OEP at equal genome counts.
+_EMCTS_PAPER: dict[str, Any] = {"c": 0.1, "branching": 10, "tree_depth": 0, "prune": True}
+_FH_EMCTS_PAPER: dict[str, Any] = {**_EMCTS_PAPER, "horizon": 8, "model_k": 10}
+
+_register(AgentSpec(
+    "emcts", "emcts",
+    "Evolutionary MCTS (Baier and Cowling 2018): a tree of whole-turn genomes whose edges are "
+    "mutations (one gene replaced, the rest repaired), UCB over mutations, the heuristic of a "
+    "genome's end of turn as its value, the best genome found as the plan; a budget iteration "
+    "is one genome",
+    _emcts(_EMCTS_PAPER["c"], _EMCTS_PAPER["branching"], _EMCTS_PAPER["tree_depth"]),
+    {"horizon": 0}, presets={"paper": _EMCTS_PAPER}))
+_register(AgentSpec(
+    "fh-emcts", "emcts",
+    "Flexible-Horizon EMCTS (Baier and Cowling 2018): EMCTS whose genomes are the next "
+    "`horizon` own actions across turn ends; the opponent's turns, and the rest of the own "
+    "turn where a genome runs out, are played by greedy models over the model_k best-rated "
+    "actions",
+    (*_emcts(_FH_EMCTS_PAPER["c"], _FH_EMCTS_PAPER["branching"], _FH_EMCTS_PAPER["tree_depth"]),
+     Option(name="horizon", type="int", default=_FH_EMCTS_PAPER["horizon"], min=1, max=62,
+            help="own actions a genome holds, across turn ends (the search depth)"),
+     Option(name="model_k", type="int", default=_FH_EMCTS_PAPER["model_k"], min=1, max=1024,
+            help="the greedy models' step: the best by the heuristic of this many best-rated "
+                 "actions")),
+    presets={"paper": _FH_EMCTS_PAPER}))
 # The card-game thesis's players (spec/cards.md §8). Their exploration constant is the
 # thesis's: xbar + c sqrt(2 ln N / n) with rewards in [-1, 1] (MCTS's c above is written
 # mean + 2c sqrt(2 ln N / n) over [0, 1], so MCTS's c = thesis c / 4).
@@ -329,16 +403,19 @@ class Agent:
 
     def __init__(self, spec: AgentSpec, options: Mapping[str, Any] | None = None) -> None:
         self.spec = spec
-        self.given = {key: spec.parse(key, value) for key, value in (options or {}).items()}
-        self.options = {**spec.defaults(), **self.given}
+        given = dict(options or {})
+        self.preset = spec.preset(given.pop("preset")) if "preset" in given else None
+        self.given = {key: spec.parse(key, value) for key, value in given.items()}
+        self.options = {**spec.defaults(None, self.preset), **self.given}
         self.game: str | None = None  # the game whose defaults `options` holds
         self.last: SearchResult | None = None  # the result of the latest plan() call
 
     def for_game(self, game: str) -> None:
-        """Take the defaults of `game` (AgentSpec.game_defaults) under the settings given."""
+        """Take the defaults of `game` (AgentSpec.game_defaults) and the preset under the
+        settings given."""
         if game != self.game:
             self.game = game
-            self.options = {**self.spec.defaults(game), **self.given}
+            self.options = {**self.spec.defaults(game, self.preset), **self.given}
 
     @property
     def name(self) -> str:
@@ -346,7 +423,8 @@ class Agent:
 
     def __repr__(self) -> str:
         changed = {k: v for k, v in self.options.items() if v != self.spec.param(k).default}
-        return f"{self.name}({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
+        preset = [f"preset={self.preset!r}"] if self.preset else []
+        return f"{self.name}({', '.join(preset + [f'{k}={v!r}' for k, v in changed.items()])})"
 
     def kernel_params(self) -> dict[str, Any]:
         """The kernel parameters (mg_search_params fields) this agent runs with."""

@@ -113,7 +113,7 @@ int mg_bench_clone_apply(const mg_game_vt *vt, const void *states, int n, double
 #define MG_ERR_NOMEM ...
 #define MG_SEARCH_MAX_PLAN ...
 enum { MG_ALGO_POLICY, MG_ALGO_GREEDY_ACTION, MG_ALGO_GREEDY_TURN, MG_ALGO_MCTS, MG_ALGO_OEP,
-       MG_ALGO_UCB, MG_ALGO_RMP, MG_ALGO_UCT, MG_ALGO_COUNT };
+       MG_ALGO_UCB, MG_ALGO_RMP, MG_ALGO_UCT, MG_ALGO_EMCTS, MG_ALGO_COUNT };
 enum { MG_POLICY_RANDOM, MG_POLICY_META, MG_POLICY_EGREEDY, MG_POLICY_GREEDY, MG_POLICY_RAP,
        MG_POLICY_RAP_GREEDY, MG_POLICY_COUNT };
 enum { MG_MOVES_SAMPLE, MG_MOVES_DFS, MG_MOVES_COUNT };
@@ -151,6 +151,7 @@ typedef struct mg_search_params {
     int islands; int migration_interval; int migrants;
     int arms; int select; int moves; long max_moves; int longest; int post;
     const struct mg_net *eval_net;
+    int branching; int tree_depth; int horizon; int model_k;
     ...;
 } mg_search_params;
 typedef struct mg_search_stats {

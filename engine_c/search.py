@@ -36,6 +36,7 @@ ALGORITHMS: dict[str, int] = {
     "ucb": lib.MG_ALGO_UCB,
     "rmp": lib.MG_ALGO_RMP,
     "uct": lib.MG_ALGO_UCT,
+    "emcts": lib.MG_ALGO_EMCTS,
 }
 POLICIES: dict[str, int] = {
     "random": lib.MG_POLICY_RANDOM,
@@ -66,6 +67,7 @@ PARAMS: dict[str, type] = {
     "population": int, "survival": float, "mutation": float, "history": bool,
     "fitness_rollouts": int, "islands": int, "migration_interval": int, "migrants": int,
     "arms": int, "select": str, "moves": str, "max_moves": int, "longest": bool, "post": str,
+    "branching": int, "tree_depth": int, "horizon": int, "model_k": int,
 }
 _ENUMS: dict[str, dict[str, int]] = {"policy": POLICIES, "select": SELECTIONS, "moves": MOVES, "post": POSTS}
 
@@ -73,8 +75,8 @@ _ENUMS: dict[str, dict[str, int]] = {"policy": POLICIES, "select": SELECTIONS, "
 @dataclass(frozen=True, slots=True)
 class SearchStats:
     """What one search did. `iterations` is in the kernel's unit: MCTS iterations, OEP
-    generations, greedy-turn outcomes (distinct end-of-turn states), UCB pulls, or plan
-    steps for the policy and greedy-action kernels."""
+    generations, EMCTS genomes, greedy-turn outcomes (distinct end-of-turn states), UCB
+    pulls, or plan steps for the policy and greedy-action kernels."""
 
     iterations: int
     evaluations: int

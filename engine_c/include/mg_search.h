@@ -30,6 +30,8 @@ enum {
     MG_ALGO_UCB,          /* flat UCB1 bandit over whole moves (generated or sampled) */
     MG_ALGO_RMP,          /* a random whole move of the move tree (RMP; RMPmax: a longest one) */
     MG_ALGO_UCT,          /* UCT over atomic actions, closed loop, one move tree (thesis) */
+    MG_ALGO_EMCTS,        /* Evolutionary MCTS: a tree of genomes whose edges are mutations
+                           * (FH-EMCTS with horizon > 0) */
     MG_ALGO_COUNT
 };
 
@@ -149,6 +151,16 @@ typedef struct mg_search_params {
     const struct mg_net *eval_net; /* NULL (the default): the game's evaluate; else this
                                     * network on the game's features (mg_eval_net.h), which
                                     * must fit the game (mg_net_check) and outlive the call */
+
+    /* EMCTS and FH-EMCTS (c above is their exploration constant; max_nodes their tree) */
+    int branching;       /* children (mutations) a node gets before UCB descends below it */
+    int tree_depth;      /* > 0: the tree stops at this many mutations from the root, and each
+                          * iteration mutates on at random to it (the rollout); 0: no limit,
+                          * no rollout */
+    int horizon;         /* 0: a genome is the mover's turn (EMCTS); n > 0: its next n actions
+                          * across turn ends, the opponent's turns and the rest of the last
+                          * own turn played by the greedy models (FH-EMCTS) */
+    int model_k;         /* FH-EMCTS models: the best-rated actions a greedy step looks at */
 } mg_search_params;
 
 /* What a search did. */
@@ -224,6 +236,13 @@ int mg_search_oep(const mg_game_vt *vt, const void *st, const mg_search_params *
  * pull. */
 int mg_search_ucb(const mg_game_vt *vt, const void *st, const mg_search_params *p,
                   mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats);
+
+/* Evolutionary MCTS (mg_search_emcts.c): UCB over a tree of genomes whose edges are
+ * mutations, the heuristic of a genome's end state as its value, the best genome seen as
+ * the plan; FH-EMCTS with p->horizon > 0. Needs a budget; an iteration is a genome built and
+ * evaluated. */
+int mg_search_emcts(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                    mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats);
 
 /* RMP: a uniformly random move among the first p->max_moves moves of the move tree of st
  * (depth first on clones, states already reached skipped with p->transpositions), or among

@@ -431,6 +431,10 @@ int mg_search_defaults(int algo, mg_search_params *p)
     p->max_moves = 10000;
     p->longest = 0;
     p->post = MG_POST_NONE;
+    p->branching = 10;
+    p->tree_depth = 0;
+    p->horizon = 0;
+    p->model_k = 10;
     if (algo == MG_ALGO_UCB || algo == MG_ALGO_UCT) { /* the thesis's scale and setting */
         p->c = sqrt(2.0);
         p->policy = MG_POLICY_RAP;
@@ -438,6 +442,8 @@ int mg_search_defaults(int algo, mg_search_params *p)
     }
     if (algo == MG_ALGO_RMP || algo == MG_ALGO_UCT)
         p->transpositions = 0;
+    if (algo == MG_ALGO_EMCTS) /* bots/agents.py documents each setting's source */
+        p->c = 0.1;
     if (algo < 0 || algo >= MG_ALGO_COUNT) {
         p->algo = MG_ALGO_MCTS;
         return MG_ERR_CONFIG;
@@ -462,7 +468,7 @@ int mg_search_check(const mg_search_params *p, char *err)
     if (!(p->budget_ms >= 0) || p->iterations < 0)
         return config_error(err, "budget_ms and iterations must be >= 0");
     if ((p->algo == MG_ALGO_MCTS || p->algo == MG_ALGO_OEP || p->algo == MG_ALGO_UCB ||
-         p->algo == MG_ALGO_UCT) &&
+         p->algo == MG_ALGO_UCT || p->algo == MG_ALGO_EMCTS) &&
         p->budget_ms <= 0 && p->iterations <= 0)
         return config_error(err, "this search needs a time or an iteration budget");
     if (!(p->value_scale >= 0))
@@ -499,6 +505,14 @@ int mg_search_check(const mg_search_params *p, char *err)
         return config_error(err, "max_moves must be in 1..10000000");
     if (p->longest != 0 && p->longest != 1)
         return config_error(err, "longest must be 0 or 1");
+    if (p->branching < 1 || p->branching > 100000)
+        return config_error(err, "branching must be in 1..100000");
+    if (p->tree_depth < 0 || p->tree_depth > 10000)
+        return config_error(err, "tree_depth must be in 0..10000 (0: no limit)");
+    if (p->horizon < 0 || p->horizon > MG_SEARCH_MAX_PLAN - 2)
+        return config_error(err, "horizon must be in 0..62 (0: the current turn)");
+    if (p->model_k < 1 || p->model_k > MG_MAX_ACTIONS)
+        return config_error(err, "model_k must be in 1..1024");
     return MG_OK;
 }
 
@@ -513,7 +527,7 @@ int mg_search(const mg_game_vt *vt, const void *st, const mg_search_params *p, m
     static const kernel_fn kernels[MG_ALGO_COUNT] = {
         mg_search_policy, mg_search_greedy_action, mg_search_greedy_turn,
         mg_search_mcts,   mg_search_oep,           mg_search_ucb,
-        mg_search_rmp,    mg_search_uct,
+        mg_search_rmp,    mg_search_uct,           mg_search_emcts,
     };
     mg_search_stats local;
     if (!stats)

@@ -92,6 +92,17 @@ int ms_det_sample(const mg_game_vt *vt, const void *obs, int mode, mg_rng *rng, 
 int ms_actions(const mg_game_vt *vt, const void *st, const mg_search_params *p, int flags,
                mg_action *out);
 
+/* 1 if action a may be taken at st as a genome's gene (OEP, EMCTS): legal, and END_TURN
+ * only when nothing else is legal (unless early_end). */
+static inline int ms_gene_allowed(const mg_game_vt *vt, const void *st, mg_action a, int early_end)
+{
+    if (vt->is_end_turn(a) && !early_end) {
+        mg_action acts[MG_MAX_ACTIONS];
+        return vt->legal(st, acts) == 1;
+    }
+    return vt->check(st, a) == MG_OK;
+}
+
 /* Drop END_TURN from a legal list unless it is the only action (or early_end); returns the
  * new count. */
 int ms_filter_end(const mg_game_vt *vt, mg_action *acts, int n, int early_end);

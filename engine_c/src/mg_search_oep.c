@@ -138,18 +138,6 @@ static void oe_evaluate(oe_ctx *c, int g, const void *st)
         slot->value = c->fit[g];
 }
 
-/* 1 if action a may be taken at st as a genome's gene: legal, and END_TURN only when
- * nothing else is legal (unless early_end). */
-static int oe_allowed(const oe_ctx *c, const void *st, mg_action a)
-{
-    const mg_game_vt *vt = c->vt;
-    if (vt->is_end_turn(a) && !c->p->early_end) {
-        mg_action acts[MG_MAX_ACTIONS];
-        return vt->legal(st, acts) == 1;
-    }
-    return vt->check(st, a) == MG_OK;
-}
-
 /* Build genome g by walking the turn from the root. With parents pa, pb (>= 0): at step i
  * take a[i] or b[i] (fair coin for which is tried first) if allowed, else a[i+1] or
  * b[i+1], else a random pruned action (repair). Without parents every gene is random. At
@@ -176,7 +164,7 @@ static void oe_build(oe_ctx *c, int g, int pa, int pb, int mut_at)
                     use_a = !(k & 1); /* i+1: a first, then b */
                 const mg_action *src = use_a ? ga : gb;
                 int srclen = use_a ? c->len[pa] : c->len[pb];
-                if (at < srclen && oe_allowed(c, s.b, src[at])) {
+                if (at < srclen && ms_gene_allowed(vt, s.b, src[at], c->p->early_end)) {
                     choice = src[at];
                     have = 1;
                 }

@@ -194,10 +194,28 @@ def _plays(st: State, plan: list[Any]) -> None:
 
 
 @pytest.mark.parametrize("name", GAMES)
-@pytest.mark.parametrize("algo", ["mcts", "oep", "greedy-turn", "greedy-action", "ucb", "policy"])
+@pytest.mark.parametrize("algo", ["mcts", "oep", "greedy-turn", "greedy-action", "ucb", "policy", "emcts"])
 def test_search_kernels_return_legal_plans(name: str, algo: str) -> None:
     for st in live(name)[:3]:
         _plays(st, search(st, algo, iterations=200, seed=1).plan)
+
+
+# EMCTS's other paths: FH-EMCTS's horizons (the models' turns, a genome that runs out
+# inside a turn), the depth limit's rollouts, a tree that fills up.
+EMCTS_VARIANTS = [{"horizon": 1}, {"horizon": 9, "model_k": 2, "tree_depth": 3, "branching": 2},
+                  {"horizon": 62}, {"tree_depth": 6, "branching": 1, "max_nodes": 4}]
+
+
+@pytest.mark.parametrize("name", GAMES)
+@pytest.mark.parametrize("variant", range(len(EMCTS_VARIANTS)))
+def test_emcts_variants_return_legal_reproducible_plans(name: str, variant: int) -> None:
+    params = EMCTS_VARIANTS[variant]
+    for st in live(name)[:3]:
+        r = search(st, "emcts", params, iterations=150, seed=2)
+        _plays(st, r.plan)
+        assert (r.stats.stop, r.stats.iterations) == ("iterations", 150)
+        assert [a.code for a in search(st, "emcts", params, iterations=150, seed=2).plan] == \
+            [a.code for a in r.plan]
 
 
 @pytest.mark.parametrize("name", GAMES)

@@ -4,6 +4,7 @@ kernels against brute force in Python. Searches use iteration budgets, never tim
 from __future__ import annotations
 
 import itertools
+import math
 import time
 
 import pytest
@@ -16,7 +17,7 @@ from .positions import GAME, position, unit
 
 # Small iteration budgets, in each kernel's unit (plan steps for the budget-free agents).
 ITERATIONS = {"greedy-turn": 2000, "oep": 5, "mcts": 300, "ne-mcts": 300, "bb-mcts": 300,
-              "collapse-mcts": 300, "ucb": 300, "uct": 300}
+              "collapse-mcts": 300, "ucb": 300, "uct": 300, "emcts": 300, "fh-emcts": 300}
 # The agents of every game (the conquest-* agents have their own tests, beside the game).
 GENERIC = [n for n, spec in AGENTS.items() if not spec.games]
 BUDGETED = [n for n in GENERIC if AGENTS[n].needs_budget]
@@ -78,7 +79,10 @@ VARIANTS = ["mcts:horizon_root=true,rollout_turns=2", "mcts:transpositions=false
             "ucb:moves=dfs,max_bandits=50", "uct:post=rmp", "uct:post=rap,rollout=rap-greedy",
             "rmpmax:prune=true", "rap:gen_end_ply=false", "greedy-turn:prune=false",
             "greedy-turn:legal_order=true", "ne-mcts:robust=false",
-            "oep:islands=3,migration_interval=2,migrants=3", "oep:islands=2,fitness_rollouts=2,migrants=60"]
+            "oep:islands=3,migration_interval=2,migrants=3", "oep:islands=2,fitness_rollouts=2,migrants=60",
+            "emcts:tree_depth=4,branching=3", "emcts:max_nodes=3,prune=false", "fh-emcts:horizon=2,model_k=1",
+            "fh-emcts:horizon=30,tree_depth=2,c=0", "mcts:preset=paper", "ne-mcts:preset=paper",
+            "bb-mcts:preset=paper", "oep:preset=paper", "emcts:preset=paper", "fh-emcts:preset=paper"]
 
 
 @pytest.mark.parametrize("state_name", ["start", "mid0", "tiny-random-draws"])
@@ -125,7 +129,7 @@ def test_time_budget(name: str) -> None:
     apply_plan(busy_state(), plan)
 
 
-@pytest.mark.parametrize("name", ["mcts", "oep", "ucb", "greedy-turn"])
+@pytest.mark.parametrize("name", ["mcts", "oep", "ucb", "greedy-turn", "emcts", "fh-emcts"])
 def test_iteration_budget_is_exact(name: str) -> None:
     agent = make_agent(name)
     agent.plan(busy_state(), iterations=ITERATIONS[name], seed=2)
@@ -182,6 +186,18 @@ def test_errors() -> None:
     # the kernel checks what bypasses the agents' bounds
     with pytest.raises(ConfigError, match="islands must be in 1..64"):
         search(STATES["start"], "oep", {"islands": 0}, iterations=1)
+    with pytest.raises(AgentError, match="'branching' must be"):
+        make_agent("emcts", branching=0)
+    with pytest.raises(AgentError, match="'horizon' must be"):
+        make_agent("fh-emcts", "horizon=63")
+    with pytest.raises(AgentError, match="no parameter 'horizon'"):
+        make_agent("emcts", horizon=3)  # plain EMCTS searches one turn: that is FH-EMCTS
+    for bad, match in (({"horizon": 63}, "horizon must be"), ({"model_k": 0}, "model_k must be"),
+                       ({"tree_depth": -1}, "tree_depth must be"), ({"branching": 0}, "branching must be")):
+        with pytest.raises(ConfigError, match=match):
+            search(STATES["start"], "emcts", bad, iterations=1)
+    with pytest.raises(ConfigError, match="budget"):
+        search(STATES["start"], "emcts", {}, budget_ms=0, iterations=0)
     done = STATES["start"].clone()
     done.random_playout()
     with pytest.raises(GameOverError):
@@ -201,6 +217,71 @@ def test_parse_agent_and_defaults() -> None:
     for spec in AGENTS.values():  # the registry's defaults pass its own checks
         for p in spec.params:
             assert p.parse(p.default) == p.default
+
+
+PAPER = ["mcts", "ne-mcts", "bb-mcts", "oep", "emcts", "fh-emcts"]
+
+
+@pytest.mark.parametrize("name", PAPER)
+def test_preset_paper_applies_the_papers_settings_under_what_is_given(name: str) -> None:
+    spec = AGENTS[name]
+    agent = make_agent(name, "preset=paper")
+    assert agent.options == {**spec.defaults(), **spec.presets["paper"]}
+    assert set(spec.presets["paper"]) <= {p.name for p in spec.params}  # every key is a parameter
+    for game in ("heroes", "cards"):  # over any game's defaults too
+        agent.for_game(game)
+        assert {k: agent.options[k] for k in spec.presets["paper"]} == spec.presets["paper"]
+    given = make_agent(name, "preset=paper", prune="false")
+    given.for_game("heroes")
+    assert given.options["prune"] is False  # a setting given with the preset wins
+    assert "preset='paper'" in repr(given)
+
+
+def test_paper_presets_differ_where_the_defaults_are_ours() -> None:
+    assert make_agent("ne-mcts").options["robust"] is True  # maag's default (docs/results-heroes.md)
+    assert parse_agent("ne-mcts:preset=paper").options["robust"] is False  # the reference's
+    assert parse_agent("mcts:preset=paper").options["complete"] is False
+    bb = parse_agent("bb-mcts:preset=paper")
+    assert (bb.options["c"], bb.options["rollout"]) == (1 / math.sqrt(2), "egreedy")
+    assert bb.kernel_params()["bridge_burning"] is True
+    assert parse_agent("fh-emcts:preset=paper").kernel_params()["horizon"] > 0
+    assert parse_agent("emcts:preset=paper").kernel_params()["horizon"] == 0
+    # pimc hands the preset to its inner agent
+    pimc = parse_agent("pimc:inner=ne-mcts,preset=paper,k=2")
+    assert pimc.inner.options["c"] == 0 and pimc.inner.options["robust"] is False
+
+
+def test_a_bad_preset_is_refused() -> None:
+    with pytest.raises(AgentError, match="no preset 'fast'.*known: paper"):
+        make_agent("oep", preset="fast")
+    with pytest.raises(AgentError, match="no preset 'paper'.*known: none"):
+        parse_agent("greedy-turn:preset=paper")
+
+
+def test_emcts_counts_genomes() -> None:
+    """An EMCTS iteration is one genome built and evaluated: with an iteration budget the
+    genomes (stats.nodes) equal the iterations, as OEP's genomes count (100 + 50 a
+    generation); a depth limit spends some iterations revisiting full leaves."""
+    agent = make_agent("emcts")
+    agent.plan(busy_state(), iterations=500, seed=3)
+    assert agent.last is not None
+    assert (agent.last.stats.iterations, agent.last.stats.nodes) == (500, 500)
+    deep = make_agent("emcts", tree_depth=2, branching=2)
+    deep.plan(busy_state(), iterations=500, seed=3)
+    assert deep.last is not None and deep.last.stats.nodes < 500 == deep.last.stats.iterations
+
+
+def test_emcts_plans_the_best_genome_it_evaluated() -> None:
+    """The plan's end-of-turn state evaluates to the value the search reports (the best
+    genome), and more genomes at the same seed never end worse (the first 50 are the same)."""
+    state = busy_state()
+    me = state.current_player
+    values = []
+    for it in (50, 2000):
+        r = search(state, "emcts", {}, iterations=it, seed=8)
+        assert apply_plan(state, r.plan).evaluate(me) == r.stats.value
+        values.append(r.stats.value)
+    assert values[1] >= values[0]
 
 
 # ---- the greedy kernels against brute force ---------------------------------------------------
