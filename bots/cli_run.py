@@ -19,8 +19,11 @@ def register(bsub: Any) -> None:
     """Add `run` to the subparsers of `maag bot`."""
     r = bsub.add_parser("run", help="play a bundled agent of maag.bots on a referee",
                         description="Connect AGENT (random, greedy-action, greedy-turn, mcts, ne-mcts, "
-                                    "bb-mcts, oep, ... as `maag.bots` names them) to a referee and play "
-                                    "every game it is given, until the referee closes the connection.")
+                                    "bb-mcts, oep, emcts, fh-emcts, ... as `maag.bots` names them) to a "
+                                    "referee and play every game it is given, until the referee closes "
+                                    "the connection. --param preset=paper gives the source paper's "
+                                    "settings (mcts, ne-mcts, bb-mcts, oep, emcts, fh-emcts); other "
+                                    "settings given with it still win.")
     r.add_argument("agent", metavar="AGENT", help="agent name, or NAME:key=value,... as maag.bots parses it")
     r.add_argument("--param", "-p", action="append", default=[], metavar="KEY=VALUE",
                    help="an agent parameter (repeatable), e.g. --param rollout_turns=2")

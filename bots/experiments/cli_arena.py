@@ -3,14 +3,22 @@
 
 Agents are bundled agent names with optional settings, NAME or NAME:key=value,key=value
 (random, random-meta, egreedy, greedy-action, greedy-turn, mcts, ne-mcts, bb-mcts,
-collapse-mcts, oep, ucb). Every pair plays --games games, half with each agent as player
-1, each deal seed from both seats. A cell is the row agent's score against the column
-agent, (wins + draws/2) / games, with its 95% Wilson interval.
+collapse-mcts, oep, emcts, fh-emcts, ucb, ...). `preset=paper` gives the source paper's
+settings (mcts, ne-mcts, bb-mcts, oep, emcts, fh-emcts); settings given with it still win
+("oep:preset=paper,population=50"). Every pair plays --games games, half with each agent
+as player 1, each deal seed from both seats. A cell is the row agent's score against the
+column agent, (wins + draws/2) / games, with its 95% Wilson interval.
+
+Iterations are in each kernel's unit (MCTS iterations, OEP generations of 50 new genomes,
+EMCTS genomes); --agent-iterations gives one agent its own count, so that kernels compare
+at equal work: OEP's 200 generations are 100 + 200 x 50 = 10,100 genomes.
 
 Examples:
     maag arena random greedy-action mcts --games 20 --turn-ms 200
     maag arena greedy-turn ne-mcts bb-mcts oep --games 40 --turn-ms 500 --jobs 2 --json
     maag arena "mcts:c=0.2" "mcts:c=1" --games 100 --iterations 20000
+    maag arena emcts:preset=paper oep:preset=paper --turn-ms 0 --iterations 200 \
+        --agent-iterations emcts:preset=paper=10100 --games 100
 """
 
 from __future__ import annotations
@@ -37,6 +45,9 @@ def register(sub: Any) -> None:
     p.add_argument("--iterations", type=int, default=None,
                    help="iteration budget per turn (kernel units) instead of time; with --turn-ms 0 "
                         "the games are reproducible")
+    p.add_argument("--agent-iterations", action="append", default=[], metavar="AGENT=N",
+                   help="iteration budget of one agent (as written among AGENT), instead of "
+                        "--iterations (repeatable)")
     p.add_argument("--map", default="a", choices=["a", "a-small", "a-tiny"], help="heroes map (default a)")
     p.add_argument("--draws", default="seeded", choices=["seeded", "random"],
                    help="card draws: the reference's seeded rule (default) or random")
@@ -88,8 +99,17 @@ def run(args: argparse.Namespace) -> int:
     if turn_ms is None and args.iterations is None:
         print("maag arena: give --turn-ms or --iterations", file=sys.stderr)
         return 2
+    per_agent: dict[str, int] = {}
+    for item in args.agent_iterations:
+        spec, _, n = item.rpartition("=")
+        if spec not in args.agents or not n.isdigit() or int(n) < 1:
+            print(f"maag arena: --agent-iterations wants AGENT=N with AGENT one of the agents and N >= 1, "
+                  f"not {item!r}", file=sys.stderr)
+            return 2
+        per_agent[spec] = int(n)
     cfg = ArenaConfig(turn_ms=turn_ms, iterations=args.iterations,
-                      game_config={"map": args.map, "draws": args.draws}, view=args.view)
+                      game_config={"map": args.map, "draws": args.draws}, view=args.view,
+                      agent_iterations=per_agent)
     names = list(args.agents)
 
     def on_game(r: GameResult, done: int, total: int) -> None:

@@ -55,3 +55,16 @@ def test_command_line_json(capsys: pytest.CaptureFixture[str]) -> None:
     cell = summary["matrix"][1][0]
     assert cell["games"] == 2 and cell["wins"] + cell["draws"] + cell["losses"] == 2
     assert main(["arena", "random", "nosuchagent", "--games", "2"]) == 2
+
+
+def test_agent_iterations_give_one_agent_its_own_budget(capsys: pytest.CaptureFixture[str]) -> None:
+    """OEP's generations against EMCTS's genomes: each agent searches its own count."""
+    rc = main(["arena", "oep:preset=paper", "emcts:preset=paper", "--games", "2", "--turn-ms", "0",
+               "--iterations", "2", "--agent-iterations", "emcts:preset=paper=200", "--map", "a-tiny",
+               "--json"])
+    assert rc == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    per_turn = {a["agent"]: a["mean_iterations_per_turn"] for a in summary["overall"]}
+    assert per_turn == {"oep:preset=paper": 2, "emcts:preset=paper": 200}
+    for bad in ("emcts=0", "mcts=5", "emcts:preset=paper"):
+        assert main(["arena", "oep", "emcts", "--iterations", "1", "--agent-iterations", bad]) == 2
