@@ -294,6 +294,8 @@ def _emcts(c: float, branching: int, tree_depth: int) -> tuple[Option, ...]:
         Option(name="tree_depth", type="int", default=tree_depth, min=0, max=10000,
                help="mutations from the root at most; each iteration then mutates on at random "
                     "to this depth (0: no limit, no such rollout)"),
+        Option(name="backup_max", type="bool", default=False,
+               help="a node's value is the best genome value below it (false: the mean, as MCTS)"),
         Option(name="max_nodes", type="int", default=1 << 16, min=1,
                help="tree size cap; then iterations revisit leaves"),
         _prune(),
@@ -304,7 +306,7 @@ def _emcts(c: float, branching: int, tree_depth: int) -> tuple[Option, ...]:
 # abstracts could; docs/results-heroes.md, "EMCTS and FH-EMCTS"): the algorithm follows
 # them, the numbers are ours, from short runs against OEP at equal genome counts.
 _EMCTS_PAPER: dict[str, Any] = {"c": 0.1, "branching": 10, "tree_depth": 0, "prune": True}
-_FH_EMCTS_PAPER: dict[str, Any] = {**_EMCTS_PAPER, "horizon": 8, "model_k": 10}
+_FH_EMCTS_PAPER: dict[str, Any] = {**_EMCTS_PAPER, "horizon": 10, "model_k": 10}
 
 _register(AgentSpec(
     "emcts", "emcts",

@@ -151,7 +151,7 @@ typedef struct mg_search_params {
     int islands; int migration_interval; int migrants;
     int arms; int select; int moves; long max_moves; int longest; int post;
     const struct mg_net *eval_net;
-    int branching; int tree_depth; int horizon; int model_k;
+    int branching; int tree_depth; int horizon; int model_k; int backup_max;
     ...;
 } mg_search_params;
 typedef struct mg_search_stats {

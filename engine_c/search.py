@@ -67,7 +67,7 @@ PARAMS: dict[str, type] = {
     "population": int, "survival": float, "mutation": float, "history": bool,
     "fitness_rollouts": int, "islands": int, "migration_interval": int, "migrants": int,
     "arms": int, "select": str, "moves": str, "max_moves": int, "longest": bool, "post": str,
-    "branching": int, "tree_depth": int, "horizon": int, "model_k": int,
+    "branching": int, "tree_depth": int, "horizon": int, "model_k": int, "backup_max": bool,
 }
 _ENUMS: dict[str, dict[str, int]] = {"policy": POLICIES, "select": SELECTIONS, "moves": MOVES, "post": POSTS}
 

@@ -435,6 +435,7 @@ int mg_search_defaults(int algo, mg_search_params *p)
     p->tree_depth = 0;
     p->horizon = 0;
     p->model_k = 10;
+    p->backup_max = 0;
     if (algo == MG_ALGO_UCB || algo == MG_ALGO_UCT) { /* the thesis's scale and setting */
         p->c = sqrt(2.0);
         p->policy = MG_POLICY_RAP;
@@ -513,6 +514,8 @@ int mg_search_check(const mg_search_params *p, char *err)
         return config_error(err, "horizon must be in 0..62 (0: the current turn)");
     if (p->model_k < 1 || p->model_k > MG_MAX_ACTIONS)
         return config_error(err, "model_k must be in 1..1024");
+    if (p->backup_max != 0 && p->backup_max != 1)
+        return config_error(err, "backup_max must be 0 or 1");
     return MG_OK;
 }
 

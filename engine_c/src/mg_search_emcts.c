@@ -29,6 +29,9 @@
  * - depth: with p->tree_depth > 0 the tree stops at that many mutations from the root and
  *   each iteration continues from the new leaf with random mutations to that depth, the
  *   last one's value backed up (the "rollout" of the mutation tree; ours);
+ * - backup: the mean of the values below a node (MCTS's); with p->backup_max the best of
+ *   them (ours: the heuristic is deterministic, and most mutations of a good genome are
+ *   worse, so its mean sinks as it is explored, as with non-exploring MCTS);
  * - final choice: the genome with the highest value evaluated anywhere in the search
  *   (ours; the heuristic is deterministic, so the best genome seen is a sure lower bound).
  *
@@ -53,7 +56,8 @@ typedef struct ec_node {
     int depth;    /* mutations from the root */
     int len;      /* genes */
     long visits;
-    double sum;   /* backed-up raw values */
+    double sum;   /* backed-up values */
+    double max;   /* the best value backed up (p->backup_max) */
     double value; /* raw heuristic value of this genome's end state, for the mover */
 } ec_node;
 
@@ -244,6 +248,7 @@ static int ec_add(ec_ctx *c, int parent, const ec_genome *g)
     n->len = g->len;
     n->visits = 0;
     n->sum = 0;
+    n->max = -DBL_MAX;
     n->value = g->value;
     memcpy(c->genes + (size_t)i * MG_SEARCH_MAX_PLAN, g->g, (size_t)g->len * sizeof *g->g);
     if (parent >= 0) { /* prepend: the order of siblings does not matter to UCB */
@@ -266,7 +271,7 @@ static int ec_select(const ec_ctx *c, int v)
         const ec_node *n = &c->nodes[i];
         if (n->visits == 0)
             return i;
-        double mean = n->sum / (double)n->visits;
+        double mean = c->p->backup_max ? n->max : n->sum / (double)n->visits;
         double u = (range > 0 ? (mean - c->vmin) / range : 0.5) + k / sqrt((double)n->visits);
         if (u > bv) {
             bv = u;
@@ -311,6 +316,8 @@ static long ec_iterate(ec_ctx *c, ec_genome *tmp, ec_genome *roll, long room)
     for (; v >= 0; v = c->nodes[v].parent) {
         c->nodes[v].visits++;
         c->nodes[v].sum += value;
+        if (value > c->nodes[v].max)
+            c->nodes[v].max = value;
     }
     return built > 0 ? built : 1;
 }
