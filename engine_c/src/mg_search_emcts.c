@@ -108,7 +108,7 @@ static mg_action ec_model_step(ec_ctx *c, const void *st)
         memcpy(nx.b, st, vt->state_size);
         if (vt->apply(nx.b, acts[i], c->rng) != MG_OK)
             continue;
-        double v = vt->evaluate(nx.b, who);
+        double v = ms_evaluate(vt, c->p, nx.b, who);
         c->evals++;
         if (v > best) {
             best = v;
@@ -206,7 +206,7 @@ static void ec_build(ec_ctx *c, const mg_action *src, int srclen, int mut_at, ec
         if (out->len < MG_SEARCH_MAX_PLAN)
             out->g[out->len++] = e;
     }
-    out->raw = out->value = vt->evaluate(s.b, c->me);
+    out->raw = out->value = ms_evaluate(vt, c->p, s.b, c->me);
     c->evals++;
     int winner;
     if (vt->terminal(s.b, &winner) && winner >= 0) {
