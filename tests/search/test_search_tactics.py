@@ -13,8 +13,8 @@ from .positions import TACTICS
 # Iterations in each kernel's unit: outcomes, MCTS iterations, OEP generations, EMCTS genomes
 # (OEP's 200 generations are 10,100 genomes).
 STRONG = {"greedy-turn": 500_000, "ne-mcts": 20_000, "bb-mcts": 150_000, "oep": 200,
-          "oep:islands=2,migration_interval=10": 100, "emcts": 20_000, "fh-emcts": 5_000,
-          "emcts:preset=paper": 20_000, "fh-emcts:preset=paper": 5_000}
+          "oep:islands=2,migration_interval=10": 100, "emcts": 20_000, "fh-emcts": 10_000,
+          "emcts:preset=paper": 20_000, "fh-emcts:preset=paper": 10_000}
 
 WINNING_LINES = {
     "lethal-strike": [{"type": "attack", "from": [3, 1], "to": [6, 1]}] * 3,
