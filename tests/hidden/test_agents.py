@@ -214,3 +214,34 @@ def test_end_of_turn_searches_cannot_use_hidden_cards(spec: str) -> None:
         honest = make_agent(spec).plan(st, iterations=1500, seed=seed)
         cheat = CheatingAgent(make_agent(spec)).plan(st, iterations=1500, seed=seed)
         assert honest == cheat
+
+
+def test_heroes_defaults_of_the_determinized_agents() -> None:
+    """In heroes pimc runs ne-mcts on 4 determinizations with summed visits and ismcts is
+    non-exploring (their best measured settings there); what a user gives still wins, and
+    other games keep the generic defaults."""
+    state = STATES[0]
+    agent = make_agent("pimc")
+    assert agent.inner.name == "mcts" and agent.options["combine"] == "vote"  # no game yet
+    plan = agent.plan(state, iterations=800, seed=2)
+    apply_plan(state, plan)
+    assert agent.inner.name == "ne-mcts" and agent.inner.options["c"] == 0.0
+    assert (agent.options["k"], agent.options["combine"]) == (4, "visits")
+    explicit = parse_agent("pimc:inner=mcts,combine=vote,rollout_turns=2")
+    apply_plan(state, explicit.plan(state, iterations=800, seed=2))
+    assert explicit.inner.name == "mcts" and explicit.options["combine"] == "vote"
+    assert explicit.options["k"] == 4 and explicit.inner.options["rollout_turns"] == 2
+    tuned = parse_agent("pimc:rollout_turns=2")  # an inner setting given to the game's inner agent
+    tuned.plan(state, iterations=800, seed=2)
+    assert tuned.inner.name == "ne-mcts" and tuned.inner.options["rollout_turns"] == 2
+    is_agent = make_agent("ismcts")
+    apply_plan(state, is_agent.plan(state, iterations=800, seed=2))
+    params = is_agent.kernel_params()
+    assert (params["c"], params["policy"], params["robust"]) == (0.0, "greedy", True)
+    assert parse_agent("ismcts:c=0.5").plan(state, iterations=50, seed=1)
+    cards = Game("cards").new_state(seed=4)
+    for name in ("pimc", "ismcts"):
+        other = make_agent(name)
+        other.plan(cards, iterations=200, seed=1)
+        assert other.options == {**AGENTS[name].defaults(), **other.given}
+    assert make_agent("pimc").plan(cards, iterations=200, seed=1)
