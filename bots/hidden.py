@@ -69,6 +69,11 @@ class PimcAgent(Agent):
         super().for_game(game)
         if self.inner.name != self.options["inner"]:  # the game's default inner agent differs
             self.inner = self._make_inner()
+        if "combine" not in self.given and self.options["combine"] == "visits" \
+                and self.inner.spec.kernel != "mcts":
+            # a game's default combine=visits adds up MCTS trees; a chosen inner agent that
+            # grows none is combined by the generic default instead of refused
+            self.options["combine"] = self.spec.param("combine").default
         self.inner.for_game(game)
 
     def kernel_params(self) -> dict[str, Any]:

@@ -48,6 +48,11 @@ class EngineError(Exception):
         super().__init__(message)
         self.code = code
 
+    def __reduce__(self) -> tuple[type[EngineError], tuple[int, str]]:
+        # rebuilt from (code, message), so an error raised in a worker process (maag arena
+        # and the experiments' process pools) reaches the parent as itself
+        return type(self), (self.code, str(self))
+
 
 class IllegalActionError(EngineError, ValueError):
     """The action is not legal in this state. The state is unchanged; `rule` names the rule."""

@@ -8,7 +8,7 @@ import pytest
 from maag.bots import AGENTS, AgentError, make_agent, parse_agent
 from maag.bots.cheating import CheatingAgent
 from maag.bots.hidden import PERFECT_INFORMATION
-from maag.engine import Action, Game, Observation, State
+from maag.engine import Action, ConfigError, Game, Observation, State
 from maag.engine.hidden import ismcts, pimc
 from maag.engine.observation import STRATEGIES
 
@@ -231,6 +231,11 @@ def test_heroes_defaults_of_the_determinized_agents() -> None:
     apply_plan(state, explicit.plan(state, iterations=800, seed=2))
     assert explicit.inner.name == "mcts" and explicit.options["combine"] == "vote"
     assert explicit.options["k"] == 4 and explicit.inner.options["rollout_turns"] == 2
+    other_inner = parse_agent("pimc:inner=greedy-action")  # no MCTS tree to add up: the vote
+    apply_plan(state, other_inner.plan(state, iterations=50, seed=2))
+    assert other_inner.options["combine"] == "vote" and other_inner.options["k"] == 4
+    with pytest.raises(ConfigError, match="MCTS inner"):  # asked for by name: refused
+        parse_agent("pimc:inner=greedy-action,combine=visits").plan(state, iterations=50, seed=2)
     tuned = parse_agent("pimc:rollout_turns=2")  # an inner setting given to the game's inner agent
     tuned.plan(state, iterations=800, seed=2)
     assert tuned.inner.name == "ne-mcts" and tuned.inner.options["rollout_turns"] == 2
