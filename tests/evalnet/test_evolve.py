@@ -72,3 +72,18 @@ def test_evolve_refuses_bad_arguments(tmp_path: Path, args: list[str], message: 
     r = maag("neat", "evolve", "--out", str(tmp_path / "x"), *args)
     assert r.returncode == 2 and message in r.stderr, r.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_speed_reports_both_evaluations(tmp_path: Path) -> None:
+    """maag neat speed's shape (no figure is checked: it measures wall-clock speed)."""
+    net = Path(__file__).resolve().parents[2] / "docs" / "data" / "neat-heroes-a-tiny.json"
+    r = maag("neat", "speed", str(net), "--agents", "greedy-turn,mcts:c=0.5", "--states", "1",
+             "--budget-ms", "5", "--map", "a-tiny", "--json")
+    assert r.returncode == 0, r.stderr
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [row["agent"] for row in rows] == ["greedy-turn", "mcts:c=0.5"]
+    assert all(row["heuristic_ips"] > 0 and row["network_ips"] > 0 and row["states"] == 1 for row in rows)
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    r = maag("neat", "speed", str(bad))
+    assert r.returncode == 2 and "network_type must be 'feedforward'" in r.stderr
