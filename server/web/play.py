@@ -255,12 +255,15 @@ class Seats:
         if hs.process is not None:
             hs.process.stop(grace=1.0)
 
-    def _forget_old(self) -> None:
-        """Close seats never attached in time, and forget finished ones after an hour."""
+    def _forget_old(self, keep: int = 100) -> None:
+        """Close seats never attached in time, and forget finished ones after an hour (the
+        oldest at once beyond `keep` of them: each holds its game's messages for its page)."""
         now = time.monotonic()
-        for tok, s in list(self.seats.items()):
+        finished = 0
+        for tok, s in sorted(self.seats.items(), key=lambda kv: -kv[1].created):
+            finished += s.over is not None
             if (s.ws is None and s.over is None and now - s.created > self.attach_s) or (
-                    s.over is not None and now - s.created > 3600):
+                    s.over is not None and (now - s.created > 3600 or finished > keep)):
                 s.close()
                 del self.seats[tok]
 

@@ -185,3 +185,17 @@ def test_the_live_list_follows_a_game_starting_and_ending(served: Served, page: 
     assert page.query_selector(f"#live-games tr[data-game='{gid}']") is None
     page.wait_for_selector("#standings tr[data-bot='l1']")
     assert requests == [], f"the lobby was pushed its updates, it asked for nothing: {requests}"
+
+
+def test_a_game_without_a_drawing_of_its_own_shows_its_json(tmp_path: Any, page: Any) -> None:
+    served = Served(tmp_path, ("--game", "nim", "--tc", "1s"))
+    served.start()
+    try:
+        gid = _one_stored_game(served)
+        page.goto(served.url + f"/#/replay/{gid}/1")
+        page.wait_for_function("document.querySelector('#board').dataset.ply === '1'")
+        shown = json.loads(page.inner_text("#board pre.board-json"))
+        assert shown == json.loads(served.get(f"/api/replay/{gid}/at/1"))
+        assert "piles" in shown
+    finally:
+        served.stop()
