@@ -11,9 +11,12 @@ Two runs of the same agent, opponent, game settings and time budget, one after t
   its turns (`turn.info`), the referee adds them up per turn (`GameSession.search_report`).
 
 Each figure is the mean over games of a game's mean iterations per turn (the arena's own
-figure). The ratio match / arena is what is lost through the protocol (process, clock,
-safety margins, messages); both runs share the machine's load of the moment, so the ratio
-means more than either figure. Load averages before and after are reported."""
+figure), and the same of the search time per turn. Two ratios match / arena: of the search
+time (what the protocol costs: process, clock, safety margins, messages) and of the
+iterations. The iterations also depend on the positions the games reach (a late position's
+rollouts are longer) and on the CPU share each run got on a loaded machine, so over few
+games their ratio strays further from 1 than the time's. Load averages before, between and
+after are reported."""
 
 from __future__ import annotations
 
@@ -42,13 +45,20 @@ class IterationsBench:
 
     @property
     def ratio(self) -> float:
+        """Iterations per turn, match / arena."""
         a = self.arena["mean_iterations_per_turn"]
         return self.match["mean_iterations_per_turn"] / a if a > 0 else 0.0
+
+    @property
+    def time_ratio(self) -> float:
+        """Search time per turn, match / arena."""
+        a = self.arena["mean_search_ms_per_turn"]
+        return self.match["mean_search_ms_per_turn"] / a if a > 0 else 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return {"agent": self.agent, "opponent": self.opponent, "turn_ms": self.turn_ms, "games": self.games,
                 "game_config": self.game_config, "arena": self.arena, "match": self.match,
-                "ratio": round(self.ratio, 4), "load": self.load}
+                "ratio": round(self.ratio, 4), "time_ratio": round(self.time_ratio, 4), "load": self.load}
 
 
 def arena_run(agent: str, opponent: str, turn_ms: float, games: int, game_config: dict[str, Any],

@@ -137,8 +137,9 @@ def run_iterations(args: argparse.Namespace) -> int:
     for label, d in (("in-process (maag arena)", res.arena), ("through the referee (maag match)", res.match)):
         table.add_row(label, f"{d['mean_iterations_per_turn']:,.0f}", f"{d['mean_search_ms_per_turn']:,.1f}")
     console.print(table)
-    console.print(f"match / arena: {res.ratio:.3f}; load average {', '.join(map(str, res.load))} "
-                  "(before, between, after)", highlight=False)
+    load = ", ".join(map(str, res.load))
+    console.print(f"match / arena: iterations {res.ratio:.3f}, search time {res.time_ratio:.3f}; "
+                  f"load average {load} (before, between, after)", highlight=False)
     return 0
 
 
