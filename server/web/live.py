@@ -3,8 +3,9 @@
 `LiveGames` watches a `RefereeServer` (`RefereeServer.watch`) and keeps, per running game,
 the public evaluation series; a page subscribes to the lobby (the running games, the last
 finished ones and the standings) or to one game (its spectator snapshot). A change only
-marks what is stale; a push follows at most every `interval` seconds per subscription
-(pushes are coalesced: a game that moves a hundred times in that interval is sent once),
+marks what is stale; a push follows at most every `interval` seconds per game, and every
+`lobby_interval` seconds for the lobby, whose standings are refitted for it (pushes are
+coalesced: a game that moves a hundred times in that interval is sent once),
 and one encoded frame goes to every subscriber of it. There is no polling: nothing is sent
 while nothing changes.
 
@@ -85,11 +86,12 @@ class LiveGames:
     """Spectator subscriptions over one referee server."""
 
     def __init__(self, referee: RefereeServer, standings: Standings, finished: Finished,
-                 interval: float = 0.1) -> None:
+                 interval: float = 0.1, lobby_interval: float = 1.0) -> None:
         self.referee = referee
         self.standings = standings
         self.finished = finished
         self.interval = interval
+        self.lobby_interval = lobby_interval
         self.lobby: set[web.WebSocketResponse] = set()
         self.watchers: dict[str, set[web.WebSocketResponse]] = {}
         self.values: dict[str, list[list[Any]]] = {}  # game id -> [ply, value] at ends of turns
@@ -98,6 +100,7 @@ class LiveGames:
         self._over: set[str] = set()
         self._lobby_stale = False
         self._timer: asyncio.TimerHandle | None = None
+        self._lobby_timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._unwatch = referee.watch(self._on_change)
         self.frames_sent = 0
@@ -107,8 +110,9 @@ class LiveGames:
 
     def close(self) -> None:
         self._unwatch()
-        if self._timer is not None:
-            self._timer.cancel()
+        for timer in (self._timer, self._lobby_timer):
+            if timer is not None:
+                timer.cancel()
         for t in list(self._tasks):
             t.cancel()
 
@@ -127,8 +131,10 @@ class LiveGames:
             self._stale.add(gid)
         if ch.kind == "over":
             self._over.add(gid)  # forgotten after the next push, which sends the result
-        if (self._stale or self._over or (self._lobby_stale and self.lobby)) and self._timer is None:
+        if (self._stale or self._over) and self._timer is None:
             self._timer = asyncio.get_running_loop().call_later(self.interval, self._flush)
+        if self._lobby_stale and self.lobby and self._lobby_timer is None:
+            self._lobby_timer = asyncio.get_running_loop().call_later(self.lobby_interval, self._flush_lobby)
 
     def _track_value(self, s: GameSession) -> None:
         """Append the public evaluation after each new end of turn (and at the end)."""
@@ -161,6 +167,9 @@ class LiveGames:
             self.values.pop(gid, None)
             self.watchers.pop(gid, None)  # the pages keep the final position; nothing more comes
         self._over.clear()
+
+    def _flush_lobby(self) -> None:
+        self._lobby_timer = None
         if self._lobby_stale and self.lobby:
             self._lobby_stale = False
             self._spawn(self._push_lobby())
