@@ -84,6 +84,9 @@ class WebServer:
         self.seats = Seats(referee, human_tc=config.human_tc, max_sessions=config.max_sessions,
                            max_per_address=config.max_per_address, max_rate=config.max_rate)
         self._replays: OrderedDict[int, dict[str, Any]] = OrderedDict()
+        self._simulating = asyncio.Semaphore(2)
+        """Re-simulations of stored games at once (the rest wait): pages cannot take the
+        referee's cores, however fast a slider is dragged."""
         self._runner: web.AppRunner | None = None
         self.app = self._make_app()
 
@@ -209,7 +212,8 @@ class WebServer:
             return out
 
         try:
-            vals = await asyncio.to_thread(values)
+            async with self._simulating:
+                vals = await asyncio.to_thread(values)
         except Exception as e:  # a replay that does not re-simulate
             raise web.HTTPUnprocessableEntity(text=f"game {gid} does not re-simulate: {e}") from None
         return web.json_response({
@@ -231,7 +235,8 @@ class WebServer:
         if rp is None:
             raise web.HTTPNotFound(text=f"no stored game {gid}")
         try:
-            st = await asyncio.to_thread(state_at, rp, ply)
+            async with self._simulating:
+                st = await asyncio.to_thread(state_at, rp, ply)
         except (ReplayError, ValueError) as e:
             raise web.HTTPBadRequest(text=str(e)) from None
         full = self.config.reveal and rp.get("result") is not None
