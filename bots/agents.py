@@ -316,8 +316,9 @@ _register(AgentSpec(
     "genome's end of turn as its value, the best genome found as the plan; a budget iteration "
     "is one genome",
     # backup_max by default: against OEP (preset=paper) at equal genomes (10,100 a turn), 60%
-    # [47-71] with it, 45% [33-58] with the mean, 60 games each on the same deals
-    # (docs/results-heroes.md, "EMCTS and FH-EMCTS").
+    # [47-71] with it, 45% [33-58] with the mean, 60 games each on the same deals; then 55.5%
+    # [45.7-64.9] over 100 games with it, 37.2% [30.8-44.1] over 200 with the mean (the paper
+    # preset) (docs/results-heroes.md, "EMCTS and FH-EMCTS").
     _emcts(_EMCTS_PAPER["c"], _EMCTS_PAPER["branching"], _EMCTS_PAPER["tree_depth"], backup_max=True),
     {"horizon": 0}, presets={"paper": _EMCTS_PAPER}))
 _register(AgentSpec(
