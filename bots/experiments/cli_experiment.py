@@ -17,6 +17,10 @@ Every pairing plays --games games (seats alternate, each deal and draw seed from
 seats). The table gives A's wins, draws and losses, its score with a 95% interval, the Elo
 difference and the p-value of the exact binomial test of equal strength on decisive games.
 
+The 1 s table of docs/results-hidden.md is also a declared study, run by `maag experiment
+heroes-hidden` (bots/experiments/studies/heroes-hidden.toml; games played by hidden.play_game too);
+this command is the shortcut for pairings given on the command line.
+
 Examples:
     maag experiment hidden --preset cost --preset baseline --games 100 --turn-ms 1000 --jobs 2
     maag experiment hidden --best "mcts:rollout_turns=2" --preset k --ks 2,4,8 --turn-ms 200
