@@ -3,8 +3,10 @@
  * is kept from the view of the player who made it), transpositions, rollouts depth-limited
  * in turns, and the non-exploring (C = 0, greedy rollouts), bridge-burning (one budget
  * phase per action of the turn) and collapsing (thesis, K end-of-turn nodes) variants. */
+#define _POSIX_C_SOURCE 200809L /* pthread_once */
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "mg_search_internal.h"
@@ -13,6 +15,7 @@
 #define MC_CLOCK 8       /* iterations between readings of the clock (a power of two) */
 #define MC_B0 2          /* edges of a node's first edge block (a power of two) */
 #define MC_CLASSES 32    /* free lists of edge blocks, by log2 of their size */
+#define MC_TAB 1024      /* visit counts below this take sqrt and log from tables */
 
 #if defined(__GNUC__)
 #define MC_PREFETCH(p) __builtin_prefetch(p)
@@ -256,6 +259,30 @@ static long mc_edge_slot(mc_tree *t, mc_node *N, int j)
 
 /* ---- Selection, evaluation, backup -------------------------------------------------------- */
 
+/* 1 / sqrt(v) and sqrt(2 ln v) for 1 <= v < MC_TAB, the same expressions as computed in
+ * place (so every value is the same double): a backup and a selection near the leaves
+ * mostly see small counts, and a division, a square root and a log call are long waits. */
+static double mc_isq_tab[MC_TAB], mc_lx_tab[MC_TAB];
+static pthread_once_t mc_tab_once = PTHREAD_ONCE_INIT;
+
+static void mc_tab_init(void)
+{
+    for (int v = 1; v < MC_TAB; v++) {
+        mc_isq_tab[v] = 1.0 / sqrt((double)v);
+        mc_lx_tab[v] = sqrt(2.0 * log((double)v));
+    }
+}
+
+static inline double mc_isq(uint32_t v)
+{
+    return v < MC_TAB && v > 0 ? mc_isq_tab[v] : 1.0 / sqrt((double)v);
+}
+
+static inline double mc_lx(uint32_t v)
+{
+    return v < MC_TAB && v > 0 ? mc_lx_tab[v] : sqrt(2.0 * log((double)v));
+}
+
 /* The final choice among the expanded edges of N: the highest mean, or with p->robust the
  * most visits (then the highest mean). The first wins ties; -1 if none was visited. */
 static long mc_final(const mc_tree *t, const mc_node *N)
@@ -285,7 +312,7 @@ static long mc_select(const mc_tree *t, const mc_node *N)
     int best = 0, m = N->n;
     double bv = -DBL_MAX;
     if (t->k > 0) {
-        double x = t->k * sqrt(2.0 * log((double)N->visits));
+        double x = t->k * mc_lx(N->visits);
         for (int i = 0; i < m; i++) {
             double v = e[i].mean + x * e[i].isq;
             if (v > bv) {
@@ -415,7 +442,7 @@ static int mc_iterate(mc_tree *t, int top, const void *top_st, unsigned char *cl
         double v = e->mover == t->root_player ? r : 1.0 - r;
         e->visits++;
         e->mean += (v - e->mean) / (double)e->visits;
-        e->isq = 1.0 / sqrt((double)e->visits);
+        e->isq = mc_isq(e->visits);
         t->nodes[e->child].visits++;
     }
     return -1;
@@ -516,6 +543,7 @@ int ms_mcts_roots(const mg_game_vt *vt, const void *st, const mg_search_params *
     t.root_player = vt->current(st);
     t.k = 2.0 * p->c;
     t.grouped = ms_grouped(vt, p->policy);
+    pthread_once(&mc_tab_once, mc_tab_init);
     if (!mc_alloc(&t, p, vt->max_actions)) {
         mc_free(&t);
         return MG_ERR_NOMEM;
