@@ -9,9 +9,11 @@ import json
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from maag.server.storage.tournaments import open_tournament_store
 
 
@@ -100,3 +102,27 @@ def test_bench_iterations_compares_the_arena_and_the_referee(tmp_path: Path) -> 
         assert 0 < res[run]["mean_search_ms_per_turn"] <= 2 * 100
     assert res["match"]["mean_search_ms_per_turn"] <= 100
     assert res["ratio"] > 0 and 0 < res["time_ratio"] <= 2 and len(res["load"]) == 3
+
+
+def test_a_bundled_bot_keeps_more_time_back_after_its_own_late_turn() -> None:
+    import asyncio
+
+    from maag.bots.runner import DEFAULT_MARGIN_MS, DEFAULT_TIME_USE, MAX_EXTRA_MS, agent_bot
+    from maag.clients import Limit
+    from maag.clients._bot import GameInfo
+
+    bot = agent_bot("mcts")()
+    bot.game = GameInfo(game_id="g", game="heroes", seat=1, config={}, time_control={}, opponent="x")
+    limit = Limit(time_left_ms=1000)
+    assert bot.think_ms(limit) == (1000 - DEFAULT_MARGIN_MS) * DEFAULT_TIME_USE
+    asyncio.run(bot.on_event("timeout", 2, None))  # the opponent's late turn changes nothing
+    assert bot.think_ms(limit) == (1000 - DEFAULT_MARGIN_MS) * DEFAULT_TIME_USE
+    kept = []
+    for _ in range(6):
+        asyncio.run(bot.on_event("timeout", 1, None))
+        kept.append(1000 - bot.think_ms(limit) / DEFAULT_TIME_USE - DEFAULT_MARGIN_MS)
+    assert kept[:3] == pytest.approx([DEFAULT_MARGIN_MS, 2 * DEFAULT_MARGIN_MS, 4 * DEFAULT_MARGIN_MS])
+    assert max(kept) <= MAX_EXTRA_MS + 1e-9
+    # A turn read a while ago has less left.
+    later = Limit(time_left_ms=1000, received_at=time.monotonic() - 0.2)
+    assert bot.think_ms(later) < bot.think_ms(limit)
