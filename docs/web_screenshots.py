@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -103,6 +104,7 @@ def main(out: Path) -> None:
         stop_bots()
         serve.terminate()
         serve.wait(30)
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

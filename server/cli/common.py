@@ -174,6 +174,8 @@ def add_web_arguments(p: argparse.ArgumentParser) -> None:
                         "spectator sees")
     g.add_argument("--web-tc", type=tc_type, default=TimeControl.parse("2m,bank=5m"), metavar="TC",
                    help="time control of a person's game (both seats; default 2m,bank=5m)")
+    g.add_argument("--web-agent-ms", type=float, default=1000.0, metavar="MS",
+                   help="the most a bundled agent thinks per turn against a person (default 1000)")
     g.add_argument("--web-max-players", type=int, default=8, metavar="N",
                    help="people playing at once (default 8)")
 
@@ -186,4 +188,4 @@ def web_config(args: argparse.Namespace) -> Any:
 
     host, port = args.web
     return WebConfig(host=host, port=port, reveal=args.web_reveal, human_tc=args.web_tc,
-                     max_sessions=args.web_max_players)
+                     agent_ms=args.web_agent_ms, max_sessions=args.web_max_players)

@@ -39,11 +39,12 @@ MINIBOT_AGENTS = ("random", "first")
 
 
 def bot_command(spec: str, host: str, port: int, token: str, concurrency: int,
-                name: str) -> tuple[str | list[str], bool]:
+                name: str, budget_ms: float | None = None) -> tuple[str | list[str], bool]:
     """The command line that runs bot `spec`, and whether it goes through the shell. Bundled
     agents get their token from $MAAG_TOKEN, never on the command line (which `ps` shows to
     every user of the machine); a command line of the user's gets it only if it asks for
-    `{token}` (docs/server.md recommends $MAAG_TOKEN)."""
+    `{token}` (docs/server.md recommends $MAAG_TOKEN). `budget_ms` caps a bundled agent's
+    thinking per turn (`maag bot run --budget-ms`) below what its clock allows."""
     connect = f"{host}:{port}"
     if any(ch.isspace() for ch in spec.strip()):
         text = spec
@@ -57,6 +58,8 @@ def bot_command(spec: str, host: str, port: int, token: str, concurrency: int,
                "--concurrency", str(concurrency)]
         for kv in filter(None, settings.split(",")):
             cmd += ["--param", kv]
+        if budget_ms is not None:
+            cmd += ["--budget-ms", f"{budget_ms:g}"]
         return cmd, False
     return [sys.executable, "-m", "maag.server.net.minibot", "--connect", connect,
             "--agent", spec, "--concurrency", str(concurrency), "--name", name[:64]], False
@@ -65,14 +68,17 @@ def bot_command(spec: str, host: str, port: int, token: str, concurrency: int,
 class BotProcess:
     """One bot process, restarted if it exits while the match runs."""
 
-    def __init__(self, spec: str, name: str, token: str, concurrency: int, log_path: Path) -> None:
+    def __init__(self, spec: str, name: str, token: str, concurrency: int, log_path: Path,
+                 budget_ms: float | None = None) -> None:
         self.spec, self.name, self.token, self.concurrency = spec, name, token, concurrency
         self.log_path = log_path
+        self.budget_ms = budget_ms
         self.proc: subprocess.Popen[bytes] | None = None
         self.exits = 0
 
     def start(self, host: str, port: int) -> None:
-        cmd, shell = bot_command(self.spec, host, port, self.token, self.concurrency, self.name)
+        cmd, shell = bot_command(self.spec, host, port, self.token, self.concurrency, self.name,
+                                 self.budget_ms)
         env = {**os.environ, "MAAG_HOST": host, "MAAG_PORT": str(port), "MAAG_CONNECT": f"{host}:{port}",
                "MAAG_TOKEN": self.token, "MAAG_CONCURRENCY": str(self.concurrency), "MAAG_BOT": self.name}
         with open(self.log_path, "ab") as log:

@@ -61,6 +61,8 @@ class WebConfig:
     """Show finished games' hidden parts (hands, decks) in replays: the full state."""
     human_tc: TimeControl = field(default_factory=lambda: TimeControl.parse("2m,bank=5m"))
     """A person's seat's time control (both seats of a person's game play under it)."""
+    agent_ms: float | None = 1000.0
+    """The most a bundled agent thinks per turn against a person (None: what the clock allows)."""
     max_sessions: int = 8
     """People playing at once."""
     max_per_address: int = 2
@@ -81,7 +83,8 @@ class WebServer:
         self.port = config.port
         self._standings = standings or self._stored_standings
         self.live = LiveGames(referee, self._standings_json, self._finished, config.interval)
-        self.seats = Seats(referee, human_tc=config.human_tc, max_sessions=config.max_sessions,
+        self.seats = Seats(referee, human_tc=config.human_tc, agent_ms=config.agent_ms,
+                           max_sessions=config.max_sessions,
                            max_per_address=config.max_per_address, max_rate=config.max_rate)
         self._replays: OrderedDict[int, dict[str, Any]] = OrderedDict()
         self._simulating = asyncio.Semaphore(2)

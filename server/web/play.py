@@ -5,7 +5,8 @@ as `maag match` does) or a bot connected to the referee. The seat is a real prot
 client of the referee (`HumanSeat`): it connects over TCP to the referee's own port with a
 token of this server's lifetime (`RefereeServer.add_token`) and says `hello` asking for the
 legal actions, `concurrency` 1 and `max_games` 1, so the game is refereed, timed (the
-person's time control, `WebConfig.human_tc`) and stored exactly like a bot's. The page
+person's time control, `WebConfig.human_tc`, for both seats; a bundled agent thinks at most
+`WebConfig.agent_ms` a turn, not the person's minutes) and stored exactly like a bot's. The page
 attaches to the seat over a WebSocket with the session token issued here, never the
 referee's token; each of its messages (`act`, `turn`, `resign`) is rate limited, checked
 by maag.protocol as a message of this seat's game and sent on; everything the referee
@@ -25,6 +26,7 @@ import contextlib
 import json
 import logging
 import secrets
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -167,10 +169,12 @@ class HumanSeat:
 class Seats:
     """The people's seats of one web server, with their limits."""
 
-    def __init__(self, referee: RefereeServer, *, human_tc: TimeControl, max_sessions: int = 8,
-                 max_per_address: int = 2, max_rate: int = 20, attach_s: float = 60.0) -> None:
+    def __init__(self, referee: RefereeServer, *, human_tc: TimeControl, agent_ms: float | None = 1000.0,
+                 max_sessions: int = 8, max_per_address: int = 2, max_rate: int = 20,
+                 attach_s: float = 60.0) -> None:
         self.referee = referee
         self.human_tc = human_tc
+        self.agent_ms = agent_ms
         self.max_sessions = max_sessions
         self.max_per_address = max_per_address
         self.max_rate = max_rate
@@ -215,7 +219,7 @@ class Seats:
             other = f"{opponent}@web{self._n}"[:64]
             agent_token = secrets.token_urlsafe(24)
             self.referee.add_token(agent_token, other, explicit_only=True)
-            proc = BotProcess(opponent, other, agent_token, 1, self._logs / f"{self._n}.log")
+            proc = BotProcess(opponent, other, agent_token, 1, self._logs / f"{self._n}.log", self.agent_ms)
             host = "127.0.0.1" if cfg.host in ("0.0.0.0", "", "::") else cfg.host
             await asyncio.to_thread(proc.start, host, self.referee.port)
             hs.process = proc
@@ -271,3 +275,4 @@ class Seats:
         for s in self.seats.values():
             s.close()
         self.seats.clear()
+        shutil.rmtree(self._logs, ignore_errors=True)

@@ -270,3 +270,12 @@ def test_every_file_of_the_page_is_package_data() -> None:
         return any(path.match(pat) and len(path.parts) == len(PurePosixPath(pat).parts) for pat in patterns)
 
     assert files and all(packed(f) for f in files), (files, patterns)
+
+
+def test_a_bundled_agent_against_a_person_thinks_within_its_budget() -> None:
+    from maag.server.compete.match import bot_command
+
+    cmd, shell = bot_command("mcts:c=0.5", "127.0.0.1", 9, "tok", 1, "m", budget_ms=1000.0)
+    assert not shell and isinstance(cmd, list) and cmd[-2:] == ["--budget-ms", "1000"]
+    assert "--budget-ms" not in bot_command("mcts", "127.0.0.1", 9, "tok", 1, "m")[0]
+    assert "--budget-ms" not in bot_command("random", "127.0.0.1", 9, "tok", 1, "m", budget_ms=1.0)[0]
