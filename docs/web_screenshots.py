@@ -97,7 +97,7 @@ def main(out: Path) -> None:
             plies = int(page.get_attribute("#ply", "max") or "0")
             page.goto(url + f"/#/replay/{replay_id}/{plies // 2}")
             page.reload()
-            page.wait_for_function(f"document.querySelector('#board').dataset.ply === '{plies // 2}'")
+            page.wait_for_function(f"document.querySelector('#board')?.dataset.ply === '{plies // 2}'")
             page.screenshot(path=str(out / "web-replay.png"))
             b.close()
     finally:

@@ -101,7 +101,7 @@ def test_the_replay_slider_shows_the_positions_of_maag_replay_at(served: Served,
     page.wait_for_selector("#board .board")
 
     def expect(n: int) -> None:
-        page.wait_for_function(f"document.querySelector('#board').dataset.ply === '{n}'")
+        page.wait_for_function(f"document.querySelector('#board')?.dataset.ply === '{n}'")
         r = maag("replay", str(gid), "--at", str(n), "--json", "--db", str(served.db))
         assert r.returncode == 0, r.stderr
         truth = json.loads(r.stdout)
@@ -193,7 +193,7 @@ def test_a_game_without_a_drawing_of_its_own_shows_its_json(tmp_path: Any, page:
     try:
         gid = _one_stored_game(served)
         page.goto(served.url + f"/#/replay/{gid}/1")
-        page.wait_for_function("document.querySelector('#board').dataset.ply === '1'")
+        page.wait_for_function("document.querySelector('#board')?.dataset.ply === '1'")
         shown = json.loads(page.inner_text("#board pre.board-json"))
         assert shown == json.loads(served.get(f"/api/replay/{gid}/at/1"))
         assert "piles" in shown
@@ -207,7 +207,7 @@ def test_the_card_game_is_drawn_by_its_own_module_without_hands(tmp_path: Any, p
     try:
         gid = _one_stored_game(served)
         page.goto(served.url + f"/#/replay/{gid}/6")
-        page.wait_for_function("document.querySelector('#board').dataset.ply === '6'")
+        page.wait_for_function("document.querySelector('#board')?.dataset.ply === '6'")
         assert page.query_selector("#board .cards") is not None
         assert len(page.query_selector_all("#board .hidden-hand")) == 2
         assert page.query_selector_all("#board .hand span[data-card]") == []
