@@ -13,6 +13,7 @@ processes may open a fresh database at once.
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -35,11 +36,28 @@ def connect(url: str, timeout: int = 10) -> psycopg.Connection[Any]:
         raise StorageUnavailable(f"cannot connect to PostgreSQL: {e}") from e
 
 
+# A migration: ALTER TABLE t ADD COLUMN IF NOT EXISTS c ...
+_ADD_COLUMN = re.compile(r"\s*ALTER\s+TABLE\s+(\w+)\s+ADD\s+COLUMN\s+IF\s+NOT\s+EXISTS\s+(\w+)\s", re.I)
+
+
+def _has_column(conn: psycopg.Connection[Any], table: str, column: str) -> bool:
+    row = conn.execute("SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
+                       "AND table_name = %s AND column_name = %s", (table, column)).fetchone()
+    return row is not None
+
+
 def ensure_schema(conn: psycopg.Connection[Any], ddl: str, lock: int = SCHEMA_LOCK) -> None:
-    """Run `ddl` (idempotent statements) in one transaction under an advisory lock."""
+    """Run `ddl` (idempotent statements) in one transaction under an advisory lock. A column
+    migration (ALTER TABLE ... ADD COLUMN IF NOT EXISTS) runs only when the column is
+    missing: ALTER TABLE takes an ACCESS EXCLUSIVE lock on the table even when it changes
+    nothing, and a process opening the store while another one's transaction reads and then
+    writes that table deadlocked with it (a tournament runner starting beside a running one)."""
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock,))
         for stmt in ddl.split(";"):
+            m = _ADD_COLUMN.match(stmt)
+            if m and _has_column(conn, m.group(1).lower(), m.group(2).lower()):
+                continue
             if stmt.strip():
                 conn.execute(stmt)  # type: ignore[call-overload]
 

@@ -175,3 +175,39 @@ def test_concurrent_writers(db_url: str) -> None:
     assert len(stores[0].list_games(status="finished")) == 40
     for s in stores:
         s.close()
+
+
+def test_opening_a_store_beside_an_open_transaction_does_not_wait_for_it(postgres_db: str) -> None:
+    """A second tournament store or referee storage opened while another connection's
+    transaction has read the tables (a runner mid-claim) runs its schema without waiting for
+    that transaction: no ALTER TABLE for a column that exists (its ACCESS EXCLUSIVE lock
+    deadlocked a runner starting beside a running one). With the old migration the store's
+    constructor blocks until the reader commits, so the thread below would still be alive."""
+    import threading
+
+    import psycopg
+    from maag.server.storage.postgres import PostgresStorage
+    from maag.server.storage.tournaments import PostgresTournamentStore
+
+    PostgresTournamentStore(postgres_db).close()
+    PostgresStorage(postgres_db).close()
+    with psycopg.connect(postgres_db) as reader:  # a transaction left open, holding read locks
+        reader.execute("SELECT count(*) FROM tournament_games").fetchone()
+        reader.execute("SELECT count(*) FROM games").fetchone()
+        errors: list[BaseException] = []
+
+        def open_stores() -> None:
+            try:
+                PostgresTournamentStore(postgres_db).close()
+                PostgresStorage(postgres_db).close()
+            except BaseException as e:  # reported below
+                errors.append(e)
+
+        t = threading.Thread(target=open_stores, daemon=True)
+        t.start()
+        t.join(60)
+        blocked = t.is_alive()
+        reader.rollback()
+    t.join(60)
+    assert not blocked, "opening a store waited for another connection's open transaction"
+    assert not errors, errors
