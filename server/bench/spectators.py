@@ -4,7 +4,7 @@ spectators of a referee's web view (`maag serve --web`), plus one on the lobby.
 Each spectator watches a running game (spectator i takes game i modulo the running games
 the lobby last listed) until its final snapshot, then moves to another: the load of N
 people following live games, each pushed every change of its game (coalesced by the web
-view to ten pushes a second at most). Frames are counted, not decoded (a finished game's
+view to four pushes a second at most). Frames are counted, not decoded (a finished game's
 last snapshot is told by its `result`), so that the spectators' own work stays small
 beside the referee's on the same machine.
 

@@ -70,7 +70,7 @@ class WebConfig:
     """Messages per second from one page (and burst)."""
     max_spectators: int = 1000
     """WebSockets of spectators at once."""
-    interval: float = 0.1
+    interval: float = 0.25
     """Seconds between two pushes of one game (changes in between are sent together)."""
 
 

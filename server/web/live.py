@@ -12,7 +12,8 @@ while nothing changes.
 A game's snapshot (`snapshot`) holds its public view (maag.server.referee.spectator: no
 hand, no deck order), the actions as the opponent saw them (the game's `public_action`),
 the clocks, the evaluation series and the board's layout; the full state is never read
-into it while the game runs.
+into it while the game runs. A page is sent the whole log when it subscribes, and each push
+then carries the entries from `log_from` on, which the page appends to the ones it has.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from maag.server.net.server import GameChange, RefereeServer
 from maag.server.referee.session import GameSession
 from maag.server.referee.spectator import public_value, public_view
 
-__all__ = ["LiveGames", "game_snapshot", "layout_of"]
+__all__ = ["LiveGames", "game_snapshot", "layout_of", "public_log"]
 
 LOG = logging.getLogger(__name__)
 
@@ -60,16 +61,28 @@ def _clocks(s: GameSession) -> list[dict[str, Any]]:
     return out
 
 
-def game_snapshot(s: GameSession, values: list[list[Any]]) -> dict[str, Any]:
-    """A spectator's snapshot of a running (or just finished) game."""
+def public_log(s: GameSession, done: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """The game's actions as the opponent saw them; `done`, the list for an earlier point of
+    the same game, is extended in place with the entries after it and returned (a log only
+    grows, and converting every entry again at each push cost most of a push)."""
+    spec = s.game.spec
+    out = [] if done is None else done
+    out.extend({"seat": e["seat"] + 1, "action": spec.public_action(e["action"]), "auto": bool(e.get("auto"))}
+               for e in s.log[len(out):])
+    return out
+
+
+def game_snapshot(s: GameSession, values: list[list[Any]],
+                  log: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A spectator's snapshot of a running (or just finished) game; `log`: its public log
+    (`public_log`) when the caller keeps one."""
     spec = s.game.spec
     o = s.outcome
     return {
         "type": "game", "game_id": s.game_id, "game": s.game.name, "config": s.game.config,
         "seats": [seat.name for seat in s.seats], "tags": s.tags, "turn": s.turn_no,
         "view": public_view(s.state),
-        "log": [{"seat": e["seat"] + 1, "action": spec.public_action(e["action"]),
-                 "auto": bool(e.get("auto"))} for e in s.log],
+        "log": public_log(s) if log is None else log,
         "clocks": _clocks(s), "values": values, "value_scale": spec.value_scale,
         "layout": layout_of(s.game.name, s.game.config),
         "result": None if o is None else {"winner": o.winner, "reason": o.reason.value, "plies": o.plies},
@@ -95,6 +108,8 @@ class LiveGames:
         self.lobby: set[web.WebSocketResponse] = set()
         self.watchers: dict[str, set[web.WebSocketResponse]] = {}
         self.values: dict[str, list[list[Any]]] = {}  # game id -> [ply, value] at ends of turns
+        self.logs: dict[str, list[dict[str, Any]]] = {}  # game id -> its public log so far
+        self.pushed: dict[str, int] = {}  # game id -> entries of its log all its watchers have
         self._sessions: dict[str, GameSession] = {}
         self._stale: set[str] = set()
         self._over: set[str] = set()
@@ -161,10 +176,14 @@ class LiveGames:
             subs = self.watchers.get(gid)
             if s is None or not subs:
                 continue
-            self._send_all(subs, json.dumps(game_snapshot(s, self.values.get(gid, []))))
+            frame = self._snapshot(s, self.pushed.get(gid, 0))
+            self.pushed[gid] = frame["log_from"] + len(frame["log"])  # every watcher has it all now
+            self._send_all(subs, json.dumps(frame))
         for gid in self._over:
             self._sessions.pop(gid, None)
             self.values.pop(gid, None)
+            self.logs.pop(gid, None)
+            self.pushed.pop(gid, None)
             self.watchers.pop(gid, None)  # the pages keep the final position; nothing more comes
         self._over.clear()
 
@@ -219,8 +238,21 @@ class LiveGames:
         if s is None:
             return False
         self.watchers.setdefault(gid, set()).add(ws)
-        await ws.send_str(json.dumps(game_snapshot(s, self.values.get(gid, []))))
+        frame = self._snapshot(s)  # the whole log
+        if len(self.watchers[gid]) == 1:  # else the others lack what they lacked: pushes go on from there
+            self.pushed[gid] = len(frame["log"])
+        await ws.send_str(json.dumps(frame))
         return True
+
+    def _snapshot(self, s: GameSession, log_from: int = 0) -> dict[str, Any]:
+        """The game's snapshot with its log from entry `log_from` on (`log_from` in the
+        frame; the page keeps the entries before it). Pushes send only what every watcher
+        lacks: resending the whole log at every push was most of a push's bytes and time."""
+        gid = s.game_id
+        log = self.logs[gid] = public_log(s, self.logs.get(gid))
+        snap = game_snapshot(s, self.values.get(gid, []), log[log_from:])
+        snap["log_from"] = log_from
+        return snap
 
     @property
     def spectators(self) -> int:

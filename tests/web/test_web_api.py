@@ -23,6 +23,7 @@ from maag.server.referee.spectator import common, public_view
 from maag.server.storage.base import SQLiteStorage
 from maag.server.web.address import parse_listen
 from maag.server.web.app import WebConfig, WebServer
+from maag.server.web.live import public_log
 
 WAIT = 60.0  # a safety net against hangs only
 
@@ -216,7 +217,17 @@ async def test_a_spectator_is_pushed_the_public_view_only(site: Site) -> None:
             snaps = [await _next(ws, "game") for _ in range(4)]
         async with http.ws_connect(site.url + "/ws/game/99999") as ws:
             assert (await _next(ws, "gone"))["game_id"] == "99999"
-    assert len({s["turn"] for s in snaps} | {len(s["log"]) for s in snaps}) > 1
+    # the first frame holds the whole log, each push the entries from log_from on: put
+    # together they are the game's public log, entry for entry
+    assert snaps[0]["log_from"] == 0
+    log: list[Any] = snaps[0]["log"]
+    for s in snaps[1:]:
+        assert s["log_from"] == len(log)  # the only watcher is sent exactly what it lacks
+        log = log + s["log"]
+    assert len(log) > len(snaps[0]["log"]) or len({s["turn"] for s in snaps}) > 1
+    running = {str(x.game_id): x for x in site.referee.running()}
+    if str(gid) in running:  # still running: the referee's own log, as the opponent saw it
+        assert log == public_log(running[str(gid)])[:len(log)]
     for s in snaps:
         assert s["seats"] == ["c", "d"] or s["seats"] == ["d", "c"]
         assert s["view"]["hands"] == {"1": None, "2": None} or 0 in s["view"]["hand_sizes"].values()

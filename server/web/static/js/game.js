@@ -27,6 +27,8 @@ export function showGame(main, gid) {
       return;
     }
     if (m.type !== "game") return;
+    // a push carries the log from entry log_from on; the entries before it came earlier
+    m.log = (snap && m.log_from ? snap.log.slice(0, m.log_from) : []).concat(m.log);
     snap = m;
     got = performance.now();
     const r = await renderer(m.game);
