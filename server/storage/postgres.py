@@ -13,9 +13,8 @@ processes may open a fresh database at once.
 from __future__ import annotations
 
 import contextlib
-import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import psycopg
@@ -36,8 +35,8 @@ def connect(url: str, timeout: int = 10) -> psycopg.Connection[Any]:
         raise StorageUnavailable(f"cannot connect to PostgreSQL: {e}") from e
 
 
-# A migration: ALTER TABLE t ADD COLUMN IF NOT EXISTS c ...
-_ADD_COLUMN = re.compile(r"\s*ALTER\s+TABLE\s+(\w+)\s+ADD\s+COLUMN\s+IF\s+NOT\s+EXISTS\s+(\w+)\s", re.I)
+Columns = Sequence[tuple[str, str, str]]
+"""Column migrations: (table, column, SQL type) added to tables made before the column."""
 
 
 def _has_column(conn: psycopg.Connection[Any], table: str, column: str) -> bool:
@@ -46,20 +45,21 @@ def _has_column(conn: psycopg.Connection[Any], table: str, column: str) -> bool:
     return row is not None
 
 
-def ensure_schema(conn: psycopg.Connection[Any], ddl: str, lock: int = SCHEMA_LOCK) -> None:
-    """Run `ddl` (idempotent statements) in one transaction under an advisory lock. A column
-    migration (ALTER TABLE ... ADD COLUMN IF NOT EXISTS) runs only when the column is
-    missing: ALTER TABLE takes an ACCESS EXCLUSIVE lock on the table even when it changes
-    nothing, and a process opening the store while another one's transaction reads and then
-    writes that table deadlocked with it (a tournament runner starting beside a running one)."""
+def ensure_schema(conn: psycopg.Connection[Any], ddl: str, columns: Columns = (),
+                  lock: int = SCHEMA_LOCK) -> None:
+    """Run `ddl` (idempotent statements), then add the `columns` a table lacks, in one
+    transaction under an advisory lock. A column is altered in only when it is missing:
+    ALTER TABLE takes an ACCESS EXCLUSIVE lock on the table even when IF NOT EXISTS makes it
+    change nothing, and a process opening the store while another one's transaction reads and
+    then writes that table deadlocked with it (a tournament runner starting beside a running one)."""
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock,))
         for stmt in ddl.split(";"):
-            m = _ADD_COLUMN.match(stmt)
-            if m and _has_column(conn, m.group(1).lower(), m.group(2).lower()):
-                continue
             if stmt.strip():
                 conn.execute(stmt)  # type: ignore[call-overload]
+        for table, column, kind in columns:
+            if not _has_column(conn, table, column):
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {kind}")  # type: ignore[call-overload]
 
 
 class Reconnecting:
@@ -68,9 +68,10 @@ class Reconnecting:
     happen, or its commit's outcome is unknown) and the next operation reconnects. Retrying,
     with backoff, is the caller's: the referee's storage keeper, a runner's next claim."""
 
-    def __init__(self, url: str, ddl: str) -> None:
+    def __init__(self, url: str, ddl: str, columns: Columns = ()) -> None:
         self.url = url
         self.ddl = ddl
+        self.columns = columns
         self.lock = threading.Lock()
         self._conn: psycopg.Connection[Any] | None = None
         with self.lock:
@@ -84,7 +85,7 @@ class Reconnecting:
                 self._conn = None
             conn = connect(self.url, timeout=5)
             try:
-                ensure_schema(conn, self.ddl)
+                ensure_schema(conn, self.ddl, self.columns)
             except psycopg.OperationalError as e:
                 conn.close()
                 raise StorageUnavailable(f"PostgreSQL: {e}") from e
@@ -133,7 +134,7 @@ class PostgresStorage(SQLStorage):
 
     def __init__(self, url: str) -> None:
         self.url = url
-        self._pg = Reconnecting(url, games_schema("postgresql") + ";" + _MIGRATE)
+        self._pg = Reconnecting(url, games_schema("postgresql"), MIGRATIONS)
 
     def _tx(self, fn: Callable[[psycopg.Cursor[Any]], T]) -> T:
         return self._pg.tx(fn)
@@ -143,6 +144,3 @@ class PostgresStorage(SQLStorage):
 
     def close(self) -> None:
         self._pg.close()
-
-
-_MIGRATE = ";".join(f"ALTER TABLE {t} ADD COLUMN IF NOT EXISTS {c} {k}" for t, c, k in MIGRATIONS)

@@ -311,8 +311,7 @@ class PostgresTournamentStore(TournamentStore):
 
         self._db = storage_pg.connect(url)
         self._lock = threading.Lock()
-        storage_pg.ensure_schema(self._db, _SCHEMA + ";" + ";".join(
-            f"ALTER TABLE {t} ADD COLUMN IF NOT EXISTS {c} {k}" for t, c, k in _MIGRATIONS))
+        storage_pg.ensure_schema(self._db, _SCHEMA, _MIGRATIONS)
 
     def _q(self, sql: str) -> str:
         return sql.replace("?", "%s")
