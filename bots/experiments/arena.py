@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from maag.bots import Agent, parse_agent
 from maag.engine import Action, Game, IllegalActionError, Observation, State
@@ -267,6 +267,30 @@ def _play(args: tuple[GameTask, Sequence[str], ArenaConfig]) -> GameResult:
     return play_game(*args)
 
 
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def in_processes(fn: Callable[[T], R], tasks: Sequence[T], jobs: int) -> Iterator[R]:
+    """`fn` of every task: in this process and in order when `jobs` <= 1, else on `jobs`
+    worker processes (forked where the platform can), each result as soon as it is done.
+    The tasks not started are cancelled when the caller stops early or a task fails. The
+    one runner of the experiments (arena, hidden, studies)."""
+    if jobs <= 1:
+        yield from map(fn, tasks)
+        return
+    methods = multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        futures = [pool.submit(fn, t) for t in tasks]
+        try:
+            for f in as_completed(futures):
+                yield f.result()
+        finally:
+            for f in futures:
+                f.cancel()
+
+
 def run_arena(specs: Sequence[str], games: int, cfg: ArenaConfig, *, jobs: int = 1, seed: int = 1,
               on_game: Callable[[GameResult, int, int], None] | None = None,
               done: Sequence[GameResult] = ()) -> ArenaResult:
@@ -287,13 +311,6 @@ def run_arena(specs: Sequence[str], games: int, cfg: ArenaConfig, *, jobs: int =
             if on_game:
                 on_game(r, len(results), len(tasks) + len(played))
 
-    if jobs <= 1:
-        collect(play_game(t, specs, cfg) for t in tasks)
-    else:
-        methods = multiprocessing.get_all_start_methods()
-        ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            futures = [pool.submit(_play, (t, list(specs), cfg)) for t in tasks]
-            collect(f.result() for f in as_completed(futures))
+    collect(in_processes(_play, [(t, list(specs), cfg) for t in tasks], jobs))
     results.sort(key=lambda r: r.index)
     return ArenaResult(list(specs), cfg, results, time.monotonic() - t0)

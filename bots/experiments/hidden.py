@@ -18,12 +18,10 @@ strong" on the decisive games."""
 
 from __future__ import annotations
 
-import multiprocessing
 import random
 import statistics
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,7 +33,7 @@ from maag.engine import Game, IllegalActionError, Observation
 from maag.stats import pairwise
 
 from . import datafile
-from .arena import play_step
+from .arena import in_processes, play_step
 
 __all__ = ["CHEAT", "PEEK", "Entrant", "HiddenConfig", "GameRecord", "PairResult", "PRESETS", "make_entrant",
            "deal_seeds", "play_game", "preset_pairs", "record_line", "recorded", "run_pairs"]
@@ -259,14 +257,7 @@ def run_pairs(pairs: Sequence[tuple[str, str]], games: int, cfg: HiddenConfig, *
                 on_game(r, done, len(tasks))
 
     try:
-        if jobs <= 1:
-            collect(_play(t) for t in tasks)
-        else:
-            methods = multiprocessing.get_all_start_methods()
-            ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-            with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-                futures = [pool.submit(_play, t) for t in tasks]
-                collect(f.result() for f in as_completed(futures))
+        collect(in_processes(_play, tasks, jobs))
     finally:
         if sink is not None:
             sink.close()

@@ -40,12 +40,10 @@ import dataclasses
 import hashlib
 import json
 import math
-import multiprocessing
 import re
 import statistics
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -569,19 +567,10 @@ def run(study: Study, data: str | Path, *, games: int | None = None, jobs: int =
             with Client(dask) as client:
                 futures = client.map(play, todo, pure=False)
                 collect(f.result() for f in dask_completed(futures))
-        elif jobs <= 1:
-            collect(play(t) for t in todo)
         else:
-            methods = multiprocessing.get_all_start_methods()
-            ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-            with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-                futs = [pool.submit(play, t) for t in todo]
-                try:
-                    collect(f.result() for f in as_completed(futs))
-                except BaseException:
-                    for f in futs:
-                        f.cancel()
-                    raise
+            from .arena import in_processes
+
+            collect(in_processes(play, todo, jobs))
     return len(todo)
 
 
