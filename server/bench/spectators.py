@@ -2,9 +2,10 @@
 spectators of a referee's web view (`maag serve --web`), plus one on the lobby.
 
 Each spectator watches a running game (spectator i takes game i modulo the running games
-the lobby last listed) until its final snapshot, then moves to another: the load of N
-people following live games, each pushed every change of its game (coalesced by the web
-view to four pushes a second at most). Frames are counted, not decoded (a finished game's
+the lobby last listed) until its final snapshot, then moves to another still listed (or
+waits for the lobby's next push when none is): the load of N people following live games,
+each pushed every change of its game (coalesced by the web view to four pushes a second at
+most). Frames are counted, not decoded (a finished game's
 last snapshot is told by its `result`), so that the spectators' own work stays small
 beside the referee's on the same machine.
 
@@ -27,18 +28,25 @@ async def watch(url: str, n: int, seconds: float) -> dict[str, Any]:
     """Run `n` spectators of the web view at `url` for `seconds`; their counts."""
     import aiohttp
 
-    stats = {"spectators": n, "frames": 0, "bytes": 0, "games_followed": 0, "seconds": seconds}
+    stats = {"spectators": n, "frames": 0, "bytes": 0, "games_followed": 0, "gone": 0, "seconds": seconds}
     running: list[str] = []
+    lobby = {"changed": asyncio.Event()}  # set (and replaced) at each lobby push
 
     async def follow_lobby(http: aiohttp.ClientSession) -> None:
         async with http.ws_connect(url + "/ws/lobby") as ws:
             async for msg in ws:
                 running[:] = [str(g["game_id"]) for g in json.loads(msg.data)["games"]]
+                changed, lobby["changed"] = lobby["changed"], asyncio.Event()
+                changed.set()
 
     async def spectator(http: aiohttp.ClientSession, i: int) -> None:
+        # A person's page: it follows one game to its end, then its person picks another
+        # from the list. A game that ended is crossed off the list this page holds (the
+        # lobby's push comes within a second); when the list holds nothing still running,
+        # the page waits for the next push instead of knocking at finished games.
         while True:
             if not running:
-                await asyncio.sleep(0.05)
+                await lobby["changed"].wait()
                 continue
             gid = running[i % len(running)]
             async with http.ws_connect(f"{url}/ws/game/{gid}") as ws:
@@ -46,9 +54,14 @@ async def watch(url: str, n: int, seconds: float) -> dict[str, Any]:
                     data = msg.data if isinstance(msg.data, str) else ""
                     stats["frames"] += 1
                     stats["bytes"] += len(data)
-                    if '"type": "gone"' in data or '"result": null' not in data:
+                    if '"type": "gone"' in data:
+                        stats["gone"] += 1
                         break
-            stats["games_followed"] += 1
+                    if '"result": null' not in data:
+                        stats["games_followed"] += 1
+                        break
+            if gid in running:
+                running.remove(gid)
 
     connector = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(connector=connector) as http:

@@ -39,12 +39,21 @@ Standings = Callable[[], Awaitable[dict[str, Any] | None]]
 Finished = Callable[[], Awaitable[list[dict[str, Any]]]]
 
 
-def layout_of(game: str, config: dict[str, Any]) -> dict[str, Any] | None:
-    """The board's fixed layout of a configuration (the game's `layout`), or None."""
-    from maag.engine import registry
+_LAYOUTS: dict[str, dict[str, Any] | None] = {}
 
-    fn = registry.get(game).layout
-    return fn(config) if fn is not None else None
+
+def layout_of(game: str, config: dict[str, Any]) -> dict[str, Any] | None:
+    """The board's fixed layout of a configuration (the game's `layout`), or None. Kept per
+    configuration: a layout never changes, and every snapshot carries it."""
+    key = game + json.dumps(config, sort_keys=True, default=str)
+    if key not in _LAYOUTS:
+        from maag.engine import registry
+
+        fn = registry.get(game).layout
+        if len(_LAYOUTS) >= 256:  # configurations are few; a server that sees many keeps it bounded
+            _LAYOUTS.clear()
+        _LAYOUTS[key] = fn(config) if fn is not None else None
+    return _LAYOUTS[key]
 
 
 def _clocks(s: GameSession) -> list[dict[str, Any]]:
@@ -110,6 +119,10 @@ class LiveGames:
         self.values: dict[str, list[list[Any]]] = {}  # game id -> [ply, value] at ends of turns
         self.logs: dict[str, list[dict[str, Any]]] = {}  # game id -> its public log so far
         self.pushed: dict[str, int] = {}  # game id -> entries of its log all its watchers have
+        # game id -> (its change count, its whole snapshot encoded): a page that subscribes
+        # while nothing moved gets the frame the previous one got (spectators arrive together)
+        self._changes: dict[str, int] = {}
+        self._first: dict[str, tuple[int, str]] = {}
         self._sessions: dict[str, GameSession] = {}
         self._stale: set[str] = set()
         self._over: set[str] = set()
@@ -142,6 +155,7 @@ class LiveGames:
         elif ch.kind == "over":
             self._lobby_stale = True
         self._track_value(s)
+        self._changes[gid] = self._changes.get(gid, 0) + 1
         if self.watchers.get(gid):
             self._stale.add(gid)
         if ch.kind == "over":
@@ -184,6 +198,8 @@ class LiveGames:
             self.values.pop(gid, None)
             self.logs.pop(gid, None)
             self.pushed.pop(gid, None)
+            self._changes.pop(gid, None)
+            self._first.pop(gid, None)
             self.watchers.pop(gid, None)  # the pages keep the final position; nothing more comes
         self._over.clear()
 
@@ -238,10 +254,17 @@ class LiveGames:
         if s is None:
             return False
         self.watchers.setdefault(gid, set()).add(ws)
-        frame = self._snapshot(s)  # the whole log
+        version = self._changes.get(gid, 0)
+        cached = self._first.get(gid)
+        if cached is None or cached[0] != version:
+            frame = self._snapshot(s)  # the whole log
+            cached = self._first[gid] = (version, json.dumps(frame))
+            log_len = len(frame["log"])
+        else:
+            log_len = len(self.logs[gid])  # unchanged since that frame was made
         if len(self.watchers[gid]) == 1:  # else the others lack what they lacked: pushes go on from there
-            self.pushed[gid] = len(frame["log"])
-        await ws.send_str(json.dumps(frame))
+            self.pushed[gid] = log_len
+        await ws.send_str(cached[1])
         return True
 
     def _snapshot(self, s: GameSession, log_from: int = 0) -> dict[str, Any]:

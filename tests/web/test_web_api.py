@@ -234,6 +234,46 @@ async def test_a_spectator_is_pushed_the_public_view_only(site: Site) -> None:
         assert s["layout"]["width"] == 5 and s["clocks"][0]["name"] == s["seats"][0]
 
 
+async def test_spectators_arriving_together_share_one_first_frame_and_each_gets_the_whole_log(
+        site: Site) -> None:
+    # Bots slow enough that nothing moves between the two subscriptions: the second page
+    # gets the very frame the first got (encoded once; clocks included), and the pushes
+    # after it still add up, for each page, to the game's public log.
+    site.minibot("e", "--delay", "700")
+    site.minibot("f", "--delay", "700")
+    async with aiohttp.ClientSession() as http:
+        async with http.ws_connect(site.url + "/ws/lobby") as lobby:
+            games: list[Any] = []
+            while not games:
+                games = (await _next(lobby, "lobby"))["games"]
+        gid = games[0]["game_id"]
+        async with http.ws_connect(site.url + f"/ws/game/{gid}") as a, \
+                http.ws_connect(site.url + f"/ws/game/{gid}") as b:
+            first_a = await asyncio.wait_for(a.receive_str(), WAIT)
+            first_b = await asyncio.wait_for(b.receive_str(), WAIT)
+            later = [[json.loads(first_a)], [json.loads(first_b)]]
+            for ws, got in ((a, later[0]), (b, later[1])):
+                got += [await _next(ws, "game") for _ in range(2)]
+    logs = []
+    for snaps in later:
+        assert snaps[0]["log_from"] == 0
+        log: list[Any] = snaps[0]["log"]
+        for s in snaps[1:]:
+            assert s["log_from"] == len(log)
+            log = log + s["log"]
+        logs.append(log)
+    assert len(logs[0]) > len(later[0][0]["log"])  # the game moved while they watched
+    shortest = min(len(x) for x in logs)
+    assert logs[0][:shortest] == logs[1][:shortest]
+    running = {str(x.game_id): x for x in site.referee.running()}
+    if str(gid) in running:
+        assert logs[0] == public_log(running[str(gid)])[:len(logs[0])]
+    # the same frame unless the game moved between the two subscriptions (then both are
+    # whole snapshots of the running game all the same)
+    if json.loads(first_a)["log"] == json.loads(first_b)["log"]:
+        assert first_a == first_b
+
+
 @pytest.mark.parametrize("game", ["heroes", "cards"])
 def test_the_spectators_view_holds_no_hand(game: str) -> None:
     st = Game(game).new_state(7)
