@@ -34,17 +34,26 @@ def register(sub: Any) -> None:
     s.add_argument("--game", default="heroes", choices=registry.names(), help="the game (default heroes)")
     s.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     s.set_defaults(func=run_search)
-    it = bsub.add_parser("iterations", help="iterations per turn in-process and through the referee",
+    it = bsub.add_parser("iterations", help="iterations per turn through the referee and in-process, "
+                                            "on the same positions",
                          description=bench_iterations.__doc__,
                          formatter_class=argparse.RawDescriptionHelpFormatter)
     it.add_argument("agent", metavar="AGENT", help="NAME or NAME:key=value,... (as maag.bots parses it)")
     it.add_argument("--opponent", default="greedy-action", help="the other seat (default greedy-action)")
     it.add_argument("--turn-ms", type=float, default=1000.0,
-                    help="the arena's budget per turn and the match's --tc (default 1000)")
-    it.add_argument("--games", type=int, default=10, help="games of each run, seats alternating (default 10)")
+                    help="the match's --tc and the in-process budget per turn (default 1000)")
+    it.add_argument("--games", type=int, default=10,
+                    help="games of the match, seats alternating (default 10)")
     it.add_argument("--map", default="a", choices=["a", "a-small", "a-tiny"], help="heroes map (default a)")
     it.add_argument("--draws", default="random", choices=["seeded", "random"], help="draws (default random)")
-    it.add_argument("--seed", type=int, default=1, help="seed of both runs' deals (default 1)")
+    it.add_argument("--seed", type=int, default=1,
+                    help="seed of the match's deals and the searches (default 1)")
+    it.add_argument("--positions", type=int, default=200,
+                    help="positions searched again in-process, spread over the games (default 200)")
+    it.add_argument("--replays", default=None, metavar="DB",
+                    help="take the games stored in DB (e.g. `maag match ... --db DB`) instead of playing "
+                         "a match; the agent is the seat named AGENT's display name, or --seat-name")
+    it.add_argument("--seat-name", default=None, help="with --replays: the agent's name in those games")
     it.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     it.set_defaults(func=run_iterations)
     bench_server.register_cli(bsub, machine)
@@ -117,12 +126,14 @@ def run_search(args: argparse.Namespace) -> int:
 
 
 def run_iterations(args: argparse.Namespace) -> int:
-    if args.games < 1 or args.turn_ms <= 0:
-        print("maag bench iterations: --games must be at least 1 and --turn-ms positive", file=sys.stderr)
+    if args.games < 1 or args.turn_ms <= 0 or args.positions < 1:
+        print("maag bench iterations: --games and --positions must be at least 1 and --turn-ms positive",
+              file=sys.stderr)
         return 2
     try:
         res = bench_iterations.run(args.agent, args.opponent, args.turn_ms, args.games,
-                                   {"map": args.map, "draws": args.draws}, args.seed)
+                                   {"map": args.map, "draws": args.draws}, args.seed, args.positions,
+                                   args.replays, args.seat_name)
     except RuntimeError as e:
         print(f"maag bench iterations: {e}", file=sys.stderr)
         return 1
@@ -130,16 +141,20 @@ def run_iterations(args: argparse.Namespace) -> int:
         print(json.dumps({**res.as_dict(), "machine": machine()}))
         return 0
     console = Console()
-    table = Table(title=f"maag bench iterations {args.agent} (against {args.opponent}): {args.games} games "
-                        f"each, {args.turn_ms:g} ms per turn")
-    for col in ("run", "iterations per turn", "search ms per turn"):
-        table.add_column(col, justify="left" if col == "run" else "right")
-    for label, d in (("in-process (maag arena)", res.arena), ("through the referee (maag match)", res.match)):
+    table = Table(title=f"maag bench iterations {args.agent}: {len(res.pairs)} positions of {res.games} "
+                        f"games, {args.turn_ms:g} ms per turn")
+    for col in ("search", "iterations per turn", "search ms per turn"):
+        table.add_column(col, justify="left" if col == "search" else "right")
+    means = res.means()
+    for label, key in (("through the referee (bot process)", "match"),
+                       ("in-process, same positions", "in_process")):
+        d = means[key]
         table.add_row(label, f"{d['mean_iterations_per_turn']:,.0f}", f"{d['mean_search_ms_per_turn']:,.1f}")
     console.print(table)
-    load = ", ".join(map(str, res.load))
-    console.print(f"match / arena: iterations {res.ratio:.3f}, search time {res.time_ratio:.3f}; "
-                  f"load average {load} (before, between, after)", highlight=False)
+    r, t = res.ratio, res.time_ratio
+    console.print(f"referee / in-process: iterations {r[0]:.3f} [{r[1]:.3f}, {r[2]:.3f}], search time "
+                  f"{t[0]:.3f} [{t[1]:.3f}, {t[2]:.3f}] (95% bootstrap intervals over positions); "
+                  f"load average {', '.join(map(str, res.load))} (before, between, after)", highlight=False)
     return 0
 
 

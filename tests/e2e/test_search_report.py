@@ -91,17 +91,55 @@ def test_a_tournament_database_of_an_older_maag_gains_the_search_column(tmp_path
         store.close()
 
 
-def test_bench_iterations_compares_the_arena_and_the_referee(tmp_path: Path) -> None:
-    r = maag("bench", "iterations", "mcts", "--turn-ms", "100", "--games", "2", "--map", "a-tiny", "--json",
-             cwd=tmp_path)
+def test_bench_iterations_searches_the_referees_positions_again_in_process(tmp_path: Path) -> None:
+    r = maag("bench", "iterations", "mcts", "--turn-ms", "100", "--games", "2", "--map", "a-tiny",
+             "--positions", "12", "--json", cwd=tmp_path)
     assert r.returncode == 0, r.stderr[-3000:]
     res = json.loads(r.stdout.strip().splitlines()[-1])
-    assert res["agent"] == "mcts" and res["turn_ms"] == 100
-    for run in ("arena", "match"):
-        assert res[run]["mean_iterations_per_turn"] > 0
-        assert 0 < res[run]["mean_search_ms_per_turn"] <= 2 * 100
-    assert res["match"]["mean_search_ms_per_turn"] <= 100
-    assert res["ratio"] > 0 and 0 < res["time_ratio"] <= 2 and len(res["load"]) == 3
+    assert res["agent"] == "mcts" and res["turn_ms"] == 100 and res["games"] == 2
+    assert 1 <= res["positions"] <= 12
+    for side in ("match", "in_process"):
+        assert res[side]["mean_iterations_per_turn"] > 0
+        assert 0 < res[side]["mean_search_ms_per_turn"] <= 2 * 100
+    assert res["match"]["mean_search_ms_per_turn"] <= 100  # else the referee would have refused it
+    for key in ("ratio", "time_ratio"):
+        low, high = res[key + "_ci"]
+        assert 0 < low <= res[key] <= high
+    assert len(res["load"]) == 3
+
+
+def test_bench_iterations_takes_stored_games_and_checks_their_time_control(tmp_path: Path) -> None:
+    db = tmp_path / "m.sqlite3"
+    r = maag("match", "mcts", "greedy-action", "--games", "1", "--tc", "100ms", "--map", "a-tiny",
+             "--db", str(db), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    r = maag("bench", "iterations", "mcts", "--replays", str(db), "--turn-ms", "100", "--positions", "5",
+             "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    res = json.loads(r.stdout.strip().splitlines()[-1])
+    assert res["games"] == 1 and 1 <= res["positions"] <= 5 and res["game_config"]["map"] == "a-tiny"
+    wrong = maag("bench", "iterations", "mcts", "--replays", str(db), "--turn-ms", "250", cwd=tmp_path)
+    assert wrong.returncode == 1 and "100ms" in wrong.stderr and "--turn-ms" in wrong.stderr
+    nobody = maag("bench", "iterations", "oep", "--replays", str(db), "--turn-ms", "100", cwd=tmp_path)
+    assert nobody.returncode == 1 and "no position where 'oep'" in nobody.stderr
+
+
+def test_bot_search_reports_each_position_and_names_a_bad_line(tmp_path: Path) -> None:
+    from maag.engine import Game
+
+    obs = Game("heroes", {"map": "a-tiny"}).new_state(3).observation(0).to_json()
+    good = {"game": "heroes", "config": {"map": "a-tiny"}, "observation": obs, "tag": 7}
+    f = tmp_path / "p.jsonl"
+    f.write_text(json.dumps(good) + "\n" + json.dumps(good) + "\n")
+    r = maag("bot", "search", "mcts", "--positions", str(f), "--iterations", "300", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    out = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [o["tag"] for o in out] == [7, 7] and all(o["iterations"] >= 300 and o["time_ms"] > 0 for o in out)
+    f.write_text(json.dumps(good) + "\n" + json.dumps({"game": "heroes"}) + "\n")
+    bad = maag("bot", "search", "mcts", "--positions", str(f), "--iterations", "300", cwd=tmp_path)
+    assert bad.returncode == 2 and "line 2" in bad.stderr and len(bad.stdout.splitlines()) == 1
+    none = maag("bot", "search", "mcts", "--positions", str(f), cwd=tmp_path)
+    assert none.returncode == 2 and "--budget-ms or --iterations" in none.stderr
 
 
 def test_a_bundled_bot_keeps_more_time_back_after_its_own_late_turn() -> None:
