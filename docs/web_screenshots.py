@@ -1,12 +1,14 @@
 """Make docs/web-standings.png, docs/web-game.png and docs/web-replay.png: a `maag serve --web`
 on heroes' 9x5 map, bundled agents as bot processes, the page in the system's headless
-Chromium (Playwright, nothing downloaded).
+Chromium (Playwright, nothing downloaded); and docs/web-conquest.png, a conquest game.
 
-    python docs/web_screenshots.py [OUT_DIR]       (default: the folder of this file)
+    python docs/web_screenshots.py [OUT_DIR] [--only conquest]   (default: this file's folder)
 
 First greedy-action, random and first play each other until 12 games are stored (the
 standings), then mcts and greedy-turn play a game at 1 s a turn, which the game view shows
-as it goes; the replay view shows a stored game half-way through.
+as it goes; the replay view shows a stored game half-way through. For conquest, a second
+`maag serve --game conquest` where conquest-hard and conquest-easy play two games; the
+replay view shows the last one where a battle is pending, from a third of the way on.
 """
 
 from __future__ import annotations
@@ -37,14 +39,14 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def main(out: Path) -> None:
+def main(out: Path, game: str = "heroes") -> None:
     from playwright.sync_api import sync_playwright
 
     tmp = Path(tempfile.mkdtemp(prefix="maag-shots-"))
     db, web, port_file = tmp / "db.sqlite3", _free_port(), tmp / "port"
     serve = subprocess.Popen([sys.executable, "-m", "maag.server", "serve", "--port", "0", "--port-file",
                               str(port_file), "--db", str(db), "--web", f"127.0.0.1:{web}", "--tc", "1s",
-                              "--spill-dir", str(tmp / "spill"), "-q"])
+                              "--spill-dir", str(tmp / "spill"), "-q", "--game", game])
     procs: list[subprocess.Popen[bytes]] = []
     url = f"http://127.0.0.1:{web}"
 
@@ -72,6 +74,34 @@ def main(out: Path) -> None:
     try:
         while not (port_file.exists() and port_file.read_text().strip()):
             time.sleep(0.1)
+        if game == "conquest":
+            # These agents answer at once: a game is over before a page can follow it live, so
+            # the picture is a replay, at the first position from a third of the way on where a
+            # battle is pending (both sides' units in one territory).
+            for agent in ("conquest-hard", "conquest-easy"):
+                bot(agent)
+            while len(stored()) < 2:
+                time.sleep(0.5)
+            stop_bots()
+            gid = stored()[-1]["game_id"]
+            with urllib.request.urlopen(f"{url}/api/replay/{gid}", timeout=30) as r:
+                plies = json.loads(r.read())["plies"]
+            ply = plies // 3
+            for n in range(plies // 3, plies):
+                with urllib.request.urlopen(f"{url}/api/replay/{gid}/at/{n}", timeout=30) as r:
+                    v = json.loads(r.read())
+                side = {u: p for p, kinds in v["roster"].items() for ids in kinds.values() for u in ids}
+                if any(len({side[u] for u in ids}) > 1 for ids in v["units"].values()):
+                    ply = n
+                    break
+            with sync_playwright() as p:
+                b = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+                page = b.new_page(viewport={"width": 1200, "height": 860})
+                page.goto(url + f"/#/replay/{gid}/{ply}")
+                page.wait_for_function(f"document.querySelector('#board')?.dataset.ply === '{ply}'")
+                page.screenshot(path=str(out / "web-conquest.png"))
+                b.close()
+            return
         for agent in ("greedy-action", "random", "first"):
             bot(agent)
         while len(stored()) < 12:
@@ -108,4 +138,13 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent)
+    args = sys.argv[1:]
+    only = None
+    if "--only" in args:
+        only = args[args.index("--only") + 1]
+        del args[args.index("--only"):args.index("--only") + 2]
+    folder = Path(args[0]) if args else Path(__file__).resolve().parent
+    if only in (None, "heroes"):
+        main(folder)
+    if only in (None, "conquest"):
+        main(folder, "conquest")

@@ -108,9 +108,10 @@ class GameSpec:
     with `options`, each option a map with `actions` (action maps, legal in that order), in
     the protocol's form (`your_turn.groups`). None: the game groups nothing."""
     layout: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-    """The fixed board of a complete configuration, for drawing it (the web view): a map with
-    `width`, `height` and `squares`, the special squares as maps `x`, `y`, `kind`. None: the
-    game has no board to draw beyond its state's JSON."""
+    """The fixed board of a complete configuration, for drawing it (the web view): a JSON map
+    that the game's drawing module reads (heroes: `width`, `height` and `squares`, the special
+    squares as maps `x`, `y`, `kind`; conquest: the territories' places, the borders, the
+    capitals). None: the game has no board to draw beyond its state's JSON."""
 
     def option(self, name: str) -> GameOption:
         for o in self.options:

@@ -9,6 +9,8 @@ first, in a fixed order that the C default configuration also uses."""
 
 from __future__ import annotations
 
+import math
+from functools import lru_cache
 from typing import Any
 
 from ..._lowlevel import StateError, ffi, lib
@@ -142,6 +144,133 @@ def action_from_dict(d: dict[str, Any]) -> int:
     nums = [_NUMBER[x] for x in path]
     mid = nums[1] if len(nums) == 3 else 0
     return (0 if join else 1) | unit << 1 | nums[0] << 8 | mid << 16 | nums[-1] << 24
+
+
+# ---- the board for drawing (the web view) -------------------------------------------------
+
+SCALE, MARGIN = 150, 56  # pixels a unit of the layout (about one border's length); room at the edges
+
+
+def layout(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The configuration's map for drawing: the picture's size, the players (in seat order),
+    the unit types, the capitals, each territory's centre in pixels and the borders. Map files
+    carry no coordinates, so the places are computed from the borders (`place`), the same on
+    every run; the page draws each territory as a box of about 96 x 56 around its centre."""
+    m = game_map(cfg)
+    pos = place(tuple(m.territories), tuple(m.edges), (m.capital[0], m.capital[1]))
+    xs, ys = [p[0] for p in pos], [p[1] for p in pos]
+    px = [round((x - min(xs)) * SCALE) + MARGIN for x in xs]
+    py = [round((y - min(ys)) * SCALE) + MARGIN for y in ys]
+    return {
+        "width": max(px) + MARGIN, "height": max(py) + MARGIN,
+        "players": list(m.players), "types": [t.name for t in m.types],
+        "capitals": [m.territories[c] for c in m.capital],
+        "territories": [{"name": t, "x": px[i], "y": py[i]} for i, t in enumerate(m.territories)],
+        "edges": [[m.territories[a], m.territories[b]] for a, b in m.edges],
+    }
+
+
+@lru_cache(maxsize=16)
+def place(names: tuple[str, ...], edges: tuple[tuple[int, int], ...],
+          capitals: tuple[int, int]) -> list[tuple[float, float]]:
+    """Places for a map's territories (indices of `names`), about one unit between neighbours:
+    stress majorization over the number of borders between territories (each territory in
+    turn moves to where its distances to all others fit best; Gansner, Koren and North 2004),
+    then territories closer than 0.85 are pushed apart and those lying on a border line they
+    are not an end of are pushed off it, then the picture is turned so that its long side is
+    horizontal with the first player's capital on the left. Starts from columns by "how much
+    nearer to one capital than to the other", so the same map always gives the same picture."""
+    n = len(names)
+    adj: list[list[int]] = [[] for _ in range(n)]
+    for a, b in edges:
+        adj[a].append(b)
+        adj[b].append(a)
+
+    def hops(src: int) -> list[int]:
+        d = [n] * n
+        d[src] = 0
+        todo = [src]
+        for t in todo:
+            for u in adj[t]:
+                if d[u] > d[t] + 1:
+                    d[u] = d[t] + 1
+                    todo.append(u)
+        return d
+
+    dist = [hops(t) for t in range(n)]
+    d0, d1 = dist[capitals[0]], dist[capitals[1]]
+    columns: dict[int, list[int]] = {}
+    for t in range(n):
+        columns.setdefault(d0[t] - d1[t], []).append(t)
+    pos = [[0.0, 0.0] for _ in range(n)]
+    for col, ts in columns.items():
+        for k, t in enumerate(ts):  # the small offset keeps any two starting places apart
+            pos[t] = [col / 2, k - (len(ts) - 1) / 2 + 0.01 * t]
+    for _ in range(300):
+        for i in range(n):
+            sx = sy = sw = 0.0
+            for j in range(n):
+                if j == i:
+                    continue
+                w = dist[i][j] ** -2.0
+                dx, dy = pos[i][0] - pos[j][0], pos[i][1] - pos[j][1]
+                d = max(math.hypot(dx, dy), 1e-9)
+                sx += w * (pos[j][0] + dist[i][j] * dx / d)
+                sy += w * (pos[j][1] + dist[i][j] * dy / d)
+                sw += w
+            pos[i] = [sx / sw, sy / sw]
+    _spread(pos, edges)
+    cx, cy = sum(p[0] for p in pos) / n, sum(p[1] for p in pos) / n
+    sxx, syy = sum((p[0] - cx) ** 2 for p in pos), sum((p[1] - cy) ** 2 for p in pos)
+    sxy = sum((p[0] - cx) * (p[1] - cy) for p in pos)
+    turn = -0.5 * math.atan2(2 * sxy, sxx - syy)  # onto the principal axis
+    c, s = math.cos(turn), math.sin(turn)
+    out = [((x - cx) * c - (y - cy) * s, (x - cx) * s + (y - cy) * c) for x, y in pos]
+    if out[capitals[0]][0] > out[capitals[1]][0]:
+        out = [(-x, y) for x, y in out]
+    return out
+
+
+def _spread(pos: list[list[float]], edges: tuple[tuple[int, int], ...], apart: float = 0.85,
+            off_line: float = 0.4) -> None:
+    """Push territories closer than `apart` away from each other, and a territory nearer than
+    `off_line` to a border between two others off that line (else the line would seem to run
+    through it), until nothing moves or 200 rounds."""
+    n = len(pos)
+    for _ in range(200):
+        moved = False
+        for i in range(n):
+            for j in range(i + 1, n):
+                dx, dy = pos[i][0] - pos[j][0], pos[i][1] - pos[j][1]
+                d = math.hypot(dx, dy)
+                if d < apart - 1e-3:
+                    f = (apart - d) / 2 / max(d, 1e-9)
+                    pos[i][0] += dx * f
+                    pos[i][1] += dy * f
+                    pos[j][0] -= dx * f
+                    pos[j][1] -= dy * f
+                    moved = True
+        for a, b in edges:
+            ex, ey = pos[b][0] - pos[a][0], pos[b][1] - pos[a][1]
+            length2 = max(ex * ex + ey * ey, 1e-9)
+            for t in range(n):
+                if t in (a, b):
+                    continue
+                along = ((pos[t][0] - pos[a][0]) * ex + (pos[t][1] - pos[a][1]) * ey) / length2
+                if not 0.0 < along < 1.0:
+                    continue
+                px, py = pos[t][0] - pos[a][0] - along * ex, pos[t][1] - pos[a][1] - along * ey
+                d = math.hypot(px, py)
+                if d < off_line - 1e-3:  # the territory moves half the way, the line's ends the rest
+                    f = (off_line - d) / max(d, 1e-9)
+                    pos[t][0] += px * f / 2
+                    pos[t][1] += py * f / 2
+                    for e in (a, b):
+                        pos[e][0] -= px * f / 4
+                        pos[e][1] -= py * f / 4
+                    moved = True
+        if not moved:
+            return
 
 
 # ---- JSON states ---------------------------------------------------------------------------
