@@ -12,9 +12,9 @@ import { el } from "../util.js";
 
 const NS = "http://www.w3.org/2000/svg";
 const W = 96, H = 56; // a territory's box, around its centre
-// A player named after a colour is drawn in it; others in their seat's colour.
-const NAMED = { red: "#c8462f", blue: "#2f6fd0", green: "#2f8f46", yellow: "#b8950f", orange: "#d9782b",
-  purple: "#8450b8", black: "#333333", gray: "#777777", grey: "#777777", brown: "#8a5a32" };
+// Players are drawn in their seats' colours, as the header, the clocks and the log draw the
+// seats: a map's player named "Red" may be seat 1, drawn in seat 1's blue, so that a colour
+// on the page means one bot everywhere (the panels name the player and its seat).
 const SEAT = ["#2f6fd0", "#c8462f"];
 
 // unit id -> type, from the last position drawn: a unit keeps its id and type for the whole
@@ -42,8 +42,7 @@ export function squaresOf(a) {
 }
 
 function colours(players) {
-  const c = players.map((p, i) => NAMED[String(p).toLowerCase()] ?? SEAT[i]);
-  return c[0] === c[1] ? SEAT.slice() : c;
+  return players.map((_, i) => SEAT[i] ?? "#777");
 }
 
 // Shortest distinct prefixes of the type names: i, a, t for infantry, artillery, tank.
