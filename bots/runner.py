@@ -24,8 +24,12 @@ from .agents import AGENTS, AgentError, make_agent
 # lost games on time at 100 ms per turn. The time from reading `your_turn` to the search's
 # start is taken off as measured.
 DEFAULT_MARGIN_MS = 30
-# After a late turn the margin grows (doubling) up to this much more, for the process's life.
+# After a late turn the margin grows (doubling) up to this much more; it is halved again after
+# every EASE_TURNS turns planned without a late one. (Kept for the process's life, one late
+# turn on a briefly loaded machine cost every later turn of a long match up to half a second:
+# a 60-game match at 1 s per turn searched 873 ms a turn on average instead of 950.)
 MAX_EXTRA_MS = 500.0
+EASE_TURNS = 20
 # The share of what is left (after the margin) that a turn's search may use.
 DEFAULT_TIME_USE = 0.98
 # In a game with chance inside a turn a bot plans again after each action; each plan gets
@@ -50,9 +54,10 @@ def agent_bot(name: str, params: Sequence[str] = (), *, budget_ms: float | None 
     except AgentError as e:
         raise BotError(str(e)) from None
     rng = random.Random(seed)
-    # Added to margin_ms after a late turn of this process (doubling, up to MAX_EXTRA_MS): a
-    # machine loaded past what the margin allows costs one turn, not the game.
-    extra_ms = [0.0]
+    # Added to margin_ms after a late turn of this process (doubling, up to MAX_EXTRA_MS; eased
+    # after EASE_TURNS turns in time, see above): a machine loaded past what the margin allows
+    # costs one turn, not the game.
+    extra_ms = [0.0, 0.0]  # the extra margin, and turns planned since the last late one
 
     class AgentBot(Bot):
         games: ClassVar[tuple[str, ...]] = AGENTS[name].games or tuple(registry.names())
@@ -71,8 +76,20 @@ def agent_bot(name: str, params: Sequence[str] = (), *, budget_ms: float | None 
         async def on_event(self, kind: str, seat: int, action: dict[str, Any] | None) -> None:
             if kind == "timeout" and self.game is not None and seat == self.game.seat:
                 extra_ms[0] = min(MAX_EXTRA_MS, max(2 * extra_ms[0], margin_ms))
+                extra_ms[1] = 0.0
+
+        def _ease(self) -> None:
+            """One more turn planned since the last late one: halve the extra margin every
+            EASE_TURNS of them."""
+            if extra_ms[0] <= 0.0:
+                return
+            extra_ms[1] += 1
+            if extra_ms[1] >= EASE_TURNS:
+                extra_ms[1] = 0.0
+                extra_ms[0] = extra_ms[0] / 2 if extra_ms[0] / 2 >= 1.0 else 0.0
 
         def choose_turn(self, observation: Observation, limit: Limit) -> TurnResult:
+            self._ease()
             view = engine_view(observation)
             stepwise = view.game.spec.chance_within_turn
             think = self.think_ms(limit)

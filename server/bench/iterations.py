@@ -193,4 +193,5 @@ def run(agent: str, opponent: str = "greedy-action", turn_ms: float = 1000.0, ga
     pairs = [(float(p["match_iterations"]), float(q["iterations"]), float(p["match_ms"]), float(q["time_ms"]))
              for p, q in zip(found, again, strict=True)]
     cfg = found[0]["config"] if replays is not None else config
-    return IterationsBench(agent, opponent, turn_ms, dict(cfg), n_games, pairs, load)
+    played_against = opponent if replays is None else f"stored games of {replays}"
+    return IterationsBench(agent, played_against, turn_ms, dict(cfg), n_games, pairs, load)

@@ -145,7 +145,7 @@ def test_bot_search_reports_each_position_and_names_a_bad_line(tmp_path: Path) -
 def test_a_bundled_bot_keeps_more_time_back_after_its_own_late_turn() -> None:
     import asyncio
 
-    from maag.bots.runner import DEFAULT_MARGIN_MS, DEFAULT_TIME_USE, MAX_EXTRA_MS, agent_bot
+    from maag.bots.runner import DEFAULT_MARGIN_MS, DEFAULT_TIME_USE, EASE_TURNS, MAX_EXTRA_MS, agent_bot
     from maag.clients import Limit
     from maag.clients._bot import GameInfo
 
@@ -164,3 +164,19 @@ def test_a_bundled_bot_keeps_more_time_back_after_its_own_late_turn() -> None:
     # A turn read a while ago has less left.
     later = Limit(time_left_ms=1000, received_at=time.monotonic() - 0.2)
     assert bot.think_ms(later) < bot.think_ms(limit)
+
+    # Turns in time ease the extra margin again: halved every EASE_TURNS turns, then gone.
+    def extra() -> float:
+        return 1000 - bot.think_ms(limit) / DEFAULT_TIME_USE - DEFAULT_MARGIN_MS
+
+    top = extra()
+    for _ in range(EASE_TURNS - 1):
+        bot._ease()
+    assert extra() == pytest.approx(top)
+    bot._ease()
+    assert extra() == pytest.approx(top / 2)
+    asyncio.run(bot.on_event("timeout", 1, None))  # late again: doubled, and the count starts over
+    assert extra() == pytest.approx(min(MAX_EXTRA_MS, top))
+    for _ in range(EASE_TURNS * 12):
+        bot._ease()
+    assert extra() == pytest.approx(0.0, abs=1e-6)
