@@ -56,11 +56,52 @@ double hr_evaluate(const void *vst, int player)
     return player == 0 ? (double)((b1 + i1) - (b2 + i2)) : (double)((b2 + i1) - (b1 + i2));
 }
 
+#if defined(__GNUC__)
+#define HR_NOINLINE __attribute__((noinline))
+#else
+#define HR_NOINLINE
+#endif
+
+/* hr_rate of a spell or an equip on square t = (tx, ty) on the board. Apart, and not
+ * inlined, so that hr_rate's common path (moves and attacks, rated by the thousand in
+ * every greedy rollout step) saves no registers and stays short. */
+static HR_NOINLINE int rate_card(const hr_state *st, int type, int card, int tx, int ty, int t)
+{
+    const hr_unit *v = &st->board[t];
+    if (type == HR_A_SPELL) {
+        uint64_t m = hr_spell_targets(st, tx, ty);
+        int val = -500;
+        for (int s = 0; s < st->w * st->h; s++)
+            if (m >> s & 1)
+                val += st->board[s].hp == 0 ? 2 * hr_max_hp_of(&st->board[s]) : 300;
+        return val;
+    }
+    if (card == HR_POTION) {
+        int items = ((v->items >> 0) & 1) + ((v->items >> 1) & 1) + ((v->items >> 2) & 1) +
+                    ((v->items >> 3) & 1);
+        return v->hp == 0 ? hr_max_hp_of(v) + 200 * items : hr_max_hp_of(v) - v->hp - 300;
+    }
+    return hr_power(st, v, t) * (v->hp / hr_max_hp_of(v));
+}
+
+/* hr_rate of a move (or an unknown unit action type) onto a unit: a cleric stomping a
+ * knocked-out enemy within 2, or another unit onto a knocked-out one. */
+static HR_NOINLINE int rate_move_onto(const hr_state *st, mg_action a, int tx, int ty, int t)
+{
+    const hr_unit *v = &st->board[t];
+    const hr_unit *u = &st->board[hr_idx(st, HR_A_FX(a), HR_A_FY(a))];
+    /* A cleric onto an enemy KO'd unit within 2 is labelled HEAL by the reference. */
+    int d = hr_abs(HR_A_FX(a) - tx) + hr_abs(HR_A_FY(a) - ty);
+    if (u->kind == HR_CLERIC && d <= 2)
+        return 1400;
+    return 2 * hr_max_hp_of(v);
+}
+
 /* The reference's ComplexActionComparator value of an action (§16.1). */
 int hr_rate(const void *vst, mg_action a)
 {
     const hr_state *st = vst;
-    int type = HR_A_TYPE(a), card = HR_A_CARD(a);
+    int type = HR_A_TYPE(a);
     if (type == HR_A_END_TURN)
         return st->ap == 0 ? 10000 : 0;
     if (type == HR_A_SWAP_CARD || type == HR_A_TELEPORT)
@@ -71,40 +112,20 @@ int hr_rate(const void *vst, mg_action a)
     if (!hr_on_board(st, tx, ty))
         return 0;
     int t = hr_idx(st, tx, ty);
+    if (type == HR_A_SPELL || type == HR_A_EQUIP)
+        return rate_card(st, type, HR_A_CARD(a), tx, ty, t);
     const hr_unit *v = &st->board[t];
-    if (type == HR_A_SPELL) {
-        uint64_t m = hr_spell_targets(st, tx, ty);
-        int val = -500;
-        for (int s = 0; s < st->w * st->h; s++)
-            if (m >> s & 1)
-                val += st->board[s].hp == 0 ? 2 * hr_max_hp(&st->board[s]) : 300;
-        return val;
-    }
-    if (type == HR_A_EQUIP) {
-        if (card == HR_POTION) {
-            int items = ((v->items >> 0) & 1) + ((v->items >> 1) & 1) + ((v->items >> 2) & 1) +
-                        ((v->items >> 3) & 1);
-            return v->hp == 0 ? hr_max_hp(v) + 200 * items : hr_max_hp(v) - v->hp - 300;
-        }
-        return hr_power(st, v, t) * (v->hp / hr_max_hp(v));
-    }
-    int f = hr_idx(st, HR_A_FX(a), HR_A_FY(a));
-    const hr_unit *u = &st->board[f];
-    switch (type) {
-    case HR_A_ATTACK:
+    if (type == HR_A_ATTACK) {
+        int f = hr_idx(st, HR_A_FX(a), HR_A_FY(a));
+        const hr_unit *u = &st->board[f];
         return hr_power(st, u, f) + (u->kind == HR_WIZARD ? 200 : 0);
-    case HR_A_HEAL:
-        return v->hp == 0 ? 1400 : hr_max_hp(v) - v->hp;
-    default: /* HR_A_MOVE */
-        if (v->owner != 0) {
-            /* A cleric onto an enemy KO'd unit within 2 is labelled HEAL by the reference. */
-            int d = hr_abs(HR_A_FX(a) - tx) + hr_abs(HR_A_FY(a) - ty);
-            if (u->kind == HR_CLERIC && d <= 2)
-                return 1400;
-            return 2 * hr_max_hp(v);
-        }
-        return hr_maps[st->map].sq[t] == HR_SQ_NONE ? 0 : 30;
     }
+    if (type == HR_A_HEAL)
+        return v->hp == 0 ? 1400 : hr_max_hp_of(v) - v->hp;
+    /* HR_A_MOVE */
+    if (v->owner != 0)
+        return rate_move_onto(st, a, tx, ty, t);
+    return hr_maps[st->map].sq[t] == HR_SQ_NONE ? 0 : 30;
 }
 
 /* The reference's ActionPruner (§15): drop swaps of cards held once, infernos that hit

@@ -47,7 +47,29 @@ static inline int hr_lowest_bit(uint64_t m)
 /* The deploy square type that player p (0/1) may not enter. */
 static inline int hr_opp_deploy_type(int p) { return p == 0 ? HR_SQ_DEPLOY2 : HR_SQ_DEPLOY1; }
 
-static inline int hr_full_health(const hr_unit *u) { return u->hp == hr_max_hp(u); }
+/* hr_max_hp and hr_power for the rules' hot paths (rating, enumeration, damage): inlined,
+ * where a call costs as much as the arithmetic. hr_max_hp stays a function for the API. */
+static inline int hr_max_hp_of(const hr_unit *u)
+{
+    int base = hr_classes[u->kind].max_hp;
+    return base + ((u->items & HR_EQ_DRAGONSCALE) ? base / 10 : 0) +
+           ((u->items & HR_EQ_SHINING_HELM) ? base / 10 : 0);
+}
+
+/* Power of unit u standing on square s (spec §10.1). */
+static inline int hr_power(const hr_state *st, const hr_unit *u, int s)
+{
+    int p = hr_classes[u->kind].power;
+    if (u->items & HR_EQ_RUNEMETAL)
+        p += p / 2;
+    if (hr_maps[st->map].sq[s] == HR_SQ_POWER)
+        p += 100;
+    if (u->items & HR_EQ_SCROLL)
+        p *= 3;
+    return p;
+}
+
+static inline int hr_full_health(const hr_unit *u) { return u->hp == hr_max_hp_of(u); }
 
 /* Board and card mutations: every change goes through these, which keep st->zob. */
 void hr_set_unit(hr_state *st, int s, hr_unit u);
@@ -59,8 +81,6 @@ void hr_deck_add(hr_state *st, int p, int card, int delta);
  * draws are configured and no rng was given (state unchanged then). */
 int hr_draw_up(hr_state *st, int p, mg_rng *rng);
 
-/* Power of unit u standing on square s (spec §10.1). */
-int hr_power(const hr_state *st, const hr_unit *u, int s);
 
 /* Targets of an inferno centred on square s: bit mask over square indices (spec §15). */
 uint64_t hr_spell_targets(const hr_state *st, int tx, int ty);

@@ -618,7 +618,7 @@ static void attack(hr_state *st, int a, int q)
 static void heal_by(hr_state *st, int s, int amount)
 {
     hr_unit v = st->board[s];
-    int hp = v.hp + amount, max = hr_max_hp(&v);
+    int hp = v.hp + amount, max = hr_max_hp_of(&v);
     v.hp = (int16_t)(hp > max ? max : hp);
     hr_set_unit(st, s, v);
 }
@@ -676,7 +676,7 @@ static void equip(hr_state *st, int card, int s)
     default: v.items |= HR_EQ_SHINING_HELM; break;
     }
     if (card == HR_DRAGONSCALE || card == HR_SHINING_HELM) {
-        int hp = (int)((double)v.hp + (double)v.hp / 10.0), max = hr_max_hp(&v);
+        int hp = (int)((double)v.hp + (double)v.hp / 10.0), max = hr_max_hp_of(&v);
         v.hp = (int16_t)(hp > max ? max : hp);
     }
     hr_set_unit(st, s, v);

@@ -51,24 +51,7 @@ int hr_base_hp(int kind)
     return (kind <= HR_NINJA || kind == HR_CRYSTAL) ? hr_classes[kind].max_hp : 0;
 }
 
-int hr_max_hp(const hr_unit *u)
-{
-    int base = hr_classes[u->kind].max_hp;
-    return base + ((u->items & HR_EQ_DRAGONSCALE) ? base / 10 : 0) +
-           ((u->items & HR_EQ_SHINING_HELM) ? base / 10 : 0);
-}
-
-int hr_power(const hr_state *st, const hr_unit *u, int s)
-{
-    int p = hr_classes[u->kind].power;
-    if (u->items & HR_EQ_RUNEMETAL)
-        p += p / 2;
-    if (hr_maps[st->map].sq[s] == HR_SQ_POWER)
-        p += 100;
-    if (u->items & HR_EQ_SCROLL)
-        p *= 3;
-    return p;
-}
+int hr_max_hp(const hr_unit *u) { return hr_max_hp_of(u); }
 
 uint64_t hr_spell_targets(const hr_state *st, int tx, int ty)
 {
