@@ -252,16 +252,14 @@ static int gen_card(const hr_state *st, const gen_ctx *g, int card, mg_action *o
 static void gen_init(const hr_state *st, gen_ctx *g)
 {
     int me = st->current, opp = 1 - me;
-    const hr_map *m = hr_map_of(st);
-    uint64_t board = ((uint64_t)1 << (st->w * st->h)) - 1;
+    /* masks from tables: this runs twice per rollout step (groups, then one group) */
+    uint64_t board = hr_board_mask[st->map];
     g->empty = board & ~(st->occ[0] | st->occ[1]);
     g->ko = (st->occ[0] | st->occ[1]) & ~st->alive;
     g->ko_mine = st->occ[me] & ~st->alive;
     g->enemy_alive = st->occ[opp] & st->alive;
     g->friends = st->occ[me] & st->alive & ~st->crystals;
-    g->opp_deploy = 0;
-    for (int i = 0; i < m->ndeploy[opp]; i++)
-        g->opp_deploy |= (uint64_t)1 << m->deploy[opp][i];
+    g->opp_deploy = hr_deploy_mask[st->map][opp];
 }
 
 /* 1 if the unit on square f has at least one action (gen_unit would emit one). */
