@@ -107,6 +107,30 @@ def main() -> None:
     for name, _, _ in maps:
         masks = [f"0x{sum(1 << s for s in sq):x}ULL" for sq in deploys[name]]
         out.append(f"    {{{', '.join(masks)}}}, /* {name} */")
+    out += ["};", ""]
+    # Zobrist keys of card counts 0..HR_CARD_KEYS-1 (heroes_state.c's card_key: the mixing
+    # function of a packed key, 0 for a count of 0), so that a draw looks its keys up.
+    m64 = (1 << 64) - 1
+
+    def mix64(x: int) -> int:  # mg_mix64 (splitmix64's finaliser)
+        x = (x + 0x9E3779B97F4A7C15) & m64
+        x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & m64
+        x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & m64
+        return x ^ (x >> 31)
+
+    out.append("/* hr_card_keys[p][in_deck][card][count]: card_key of heroes_state.c for counts below 8. */")
+    out.append("#define HR_CARD_KEYS 8")
+    out.append("static const uint64_t hr_card_keys[2][2][11][HR_CARD_KEYS] = {")
+    for p in range(2):
+        out.append("    {")
+        for in_deck in range(2):
+            out.append(f"        {{ /* player {p}, {'deck' if in_deck else 'hand'} */")
+            for card in range(11):
+                keys = [0] + [mix64(((p << 20) | (in_deck << 16) | (card << 8) | n) ^ 0xCA4D000000000000)
+                              for n in range(1, 8)]
+                out.append("            {" + ", ".join(f"0x{k:x}ULL" for k in keys) + "},")
+            out.append("        },")
+        out.append("    },")
     out += ["};", "", "#endif"]
     path = Path(__file__).resolve().parent / "heroes_tables.h"
     path.write_text("\n".join(out) + "\n")

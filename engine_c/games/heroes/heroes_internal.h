@@ -2,7 +2,10 @@
 #ifndef HEROES_INTERNAL_H
 #define HEROES_INTERNAL_H
 
+#include <string.h>
+
 #include "mg_heroes.h"
+#include "heroes_tables.h"
 
 /* Class table (spec §5.1), indexed by unit kind HR_KNIGHT..HR_NINJA, HR_CRYSTAL. */
 typedef struct hr_class {
@@ -71,11 +74,87 @@ static inline int hr_power(const hr_state *st, const hr_unit *u, int s)
 
 static inline int hr_full_health(const hr_unit *u) { return u->hp == hr_max_hp_of(u); }
 
+/* ---- Zobrist keys and the mutations that keep st->zob --------------------------------------
+ * Keys come from a mixing function, so no tables are needed (but for the card counts of
+ * every draw, below). The mutations are inline: every apply makes a few, from
+ * heroes_rules.c, and a call across files cannot be inlined (a cleared square then keys
+ * the empty unit it writes, and a move clears and sets in two calls). */
+
+/* Zobrist key of the unit on square s, 0 for an empty square. */
+static inline uint64_t hr_unit_key(int s, const hr_unit *u)
+{
+    if (u->owner == 0)
+        return 0;
+    uint64_t k = ((uint64_t)s << 40) | ((uint64_t)u->kind << 32) | ((uint64_t)u->owner << 28) |
+                 ((uint64_t)u->items << 20) | (uint16_t)u->hp;
+    return mg_mix64_inline(k ^ 0x5a17c0de00000000ULL);
+}
+
+/* Zobrist key of `count` cards of kind `card` in player p's hand (in_deck 0) or deck (1). */
+static inline uint64_t hr_card_key_mixed(int p, int in_deck, int card, int count)
+{
+    uint64_t k = ((uint64_t)p << 20) | ((uint64_t)in_deck << 16) | ((uint64_t)card << 8) |
+                 (uint64_t)count;
+    return count ? mg_mix64_inline(k ^ 0xca4d000000000000ULL) : 0;
+}
+
+/* hr_card_key_mixed from the generated table (heroes_tables.h) for the usual counts: a draw
+ * moves a card from deck to hand, four keys, and end of turn draws up to five cards. */
+static inline uint64_t hr_card_key(int p, int in_deck, int card, int count)
+{
+    if ((unsigned)count < HR_CARD_KEYS)
+        return hr_card_keys[p][in_deck][card][count];
+    return hr_card_key_mixed(p, in_deck, card, count);
+}
+
 /* Board and card mutations: every change goes through these, which keep st->zob. */
-void hr_set_unit(hr_state *st, int s, hr_unit u);
-void hr_clear_square(hr_state *st, int s);
-void hr_hand_add(hr_state *st, int p, int card, int delta);
-void hr_deck_add(hr_state *st, int p, int card, int delta);
+static inline void hr_set_unit(hr_state *st, int s, hr_unit u)
+{
+    u.pad = 0;
+    if (u.owner == 0)
+        memset(&u, 0, sizeof u);
+    st->zob ^= hr_unit_key(s, &st->board[s]) ^ hr_unit_key(s, &u);
+    st->board[s] = u;
+    /* the masks are computed in registers and each stored once (a store of part of a
+     * mask followed by a read of it stalls store forwarding) */
+    uint64_t bit = (uint64_t)1 << s;
+    uint64_t o0 = st->occ[0] & ~bit, o1 = st->occ[1] & ~bit;
+    uint64_t alive = st->alive & ~bit, crystals = st->crystals & ~bit;
+    if (u.owner == 1)
+        o0 |= bit;
+    else if (u.owner == 2)
+        o1 |= bit;
+    if (u.owner && u.hp > 0)
+        alive |= bit;
+    if (u.owner && u.kind == HR_CRYSTAL)
+        crystals |= bit;
+    st->occ[0] = o0;
+    st->occ[1] = o1;
+    st->alive = alive;
+    st->crystals = crystals;
+}
+
+static inline void hr_clear_square(hr_state *st, int s)
+{
+    hr_unit empty = {0, 0, 0, 0, 0};
+    hr_set_unit(st, s, empty);
+}
+
+static inline void hr_hand_add(hr_state *st, int p, int card, int delta)
+{
+    int old = st->hand[p][card];
+    st->zob ^= hr_card_key(p, 0, card, old) ^ hr_card_key(p, 0, card, old + delta);
+    st->hand[p][card] = (uint8_t)(old + delta);
+    st->hand_n[p] = (uint8_t)(st->hand_n[p] + delta);
+}
+
+static inline void hr_deck_add(hr_state *st, int p, int card, int delta)
+{
+    int old = st->deck[p][card];
+    st->zob ^= hr_card_key(p, 1, card, old) ^ hr_card_key(p, 1, card, old + delta);
+    st->deck[p][card] = (uint8_t)(old + delta);
+    st->deck_n[p] = (uint8_t)(st->deck_n[p] + delta);
+}
 
 /* Draw up to the hand size for player p. Returns MG_OK, or MG_ERR_CONFIG when random
  * draws are configured and no rng was given (state unchanged then). */
