@@ -140,8 +140,9 @@ static void sort_by_rate(const mg_game_vt *vt, const void *st, mg_action *acts, 
         acts[i] = orig[keys[i] & 0xffffffffu];
 }
 
-int ms_actions(const mg_game_vt *vt, const void *st, const mg_search_params *p, int flags,
-               mg_action *out)
+/* ms_actions without MS_SORT. */
+static int actions_unsorted(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                            int flags, mg_action *out)
 {
     int n = vt->legal(st, out);
     n = ms_filter_end(vt, out, n, p->early_end);
@@ -154,9 +155,81 @@ int ms_actions(const mg_game_vt *vt, const void *st, const mg_search_params *p, 
         else /* everything pruned: search the unpruned list rather than nothing */
             memcpy(out, keep, (size_t)n * sizeof *out);
     }
+    return n;
+}
+
+int ms_actions(const mg_game_vt *vt, const void *st, const mg_search_params *p, int flags,
+               mg_action *out)
+{
+    int n = actions_unsorted(vt, st, p, flags, out);
     if ((flags & MS_SORT) && !p->legal_order && vt->rate && n > 1)
         sort_by_rate(vt, st, out, n);
     return n;
+}
+
+int ms_actions_top(const mg_game_vt *vt, const void *st, const mg_search_params *p, int k,
+                   mg_action *out, int *rates, int *sorted)
+{
+    int n = actions_unsorted(vt, st, p, MS_PRUNE, out);
+    if (p->legal_order || !vt->rate || n <= 1 || k <= 0) {
+        *sorted = n;
+        return n;
+    }
+    if (k > MS_TOP_MAX)
+        k = MS_TOP_MAX;
+    /* One pass keeps the k best in sort_by_rate's order (the highest rating, the first
+     * on ties: a later action enters only with a strictly higher rating). */
+    int r[MG_MAX_ACTIONS], top[MS_TOP_MAX], nt = 0;
+    for (int i = 0; i < n; i++) {
+        int v = r[i] = vt->rate(st, out[i]);
+        if (nt < k || v > r[top[nt - 1]]) {
+            int j = nt < k ? nt++ : k - 1;
+            while (j > 0 && v > r[top[j - 1]]) {
+                top[j] = top[j - 1];
+                j--;
+            }
+            top[j] = i;
+        }
+    }
+    if (nt >= n) { /* all of them: the list is in order */
+        mg_action orig[MS_TOP_MAX];
+        for (int j = 0; j < nt; j++)
+            orig[j] = out[top[j]];
+        memcpy(out, orig, (size_t)nt * sizeof *out);
+        *sorted = n;
+        return n;
+    }
+    /* the k best first, then the others in list order with their ratings */
+    mg_action orig[MG_MAX_ACTIONS];
+    uint8_t chosen[MG_MAX_ACTIONS];
+    memcpy(orig, out, (size_t)n * sizeof *out);
+    memset(chosen, 0, (size_t)n);
+    for (int j = 0; j < nt; j++) {
+        out[j] = orig[top[j]];
+        chosen[top[j]] = 1;
+    }
+    int m = nt;
+    for (int i = 0; i < n; i++)
+        if (!chosen[i]) {
+            out[m] = orig[i];
+            rates[m++] = r[i];
+        }
+    *sorted = nt;
+    return n;
+}
+
+void ms_sort_rated(mg_action *acts, const int *rates, int n)
+{
+    uint64_t keys[MG_MAX_ACTIONS], tmp[MG_MAX_ACTIONS];
+    mg_action orig[MG_MAX_ACTIONS];
+    for (int i = 0; i < n; i++) { /* the keys of sort_by_rate */
+        int64_t k = (int64_t)0x7fffffff - (int64_t)rates[i];
+        keys[i] = ((uint64_t)(uint32_t)k << 32) | (uint32_t)i;
+        orig[i] = acts[i];
+    }
+    sort_keys(keys, tmp, n);
+    for (int i = 0; i < n; i++)
+        acts[i] = orig[keys[i] & 0xffffffffu];
 }
 
 /* ---- Policies ----------------------------------------------------------------------------- */
