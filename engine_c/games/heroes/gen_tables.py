@@ -100,6 +100,13 @@ def main() -> None:
     out += ["};", ""]
     # Per map: the board's squares, and each player's deploy squares (spec §2), as masks.
     deploys = {"a": ([0, 4], [40, 44]), "a-small": ([0, 3], [24, 27]), "a-tiny": ([0], [14])}
+    out.append("/* hr_sq_xy[map][s]: x | y << 4 of square s = x*h + y, an action's packed square (its")
+    out.append(" * from field << 8, its to field << 16), so that enumeration divides by h nowhere. */")
+    out.append("static const uint8_t hr_sq_xy[3][45] = {")
+    for name, w, h in maps:
+        codes = [(s // h) | ((s % h) << 4) if s < w * h else 0 for s in range(45)]
+        out.append("    {" + ", ".join(f"0x{c:02x}" for c in codes) + "}, /* " + name + " */")
+    out += ["};", ""]
     out.append("/* hr_board_mask[map]: the map's squares; hr_deploy_mask[map][p]: player p's deploy squares. */")
     out.append("static const uint64_t hr_board_mask[3] = {"
                + ", ".join(f"0x{(1 << (w * h)) - 1:x}ULL" for _, w, h in maps) + "};")

@@ -134,10 +134,17 @@ static inline void hr_set_unit(hr_state *st, int s, hr_unit u)
     st->crystals = crystals;
 }
 
+/* hr_set_unit of an empty unit, written out: the empty unit has no key and no bits. */
 static inline void hr_clear_square(hr_state *st, int s)
 {
-    hr_unit empty = {0, 0, 0, 0, 0};
-    hr_set_unit(st, s, empty);
+    static const hr_unit empty = {0, 0, 0, 0, 0};
+    uint64_t keep = ~((uint64_t)1 << s);
+    st->zob ^= hr_unit_key(s, &st->board[s]);
+    st->board[s] = empty;
+    st->occ[0] &= keep;
+    st->occ[1] &= keep;
+    st->alive &= keep;
+    st->crystals &= keep;
 }
 
 static inline void hr_hand_add(hr_state *st, int p, int card, int delta)

@@ -169,7 +169,8 @@ static int gen_unit(const hr_state *st, const gen_ctx *g, int f, mg_action *out,
     const hr_unit *u = &st->board[f];
     const hr_class *c = &hr_classes[u->kind];
     const uint64_t *dia = hr_diamond[st->map][f];
-    int h = st->h, fx = f / h, fy = f % h;
+    const uint8_t *xy = hr_sq_xy[st->map]; /* the squares' fields, without a division */
+    mg_action from = (mg_action)xy[f] << 8;
     uint64_t move, heal = 0, tele = 0;
     uint64_t attack = g->enemy_alive & dia[c->range];
     if (u->kind == HR_CLERIC) {
@@ -192,18 +193,18 @@ static int gen_unit(const hr_state *st, const gen_ctx *g, int f, mg_action *out,
         int t = hr_lowest_bit(all);
         uint64_t bit = (uint64_t)1 << t;
         all &= all - 1;
-        int tx = t / h, ty = t % h, k;
+        int k;
         if (move & bit)
             k = HR_A_MOVE;
         else if (heal & bit)
             k = HR_A_HEAL;
         else if (tele & bit)
             k = HR_A_TELEPORT;
-        else if (hr_abs(tx - fx) + hr_abs(ty - fy) > 1 && attack_blocked(st, g, fx, fy, tx, ty))
-            continue;
+        else if (!(dia[1] & bit) && attack_blocked(st, g, f / st->h, f % st->h, t / st->h, t % st->h))
+            continue; /* beyond distance 1 and blocked */
         else
             k = HR_A_ATTACK;
-        out[n++] = HR_ACTION(k, 0, fx, fy, tx, ty);
+        out[n++] = (mg_action)k | from | (mg_action)xy[t] << 16; /* HR_ACTION(k, 0, f, t) */
     }
     return n;
 }
@@ -285,12 +286,13 @@ static int unit_has_action(const hr_state *st, const gen_ctx *g, int f)
             return 1;
     }
     uint64_t attack = g->enemy_alive & dia[c->range];
+    if (attack & dia[1]) /* an adjacent target needs no line of sight */
+        return 1;
     int h = st->h, fx = f / h, fy = f % h;
     while (attack) {
         int t = hr_lowest_bit(attack);
         attack &= attack - 1;
-        int tx = t / h, ty = t % h;
-        if (hr_abs(tx - fx) + hr_abs(ty - fy) <= 1 || !attack_blocked(st, g, fx, fy, tx, ty))
+        if (!attack_blocked(st, g, fx, fy, t / h, t % h))
             return 1;
     }
     return 0;
@@ -322,13 +324,13 @@ int hr_legal_groups(const void *vst, int *group)
         return 0;
     gen_ctx g;
     gen_init(st, &g);
-    int h = st->h;
+    const uint8_t *xy = hr_sq_xy[st->map];
     uint64_t units = g.friends;
     while (units) {
         int s = hr_lowest_bit(units);
         units &= units - 1;
-        if (unit_has_action(st, &g, s))
-            group[n++] = MG_GROUP_UNIT | ((s / h) << 4) | (s % h);
+        if (unit_has_action(st, &g, s)) /* MG_GROUP_UNIT | x << 4 | y */
+            group[n++] = MG_GROUP_UNIT | ((xy[s] & 0xf) << 4) | (xy[s] >> 4);
     }
     const uint8_t *hand = st->hand[st->current];
     for (int c = 0; c < HR_NCARDS; c++)
