@@ -302,9 +302,9 @@ static mg_action choose_meta(const mg_game_vt *vt, const void *st, const mg_acti
                 return acts[i];
         return acts[0];
     }
-    int cards_first = mg_rng_double(rng) < p->p_card;
+    int cards_first = mg_rng_double_inline(rng) < p->p_card;
     int c = (cards_first && ng[1]) || !ng[0];
-    int j = (int)mg_rng_below(rng, (uint32_t)ng[c]);
+    int j = (int)mg_rng_below_inline(rng, (uint32_t)ng[c]);
     int k = 0;
     if (gruns[c][j] == 1) { /* one run: its members are consecutive */
         for (int i = rstart[grun[c][j]]; i < rstart[grun[c][j] + 1]; i++)
@@ -315,9 +315,9 @@ static mg_action choose_meta(const mg_game_vt *vt, const void *st, const mg_acti
                 for (int i = rstart[r]; i < rstart[r + 1]; i++)
                     idx[k++] = i;
     }
-    if (greedy_ok && mg_rng_double(rng) >= p->epsilon)
+    if (greedy_ok && mg_rng_double_inline(rng) >= p->epsilon)
         return acts[best_rated(vt, st, acts, idx, k)];
-    return acts[idx[mg_rng_below(rng, (uint32_t)k)]];
+    return acts[idx[mg_rng_below_inline(rng, (uint32_t)k)]];
 }
 
 /* RAP_GREEDY (spec/cards.md §8.6): an action that wins the game at once (tried on a clone:
@@ -338,10 +338,10 @@ static mg_action choose_rap_greedy(const mg_game_vt *vt, const void *st, const m
         if (vt->apply(x.b, acts[i], rng) == MG_OK && vt->terminal(x.b, &winner) && winner == me)
             return acts[i];
     }
-    if (end >= 0 && (!others || mg_rng_double(rng) >= 0.9))
+    if (end >= 0 && (!others || mg_rng_double_inline(rng) >= 0.9))
         return acts[end];
     for (;;) {
-        int i = (int)mg_rng_below(rng, (uint32_t)n);
+        int i = (int)mg_rng_below_inline(rng, (uint32_t)n);
         if (i != end)
             return acts[i];
     }
@@ -366,16 +366,16 @@ static mg_action choose_grouped(const mg_game_vt *vt, const void *st, const int 
     for (int i = 0; i < ng; i++)
         ngc[1] += MG_GROUP_IS_CARD(g[i]);
     ngc[0] = ng - ngc[1];
-    int cards_first = mg_rng_double(rng) < p->p_card;
+    int cards_first = mg_rng_double_inline(rng) < p->p_card;
     int c = (cards_first && ngc[1]) || !ngc[0];
-    int j = (int)mg_rng_below(rng, (uint32_t)ngc[c]), i = 0;
+    int j = (int)mg_rng_below_inline(rng, (uint32_t)ngc[c]), i = 0;
     for (;; i++) /* the j-th group of class c */
         if (MG_GROUP_IS_CARD(g[i]) == c && j-- == 0)
             break;
     int k = vt->group_legal(st, g[i], buf);
-    if (greedy_ok && mg_rng_double(rng) >= p->epsilon)
+    if (greedy_ok && mg_rng_double_inline(rng) >= p->epsilon)
         return buf[best_rated(vt, st, buf, NULL, k)];
-    return buf[mg_rng_below(rng, (uint32_t)k)];
+    return buf[mg_rng_below_inline(rng, (uint32_t)k)];
 }
 
 mg_action mg_policy_choose(const mg_game_vt *vt, const void *st, const mg_action *acts, int n,
@@ -393,7 +393,7 @@ mg_action mg_policy_choose(const mg_game_vt *vt, const void *st, const mg_action
                 idx[k++] = i;
         return k ? acts[best_rated(vt, st, acts, idx, k)] : acts[0];
     }
-    case MG_POLICY_RAP: return acts[mg_rng_below(rng, (uint32_t)n)];
+    case MG_POLICY_RAP: return acts[mg_rng_below_inline(rng, (uint32_t)n)];
     case MG_POLICY_RAP_GREEDY: return choose_rap_greedy(vt, st, acts, n, rng);
     default: { /* uniform; END_TURN appears at most once, so rejection is uniform */
         int others = 0;
@@ -402,7 +402,7 @@ mg_action mg_policy_choose(const mg_game_vt *vt, const void *st, const mg_action
         if (!others)
             return acts[0];
         for (;;) {
-            mg_action a = acts[mg_rng_below(rng, (uint32_t)n)];
+            mg_action a = acts[mg_rng_below_inline(rng, (uint32_t)n)];
             if (!vt->is_end_turn(a))
                 return a;
         }

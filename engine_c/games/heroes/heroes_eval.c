@@ -22,6 +22,10 @@ static const int16_t equipment_value[12][16] = {
     [HR_NINJA] = HR_EQV(30, 20, 30, 70),
 };
 
+/* Base max hp by kind (hr_classes[kind].max_hp, which is hr_base_hp(kind) for the kinds on
+ * a board), as a plain array: side_value reads it for every unit of every rollout's end. */
+static const int16_t base_hp[12] = {1000, 800, 800, 800, 800, 0, 0, 0, 0, 0, 0, 4500};
+
 /* Board + card term of player p (0/1), without infernos. */
 static long side_value(const hr_state *st, int p)
 {
@@ -30,13 +34,15 @@ static long side_value(const hr_state *st, int p)
     for (uint64_t m = st->occ[p]; m; m &= m - 1) { /* the squares with owner p + 1 */
         int s = hr_lowest_bit(m);
         const hr_unit *u = &st->board[s];
-        /* hr_classes[kind].max_hp is hr_base_hp(kind) for the kinds on a board */
-        int base = hr_classes[u->kind].max_hp, eq = equipment_value[u->kind][u->items & 15];
+        int base = base_hp[u->kind], eq = equipment_value[u->kind][u->items & 15];
         v += u->hp + (u->hp > 0 ? 2 * base + square_value[u->kind][sq[s]] + 2 * eq : base + eq);
     }
-    for (int c = HR_KNIGHT; c <= HR_NINJA; c++)
-        v += (long)(st->hand[p][c] + st->deck[p][c]) * (c == HR_KNIGHT ? 1750 : 1400);
-    return v;
+    /* unit cards in hand and deck: 1750 a knight, 1400 the others */
+    const uint8_t *h = st->hand[p], *d = st->deck[p];
+    long knights = h[HR_KNIGHT] + d[HR_KNIGHT];
+    long others = h[HR_ARCHER] + d[HR_ARCHER] + h[HR_CLERIC] + d[HR_CLERIC] + h[HR_WIZARD] +
+                  d[HR_WIZARD] + h[HR_NINJA] + d[HR_NINJA];
+    return v + 1750 * knights + 1400 * others;
 }
 
 /* Heuristic value for `player` on the raw scale (winVal = false): +-60000 for a win or a
