@@ -147,6 +147,36 @@ static inline void hr_clear_square(hr_state *st, int s)
     st->crystals &= keep;
 }
 
+/* Move the unit on square f to square t (t != f; t empty or holding a knocked-out unit,
+ * which is replaced): hr_clear_square(f) then hr_set_unit(t, unit), written as one update
+ * of the hash and of each mask. Moves are most of a rollout's actions. */
+static inline void hr_move_unit(hr_state *st, int f, int t)
+{
+    static const hr_unit empty = {0, 0, 0, 0, 0};
+    hr_unit u = st->board[f];
+    if (u.owner == 0)
+        u = empty;
+    u.pad = 0;
+    uint64_t bt = (uint64_t)1 << t, both = ((uint64_t)1 << f) | bt;
+    st->zob ^= hr_unit_key(f, &u) ^ hr_unit_key(t, &st->board[t]) ^ hr_unit_key(t, &u);
+    st->board[t] = u;
+    st->board[f] = empty;
+    uint64_t o0 = st->occ[0] & ~both, o1 = st->occ[1] & ~both;
+    uint64_t alive = st->alive & ~both, crystals = st->crystals & ~both;
+    if (u.owner == 1)
+        o0 |= bt;
+    else if (u.owner == 2)
+        o1 |= bt;
+    if (u.owner && u.hp > 0)
+        alive |= bt;
+    if (u.owner && u.kind == HR_CRYSTAL)
+        crystals |= bt;
+    st->occ[0] = o0;
+    st->occ[1] = o1;
+    st->alive = alive;
+    st->crystals = crystals;
+}
+
 static inline void hr_hand_add(hr_state *st, int p, int card, int delta)
 {
     int old = st->hand[p][card];

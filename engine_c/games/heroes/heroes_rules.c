@@ -537,9 +537,7 @@ static void push(hr_state *st, int a, int q)
     int sq = hr_maps[st->map].sq[n];
     if ((sq == HR_SQ_DEPLOY1 && v->owner == 2) || (sq == HR_SQ_DEPLOY2 && v->owner == 1))
         return;
-    hr_unit moved = *v;
-    hr_clear_square(st, q);
-    hr_set_unit(st, n, moved);
+    hr_move_unit(st, q, n);
 }
 
 static int chain_value(int dx, int dy, int nx, int ny)
@@ -747,12 +745,7 @@ void hr_do_action(hr_state *st, mg_action a, mg_rng *rng)
     case HR_A_EQUIP: equip(st, card, t); break;
     case HR_A_SPELL: inferno(st, HR_A_TX(a), HR_A_TY(a)); break;
     case HR_A_SWAP_CARD: hr_deck_add(st, p, card, 1); break;
-    case HR_A_MOVE: {
-        hr_unit u = st->board[f];
-        hr_clear_square(st, f);
-        hr_set_unit(st, t, u);
-        break;
-    }
+    case HR_A_MOVE: hr_move_unit(st, f, t); break;
     case HR_A_ATTACK: attack(st, f, t); break;
     case HR_A_HEAL: heal(st, f, t); break;
     case HR_A_TELEPORT: {
