@@ -324,15 +324,21 @@ int hr_legal_groups(const void *vst, int *group)
         return 0;
     gen_ctx g;
     gen_init(st, &g);
-    const uint8_t *xy = hr_sq_xy[st->map];
+    const uint8_t *yx = hr_sq_yx[st->map];
     uint64_t units = g.friends;
     while (units) {
         int s = hr_lowest_bit(units);
         units &= units - 1;
         if (unit_has_action(st, &g, s)) /* MG_GROUP_UNIT | x << 4 | y */
-            group[n++] = MG_GROUP_UNIT | ((xy[s] & 0xf) << 4) | (xy[s] >> 4);
+            group[n++] = MG_GROUP_UNIT | yx[s];
     }
     const uint8_t *hand = st->hand[st->current];
+    if (st->deck_n[st->current] > 0) { /* every card in hand can be swapped (card_has_action) */
+        for (int c = 0; c < HR_NCARDS; c++)
+            if (hand[c] > 0)
+                group[n++] = MG_GROUP_CARD | c;
+        return n;
+    }
     for (int c = 0; c < HR_NCARDS; c++)
         if (hand[c] > 0 && card_has_action(st, &g, c))
             group[n++] = MG_GROUP_CARD | c;
