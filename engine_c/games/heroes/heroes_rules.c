@@ -225,12 +225,13 @@ static uint64_t item_targets(const hr_state *st, int card)
 static int gen_card(const hr_state *st, const gen_ctx *g, int card, mg_action *out, int n)
 {
     int w = st->w, h = st->h, me = st->current;
+    const uint8_t *xy = hr_sq_xy[st->map]; /* a square's to field, without a division */
     if (HR_IS_ITEM_CARD(card)) {
         uint64_t ok = item_targets(st, card);
         while (ok) {
             int s = hr_lowest_bit(ok);
             ok &= ok - 1;
-            out[n++] = HR_ACTION(HR_A_EQUIP, card, 0, 0, s / h, s % h);
+            out[n++] = HR_ACTION(HR_A_EQUIP, card, 0, 0, 0, 0) | (mg_action)xy[s] << 16;
         }
     } else if (card == HR_INFERNO) {
         for (int x = 0; x < w; x++)
@@ -241,7 +242,7 @@ static int gen_card(const hr_state *st, const gen_ctx *g, int card, mg_action *o
         for (int i = 0; i < m->ndeploy[me]; i++) {
             int s = m->deploy[me][i];
             if ((g->empty | g->ko) >> s & 1)
-                out[n++] = HR_ACTION(HR_A_DEPLOY, card, 0, 0, s / h, s % h);
+                out[n++] = HR_ACTION(HR_A_DEPLOY, card, 0, 0, 0, 0) | (mg_action)xy[s] << 16;
         }
     }
     if (st->deck_n[me] > 0)
