@@ -289,13 +289,23 @@ static void hr_observe(const void *vst, int seat, void *vobs)
     hr_state *obs = vobs;
     memcpy(obs, vst, sizeof *obs);
     int opp = 1 - seat;
+    /* Only the opponent's hand and deck counts change, so the hash is updated by their keys
+     * (XOR) rather than keyed again over the whole board: the same value as
+     * hr_zobrist_full (checked by the property tests), at a fraction of the cost. ISMCTS
+     * keys its nodes by the observation of every state it steps through. */
+    uint64_t z = obs->zob;
     for (int c = 0; c < HR_NCARDS; c++) {
-        obs->deck[opp][c] = (uint8_t)(obs->deck[opp][c] + obs->hand[opp][c]);
+        int h = obs->hand[opp][c], d = obs->deck[opp][c];
+        if (h == 0)
+            continue;
+        z ^= hr_card_key(opp, 0, c, h) ^ hr_card_key(opp, 0, c, 0) ^ hr_card_key(opp, 1, c, d) ^
+             hr_card_key(opp, 1, c, d + h);
+        obs->deck[opp][c] = (uint8_t)(d + h);
         obs->hand[opp][c] = 0;
     }
     obs->deck_seed[0] = obs->deck_seed[1] = 0;
     obs->observer = (int8_t)seat;
-    obs->zob = hr_zobrist_full(obs);
+    obs->zob = z;
 }
 
 /* Sample a full state from an observation: the opponent's hand uniformly from the unseen
