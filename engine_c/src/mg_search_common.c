@@ -140,8 +140,9 @@ static void sort_by_rate(const mg_game_vt *vt, const void *st, mg_action *acts, 
         acts[i] = orig[keys[i] & 0xffffffffu];
 }
 
-int ms_actions(const mg_game_vt *vt, const void *st, const mg_search_params *p, int flags,
-               mg_action *out)
+/* ms_actions without MS_SORT. */
+static int actions_unsorted(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                            int flags, mg_action *out)
 {
     int n = vt->legal(st, out);
     n = ms_filter_end(vt, out, n, p->early_end);
@@ -154,9 +155,81 @@ int ms_actions(const mg_game_vt *vt, const void *st, const mg_search_params *p, 
         else /* everything pruned: search the unpruned list rather than nothing */
             memcpy(out, keep, (size_t)n * sizeof *out);
     }
+    return n;
+}
+
+int ms_actions(const mg_game_vt *vt, const void *st, const mg_search_params *p, int flags,
+               mg_action *out)
+{
+    int n = actions_unsorted(vt, st, p, flags, out);
     if ((flags & MS_SORT) && !p->legal_order && vt->rate && n > 1)
         sort_by_rate(vt, st, out, n);
     return n;
+}
+
+int ms_actions_top(const mg_game_vt *vt, const void *st, const mg_search_params *p, int k,
+                   mg_action *out, int *rates, int *sorted)
+{
+    int n = actions_unsorted(vt, st, p, MS_PRUNE, out);
+    if (p->legal_order || !vt->rate || n <= 1 || k <= 0) {
+        *sorted = n;
+        return n;
+    }
+    if (k > MS_TOP_MAX)
+        k = MS_TOP_MAX;
+    /* One pass keeps the k best in sort_by_rate's order (the highest rating, the first
+     * on ties: a later action enters only with a strictly higher rating). */
+    int r[MG_MAX_ACTIONS], top[MS_TOP_MAX], nt = 0;
+    for (int i = 0; i < n; i++) {
+        int v = r[i] = vt->rate(st, out[i]);
+        if (nt < k || v > r[top[nt - 1]]) {
+            int j = nt < k ? nt++ : k - 1;
+            while (j > 0 && v > r[top[j - 1]]) {
+                top[j] = top[j - 1];
+                j--;
+            }
+            top[j] = i;
+        }
+    }
+    if (nt >= n) { /* all of them: the list is in order */
+        mg_action orig[MS_TOP_MAX];
+        for (int j = 0; j < nt; j++)
+            orig[j] = out[top[j]];
+        memcpy(out, orig, (size_t)nt * sizeof *out);
+        *sorted = n;
+        return n;
+    }
+    /* the k best first, then the others in list order with their ratings */
+    mg_action orig[MG_MAX_ACTIONS];
+    uint8_t chosen[MG_MAX_ACTIONS];
+    memcpy(orig, out, (size_t)n * sizeof *out);
+    memset(chosen, 0, (size_t)n);
+    for (int j = 0; j < nt; j++) {
+        out[j] = orig[top[j]];
+        chosen[top[j]] = 1;
+    }
+    int m = nt;
+    for (int i = 0; i < n; i++)
+        if (!chosen[i]) {
+            out[m] = orig[i];
+            rates[m++] = r[i];
+        }
+    *sorted = nt;
+    return n;
+}
+
+void ms_sort_rated(mg_action *acts, const int *rates, int n)
+{
+    uint64_t keys[MG_MAX_ACTIONS], tmp[MG_MAX_ACTIONS];
+    mg_action orig[MG_MAX_ACTIONS];
+    for (int i = 0; i < n; i++) { /* the keys of sort_by_rate */
+        int64_t k = (int64_t)0x7fffffff - (int64_t)rates[i];
+        keys[i] = ((uint64_t)(uint32_t)k << 32) | (uint32_t)i;
+        orig[i] = acts[i];
+    }
+    sort_keys(keys, tmp, n);
+    for (int i = 0; i < n; i++)
+        acts[i] = orig[keys[i] & 0xffffffffu];
 }
 
 /* ---- Policies ----------------------------------------------------------------------------- */
@@ -229,9 +302,9 @@ static mg_action choose_meta(const mg_game_vt *vt, const void *st, const mg_acti
                 return acts[i];
         return acts[0];
     }
-    int cards_first = mg_rng_double(rng) < p->p_card;
+    int cards_first = mg_rng_double_inline(rng) < p->p_card;
     int c = (cards_first && ng[1]) || !ng[0];
-    int j = (int)mg_rng_below(rng, (uint32_t)ng[c]);
+    int j = (int)mg_rng_below_inline(rng, (uint32_t)ng[c]);
     int k = 0;
     if (gruns[c][j] == 1) { /* one run: its members are consecutive */
         for (int i = rstart[grun[c][j]]; i < rstart[grun[c][j] + 1]; i++)
@@ -242,9 +315,9 @@ static mg_action choose_meta(const mg_game_vt *vt, const void *st, const mg_acti
                 for (int i = rstart[r]; i < rstart[r + 1]; i++)
                     idx[k++] = i;
     }
-    if (greedy_ok && mg_rng_double(rng) >= p->epsilon)
+    if (greedy_ok && mg_rng_double_inline(rng) >= p->epsilon)
         return acts[best_rated(vt, st, acts, idx, k)];
-    return acts[idx[mg_rng_below(rng, (uint32_t)k)]];
+    return acts[idx[mg_rng_below_inline(rng, (uint32_t)k)]];
 }
 
 /* RAP_GREEDY (spec/cards.md §8.6): an action that wins the game at once (tried on a clone:
@@ -265,10 +338,10 @@ static mg_action choose_rap_greedy(const mg_game_vt *vt, const void *st, const m
         if (vt->apply(x.b, acts[i], rng) == MG_OK && vt->terminal(x.b, &winner) && winner == me)
             return acts[i];
     }
-    if (end >= 0 && (!others || mg_rng_double(rng) >= 0.9))
+    if (end >= 0 && (!others || mg_rng_double_inline(rng) >= 0.9))
         return acts[end];
     for (;;) {
-        int i = (int)mg_rng_below(rng, (uint32_t)n);
+        int i = (int)mg_rng_below_inline(rng, (uint32_t)n);
         if (i != end)
             return acts[i];
     }
@@ -293,16 +366,16 @@ static mg_action choose_grouped(const mg_game_vt *vt, const void *st, const int 
     for (int i = 0; i < ng; i++)
         ngc[1] += MG_GROUP_IS_CARD(g[i]);
     ngc[0] = ng - ngc[1];
-    int cards_first = mg_rng_double(rng) < p->p_card;
+    int cards_first = mg_rng_double_inline(rng) < p->p_card;
     int c = (cards_first && ngc[1]) || !ngc[0];
-    int j = (int)mg_rng_below(rng, (uint32_t)ngc[c]), i = 0;
+    int j = (int)mg_rng_below_inline(rng, (uint32_t)ngc[c]), i = 0;
     for (;; i++) /* the j-th group of class c */
         if (MG_GROUP_IS_CARD(g[i]) == c && j-- == 0)
             break;
     int k = vt->group_legal(st, g[i], buf);
-    if (greedy_ok && mg_rng_double(rng) >= p->epsilon)
+    if (greedy_ok && mg_rng_double_inline(rng) >= p->epsilon)
         return buf[best_rated(vt, st, buf, NULL, k)];
-    return buf[mg_rng_below(rng, (uint32_t)k)];
+    return buf[mg_rng_below_inline(rng, (uint32_t)k)];
 }
 
 mg_action mg_policy_choose(const mg_game_vt *vt, const void *st, const mg_action *acts, int n,
@@ -320,7 +393,7 @@ mg_action mg_policy_choose(const mg_game_vt *vt, const void *st, const mg_action
                 idx[k++] = i;
         return k ? acts[best_rated(vt, st, acts, idx, k)] : acts[0];
     }
-    case MG_POLICY_RAP: return acts[mg_rng_below(rng, (uint32_t)n)];
+    case MG_POLICY_RAP: return acts[mg_rng_below_inline(rng, (uint32_t)n)];
     case MG_POLICY_RAP_GREEDY: return choose_rap_greedy(vt, st, acts, n, rng);
     default: { /* uniform; END_TURN appears at most once, so rejection is uniform */
         int others = 0;
@@ -329,7 +402,7 @@ mg_action mg_policy_choose(const mg_game_vt *vt, const void *st, const mg_action
         if (!others)
             return acts[0];
         for (;;) {
-            mg_action a = acts[mg_rng_below(rng, (uint32_t)n)];
+            mg_action a = acts[mg_rng_below_inline(rng, (uint32_t)n)];
             if (!vt->is_end_turn(a))
                 return a;
         }

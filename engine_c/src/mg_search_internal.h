@@ -92,6 +92,19 @@ int ms_det_sample(const mg_game_vt *vt, const void *obs, int mode, mg_rng *rng, 
 int ms_actions(const mg_game_vt *vt, const void *st, const mg_search_params *p, int flags,
                mg_action *out);
 
+/* ms_actions(MS_PRUNE | MS_SORT) ordered only as far as a tree needs it at first: the k
+ * best (k <= MS_TOP_MAX) in the sorted list's order, then the others in list order, with
+ * rates[i] the rating of out[i] for i in [*sorted, n). *sorted is the length of the ordered
+ * prefix (n when the list is all in order: unrated, legal_order, or no more than k).
+ * ms_sort_rated(out + *sorted, rates + *sorted, n - *sorted) then completes the order of
+ * ms_actions(MS_PRUNE | MS_SORT): the same actions in the same order, ties included. A
+ * tree node generates its list when first revisited but most expand one or two edges, so
+ * most lists are never sorted past their first few. */
+#define MS_TOP_MAX 16
+int ms_actions_top(const mg_game_vt *vt, const void *st, const mg_search_params *p, int k,
+                   mg_action *out, int *rates, int *sorted);
+void ms_sort_rated(mg_action *acts, const int *rates, int n);
+
 /* 1 if action a may be taken at st as a genome's gene (OEP, EMCTS): legal, and END_TURN
  * only when nothing else is legal (unless early_end). */
 static inline int ms_gene_allowed(const mg_game_vt *vt, const void *st, mg_action a, int early_end)

@@ -25,7 +25,7 @@ static void side_features(const hr_state *st, int p, double *out)
             ko++;
         } else {
             alive[u->kind]++;
-            health[u->kind] += (double)u->hp / hr_max_hp(u);
+            health[u->kind] += (double)u->hp / hr_max_hp_of(u);
             items += (u->items & 1) + (u->items >> 1 & 1) + (u->items >> 2 & 1) + (u->items >> 3 & 1);
             on[0] += sq[s] == HR_SQ_POWER;
             on[1] += sq[s] == HR_SQ_ASSAULT;

@@ -2,7 +2,10 @@
 #ifndef HEROES_INTERNAL_H
 #define HEROES_INTERNAL_H
 
+#include <string.h>
+
 #include "mg_heroes.h"
+#include "heroes_tables.h"
 
 /* Class table (spec §5.1), indexed by unit kind HR_KNIGHT..HR_NINJA, HR_CRYSTAL. */
 typedef struct hr_class {
@@ -47,20 +50,153 @@ static inline int hr_lowest_bit(uint64_t m)
 /* The deploy square type that player p (0/1) may not enter. */
 static inline int hr_opp_deploy_type(int p) { return p == 0 ? HR_SQ_DEPLOY2 : HR_SQ_DEPLOY1; }
 
-static inline int hr_full_health(const hr_unit *u) { return u->hp == hr_max_hp(u); }
+/* hr_max_hp and hr_power for the rules' hot paths (rating, enumeration, damage): inlined,
+ * where a call costs as much as the arithmetic. hr_max_hp stays a function for the API. */
+static inline int hr_max_hp_of(const hr_unit *u)
+{
+    int base = hr_classes[u->kind].max_hp;
+    return base + ((u->items & HR_EQ_DRAGONSCALE) ? base / 10 : 0) +
+           ((u->items & HR_EQ_SHINING_HELM) ? base / 10 : 0);
+}
+
+/* Power of unit u standing on square s (spec §10.1). */
+static inline int hr_power(const hr_state *st, const hr_unit *u, int s)
+{
+    int p = hr_classes[u->kind].power;
+    if (u->items & HR_EQ_RUNEMETAL)
+        p += p / 2;
+    if (hr_maps[st->map].sq[s] == HR_SQ_POWER)
+        p += 100;
+    if (u->items & HR_EQ_SCROLL)
+        p *= 3;
+    return p;
+}
+
+static inline int hr_full_health(const hr_unit *u) { return u->hp == hr_max_hp_of(u); }
+
+/* ---- Zobrist keys and the mutations that keep st->zob --------------------------------------
+ * Keys come from a mixing function, so no tables are needed (but for the card counts of
+ * every draw, below). The mutations are inline: every apply makes a few, from
+ * heroes_rules.c, and a call across files cannot be inlined (a cleared square then keys
+ * the empty unit it writes, and a move clears and sets in two calls). */
+
+/* Zobrist key of the unit on square s, 0 for an empty square. */
+static inline uint64_t hr_unit_key(int s, const hr_unit *u)
+{
+    if (u->owner == 0)
+        return 0;
+    uint64_t k = ((uint64_t)s << 40) | ((uint64_t)u->kind << 32) | ((uint64_t)u->owner << 28) |
+                 ((uint64_t)u->items << 20) | (uint16_t)u->hp;
+    return mg_mix64_inline(k ^ 0x5a17c0de00000000ULL);
+}
+
+/* Zobrist key of `count` cards of kind `card` in player p's hand (in_deck 0) or deck (1). */
+static inline uint64_t hr_card_key_mixed(int p, int in_deck, int card, int count)
+{
+    uint64_t k = ((uint64_t)p << 20) | ((uint64_t)in_deck << 16) | ((uint64_t)card << 8) |
+                 (uint64_t)count;
+    return count ? mg_mix64_inline(k ^ 0xca4d000000000000ULL) : 0;
+}
+
+/* hr_card_key_mixed from the generated table (heroes_tables.h) for the usual counts: a draw
+ * moves a card from deck to hand, four keys, and end of turn draws up to five cards. */
+static inline uint64_t hr_card_key(int p, int in_deck, int card, int count)
+{
+    if ((unsigned)count < HR_CARD_KEYS)
+        return hr_card_keys[p][in_deck][card][count];
+    return hr_card_key_mixed(p, in_deck, card, count);
+}
 
 /* Board and card mutations: every change goes through these, which keep st->zob. */
-void hr_set_unit(hr_state *st, int s, hr_unit u);
-void hr_clear_square(hr_state *st, int s);
-void hr_hand_add(hr_state *st, int p, int card, int delta);
-void hr_deck_add(hr_state *st, int p, int card, int delta);
+static inline void hr_set_unit(hr_state *st, int s, hr_unit u)
+{
+    u.pad = 0;
+    if (u.owner == 0)
+        memset(&u, 0, sizeof u);
+    st->zob ^= hr_unit_key(s, &st->board[s]) ^ hr_unit_key(s, &u);
+    st->board[s] = u;
+    /* the masks are computed in registers and each stored once (a store of part of a
+     * mask followed by a read of it stalls store forwarding) */
+    uint64_t bit = (uint64_t)1 << s;
+    uint64_t o0 = st->occ[0] & ~bit, o1 = st->occ[1] & ~bit;
+    uint64_t alive = st->alive & ~bit, crystals = st->crystals & ~bit;
+    if (u.owner == 1)
+        o0 |= bit;
+    else if (u.owner == 2)
+        o1 |= bit;
+    if (u.owner && u.hp > 0)
+        alive |= bit;
+    if (u.owner && u.kind == HR_CRYSTAL)
+        crystals |= bit;
+    st->occ[0] = o0;
+    st->occ[1] = o1;
+    st->alive = alive;
+    st->crystals = crystals;
+}
+
+/* hr_set_unit of an empty unit, written out: the empty unit has no key and no bits. */
+static inline void hr_clear_square(hr_state *st, int s)
+{
+    static const hr_unit empty = {0, 0, 0, 0, 0};
+    uint64_t keep = ~((uint64_t)1 << s);
+    st->zob ^= hr_unit_key(s, &st->board[s]);
+    st->board[s] = empty;
+    st->occ[0] &= keep;
+    st->occ[1] &= keep;
+    st->alive &= keep;
+    st->crystals &= keep;
+}
+
+/* Move the unit on square f to square t (t != f; t empty or holding a knocked-out unit,
+ * which is replaced): hr_clear_square(f) then hr_set_unit(t, unit), written as one update
+ * of the hash and of each mask. Moves are most of a rollout's actions. */
+static inline void hr_move_unit(hr_state *st, int f, int t)
+{
+    static const hr_unit empty = {0, 0, 0, 0, 0};
+    hr_unit u = st->board[f];
+    if (u.owner == 0)
+        u = empty;
+    u.pad = 0;
+    uint64_t bt = (uint64_t)1 << t, both = ((uint64_t)1 << f) | bt;
+    st->zob ^= hr_unit_key(f, &u) ^ hr_unit_key(t, &st->board[t]) ^ hr_unit_key(t, &u);
+    st->board[t] = u;
+    st->board[f] = empty;
+    uint64_t o0 = st->occ[0] & ~both, o1 = st->occ[1] & ~both;
+    uint64_t alive = st->alive & ~both, crystals = st->crystals & ~both;
+    if (u.owner == 1)
+        o0 |= bt;
+    else if (u.owner == 2)
+        o1 |= bt;
+    if (u.owner && u.hp > 0)
+        alive |= bt;
+    if (u.owner && u.kind == HR_CRYSTAL)
+        crystals |= bt;
+    st->occ[0] = o0;
+    st->occ[1] = o1;
+    st->alive = alive;
+    st->crystals = crystals;
+}
+
+static inline void hr_hand_add(hr_state *st, int p, int card, int delta)
+{
+    int old = st->hand[p][card];
+    st->zob ^= hr_card_key(p, 0, card, old) ^ hr_card_key(p, 0, card, old + delta);
+    st->hand[p][card] = (uint8_t)(old + delta);
+    st->hand_n[p] = (uint8_t)(st->hand_n[p] + delta);
+}
+
+static inline void hr_deck_add(hr_state *st, int p, int card, int delta)
+{
+    int old = st->deck[p][card];
+    st->zob ^= hr_card_key(p, 1, card, old) ^ hr_card_key(p, 1, card, old + delta);
+    st->deck[p][card] = (uint8_t)(old + delta);
+    st->deck_n[p] = (uint8_t)(st->deck_n[p] + delta);
+}
 
 /* Draw up to the hand size for player p. Returns MG_OK, or MG_ERR_CONFIG when random
  * draws are configured and no rng was given (state unchanged then). */
 int hr_draw_up(hr_state *st, int p, mg_rng *rng);
 
-/* Power of unit u standing on square s (spec §10.1). */
-int hr_power(const hr_state *st, const hr_unit *u, int s);
 
 /* Targets of an inferno centred on square s: bit mask over square indices (spec §15). */
 uint64_t hr_spell_targets(const hr_state *st, int tx, int ty);

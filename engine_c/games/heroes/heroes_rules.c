@@ -169,7 +169,8 @@ static int gen_unit(const hr_state *st, const gen_ctx *g, int f, mg_action *out,
     const hr_unit *u = &st->board[f];
     const hr_class *c = &hr_classes[u->kind];
     const uint64_t *dia = hr_diamond[st->map][f];
-    int h = st->h, fx = f / h, fy = f % h;
+    const uint8_t *xy = hr_sq_xy[st->map]; /* the squares' fields, without a division */
+    mg_action from = (mg_action)xy[f] << 8;
     uint64_t move, heal = 0, tele = 0;
     uint64_t attack = g->enemy_alive & dia[c->range];
     if (u->kind == HR_CLERIC) {
@@ -192,18 +193,18 @@ static int gen_unit(const hr_state *st, const gen_ctx *g, int f, mg_action *out,
         int t = hr_lowest_bit(all);
         uint64_t bit = (uint64_t)1 << t;
         all &= all - 1;
-        int tx = t / h, ty = t % h, k;
+        int k;
         if (move & bit)
             k = HR_A_MOVE;
         else if (heal & bit)
             k = HR_A_HEAL;
         else if (tele & bit)
             k = HR_A_TELEPORT;
-        else if (hr_abs(tx - fx) + hr_abs(ty - fy) > 1 && attack_blocked(st, g, fx, fy, tx, ty))
-            continue;
+        else if (!(dia[1] & bit) && attack_blocked(st, g, f / st->h, f % st->h, t / st->h, t % st->h))
+            continue; /* beyond distance 1 and blocked */
         else
             k = HR_A_ATTACK;
-        out[n++] = HR_ACTION(k, 0, fx, fy, tx, ty);
+        out[n++] = (mg_action)k | from | (mg_action)xy[t] << 16; /* HR_ACTION(k, 0, f, t) */
     }
     return n;
 }
@@ -224,12 +225,13 @@ static uint64_t item_targets(const hr_state *st, int card)
 static int gen_card(const hr_state *st, const gen_ctx *g, int card, mg_action *out, int n)
 {
     int w = st->w, h = st->h, me = st->current;
+    const uint8_t *xy = hr_sq_xy[st->map]; /* a square's to field, without a division */
     if (HR_IS_ITEM_CARD(card)) {
         uint64_t ok = item_targets(st, card);
         while (ok) {
             int s = hr_lowest_bit(ok);
             ok &= ok - 1;
-            out[n++] = HR_ACTION(HR_A_EQUIP, card, 0, 0, s / h, s % h);
+            out[n++] = HR_ACTION(HR_A_EQUIP, card, 0, 0, 0, 0) | (mg_action)xy[s] << 16;
         }
     } else if (card == HR_INFERNO) {
         for (int x = 0; x < w; x++)
@@ -240,7 +242,7 @@ static int gen_card(const hr_state *st, const gen_ctx *g, int card, mg_action *o
         for (int i = 0; i < m->ndeploy[me]; i++) {
             int s = m->deploy[me][i];
             if ((g->empty | g->ko) >> s & 1)
-                out[n++] = HR_ACTION(HR_A_DEPLOY, card, 0, 0, s / h, s % h);
+                out[n++] = HR_ACTION(HR_A_DEPLOY, card, 0, 0, 0, 0) | (mg_action)xy[s] << 16;
         }
     }
     if (st->deck_n[me] > 0)
@@ -252,16 +254,14 @@ static int gen_card(const hr_state *st, const gen_ctx *g, int card, mg_action *o
 static void gen_init(const hr_state *st, gen_ctx *g)
 {
     int me = st->current, opp = 1 - me;
-    const hr_map *m = hr_map_of(st);
-    uint64_t board = ((uint64_t)1 << (st->w * st->h)) - 1;
+    /* masks from tables: this runs twice per rollout step (groups, then one group) */
+    uint64_t board = hr_board_mask[st->map];
     g->empty = board & ~(st->occ[0] | st->occ[1]);
     g->ko = (st->occ[0] | st->occ[1]) & ~st->alive;
     g->ko_mine = st->occ[me] & ~st->alive;
     g->enemy_alive = st->occ[opp] & st->alive;
     g->friends = st->occ[me] & st->alive & ~st->crystals;
-    g->opp_deploy = 0;
-    for (int i = 0; i < m->ndeploy[opp]; i++)
-        g->opp_deploy |= (uint64_t)1 << m->deploy[opp][i];
+    g->opp_deploy = hr_deploy_mask[st->map][opp];
 }
 
 /* 1 if the unit on square f has at least one action (gen_unit would emit one). */
@@ -287,12 +287,13 @@ static int unit_has_action(const hr_state *st, const gen_ctx *g, int f)
             return 1;
     }
     uint64_t attack = g->enemy_alive & dia[c->range];
+    if (attack & dia[1]) /* an adjacent target needs no line of sight */
+        return 1;
     int h = st->h, fx = f / h, fy = f % h;
     while (attack) {
         int t = hr_lowest_bit(attack);
         attack &= attack - 1;
-        int tx = t / h, ty = t % h;
-        if (hr_abs(tx - fx) + hr_abs(ty - fy) <= 1 || !attack_blocked(st, g, fx, fy, tx, ty))
+        if (!attack_blocked(st, g, fx, fy, t / h, t % h))
             return 1;
     }
     return 0;
@@ -324,15 +325,21 @@ int hr_legal_groups(const void *vst, int *group)
         return 0;
     gen_ctx g;
     gen_init(st, &g);
-    int h = st->h;
+    const uint8_t *yx = hr_sq_yx[st->map];
     uint64_t units = g.friends;
     while (units) {
         int s = hr_lowest_bit(units);
         units &= units - 1;
-        if (unit_has_action(st, &g, s))
-            group[n++] = MG_GROUP_UNIT | ((s / h) << 4) | (s % h);
+        if (unit_has_action(st, &g, s)) /* MG_GROUP_UNIT | x << 4 | y */
+            group[n++] = MG_GROUP_UNIT | yx[s];
     }
     const uint8_t *hand = st->hand[st->current];
+    if (st->deck_n[st->current] > 0) { /* every card in hand can be swapped (card_has_action) */
+        for (int c = 0; c < HR_NCARDS; c++)
+            if (hand[c] > 0)
+                group[n++] = MG_GROUP_CARD | c;
+        return n;
+    }
     for (int c = 0; c < HR_NCARDS; c++)
         if (hand[c] > 0 && card_has_action(st, &g, c))
             group[n++] = MG_GROUP_CARD | c;
@@ -537,9 +544,7 @@ static void push(hr_state *st, int a, int q)
     int sq = hr_maps[st->map].sq[n];
     if ((sq == HR_SQ_DEPLOY1 && v->owner == 2) || (sq == HR_SQ_DEPLOY2 && v->owner == 1))
         return;
-    hr_unit moved = *v;
-    hr_clear_square(st, q);
-    hr_set_unit(st, n, moved);
+    hr_move_unit(st, q, n);
 }
 
 static int chain_value(int dx, int dy, int nx, int ny)
@@ -618,7 +623,7 @@ static void attack(hr_state *st, int a, int q)
 static void heal_by(hr_state *st, int s, int amount)
 {
     hr_unit v = st->board[s];
-    int hp = v.hp + amount, max = hr_max_hp(&v);
+    int hp = v.hp + amount, max = hr_max_hp_of(&v);
     v.hp = (int16_t)(hp > max ? max : hp);
     hr_set_unit(st, s, v);
 }
@@ -676,7 +681,7 @@ static void equip(hr_state *st, int card, int s)
     default: v.items |= HR_EQ_SHINING_HELM; break;
     }
     if (card == HR_DRAGONSCALE || card == HR_SHINING_HELM) {
-        int hp = (int)((double)v.hp + (double)v.hp / 10.0), max = hr_max_hp(&v);
+        int hp = (int)((double)v.hp + (double)v.hp / 10.0), max = hr_max_hp_of(&v);
         v.hp = (int16_t)(hp > max ? max : hp);
     }
     hr_set_unit(st, s, v);
@@ -747,12 +752,7 @@ void hr_do_action(hr_state *st, mg_action a, mg_rng *rng)
     case HR_A_EQUIP: equip(st, card, t); break;
     case HR_A_SPELL: inferno(st, HR_A_TX(a), HR_A_TY(a)); break;
     case HR_A_SWAP_CARD: hr_deck_add(st, p, card, 1); break;
-    case HR_A_MOVE: {
-        hr_unit u = st->board[f];
-        hr_clear_square(st, f);
-        hr_set_unit(st, t, u);
-        break;
-    }
+    case HR_A_MOVE: hr_move_unit(st, f, t); break;
     case HR_A_ATTACK: attack(st, f, t); break;
     case HR_A_HEAL: heal(st, f, t); break;
     case HR_A_TELEPORT: {
