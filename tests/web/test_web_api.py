@@ -204,26 +204,38 @@ async def test_a_person_plays_a_connected_bot_and_is_never_paired_otherwise(site
     assert rp is not None and rp["tags"]["Experience"] == "expert" and rp["tags"]["Opponent"] == "bot:target"
 
 
+async def _first_running_game(http: aiohttp.ClientSession, site: Site) -> Any:
+    """The id of the first game the lobby lists as running (waiting for one)."""
+    async with http.ws_connect(site.url + "/ws/lobby") as lobby:
+        games: list[Any] = []
+        while not games:
+            games = (await _next(lobby, "lobby"))["games"]
+    return games[0]["game_id"]
+
+
+def _joined_log(snaps: list[dict[str, Any]]) -> list[Any]:
+    """A page's log put together from its frames: the first holds the whole log, each push
+    the entries from log_from on, exactly what the page lacks."""
+    assert snaps[0]["log_from"] == 0
+    log: list[Any] = snaps[0]["log"]
+    for s in snaps[1:]:
+        assert s["log_from"] == len(log)
+        log = log + s["log"]
+    return log
+
+
 async def test_a_spectator_is_pushed_the_public_view_only(site: Site) -> None:
     site.minibot("c", "--delay", "30")
     site.minibot("d", "--delay", "30")
     async with aiohttp.ClientSession() as http:
-        async with http.ws_connect(site.url + "/ws/lobby") as lobby:
-            games: list[Any] = []
-            while not games:
-                games = (await _next(lobby, "lobby"))["games"]
-        gid = games[0]["game_id"]
+        gid = await _first_running_game(http, site)
         async with http.ws_connect(site.url + f"/ws/game/{gid}") as ws:
             snaps = [await _next(ws, "game") for _ in range(4)]
         async with http.ws_connect(site.url + "/ws/game/99999") as ws:
             assert (await _next(ws, "gone"))["game_id"] == "99999"
     # the first frame holds the whole log, each push the entries from log_from on: put
     # together they are the game's public log, entry for entry
-    assert snaps[0]["log_from"] == 0
-    log: list[Any] = snaps[0]["log"]
-    for s in snaps[1:]:
-        assert s["log_from"] == len(log)  # the only watcher is sent exactly what it lacks
-        log = log + s["log"]
+    log = _joined_log(snaps)
     assert len(log) > len(snaps[0]["log"]) or len({s["turn"] for s in snaps}) > 1
     running = {str(x.game_id): x for x in site.referee.running()}
     if str(gid) in running:  # still running: the referee's own log, as the opponent saw it
@@ -242,11 +254,7 @@ async def test_spectators_arriving_together_share_one_first_frame_and_each_gets_
     site.minibot("e", "--delay", "700")
     site.minibot("f", "--delay", "700")
     async with aiohttp.ClientSession() as http:
-        async with http.ws_connect(site.url + "/ws/lobby") as lobby:
-            games: list[Any] = []
-            while not games:
-                games = (await _next(lobby, "lobby"))["games"]
-        gid = games[0]["game_id"]
+        gid = await _first_running_game(http, site)
         async with http.ws_connect(site.url + f"/ws/game/{gid}") as a, \
                 http.ws_connect(site.url + f"/ws/game/{gid}") as b:
             first_a = await asyncio.wait_for(a.receive_str(), WAIT)
@@ -254,14 +262,7 @@ async def test_spectators_arriving_together_share_one_first_frame_and_each_gets_
             later = [[json.loads(first_a)], [json.loads(first_b)]]
             for ws, got in ((a, later[0]), (b, later[1])):
                 got += [await _next(ws, "game") for _ in range(2)]
-    logs = []
-    for snaps in later:
-        assert snaps[0]["log_from"] == 0
-        log: list[Any] = snaps[0]["log"]
-        for s in snaps[1:]:
-            assert s["log_from"] == len(log)
-            log = log + s["log"]
-        logs.append(log)
+    logs = [_joined_log(snaps) for snaps in later]
     assert len(logs[0]) > len(later[0][0]["log"])  # the game moved while they watched
     shortest = min(len(x) for x in logs)
     assert logs[0][:shortest] == logs[1][:shortest]
