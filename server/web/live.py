@@ -119,10 +119,11 @@ class LiveGames:
         self.values: dict[str, list[list[Any]]] = {}  # game id -> [ply, value] at ends of turns
         self.logs: dict[str, list[dict[str, Any]]] = {}  # game id -> its public log so far
         self.pushed: dict[str, int] = {}  # game id -> entries of its log all its watchers have
-        # game id -> (its change count, its whole snapshot encoded): a page that subscribes
-        # while nothing moved gets the frame the previous one got (spectators arrive together)
+        # game id -> (its change count, when, its whole snapshot encoded): a page that
+        # subscribes while nothing moved, within one push interval, gets the frame the
+        # previous one got (spectators arrive together; the clocks in it are that recent)
         self._changes: dict[str, int] = {}
-        self._first: dict[str, tuple[int, str]] = {}
+        self._first: dict[str, tuple[int, float, str]] = {}
         self._sessions: dict[str, GameSession] = {}
         self._stale: set[str] = set()
         self._over: set[str] = set()
@@ -254,17 +255,17 @@ class LiveGames:
         if s is None:
             return False
         self.watchers.setdefault(gid, set()).add(ws)
-        version = self._changes.get(gid, 0)
+        version, now = self._changes.get(gid, 0), time.monotonic()
         cached = self._first.get(gid)
-        if cached is None or cached[0] != version:
+        if cached is None or cached[0] != version or now - cached[1] > self.interval:
             frame = self._snapshot(s)  # the whole log
-            cached = self._first[gid] = (version, json.dumps(frame))
+            cached = self._first[gid] = (version, now, json.dumps(frame))
             log_len = len(frame["log"])
         else:
             log_len = len(self.logs[gid])  # unchanged since that frame was made
         if len(self.watchers[gid]) == 1:  # else the others lack what they lacked: pushes go on from there
             self.pushed[gid] = log_len
-        await ws.send_str(cached[1])
+        await ws.send_str(cached[2])
         return True
 
     def _snapshot(self, s: GameSession, log_from: int = 0) -> dict[str, Any]:
