@@ -86,7 +86,7 @@ def check_record(rec: dict[str, Any]) -> list[str]:
         if codes is not None:
             accepted, _ = _apply(st, codes, None if codes != [0] else [])
             if accepted:
-                _NOW["state"] = game.state_from_json(st.to_json())  # noqa: the state moved on anyway
+                _NOW["state"] = game.state_from_json(st.to_json())  # the state moved on anyway
                 return [f"the engine accepts an illegal attempt ({rec.get('attempt')})"]
         return [] if st.to_bytes() == before else ["a refused attempt changed the state"]
     if codes is None:

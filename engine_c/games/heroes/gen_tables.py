@@ -113,7 +113,8 @@ def main() -> None:
         codes = [((s // h) << 4) | (s % h) if s < w * h else 0 for s in range(45)]
         out.append("    {" + ", ".join(f"0x{c:02x}" for c in codes) + "}, /* " + name + " */")
     out += ["};", ""]
-    out.append("/* hr_board_mask[map]: the map's squares; hr_deploy_mask[map][p]: player p's deploy squares. */")
+    out.append("/* hr_board_mask[map]: the map's squares; "
+               "hr_deploy_mask[map][p]: player p's deploy squares. */")
     out.append("static const uint64_t hr_board_mask[3] = {"
                + ", ".join(f"0x{(1 << (w * h)) - 1:x}ULL" for _, w, h in maps) + "};")
     out.append("static const uint64_t hr_deploy_mask[3][2] = {")
