@@ -5,9 +5,9 @@ Each spectator watches a running game (spectator i takes game i modulo the runni
 the lobby last listed) until its final snapshot, then moves to another still listed (or
 waits for the lobby's next push when none is): the load of N people following live games,
 each pushed every change of its game (coalesced by the web view to four pushes a second at
-most). Frames are counted, not decoded (a finished game's
-last snapshot is told by its `result`), so that the spectators' own work stays small
-beside the referee's on the same machine.
+most). Frames are counted, not decoded (a finished game's last snapshot is told by its
+`result`), so that the spectators' own work stays small beside the referee's on the same
+machine.
 
     python -m maag.server.bench.spectators URL N SECONDS    (prints one JSON object)
 """
