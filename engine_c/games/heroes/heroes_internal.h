@@ -107,6 +107,27 @@ static inline uint64_t hr_card_key(int p, int in_deck, int card, int count)
     return hr_card_key_mixed(p, in_deck, card, count);
 }
 
+/* The square masks after the squares of `clear` are emptied and unit u is put on `bit`.
+ * Computed in registers and each stored once (a store of part of a mask followed by a read
+ * of it stalls store forwarding). */
+static inline void hr_put_masks(hr_state *st, uint64_t clear, uint64_t bit, const hr_unit *u)
+{
+    uint64_t o0 = st->occ[0] & ~clear, o1 = st->occ[1] & ~clear;
+    uint64_t alive = st->alive & ~clear, crystals = st->crystals & ~clear;
+    if (u->owner == 1)
+        o0 |= bit;
+    else if (u->owner == 2)
+        o1 |= bit;
+    if (u->owner && u->hp > 0)
+        alive |= bit;
+    if (u->owner && u->kind == HR_CRYSTAL)
+        crystals |= bit;
+    st->occ[0] = o0;
+    st->occ[1] = o1;
+    st->alive = alive;
+    st->crystals = crystals;
+}
+
 /* Board and card mutations: every change goes through these, which keep st->zob. */
 static inline void hr_set_unit(hr_state *st, int s, hr_unit u)
 {
@@ -115,23 +136,8 @@ static inline void hr_set_unit(hr_state *st, int s, hr_unit u)
         memset(&u, 0, sizeof u);
     st->zob ^= hr_unit_key(s, &st->board[s]) ^ hr_unit_key(s, &u);
     st->board[s] = u;
-    /* the masks are computed in registers and each stored once (a store of part of a
-     * mask followed by a read of it stalls store forwarding) */
     uint64_t bit = (uint64_t)1 << s;
-    uint64_t o0 = st->occ[0] & ~bit, o1 = st->occ[1] & ~bit;
-    uint64_t alive = st->alive & ~bit, crystals = st->crystals & ~bit;
-    if (u.owner == 1)
-        o0 |= bit;
-    else if (u.owner == 2)
-        o1 |= bit;
-    if (u.owner && u.hp > 0)
-        alive |= bit;
-    if (u.owner && u.kind == HR_CRYSTAL)
-        crystals |= bit;
-    st->occ[0] = o0;
-    st->occ[1] = o1;
-    st->alive = alive;
-    st->crystals = crystals;
+    hr_put_masks(st, bit, bit, &u);
 }
 
 /* hr_set_unit of an empty unit, written out: the empty unit has no key and no bits. */
@@ -161,20 +167,7 @@ static inline void hr_move_unit(hr_state *st, int f, int t)
     st->zob ^= hr_unit_key(f, &u) ^ hr_unit_key(t, &st->board[t]) ^ hr_unit_key(t, &u);
     st->board[t] = u;
     st->board[f] = empty;
-    uint64_t o0 = st->occ[0] & ~both, o1 = st->occ[1] & ~both;
-    uint64_t alive = st->alive & ~both, crystals = st->crystals & ~both;
-    if (u.owner == 1)
-        o0 |= bt;
-    else if (u.owner == 2)
-        o1 |= bt;
-    if (u.owner && u.hp > 0)
-        alive |= bt;
-    if (u.owner && u.kind == HR_CRYSTAL)
-        crystals |= bt;
-    st->occ[0] = o0;
-    st->occ[1] = o1;
-    st->alive = alive;
-    st->crystals = crystals;
+    hr_put_masks(st, both, bt, &u);
 }
 
 static inline void hr_hand_add(hr_state *st, int p, int card, int delta)
