@@ -147,6 +147,10 @@ def _mcts(c: float, rollout: str, *, robust: bool = False, horizon_root: bool = 
                    "action (false: end the turn early, as the reference)"),
         Option(name="max_nodes", type="int", default=1 << 22, min=1,
               help="tree size cap; the search stops when it is full"),
+        Option(name="threads", type="int", default=1, min=1, max=64,
+              help="trees searched at once, one thread each, the budget each (root "
+                   "parallelism); the plan follows their summed visits. Not with bridge "
+                   "burning or collapse"),
         _prune(),
     )
 

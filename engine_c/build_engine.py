@@ -150,7 +150,7 @@ typedef struct mg_search_params {
     int policy; double epsilon; double p_card; int rollout_turns;
     double c; int transpositions; int bridge_burning; int collapse_k; int horizon_root; int robust;
     int complete;
-    long max_nodes;
+    long max_nodes; int threads;
     int population; double survival; double mutation; int history; int fitness_rollouts;
     int islands; int migration_interval; int migrants;
     int arms; int select; int moves; long max_moves; int longest; int post;

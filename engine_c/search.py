@@ -63,7 +63,7 @@ PARAMS: dict[str, type] = {
     "policy": str, "epsilon": float, "p_card": float, "rollout_turns": int,
     "c": float, "transpositions": bool, "bridge_burning": bool, "collapse_k": int,
     "horizon_root": bool, "robust": bool,
-    "complete": bool, "max_nodes": int,
+    "complete": bool, "max_nodes": int, "threads": int,
     "population": int, "survival": float, "mutation": float, "history": bool,
     "fitness_rollouts": int, "islands": int, "migration_interval": int, "migrants": int,
     "arms": int, "select": str, "moves": str, "max_moves": int, "longest": bool, "post": str,

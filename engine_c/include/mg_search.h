@@ -19,6 +19,7 @@
 
 /* Longest plan a kernel returns (actions of one turn, END_TURN included). */
 #define MG_SEARCH_MAX_PLAN 64
+#define MG_SEARCH_MAX_THREADS 64 /* MCTS trees searched at once (threads) */
 
 /* Algorithms (mg_search_params.algo). */
 enum {
@@ -123,6 +124,9 @@ typedef struct mg_search_params {
     int complete;        /* 1: a plan whose tree path stops before END_TURN is completed
                           * greedily; 0: END_TURN is appended (the reference) */
     long max_nodes;      /* cap on tree nodes / table entries; 0 = 1<<22 */
+    int threads;         /* trees searched at once, one thread each, the budget each (root
+                          * parallelism; the plan follows their summed visits); 1: no threads.
+                          * Not with bridge_burning or collapse_k */
 
     /* OEP */
     int population;      /* genomes per generation */

@@ -490,6 +490,7 @@ int mg_search_defaults(int algo, mg_search_params *p)
     p->collapse_k = 0;
     p->complete = 1;
     p->max_nodes = 0;
+    p->threads = 1;
     p->population = 100;
     p->survival = 0.5;
     p->mutation = 0.1;
@@ -557,6 +558,10 @@ int mg_search_check(const mg_search_params *p, char *err)
         return config_error(err, "c must be >= 0");
     if (p->collapse_k < -1 || p->max_nodes < 0)
         return config_error(err, "collapse_k must be >= -1 and max_nodes >= 0");
+    if (p->threads < 1 || p->threads > MG_SEARCH_MAX_THREADS)
+        return config_error(err, "threads must be in 1..64");
+    if (p->threads > 1 && (p->bridge_burning || p->collapse_k != 0))
+        return config_error(err, "threads > 1 needs bridge_burning and collapse_k off");
     if (p->population < 2 || p->population > 100000)
         return config_error(err, "population must be in 2..100000");
     if (!unit_interval(p->survival) || !unit_interval(p->mutation))

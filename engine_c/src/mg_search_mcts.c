@@ -543,6 +543,257 @@ static int mc_roots(const mc_tree *t, int root, ms_root_edge *roots, int max)
     return n;
 }
 
+/* The end of a plan whose tree path stopped before the end of the turn (at st): greedy
+ * completion (p->complete), or END_TURN as the reference. Returns the new length. */
+static int mc_complete_plan(const mg_game_vt *vt, void *st, const mg_search_params *p,
+                            mg_rng *rng, mg_action *plan, int len, long *evals)
+{
+    int over = len > 0 && ms_turn_over(vt, st, plan[len - 1]);
+    if (over || vt->terminal(st, NULL))
+        return len;
+    if (p->complete)
+        return ms_complete_greedy(vt, st, p, rng, plan, len, evals);
+    mg_action acts[MG_MAX_ACTIONS];
+    int n = vt->legal(st, acts);
+    for (int i = 0; i < n; i++)
+        if (vt->is_end_turn(acts[i])) {
+            plan[len++] = acts[i];
+            break;
+        }
+    return len;
+}
+
+/* ---- Root parallelism (p->threads > 1) ---------------------------------------------------- */
+
+/* That many trees grow at once from the same root, one thread each, each with a seed of its
+ * own and the whole budget (so with an iteration budget a seeded search repeats its plan).
+ * They share nothing while they grow: no locks, and each keeps its cache lines. The plan
+ * then walks the trees together: at each step the action with the most visits summed over
+ * the trees (or the highest mean over their summed visits, as mc_final), and each tree
+ * follows that action as far as it has it. On two cores a turn gets twice the iterations. */
+typedef struct mc_job {
+    mc_tree t;
+    mg_rng rng;
+    const ms_budget *budget;
+    const void *st;
+    int top;   /* root node; during the walk, this tree's node on the plan, -1 once left */
+    long it;
+    int stop;  /* MG_STOP_*, or -1: the root was terminal */
+} mc_job;
+
+static void *mc_job_run(void *arg)
+{
+    mc_job *j = arg;
+    ms_state clone;
+    long it = 0;
+    int stop;
+    while ((stop = (it & (MC_CLOCK - 1)) ? ms_budget_iterations(j->budget, it)
+                                         : ms_budget_spent(j->budget, it)) < 0) {
+        int rc = mc_iterate(&j->t, j->top, j->st, clone.b);
+        if (rc >= 0) {
+            stop = rc;
+            break;
+        }
+        it++;
+        if (j->t.nodes[j->top].flags & MC_TERMINAL)
+            break;
+    }
+    j->it = it;
+    j->stop = stop;
+    return NULL;
+}
+
+/* The visited edge of action a at job j's current node, or NULL. */
+static const mc_edge *mc_job_edge(const mc_job *j, mg_action a)
+{
+    if (j->top < 0)
+        return NULL;
+    const mc_node *N = &j->t.nodes[j->top];
+    for (int i = 0; N->edges >= 0 && i < N->nexp; i++) {
+        const mc_edge *e = &j->t.edges[N->edges + i];
+        if (e->a == a && e->visits > 0)
+            return e;
+    }
+    return NULL;
+}
+
+/* Action a's visits and mean summed over the jobs' current nodes. */
+static void mc_total(const mc_job *jobs, int n, mg_action a, uint32_t *visits, double *mean)
+{
+    uint32_t v = 0;
+    double sum = 0;
+    for (int j = 0; j < n; j++) {
+        const mc_edge *e = mc_job_edge(&jobs[j], a);
+        if (e) {
+            v += e->visits;
+            sum += e->mean * e->visits;
+        }
+    }
+    *visits = v;
+    *mean = v ? sum / v : 0;
+}
+
+/* The best action over the jobs' current nodes (the first met wins ties: job 0's edges in
+ * order, then actions new in job 1, ...); its edge in the first job that has it, or NULL
+ * when no job's node is the root player's with a visited edge. */
+static const mc_edge *mc_merged_final(mc_job *jobs, int n, int robust, const mc_tree **owner,
+                                      uint32_t *bv, double *bm)
+{
+    const mc_edge *best = NULL;
+    for (int j = 0; j < n; j++) {
+        mc_job *J = &jobs[j];
+        if (J->top < 0)
+            continue;
+        const mc_node *N = &J->t.nodes[J->top];
+        if (N->mover != J->t.root_player || (N->flags & MC_TERMINAL) || N->edges < 0) {
+            J->top = -1;
+            continue;
+        }
+        for (int i = 0; i < N->nexp; i++) {
+            const mc_edge *e = &J->t.edges[N->edges + i];
+            int counted = e->visits == 0;
+            for (int k = 0; k < j && !counted; k++)
+                counted = mc_job_edge(&jobs[k], e->a) != NULL;
+            if (counted)
+                continue;
+            uint32_t v;
+            double m;
+            mc_total(jobs, n, e->a, &v, &m);
+            if (!best || ms_final_better(robust, v, m, *bv, *bm)) {
+                best = e;
+                *owner = &J->t;
+                *bv = v;
+                *bm = m;
+            }
+        }
+    }
+    return best;
+}
+
+/* mc_best_path over all the jobs' trees at once; *value: the first step's merged mean. */
+static int mc_merged_path(mc_job *jobs, int n, void *st, mg_action *plan, double *value)
+{
+    int len = 0;
+    *value = 0.5;
+    while (len < MG_SEARCH_MAX_PLAN - 1) {
+        const mc_tree *t = NULL;
+        uint32_t v = 0;
+        double m = 0;
+        const mc_edge *e = mc_merged_final(jobs, n, jobs[0].t.p->robust, &t, &v, &m);
+        if (!e)
+            break;
+        if (len == 0)
+            *value = m;
+        mg_action a = e->a;
+        int end = e->auto_end || t->vt->is_end_turn(a);
+        plan[len++] = a;
+        if (e->auto_end)
+            plan[len++] = t->end;
+        mc_step((mc_tree *)t, e, st);
+        for (int j = 0; j < n; j++) {
+            const mc_edge *f = mc_job_edge(&jobs[j], a);
+            jobs[j].top = f ? f->child : -1;
+        }
+        if (end)
+            break;
+    }
+    return len;
+}
+
+/* Root edges summed over the trees, for ms_mcts_roots's callers (mc_roots's contract). */
+static int mc_merged_roots(mc_job *jobs, int n, ms_root_edge *roots, int max)
+{
+    int count = 0;
+    for (int j = 0; j < n; j++) {
+        const mc_tree *t = &jobs[j].t;
+        const mc_node *N = &t->nodes[jobs[j].top];
+        if (N->edges < 0 || N->mover != t->root_player)
+            continue;
+        for (int i = 0; i < N->nexp; i++) {
+            const mc_edge *e = &t->edges[N->edges + i];
+            int seen = e->visits == 0;
+            for (int k = 0; k < count && !seen; k++)
+                seen = roots[k].a == e->a;
+            if (seen || count >= max)
+                continue;
+            uint32_t v;
+            roots[count].a = e->a;
+            mc_total(jobs, n, e->a, &v, &roots[count].mean);
+            roots[count].visits = v;
+            count++;
+        }
+    }
+    return count;
+}
+
+static int mc_parallel(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                       mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats,
+                       ms_root_edge *roots, int max_roots, int *nroots)
+{
+    int n = p->threads;
+    mc_job *jobs = calloc((size_t)n, sizeof *jobs);
+    pthread_t *th = malloc((size_t)n * sizeof *th);
+    int rc = jobs && th ? MG_OK : MG_ERR_NOMEM;
+    ms_budget budget;
+    ms_budget_start(&budget, p);
+    int made = 0;
+    for (; made < n && rc == MG_OK; made++) {
+        mc_job *j = &jobs[made];
+        mc_tree *t = &j->t;
+        mg_rng_seed(&j->rng, mg_rng_next(rng));
+        t->vt = vt;
+        t->p = p;
+        t->rng = &j->rng;
+        t->root_player = vt->current(st);
+        t->k = 2.0 * p->c;
+        t->grouped = ms_grouped(vt, p->policy);
+        j->budget = &budget;
+        j->st = st;
+        if (!mc_alloc(t, p, vt->max_actions)) {
+            rc = MG_ERR_NOMEM;
+            made++; /* freed below */
+            break;
+        }
+        int created;
+        j->top = mc_node_for(t, mc_key_of(t, st), &created);
+    }
+    int started = 0;
+    if (rc == MG_OK) {
+        /* jobs 1..n-1 on threads of their own, job 0 on the caller's; fewer trees if some
+         * threads cannot be started */
+        while (started + 1 < n && pthread_create(&th[started + 1], NULL, mc_job_run,
+                                                 &jobs[started + 1]) == 0)
+            started++;
+        mc_job_run(&jobs[0]);
+        for (int j = 1; j <= started; j++)
+            pthread_join(th[j], NULL);
+        int trees = started + 1;
+        long evals = 0;
+        stats->stop = MG_STOP_DONE;
+        for (int j = 0; j < trees; j++) {
+            stats->iterations += jobs[j].it;
+            evals += jobs[j].t.evals;
+            stats->nodes += jobs[j].t.nn;
+            if (jobs[j].stop >= 0 && stats->stop == MG_STOP_DONE)
+                stats->stop = jobs[j].stop;
+        }
+        if (nroots)
+            *nroots = mc_merged_roots(jobs, trees, roots, max_roots);
+        ms_state top_st;
+        memcpy(top_st.b, st, vt->state_size);
+        int len = mc_merged_path(jobs, trees, top_st.b, plan, &stats->value);
+        *plan_len = mc_complete_plan(vt, top_st.b, p, rng, plan, len, &evals);
+        stats->evaluations = evals;
+    }
+    for (int j = 0; j < made; j++)
+        mc_free(&jobs[j].t);
+    free(jobs);
+    free(th);
+    return rc;
+}
+
+/* ---- Entry points ------------------------------------------------------------------------- */
+
 int mg_search_mcts(const mg_game_vt *vt, const void *st, const mg_search_params *p,
                    mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats)
 {
@@ -553,6 +804,9 @@ int ms_mcts_roots(const mg_game_vt *vt, const void *st, const mg_search_params *
                   mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats,
                   ms_root_edge *roots, int max_roots, int *nroots)
 {
+    pthread_once(&mc_tab_once, mc_tab_init);
+    if (p->threads > 1)
+        return mc_parallel(vt, st, p, rng, plan, plan_len, stats, roots, max_roots, nroots);
     mc_tree t;
     memset(&t, 0, sizeof t);
     t.vt = vt;
@@ -561,7 +815,6 @@ int ms_mcts_roots(const mg_game_vt *vt, const void *st, const mg_search_params *
     t.root_player = vt->current(st);
     t.k = 2.0 * p->c;
     t.grouped = ms_grouped(vt, p->policy);
-    pthread_once(&mc_tab_once, mc_tab_init);
     if (!mc_alloc(&t, p, vt->max_actions)) {
         mc_free(&t);
         return MG_ERR_NOMEM;
@@ -627,21 +880,7 @@ int ms_mcts_roots(const mg_game_vt *vt, const void *st, const mg_search_params *
     memcpy(plan, committed, (size_t)ncommit * sizeof *plan);
     len = mc_best_path(&t, top, top_st.b, plan, len);
     long evals = t.evals;
-    int over = len > 0 && ms_turn_over(vt, top_st.b, plan[len - 1]);
-    if (!over && !vt->terminal(top_st.b, NULL)) {
-        if (p->complete) {
-            len = ms_complete_greedy(vt, top_st.b, p, rng, plan, len, &evals);
-        } else {
-            mg_action acts[MG_MAX_ACTIONS];
-            int n = vt->legal(top_st.b, acts);
-            for (int i = 0; i < n; i++)
-                if (vt->is_end_turn(acts[i])) {
-                    plan[len++] = acts[i];
-                    break;
-                }
-        }
-    }
-    *plan_len = len;
+    *plan_len = mc_complete_plan(vt, top_st.b, p, rng, plan, len, &evals);
     const mc_node *R = &t.nodes[top];
     long bi = R->edges >= 0 ? mc_final(&t, R) : -1;
     stats->iterations = it;

@@ -150,6 +150,25 @@ def test_oep_islands_run_in_lockstep(islands: int) -> None:
     assert stats.nodes == islands * (100 + 7 * 50)  # a first population, then 50 children a generation
 
 
+@pytest.mark.parametrize("spec", ["ne-mcts", "mcts"])
+def test_mcts_threads_search_a_tree_each_and_merge_their_visits(spec: str) -> None:
+    """threads=N grows N trees with the whole budget each: the stats add them up, a seeded
+    iteration-budget search repeats its plan, and the plan is legal. Bridge burning and
+    collapse, which move the root as they go, refuse threads with a clear error."""
+    state = busy_state()
+    plans = []
+    for _ in range(2):
+        agent = parse_agent(f"{spec}:threads=3")
+        plans.append([a.code for a in agent.plan(state, iterations=3000, seed=5)])
+        assert agent.last is not None
+        assert (agent.last.stats.stop, agent.last.stats.iterations) == ("iterations", 9000)
+    assert plans[0] == plans[1]
+    apply_plan(state, parse_agent(f"{spec}:threads=3").plan(state, iterations=3000, seed=5))
+    for bad in ("bb-mcts:threads=2", "collapse-mcts:threads=2"):
+        with pytest.raises(ConfigError, match="threads > 1 needs bridge_burning and collapse_k off"):
+            parse_agent(bad).plan(busy_state(), iterations=100, seed=1)
+
+
 def test_oep_islands_from_an_observation() -> None:
     state = STATES["mid2"]
     obs = state.observation(state.current_player)

@@ -1,6 +1,6 @@
-"""OEP's islands run on threads: the C core with tests/search/c/oep_islands.c as its driver,
-built once with ThreadSanitizer and once with AddressSanitizer and UndefinedBehaviorSanitizer.
-Any report fails the test (a data race, a use after free, undefined behaviour), as does a
+"""OEP's islands and MCTS's trees run on threads: the C core with tests/search/c/search_threads.c
+as its driver, built once with ThreadSanitizer and once with AddressSanitizer and
+UndefinedBehaviorSanitizer. Any report fails the test (a data race, a use after free, undefined behaviour), as does a
 failed search or a seeded iteration-budget search that does not repeat its plan."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-DRIVER = Path(__file__).resolve().parent / "c" / "oep_islands.c"
+DRIVER = Path(__file__).resolve().parent / "c" / "search_threads.c"
 # The core's sources and include folders, as the build script lists them (every game).
 _spec = importlib.util.spec_from_file_location("build_engine", REPO / "engine_c" / "build_engine.py")
 assert _spec is not None and _spec.loader is not None
@@ -28,11 +28,11 @@ SANITIZERS = {
 
 
 @pytest.mark.parametrize("sanitizer", list(SANITIZERS))
-def test_oep_islands_under_sanitizer(sanitizer: str, tmp_path: Path) -> None:
+def test_threaded_searches_under_sanitizer(sanitizer: str, tmp_path: Path) -> None:
     gcc = shutil.which("gcc")
     if gcc is None:
         pytest.fail("gcc is needed to build the sanitized core")
-    exe = tmp_path / "oep_islands"
+    exe = tmp_path / "search_threads"
     sources = [str(p) for p in build_engine.sources()]
     includes = [f"-I{d}" for d in build_engine.include_dirs()]
     cmd = [gcc, "-std=c99", "-O1", "-g", "-fno-omit-frame-pointer", "-Wall", "-Wextra", "-Werror",
@@ -45,4 +45,4 @@ def test_oep_islands_under_sanitizer(sanitizer: str, tmp_path: Path) -> None:
     r = subprocess.run([str(exe)], capture_output=True, text=True, env=env, timeout=600)
     report = r.stdout + r.stderr
     assert r.returncode == 0 and "Sanitizer" not in report, report[-6000:]
-    assert report.count(": ok") == 6, report
+    assert report.count(": ok") == 12, report

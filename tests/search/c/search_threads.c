@@ -1,6 +1,7 @@
-/* Drives OEP with islands (threads) from C, for the sanitizer builds of
- * tests/search/test_oep_threads.py: several island counts, migration settings, fitness
- * kinds and budgets. Exits 1 if a search fails or a seeded iteration-budget search does not
+/* Drives the kernels that run on threads from C, for the sanitizer builds of
+ * tests/search/test_search_threads.py: OEP with islands (several island counts, migration
+ * settings, fitness kinds and budgets) and MCTS with several trees (threads; exploring and
+ * non-exploring). Exits 1 if a search fails or a seeded iteration-budget search does not
  * repeat its plan; a sanitizer report aborts the run. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +55,30 @@ int main(void)
                  na == nb && memcmp(a, b, (size_t)na * sizeof *a) == 0 &&
                  s.iterations == 5L * islands[i];
             printf("islands %d rollouts %d: %s\n", islands[i], rollouts, ok ? "ok" : "FAILED");
+        }
+    for (int i = 0; i < 3 && ok; i++)
+        for (int ne = 0; ne <= 1 && ok; ne++) {
+            mg_search_params p;
+            mg_search_defaults(MG_ALGO_MCTS, &p);
+            p.value_scale = 60000;
+            p.threads = islands[i];
+            if (ne) {
+                p.c = 0;
+                p.policy = MG_POLICY_GREEDY;
+                p.robust = 1;
+            }
+            mg_action a[MG_SEARCH_MAX_PLAN], b[MG_SEARCH_MAX_PLAN];
+            int na = 0, nb = 0;
+            mg_search_stats s;
+            p.budget_ms = 30;
+            p.iterations = 0;
+            ok = run(vt, st, &p, 1, a, &na, &s) && s.stop == MG_STOP_TIME;
+            p.budget_ms = 0;
+            p.iterations = 2000;
+            ok = ok && run(vt, st, &p, 2, a, &na, &s) && run(vt, st, &p, 2, b, &nb, &s) &&
+                 na == nb && memcmp(a, b, (size_t)na * sizeof *a) == 0 &&
+                 s.iterations == 2000L * islands[i];
+            printf("mcts threads %d non-exploring %d: %s\n", islands[i], ne, ok ? "ok" : "FAILED");
         }
     free(cfg);
     free(st);
