@@ -1,7 +1,8 @@
 """OEP's islands and MCTS's trees run on threads: the C core with tests/search/c/search_threads.c
 as its driver, built once with ThreadSanitizer and once with AddressSanitizer and
-UndefinedBehaviorSanitizer. Any report fails the test (a data race, a use after free, undefined behaviour), as does a
-failed search or a seeded iteration-budget search that does not repeat its plan."""
+UndefinedBehaviorSanitizer. Any report fails the test (a data race, a use after free,
+undefined behaviour), as does a failed search or a seeded iteration-budget search that does
+not repeat its plan."""
 
 from __future__ import annotations
 
