@@ -222,7 +222,8 @@ int mg_search_greedy_turn(const mg_game_vt *vt, const void *st, const mg_search_
 
 /* MCTS over single actions: UCB1 on edges, multi-action negamax backup, transpositions,
  * rollouts depth-limited in turns, and the non-exploring / bridge-burning / collapsing
- * variants by parameters. Needs a budget. */
+ * variants by parameters. Needs a budget. With p->threads > 1 that many trees grow at
+ * once with the budget each, and the stats add up their iterations, evaluations and nodes. */
 int mg_search_mcts(const mg_game_vt *vt, const void *st, const mg_search_params *p,
                    mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats);
 
