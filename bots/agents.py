@@ -149,8 +149,9 @@ def _mcts(c: float, rollout: str, *, robust: bool = False, horizon_root: bool = 
               help="tree size cap; the search stops when it is full"),
         Option(name="threads", type="int", default=1, min=1, max=64,
               help="trees searched at once, one thread each, the budget each (root "
-                   "parallelism); the plan follows their summed visits. Not with bridge "
-                   "burning or collapse"),
+                   "parallelism), each on its own determinization when hidden cards are "
+                   "sampled; the plan follows their summed visits. Not with bridge burning "
+                   "or collapse"),
         _prune(),
     )
 
@@ -473,14 +474,18 @@ class Agent:
 
     def _search(self, root: State, budget_ms: float, iterations: int, seed: int) -> SearchResult:
         """The kernel on one uniform determinization of `root` (a full root as it is); OEP
-        with rollout fitness averages its rollouts over fresh determinizations instead, and
-        the thesis's ucb and uct sample one for every simulation."""
+        with rollout fitness averages its rollouts over fresh determinizations instead, MCTS
+        on several threads gives each tree a determinization of its own, and the thesis's
+        ucb and uct sample one for every simulation."""
         params = self.kernel_params()
         if self.spec.kernel in _PER_SIMULATION:
             return search(root, self.spec.kernel, params, budget_ms=budget_ms, iterations=iterations,
                           seed=seed)
         if self.spec.kernel == "oep" and params.get("fitness_rollouts", 0) > 0:
             return run_on_state("oep-hidden", root, "oep", params, budget_ms=budget_ms, iterations=iterations,
+                                seed=seed)
+        if self.spec.kernel == "mcts" and params.get("threads", 1) > 1 and observer_of(root) is not None:
+            return run_on_state("mcts-hidden", root, "mcts", params, budget_ms=budget_ms, iterations=iterations,
                                 seed=seed)
         full = root if observer_of(root) is None else root.determinize(determinization_seed(seed))
         return search(full, self.spec.kernel, params, budget_ms=budget_ms, iterations=iterations, seed=seed)

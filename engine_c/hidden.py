@@ -25,7 +25,7 @@ __all__ = ["COMBINES", "pimc", "ismcts", "oep_hidden", "run_on_state"]
 
 COMBINES: dict[str, int] = {"vote": lib.MG_COMBINE_VOTE, "sum": lib.MG_COMBINE_SUM,
                              "visits": lib.MG_COMBINE_VISITS}
-KERNELS = ("pimc", "ismcts", "oep-hidden")
+KERNELS = ("pimc", "ismcts", "oep-hidden", "mcts-hidden")
 
 
 def _det(k: int, det: str, combine: str) -> Any:
@@ -41,7 +41,8 @@ def _det(k: int, det: str, combine: str) -> Any:
 def run_on_state(kernel: str, root: State, algo: str, params: Mapping[str, Any], *, k: int = 1,
                  det: str = "uniform", combine: str = "vote", budget_ms: float = 0.0, iterations: int = 0,
                  seed: int | None = None) -> SearchResult:
-    """Run `kernel` (pimc, ismcts or oep-hidden) from `root`: an observation state (the
+    """Run `kernel` (pimc, ismcts, oep-hidden or mcts-hidden: MCTS's `threads` trees, each on
+    its own determinization) from `root`: an observation state (the
     honest search) or a full state (the search sees the truth). `algo` is PIMC's inner
     kernel (ignored by the others); `params` are mg_search_params fields by name."""
     if kernel not in KERNELS:
@@ -50,7 +51,8 @@ def run_on_state(kernel: str, root: State, algo: str, params: Mapping[str, Any],
                     params, budget_ms, iterations)
     d = _det(k, det, combine)
     vt = root.game.vt
-    kinds = {"pimc": lib.MG_HIDDEN_PIMC, "ismcts": lib.MG_HIDDEN_ISMCTS, "oep-hidden": lib.MG_HIDDEN_OEP}
+    kinds = {"pimc": lib.MG_HIDDEN_PIMC, "ismcts": lib.MG_HIDDEN_ISMCTS, "oep-hidden": lib.MG_HIDDEN_OEP,
+             "mcts-hidden": lib.MG_HIDDEN_MCTS}
     kind = kinds[kernel]
     return run_kernel(root, seed, lambda rng, plan, n, stats, err:
                       lib.mg_search_hidden(kind, vt, root._buf, p, d, rng, plan, n, stats, err))

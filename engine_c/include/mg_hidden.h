@@ -78,11 +78,19 @@ int mg_det_check(const mg_det_params *d, char *err);
  * possible hands. With heuristic fitness this is OEP on one determinization. Returns as
  * mg_search. */
 
+/* MG_HIDDEN_MCTS: MCTS's trees on threads (mg_search_mcts with p->threads, one tree at
+ * least), each tree on its own determinization of obs (strategy d->mode) with the whole
+ * budget, the plan walked through all the trees by summed visits: PIMC whose searches run
+ * at once and are combined along the whole plan. The own turn's actions do not depend on
+ * what is hidden, so the trees agree on them; what the sampled hands change is the
+ * opponent's replies below, and no single guess of them decides the plan. Returns as
+ * mg_search. */
+
 /* Run determinized search `kind` (MG_HIDDEN_*, above) from the observation obs (unchanged):
  * parameters and budgets as mg_search, plus the determinization settings d. One entry for
- * the three, so that their checks (parameters, state size, game over, with a text in err)
+ * the four, so that their checks (parameters, state size, game over, with a text in err)
  * are written once. Returns as mg_search; MG_ERR_CONFIG for an unknown kind. */
-enum { MG_HIDDEN_PIMC, MG_HIDDEN_ISMCTS, MG_HIDDEN_OEP, MG_HIDDEN_COUNT };
+enum { MG_HIDDEN_PIMC, MG_HIDDEN_ISMCTS, MG_HIDDEN_OEP, MG_HIDDEN_MCTS, MG_HIDDEN_COUNT };
 int mg_search_hidden(int kind, const mg_game_vt *vt, const void *obs, const mg_search_params *p,
                      const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
                      mg_search_stats *stats, char *err);

@@ -575,7 +575,8 @@ typedef struct mc_job {
     mc_tree t;
     mg_rng rng;
     const ms_budget *budget;
-    const void *st;
+    const void *st;  /* the root state: the caller's, or det */
+    ms_state det;    /* this tree's determinization of the caller's observation */
     int top;   /* root node; during the walk, this tree's node on the plan, -1 once left */
     long it;
     int stop;  /* MG_STOP_*, or -1: the root was terminal */
@@ -726,9 +727,12 @@ static int mc_merged_roots(mc_job *jobs, int n, ms_root_edge *roots, int max)
     return count;
 }
 
-static int mc_parallel(const mg_game_vt *vt, const void *st, const mg_search_params *p,
-                       mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats,
-                       ms_root_edge *roots, int max_roots, int *nroots)
+/* The trees of p->threads (at least one) from st, or with obs (st NULL) each from its own
+ * determinization of obs (strategy det_mode): ms_mcts_hidden. */
+static int mc_parallel(const mg_game_vt *vt, const void *st, const void *obs, int det_mode,
+                       const mg_search_params *p, mg_rng *rng, mg_action *plan, int *plan_len,
+                       mg_search_stats *stats, ms_root_edge *roots, int max_roots, int *nroots,
+                       char *err)
 {
     int n = p->threads;
     mc_job *jobs = calloc((size_t)n, sizeof *jobs);
@@ -744,18 +748,23 @@ static int mc_parallel(const mg_game_vt *vt, const void *st, const mg_search_par
         t->vt = vt;
         t->p = p;
         t->rng = &j->rng;
-        t->root_player = vt->current(st);
+        t->root_player = vt->current(obs ? obs : st);
         t->k = 2.0 * p->c;
         t->grouped = ms_grouped(vt, p->policy);
         j->budget = &budget;
         j->st = st;
-        if (!mc_alloc(t, p, vt->max_actions)) {
+        if (obs) {
+            rc = ms_det_sample(vt, obs, det_mode, &j->rng, j->det.b, err);
+            j->st = j->det.b;
+        }
+        if (rc == MG_OK && !mc_alloc(t, p, vt->max_actions))
             rc = MG_ERR_NOMEM;
+        if (rc != MG_OK) {
             made++; /* freed below */
             break;
         }
         int created;
-        j->top = mc_node_for(t, mc_key_of(t, st), &created);
+        j->top = mc_node_for(t, mc_key_of(t, j->st), &created);
     }
     int started = 0;
     if (rc == MG_OK) {
@@ -779,8 +788,8 @@ static int mc_parallel(const mg_game_vt *vt, const void *st, const mg_search_par
         }
         if (nroots)
             *nroots = mc_merged_roots(jobs, trees, roots, max_roots);
-        ms_state top_st;
-        memcpy(top_st.b, st, vt->state_size);
+        ms_state top_st; /* the own turn's actions are the same in every determinization */
+        memcpy(top_st.b, jobs[0].st, vt->state_size);
         int len = mc_merged_path(jobs, trees, top_st.b, plan, &stats->value);
         *plan_len = mc_complete_plan(vt, top_st.b, p, rng, plan, len, &evals);
         stats->evaluations = evals;
@@ -806,7 +815,8 @@ int ms_mcts_roots(const mg_game_vt *vt, const void *st, const mg_search_params *
 {
     pthread_once(&mc_tab_once, mc_tab_init);
     if (p->threads > 1)
-        return mc_parallel(vt, st, p, rng, plan, plan_len, stats, roots, max_roots, nroots);
+        return mc_parallel(vt, st, NULL, 0, p, rng, plan, plan_len, stats, roots, max_roots, nroots,
+                           NULL);
     mc_tree t;
     memset(&t, 0, sizeof t);
     t.vt = vt;
@@ -892,4 +902,12 @@ int ms_mcts_roots(const mg_game_vt *vt, const void *st, const mg_search_params *
         *nroots = mc_roots(&t, root0, roots, max_roots);
     mc_free(&t);
     return MG_OK;
+}
+
+int ms_mcts_hidden(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
+                   const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
+                   mg_search_stats *stats, char *err)
+{
+    pthread_once(&mc_tab_once, mc_tab_init);
+    return mc_parallel(vt, NULL, obs, d->mode, p, rng, plan, plan_len, stats, NULL, 0, NULL, err);
 }

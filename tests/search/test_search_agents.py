@@ -169,6 +169,21 @@ def test_mcts_threads_search_a_tree_each_and_merge_their_visits(spec: str) -> No
             parse_agent(bad).plan(busy_state(), iterations=100, seed=1)
 
 
+def test_mcts_threads_from_an_observation_search_a_determinization_each() -> None:
+    """From an observation every tree of threads=N searches its own determinization
+    (the kernel mcts-hidden): the plan is legal in the true state, a seeded iteration-budget
+    search repeats it, and the stats add the trees up."""
+    state = STATES["mid2"]
+    obs = state.observation(state.current_player)
+    plans = []
+    for _ in range(2):
+        agent = parse_agent("ne-mcts:threads=3")
+        plans.append([a.code for a in agent.plan(obs, iterations=2000, seed=8)])
+        assert agent.last is not None and agent.last.stats.iterations == 6000
+    assert plans[0] == plans[1]
+    apply_plan(state, parse_agent("ne-mcts:threads=3").plan(obs, iterations=2000, seed=8))
+
+
 def test_oep_islands_from_an_observation() -> None:
     state = STATES["mid2"]
     obs = state.observation(state.current_player)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "mg_game.h"
+#include "mg_hidden.h"
 #include "mg_kernels.h"
 #include "mg_search.h"
 
@@ -80,6 +81,34 @@ int main(void)
                  s.iterations == 2000L * islands[i];
             printf("mcts threads %d non-exploring %d: %s\n", islands[i], ne, ok ? "ok" : "FAILED");
         }
+    /* MCTS's trees each on a determinization of their own, from the observation of the
+     * player to act */
+    void *obs = malloc(MG_MAX_STATE_SIZE);
+    ok = ok && obs;
+    if (ok)
+        vt->observe(st, vt->current(st), obs);
+    for (int i = 0; i < 3 && ok; i++) {
+        mg_search_params p;
+        mg_search_defaults(MG_ALGO_MCTS, &p);
+        p.threads = islands[i];
+        p.c = 0;
+        p.policy = MG_POLICY_GREEDY;
+        p.iterations = 2000;
+        mg_det_params d = {1, MG_DET_UNIFORM, MG_COMBINE_VOTE};
+        mg_action a[MG_SEARCH_MAX_PLAN], b[MG_SEARCH_MAX_PLAN];
+        int na = 0, nb = 0;
+        mg_search_stats s;
+        char e1[MG_ERR_LEN] = "", e2[MG_ERR_LEN] = "";
+        mg_rng r1, r2;
+        mg_rng_seed(&r1, 3);
+        mg_rng_seed(&r2, 3);
+        ok = mg_search_hidden(MG_HIDDEN_MCTS, vt, obs, &p, &d, &r1, a, &na, &s, e1) == MG_OK &&
+             mg_search_hidden(MG_HIDDEN_MCTS, vt, obs, &p, &d, &r2, b, &nb, &s, e2) == MG_OK &&
+             na >= 1 && na == nb && memcmp(a, b, (size_t)na * sizeof *a) == 0 &&
+             s.iterations == 2000L * islands[i];
+        printf("mcts threads %d on determinizations: %s %s\n", islands[i], ok ? "ok" : "FAILED", e1);
+    }
+    free(obs);
     free(cfg);
     free(st);
     return ok ? 0 : 1;
