@@ -485,8 +485,8 @@ class Agent:
             return run_on_state("oep-hidden", root, "oep", params, budget_ms=budget_ms, iterations=iterations,
                                 seed=seed)
         if self.spec.kernel == "mcts" and params.get("threads", 1) > 1 and observer_of(root) is not None:
-            return run_on_state("mcts-hidden", root, "mcts", params, budget_ms=budget_ms, iterations=iterations,
-                                seed=seed)
+            return run_on_state("mcts-hidden", root, "mcts", params, budget_ms=budget_ms,
+                                iterations=iterations, seed=seed)
         full = root if observer_of(root) is None else root.determinize(determinization_seed(seed))
         return search(full, self.spec.kernel, params, budget_ms=budget_ms, iterations=iterations, seed=seed)
 
