@@ -909,5 +909,8 @@ int ms_mcts_hidden(const mg_game_vt *vt, const void *obs, const mg_search_params
                    mg_search_stats *stats, char *err)
 {
     pthread_once(&mc_tab_once, mc_tab_init);
-    return mc_parallel(vt, NULL, obs, d->mode, p, rng, plan, plan_len, stats, NULL, 0, NULL, err);
+    double t0 = ms_now();
+    int rc = mc_parallel(vt, NULL, obs, d->mode, p, rng, plan, plan_len, stats, NULL, 0, NULL, err);
+    stats->elapsed_ms = ms_now() - t0;
+    return rc;
 }
