@@ -93,6 +93,23 @@ int ms_complete_greedy(const mg_game_vt *vt, void *st, const mg_search_params *p
     return force_end(vt, st, rng, plan, len);
 }
 
+int ms_complete_plan(const mg_game_vt *vt, void *st, const mg_search_params *p, mg_rng *rng,
+                     mg_action *plan, int len, long *evals)
+{
+    if (vt->terminal(st, NULL))
+        return len;
+    if (p->complete)
+        return ms_complete_greedy(vt, st, p, rng, plan, len, evals);
+    mg_action acts[MG_MAX_ACTIONS];
+    int n = vt->legal(st, acts);
+    for (int i = 0; i < n; i++)
+        if (vt->is_end_turn(acts[i])) {
+            plan[len++] = acts[i];
+            break;
+        }
+    return len;
+}
+
 int mg_search_greedy_action(const mg_game_vt *vt, const void *st, const mg_search_params *p,
                             mg_rng *rng, mg_action *plan, int *plan_len,
                             mg_search_stats *stats)

@@ -148,6 +148,12 @@ static inline int ms_turn_over(const mg_game_vt *vt, const void *st, mg_action a
 int ms_complete_greedy(const mg_game_vt *vt, void *st, const mg_search_params *p, mg_rng *rng,
                        mg_action *plan, int len, long *evals);
 
+/* The end of a tree search's plan whose path stopped before the end of the turn (st, the
+ * state after plan[0..len), not terminal checked here): greedy completion (p->complete), or
+ * END_TURN at once as the reference. Returns the new length. st is advanced. */
+int ms_complete_plan(const mg_game_vt *vt, void *st, const mg_search_params *p, mg_rng *rng,
+                     mg_action *plan, int len, long *evals);
+
 /* Number of actions a greedy (rating) playout makes before END_TURN, from st (unchanged):
  * the number of actions in the rest of the turn. */
 int ms_turn_length(const mg_game_vt *vt, const void *st, const mg_search_params *p,

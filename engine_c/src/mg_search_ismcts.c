@@ -400,18 +400,7 @@ static int is_plan(is_tree *t, int root, unsigned char *st, unsigned char *scrat
             i = (i + 1) & t->tmask;
         }
     }
-    if (vt->terminal(st, NULL))
-        return len;
-    if (t->p->complete)
-        return ms_complete_greedy(vt, st, t->p, t->rng, plan, len, &t->evals);
-    mg_action acts[MG_MAX_ACTIONS];
-    int n = vt->legal(st, acts);
-    for (int i = 0; i < n; i++)
-        if (vt->is_end_turn(acts[i])) {
-            plan[len++] = acts[i];
-            break;
-        }
-    return len;
+    return ms_complete_plan(vt, st, t->p, t->rng, plan, len, &t->evals);
 }
 
 int ms_ismcts(const mg_game_vt *vt, const void *obs, const mg_search_params *p,

@@ -543,24 +543,13 @@ static int mc_roots(const mc_tree *t, int root, ms_root_edge *roots, int max)
     return n;
 }
 
-/* The end of a plan whose tree path stopped before the end of the turn (at st): greedy
- * completion (p->complete), or END_TURN as the reference. Returns the new length. */
+/* The end of a plan: unless its tree path already ended the turn, ms_complete_plan. */
 static int mc_complete_plan(const mg_game_vt *vt, void *st, const mg_search_params *p,
                             mg_rng *rng, mg_action *plan, int len, long *evals)
 {
-    int over = len > 0 && ms_turn_over(vt, st, plan[len - 1]);
-    if (over || vt->terminal(st, NULL))
+    if (len > 0 && ms_turn_over(vt, st, plan[len - 1]))
         return len;
-    if (p->complete)
-        return ms_complete_greedy(vt, st, p, rng, plan, len, evals);
-    mg_action acts[MG_MAX_ACTIONS];
-    int n = vt->legal(st, acts);
-    for (int i = 0; i < n; i++)
-        if (vt->is_end_turn(acts[i])) {
-            plan[len++] = acts[i];
-            break;
-        }
-    return len;
+    return ms_complete_plan(vt, st, p, rng, plan, len, evals);
 }
 
 /* ---- Root parallelism (p->threads > 1) ---------------------------------------------------- */
