@@ -12,16 +12,39 @@
 #include "mg_kernels.h"
 #include "mg_search.h"
 
-static int run(const mg_game_vt *vt, const void *st, const mg_search_params *p, uint64_t seed,
-               mg_action *plan, int *n, mg_search_stats *stats)
+/* One search with a fresh rng seeded `seed`: mg_search from st, or with d the determinized
+ * search MG_HIDDEN_MCTS from st as an observation. 1 if it returned a plan. */
+static int run(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+               const mg_det_params *d, uint64_t seed, mg_action *plan, int *n,
+               mg_search_stats *stats)
 {
     char err[MG_ERR_LEN] = "";
     mg_rng rng;
     mg_rng_seed(&rng, seed);
-    int rc = mg_search(vt, st, p, &rng, plan, n, stats, err);
+    int rc = d ? mg_search_hidden(MG_HIDDEN_MCTS, vt, st, p, d, &rng, plan, n, stats, err)
+               : mg_search(vt, st, p, &rng, plan, n, stats, err);
     if (rc != MG_OK || *n < 1)
         fprintf(stderr, "search failed: %d %s\n", rc, err);
     return rc == MG_OK && *n >= 1;
+}
+
+/* The checks of one threaded setting p: a 30 ms search stops on the clock (threads stop on
+ * it, not in lockstep), and two searches with the same seed and an iteration budget return
+ * the same plan, their stats adding up `copies` (islands or trees) times the budget. */
+static int check(const mg_game_vt *vt, const void *st, mg_search_params p,
+                 const mg_det_params *d, long iterations, int copies)
+{
+    mg_action a[MG_SEARCH_MAX_PLAN], b[MG_SEARCH_MAX_PLAN];
+    int na = 0, nb = 0;
+    mg_search_stats s;
+    p.budget_ms = 30;
+    p.iterations = 0;
+    int ok = run(vt, st, &p, d, 1, a, &na, &s) && s.stop == MG_STOP_TIME;
+    p.budget_ms = 0;
+    p.iterations = iterations;
+    return ok && run(vt, st, &p, d, 2, a, &na, &s) && run(vt, st, &p, d, 2, b, &nb, &s) &&
+           na == nb && memcmp(a, b, (size_t)na * sizeof *a) == 0 &&
+           s.iterations == iterations * copies;
 }
 
 int main(void)
@@ -33,53 +56,33 @@ int main(void)
     vt->default_config(cfg);
     if (!cfg || !st || vt->init(st, cfg, 7, err) != MG_OK)
         return 2;
-    static const int islands[] = {2, 3, 8};
+    static const int copies[] = {2, 3, 8};
     int ok = 1;
     for (int i = 0; i < 3 && ok; i++)
         for (int rollouts = 0; rollouts <= 2 && ok; rollouts += 2) {
             mg_search_params p;
             mg_search_defaults(MG_ALGO_OEP, &p);
             p.value_scale = 60000;
-            p.islands = islands[i];
+            p.islands = copies[i];
             p.migration_interval = 1 + i;
             p.migrants = 10 * i;
             p.fitness_rollouts = rollouts;
-            mg_action a[MG_SEARCH_MAX_PLAN], b[MG_SEARCH_MAX_PLAN];
-            int na = 0, nb = 0;
-            mg_search_stats s;
-            p.budget_ms = 30; /* islands stop on the clock, not in lockstep */
-            p.iterations = 0;
-            ok = run(vt, st, &p, 1, a, &na, &s) && s.stop == MG_STOP_TIME;
-            p.budget_ms = 0;
-            p.iterations = 5;
-            ok = ok && run(vt, st, &p, 2, a, &na, &s) && run(vt, st, &p, 2, b, &nb, &s) &&
-                 na == nb && memcmp(a, b, (size_t)na * sizeof *a) == 0 &&
-                 s.iterations == 5L * islands[i];
-            printf("islands %d rollouts %d: %s\n", islands[i], rollouts, ok ? "ok" : "FAILED");
+            ok = check(vt, st, p, NULL, 5, copies[i]);
+            printf("islands %d rollouts %d: %s\n", copies[i], rollouts, ok ? "ok" : "FAILED");
         }
     for (int i = 0; i < 3 && ok; i++)
         for (int ne = 0; ne <= 1 && ok; ne++) {
             mg_search_params p;
             mg_search_defaults(MG_ALGO_MCTS, &p);
             p.value_scale = 60000;
-            p.threads = islands[i];
+            p.threads = copies[i];
             if (ne) {
                 p.c = 0;
                 p.policy = MG_POLICY_GREEDY;
                 p.robust = 1;
             }
-            mg_action a[MG_SEARCH_MAX_PLAN], b[MG_SEARCH_MAX_PLAN];
-            int na = 0, nb = 0;
-            mg_search_stats s;
-            p.budget_ms = 30;
-            p.iterations = 0;
-            ok = run(vt, st, &p, 1, a, &na, &s) && s.stop == MG_STOP_TIME;
-            p.budget_ms = 0;
-            p.iterations = 2000;
-            ok = ok && run(vt, st, &p, 2, a, &na, &s) && run(vt, st, &p, 2, b, &nb, &s) &&
-                 na == nb && memcmp(a, b, (size_t)na * sizeof *a) == 0 &&
-                 s.iterations == 2000L * islands[i];
-            printf("mcts threads %d non-exploring %d: %s\n", islands[i], ne, ok ? "ok" : "FAILED");
+            ok = check(vt, st, p, NULL, 2000, copies[i]);
+            printf("mcts threads %d non-exploring %d: %s\n", copies[i], ne, ok ? "ok" : "FAILED");
         }
     /* MCTS's trees each on a determinization of their own, from the observation of the
      * player to act */
@@ -90,23 +93,12 @@ int main(void)
     for (int i = 0; i < 3 && ok; i++) {
         mg_search_params p;
         mg_search_defaults(MG_ALGO_MCTS, &p);
-        p.threads = islands[i];
+        p.threads = copies[i];
         p.c = 0;
         p.policy = MG_POLICY_GREEDY;
-        p.iterations = 2000;
         mg_det_params d = {1, MG_DET_UNIFORM, MG_COMBINE_VOTE};
-        mg_action a[MG_SEARCH_MAX_PLAN], b[MG_SEARCH_MAX_PLAN];
-        int na = 0, nb = 0;
-        mg_search_stats s;
-        char e1[MG_ERR_LEN] = "", e2[MG_ERR_LEN] = "";
-        mg_rng r1, r2;
-        mg_rng_seed(&r1, 3);
-        mg_rng_seed(&r2, 3);
-        ok = mg_search_hidden(MG_HIDDEN_MCTS, vt, obs, &p, &d, &r1, a, &na, &s, e1) == MG_OK &&
-             mg_search_hidden(MG_HIDDEN_MCTS, vt, obs, &p, &d, &r2, b, &nb, &s, e2) == MG_OK &&
-             na >= 1 && na == nb && memcmp(a, b, (size_t)na * sizeof *a) == 0 &&
-             s.iterations == 2000L * islands[i];
-        printf("mcts threads %d on determinizations: %s %s\n", islands[i], ok ? "ok" : "FAILED", e1);
+        ok = check(vt, obs, p, &d, 2000, copies[i]);
+        printf("mcts threads %d on determinizations: %s\n", copies[i], ok ? "ok" : "FAILED");
     }
     free(obs);
     free(cfg);
