@@ -142,6 +142,10 @@ def _mcts(c: float, rollout: str, *, robust: bool = False, horizon_root: bool = 
         Option(name="horizon_root", type="bool", default=horizon_root,
               help="count rollout_turns from the root, so all leaves are evaluated at the same "
                    "point of the game (false: from the leaf, as the reference)"),
+        Option(name="backup_max", type="bool", default=False,
+              help="an edge within its mover's turn takes the best value of the ways on "
+                   "below it (the turn has no chance in it); an edge that ends a turn keeps "
+                   "the mean (false: the mean everywhere, as the reference)"),
         Option(name="complete", type="bool", default=True,
               help="complete a plan the tree did not reach the end of turn with greedy "
                    "action (false: end the turn early, as the reference)"),
@@ -163,7 +167,8 @@ def _mcts(c: float, rollout: str, *, robust: bool = False, horizon_root: bool = 
 # phase; OEP population 100, survival 0.5, mutation 0.1, heuristic fitness, one population.
 _MCTS_PAPER: dict[str, Any] = {"c": 1 / math.sqrt(2), "rollout": "egreedy", "epsilon": 0.5,
                                "rollout_turns": 1, "transpositions": True, "robust": False,
-                               "horizon_root": False, "complete": False, "prune": True}
+                               "horizon_root": False, "backup_max": False, "complete": False,
+                               "prune": True}
 _NE_MCTS_PAPER: dict[str, Any] = {**_MCTS_PAPER, "c": 0.0, "rollout": "greedy"}
 _OEP_PAPER: dict[str, Any] = {"population": 100, "survival": 0.5, "mutation": 0.1, "history": True,
                               "fitness_rollouts": 0, "islands": 1, "prune": True}

@@ -165,7 +165,9 @@ typedef struct mg_search_params {
                           * across turn ends, the opponent's turns and the rest of the last
                           * own turn played by the greedy models (FH-EMCTS) */
     int model_k;         /* FH-EMCTS models: the best-rated actions a greedy step looks at */
-    int backup_max;      /* 1: a node's value is the best value below it; 0: the mean */
+    int backup_max;      /* 1: a node's value is the best value below it (EMCTS), or in
+                          * MCTS an edge within its mover's turn takes the best way on
+                          * below it; 0: the mean */
 } mg_search_params;
 
 /* What a search did. */
