@@ -5,7 +5,7 @@ parameters whose defaults are the source papers' best settings.
     >>> agent = make_agent("ne-mcts", "rollout_turns=2")        # or make_agent("ne-mcts", rollout_turns=2)
     >>> plan = agent.plan(state, budget_ms=500)                  # list[Action] for the rest of the turn
 
-Names: random, random-meta, egreedy, greedy-action, greedy-turn, mcts, ne-mcts, bb-mcts,
+Names: random, random-meta, egreedy, greedy-action, greedy-turn, greedy-reply, mcts, ne-mcts, bb-mcts,
 collapse-mcts, oep, emcts, fh-emcts, ucb, uct, rap, rmp, rmpmax (`AGENTS`). An agent's
 defaults may differ by game (`AgentSpec.game_defaults`: its best measured setting there);
 it takes them from the first position it plans. `preset=NAME` applies a named set of
@@ -142,10 +142,6 @@ def _mcts(c: float, rollout: str, *, robust: bool = False, horizon_root: bool = 
         Option(name="horizon_root", type="bool", default=horizon_root,
               help="count rollout_turns from the root, so all leaves are evaluated at the same "
                    "point of the game (false: from the leaf, as the reference)"),
-        Option(name="backup_max", type="bool", default=False,
-              help="an edge within its mover's turn takes the best value of the ways on "
-                   "below it (the turn has no chance in it); an edge that ends a turn keeps "
-                   "the mean (false: the mean everywhere, as the reference)"),
         Option(name="complete", type="bool", default=True,
               help="complete a plan the tree did not reach the end of turn with greedy "
                    "action (false: end the turn early, as the reference)"),
@@ -167,8 +163,7 @@ def _mcts(c: float, rollout: str, *, robust: bool = False, horizon_root: bool = 
 # phase; OEP population 100, survival 0.5, mutation 0.1, heuristic fitness, one population.
 _MCTS_PAPER: dict[str, Any] = {"c": 1 / math.sqrt(2), "rollout": "egreedy", "epsilon": 0.5,
                                "rollout_turns": 1, "transpositions": True, "robust": False,
-                               "horizon_root": False, "backup_max": False, "complete": False,
-                               "prune": True}
+                               "horizon_root": False, "complete": False, "prune": True}
 _NE_MCTS_PAPER: dict[str, Any] = {**_MCTS_PAPER, "c": 0.0, "rollout": "greedy"}
 _OEP_PAPER: dict[str, Any] = {"population": 100, "survival": 0.5, "mutation": 0.1, "history": True,
                               "fitness_rollouts": 0, "islands": 1, "prune": True}
@@ -177,7 +172,7 @@ AGENTS: dict[str, AgentSpec] = {}
 
 # The generic kernels that evaluate positions: their agents take `eval` (pimc passes it to
 # its inner agent like its other settings; a game's own agents, `AgentSpec.games`, do not).
-_EVALUATING = ("greedy-action", "greedy-turn", "mcts", "oep", "emcts", "ucb", "uct", "ismcts")
+_EVALUATING = ("greedy-action", "greedy-turn", "reply", "mcts", "oep", "emcts", "ucb", "uct", "ismcts")
 _EVAL = Option(name="eval", type="str", default="heuristic",
                help="the evaluation: heuristic (the game's hand-written one), or neat:FILE, an "
                     "evolved network in neat-python's network JSON (maag neat evolve) on the "
@@ -236,6 +231,14 @@ _register(AgentSpec(
                 "(false: by rating, highest first, which makes the anytime search much stronger)"),
      Option(name="max_nodes", type="int", default=1 << 22, min=1,
            help="transposition table size cap (states)"))))
+_register(AgentSpec(
+    "greedy-reply", "reply",
+    "two plies: greedy turn's best turns, each answered by the opponent's greedy turn on the "
+    "sampled hand; the turn worth most after its answer",
+    (Option(name="candidates", type="int", default=16, min=1, max=64,
+            help="the mover's best turns (by their own end) that get an answer"),
+     _prune()),
+    fields={"candidates": "arms"}))
 _register(AgentSpec(
     "mcts", "mcts",
     "vanilla MCTS over single actions: UCB1, multi-action negamax backup, transpositions, "

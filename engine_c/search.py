@@ -37,6 +37,7 @@ ALGORITHMS: dict[str, int] = {
     "rmp": lib.MG_ALGO_RMP,
     "uct": lib.MG_ALGO_UCT,
     "emcts": lib.MG_ALGO_EMCTS,
+    "reply": lib.MG_ALGO_REPLY,
 }
 POLICIES: dict[str, int] = {
     "random": lib.MG_POLICY_RANDOM,

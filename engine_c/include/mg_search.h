@@ -33,6 +33,8 @@ enum {
     MG_ALGO_UCT,          /* UCT over atomic actions, closed loop, one move tree (thesis) */
     MG_ALGO_EMCTS,        /* Evolutionary MCTS: a tree of genomes whose edges are mutations
                            * (FH-EMCTS with horizon > 0) */
+    MG_ALGO_REPLY,        /* greedy reply: greedy turn's best turns, each answered by the
+                           * opponent's greedy turn; the best after the answer */
     MG_ALGO_COUNT
 };
 
@@ -165,9 +167,7 @@ typedef struct mg_search_params {
                           * across turn ends, the opponent's turns and the rest of the last
                           * own turn played by the greedy models (FH-EMCTS) */
     int model_k;         /* FH-EMCTS models: the best-rated actions a greedy step looks at */
-    int backup_max;      /* 1: a node's value is the best value below it (EMCTS), or in
-                          * MCTS an edge within its mover's turn takes the best way on
-                          * below it; 0: the mean */
+    int backup_max;      /* 1: a node's value is the best value below it; 0: the mean */
 } mg_search_params;
 
 /* What a search did. */
@@ -250,6 +250,13 @@ int mg_search_ucb(const mg_game_vt *vt, const void *st, const mg_search_params *
  * the plan; FH-EMCTS with p->horizon > 0. Needs a budget; an iteration is a genome built and
  * evaluated. */
 int mg_search_emcts(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                    mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats);
+
+/* Greedy reply (mg_search_reply.c): greedy turn's p->arms best turns of the mover, each
+ * answered by the opponent's greedy turn on st's hidden cards, the turn worth most to the
+ * mover after its answer. Half a time budget goes to the mover's turn, the rest to the
+ * answers; an iteration budget bounds each phase. An iteration is an outcome evaluated. */
+int mg_search_reply(const mg_game_vt *vt, const void *st, const mg_search_params *p,
                     mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats);
 
 /* RMP: a uniformly random move among the first p->max_moves moves of the move tree of st

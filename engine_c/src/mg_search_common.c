@@ -519,6 +519,8 @@ int mg_search_defaults(int algo, mg_search_params *p)
         p->transpositions = 0;
     if (algo == MG_ALGO_EMCTS) /* bots/agents.py documents each setting's source */
         p->c = 0.1;
+    if (algo == MG_ALGO_REPLY)
+        p->arms = 16;
     if (algo < 0 || algo >= MG_ALGO_COUNT) {
         p->algo = MG_ALGO_MCTS;
         return MG_ERR_CONFIG;
@@ -574,6 +576,8 @@ int mg_search_check(const mg_search_params *p, char *err)
         return config_error(err, "migration_interval must be >= 1 and migrants >= 0");
     if (p->arms < 1 || p->arms > 100000)
         return config_error(err, "arms must be in 1..100000");
+    if (p->algo == MG_ALGO_REPLY && p->arms > 64)
+        return config_error(err, "greedy reply's candidates (arms) must be in 1..64");
     if (p->select < 0 || p->select >= MG_SELECT_COUNT)
         return config_error(err, "unknown UCB selection");
     if (p->moves < 0 || p->moves >= MG_MOVES_COUNT)
@@ -609,6 +613,7 @@ int mg_search(const mg_game_vt *vt, const void *st, const mg_search_params *p, m
         mg_search_policy, mg_search_greedy_action, mg_search_greedy_turn,
         mg_search_mcts,   mg_search_oep,           mg_search_ucb,
         mg_search_rmp,    mg_search_uct,           mg_search_emcts,
+        mg_search_reply,
     };
     mg_search_stats local;
     if (!stats)

@@ -7,7 +7,7 @@
 #include "mg_search_internal.h"
 
 /* Append END_TURN (from the legal list) if the plan is full without one. */
-static int force_end(const mg_game_vt *vt, void *st, mg_rng *rng, mg_action *plan, int len)
+int ms_force_end(const mg_game_vt *vt, void *st, mg_rng *rng, mg_action *plan, int len)
 {
     mg_action acts[MG_MAX_ACTIONS];
     if (len > 0 && ms_turn_over(vt, st, plan[len - 1]))
@@ -40,7 +40,7 @@ int mg_search_policy(const mg_game_vt *vt, const void *st, const mg_search_param
         if (ms_turn_over(vt, s.b, a))
             break;
     }
-    len = force_end(vt, s.b, rng, plan, len);
+    len = ms_force_end(vt, s.b, rng, plan, len);
     *plan_len = len;
     stats->iterations = len;
     stats->stop = MG_STOP_DONE;
@@ -90,7 +90,7 @@ int ms_complete_greedy(const mg_game_vt *vt, void *st, const mg_search_params *p
         if (vt->is_end_turn(a))
             break;
     }
-    return force_end(vt, st, rng, plan, len);
+    return ms_force_end(vt, st, rng, plan, len);
 }
 
 int ms_complete_plan(const mg_game_vt *vt, void *st, const mg_search_params *p, mg_rng *rng,
@@ -172,6 +172,8 @@ typedef struct gt_ctx {
     double best_v;
     long outcomes, evals, visits;
     int stop;                     /* MG_STOP_* once the budget is spent, else -1 */
+    ms_turn *top;                 /* ms_greedy_turn_top: the k best turns so far, or NULL */
+    int k, ntop, worst;           /* its room, its count, the index of its lowest value */
 } gt_ctx;
 
 static unsigned long gt_slot(const gt_ctx *c, uint64_t h)
@@ -197,6 +199,22 @@ static int gt_seen(gt_ctx *c, uint64_t h)
     return 0;
 }
 
+/* Keep path[0..len), valued v, among the k best turns: the caller checked that there is
+ * room or that v beats the lowest kept, which it then replaces. */
+static void gt_keep(gt_ctx *c, double v, int len)
+{
+    int i = c->ntop < c->k ? c->ntop++ : c->worst;
+    c->top[i].value = v;
+    c->top[i].len = len;
+    memcpy(c->top[i].plan, c->path, (size_t)len * sizeof *c->path);
+    if (c->ntop == c->k) {
+        c->worst = 0;
+        for (int j = 1; j < c->k; j++)
+            if (c->top[j].value < c->top[c->worst].value)
+                c->worst = j;
+    }
+}
+
 static void gt_leaf(gt_ctx *c, const void *s, int len)
 {
     double v = ms_evaluate(c->vt, c->p, s, c->root);
@@ -207,6 +225,8 @@ static void gt_leaf(gt_ctx *c, const void *s, int len)
         c->best_len = len;
         memcpy(c->best, c->path, (size_t)len * sizeof *c->path);
     }
+    if (c->top && (c->ntop < c->k || v > c->top[c->worst].value))
+        gt_keep(c, v, len);
 }
 
 /* Search below state s, reached by path[0..depth). */
@@ -252,18 +272,18 @@ static void gt_dfs(gt_ctx *c, int depth, const void *s)
     }
 }
 
-int mg_search_greedy_turn(const mg_game_vt *vt, const void *st, const mg_search_params *p,
-                          mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats)
+/* The greedy-turn search into c (its top/k set or not by the caller): the best plan in
+ * c->best, the stats written. */
+static int gt_search(gt_ctx *c, const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                     mg_rng *rng, mg_search_stats *stats)
 {
-    gt_ctx c;
-    memset(&c, 0, sizeof c);
-    c.vt = vt;
-    c.p = p;
-    c.rng = rng;
-    c.root = vt->current(st);
-    c.best_v = -DBL_MAX;
-    c.stop = -1;
-    ms_budget_start(&c.budget, p);
+    c->vt = vt;
+    c->p = p;
+    c->rng = rng;
+    c->root = vt->current(st);
+    c->best_v = -DBL_MAX;
+    c->stop = -1;
+    ms_budget_start(&c->budget, p);
     /* Table size: what the budget can visit (about 3M states/s), within max_nodes. */
     unsigned long cap = p->max_nodes > 0 ? (unsigned long)p->max_nodes : 1ul << 22;
     unsigned long want = cap;
@@ -274,40 +294,92 @@ int mg_search_greedy_turn(const mg_game_vt *vt, const void *st, const mg_search_
     if (want > cap)
         want = cap;
     unsigned long slots = ms_pow2(want < 1024 ? 2048 : want * 2);
-    c.tmask = slots - 1;
-    c.tlimit = slots / 10 * 7;
-    c.tt = calloc(slots, sizeof *c.tt);
-    c.batches = malloc((size_t)MG_SEARCH_MAX_PLAN * GT_BATCH * vt->state_size);
-    c.lists = malloc((size_t)MG_SEARCH_MAX_PLAN * (size_t)vt->max_actions * sizeof(mg_action));
-    if (!c.tt || !c.batches || !c.lists) {
-        free(c.tt);
-        free(c.batches);
-        free(c.lists);
+    c->tmask = slots - 1;
+    c->tlimit = slots / 10 * 7;
+    c->tt = calloc(slots, sizeof *c->tt);
+    c->batches = malloc((size_t)MG_SEARCH_MAX_PLAN * GT_BATCH * vt->state_size);
+    c->lists = malloc((size_t)MG_SEARCH_MAX_PLAN * (size_t)vt->max_actions * sizeof(mg_action));
+    if (!c->tt || !c->batches || !c->lists) {
+        free(c->tt);
+        free(c->batches);
+        free(c->lists);
         return MG_ERR_NOMEM;
     }
-    gt_dfs(&c, 0, st);
-    if (c.best_len == 0) { /* nothing evaluated (budget spent at once): complete greedily */
+    gt_dfs(c, 0, st);
+    if (c->best_len == 0) { /* nothing evaluated (budget spent at once): complete greedily */
         ms_state s;
         memcpy(s.b, st, vt->state_size);
-        c.best_len = ms_complete_greedy(vt, s.b, p, rng, c.best, 0, &c.evals);
-        c.best_v = ms_evaluate(vt, p, s.b, c.root);
+        c->best_len = ms_complete_greedy(vt, s.b, p, rng, c->best, 0, &c->evals);
+        c->best_v = ms_evaluate(vt, p, s.b, c->root);
     }
-    if (!vt->is_end_turn(c.best[c.best_len - 1])) { /* cut by the plan cap or the game's end */
+    if (!vt->is_end_turn(c->best[c->best_len - 1])) { /* cut by the plan cap or the game's end */
         ms_state s;
         memcpy(s.b, st, vt->state_size);
-        for (int i = 0; i < c.best_len; i++)
-            vt->apply(s.b, c.best[i], rng);
-        c.best_len = force_end(vt, s.b, rng, c.best, c.best_len);
+        for (int i = 0; i < c->best_len; i++)
+            vt->apply(s.b, c->best[i], rng);
+        c->best_len = ms_force_end(vt, s.b, rng, c->best, c->best_len);
     }
-    memcpy(plan, c.best, (size_t)c.best_len * sizeof *plan);
-    *plan_len = c.best_len;
-    stats->iterations = c.outcomes;
-    stats->evaluations = c.evals;
-    stats->nodes = (long)c.tcount;
-    stats->value = c.best_v;
-    stats->stop = c.stop < 0 ? MG_STOP_DONE : c.stop;
-    free(c.tt);
-    free(c.batches);
-    free(c.lists);
+    stats->iterations = c->outcomes;
+    stats->evaluations = c->evals;
+    stats->nodes = (long)c->tcount;
+    stats->value = c->best_v;
+    stats->stop = c->stop < 0 ? MG_STOP_DONE : c->stop;
+    free(c->tt);
+    free(c->batches);
+    free(c->lists);
+    c->tt = NULL;
+    c->batches = NULL;
+    c->lists = NULL;
     return MG_OK;
+}
+
+int mg_search_greedy_turn(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                          mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats)
+{
+    gt_ctx c;
+    memset(&c, 0, sizeof c);
+    int rc = gt_search(&c, vt, st, p, rng, stats);
+    if (rc == MG_OK) {
+        memcpy(plan, c.best, (size_t)c.best_len * sizeof *plan);
+        *plan_len = c.best_len;
+    }
+    return rc;
+}
+
+/* Insertion sort of the kept turns, the highest value first (the first found on ties). */
+static void gt_sort_top(ms_turn *top, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && top[j].value > top[j - 1].value; j--) {
+            ms_turn t = top[j];
+            top[j] = top[j - 1];
+            top[j - 1] = t;
+        }
+}
+
+int ms_greedy_turn_top(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                       mg_rng *rng, ms_turn *top, int k, mg_search_stats *stats)
+{
+    gt_ctx c;
+    memset(&c, 0, sizeof c);
+    c.top = top;
+    c.k = k;
+    int rc = gt_search(&c, vt, st, p, rng, stats);
+    int n = c.ntop;
+    if (rc == MG_OK && n == 0) { /* nothing evaluated: the completed plan is the one turn */
+        top[0].value = c.best_v;
+        top[0].len = c.best_len;
+        memcpy(top[0].plan, c.best, (size_t)c.best_len * sizeof *c.best);
+        n = 1;
+    }
+    for (int i = 0; i < n; i++) /* a turn cut by the plan cap or the game's end ends here */
+        if (!vt->is_end_turn(top[i].plan[top[i].len - 1])) {
+            ms_state s;
+            memcpy(s.b, st, vt->state_size);
+            for (int j = 0; j < top[i].len; j++)
+                vt->apply(s.b, top[i].plan[j], rng);
+            top[i].len = ms_force_end(vt, s.b, rng, top[i].plan, top[i].len);
+        }
+    gt_sort_top(top, n);
+    return rc == MG_OK ? n : -rc;
 }

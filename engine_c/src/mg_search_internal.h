@@ -143,6 +143,23 @@ static inline int ms_turn_over(const mg_game_vt *vt, const void *st, mg_action a
     return vt->is_end_turn(a) || vt->terminal(st, NULL);
 }
 
+/* Append END_TURN (from the legal list at st, the state after plan[0..len)) unless the
+ * plan already ended the turn or the game. Returns the new length; st is advanced. */
+int ms_force_end(const mg_game_vt *vt, void *st, mg_rng *rng, mg_action *plan, int len);
+
+/* A whole turn and its value (the mover's heuristic at its end). */
+typedef struct ms_turn {
+    double value;
+    int len;
+    mg_action plan[MG_SEARCH_MAX_PLAN];
+} ms_turn;
+
+/* Greedy turn's search (mg_search_greedy_turn, the same budget and stats), keeping the k
+ * best turns it evaluated in top[0..k), the highest value first, each ending with END_TURN
+ * unless the game ends. Returns how many (at least 1), or minus an MG_ERR_* code. */
+int ms_greedy_turn_top(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                       mg_rng *rng, ms_turn *top, int k, mg_search_stats *stats);
+
 /* Complete plan[0..len) from st (the state after it) with greedy action until END_TURN or
  * the end of the game. Returns the new length. st is advanced. */
 int ms_complete_greedy(const mg_game_vt *vt, void *st, const mg_search_params *p, mg_rng *rng,

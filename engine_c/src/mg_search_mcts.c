@@ -342,34 +342,6 @@ static long mc_select(const mc_tree *t, const mc_node *N)
     return N->edges + best;
 }
 
-/* The backup with p->backup_max, from the leaf up: an edge whose child is still its mover's
- * turn (the same player acts next, the game goes on) takes the higher of its value and the
- * value of the edge below it on the path, since the mover will choose the best way on: a
- * player's own turn has no chance in it, so the mean of the ways on undervalues a node
- * with one good line among many poor ones. The deepest edge, and an edge that ends a turn
- * (or the game), keep the mean of the rewards through them: chance (draws, the sampled
- * hand) and the other player come after it. `mean` holds that value either way. The
- * higher-of update keeps a value once found even if the edge below later falls (a turn's
- * end found worse on more visits): the max of what was seen, as EMCTS's backup_max. */
-static void mc_backup_max(mc_tree *t, const long *path, int depth, double r)
-{
-    double below = 0;
-    for (int i = depth - 1; i >= 0; i--) {
-        mc_edge *e = &t->edges[path[i]];
-        const mc_node *C = &t->nodes[e->child];
-        double v = e->mover == t->root_player ? r : 1.0 - r;
-        int within = i < depth - 1 && C->mover == e->mover && !(C->flags & MC_TERMINAL);
-        e->visits++;
-        if (!within)
-            e->mean += (v - e->mean) / (double)e->visits;
-        else if (e->visits == 1 || below > e->mean)
-            e->mean = below;
-        e->isq = mc_isq(e->visits);
-        t->nodes[e->child].visits++;
-        below = e->mean;
-    }
-}
-
 /* Apply edge e's action to st, and END_TURN after it for an auto_end edge. */
 static void mc_step(mc_tree *t, const mc_edge *e, void *st)
 {
@@ -483,17 +455,14 @@ static int mc_iterate(mc_tree *t, int top, const void *top_st, unsigned char *cl
             t->ends++;
     }
     t->nodes[top].visits++;
-    if (t->p->backup_max)
-        mc_backup_max(t, path, depth, r);
-    else
-        for (int i = 0; i < depth; i++) {
-            mc_edge *e = &t->edges[path[i]];
-            double v = e->mover == t->root_player ? r : 1.0 - r;
-            e->visits++;
-            e->mean += (v - e->mean) / (double)e->visits;
-            e->isq = mc_isq(e->visits);
-            t->nodes[e->child].visits++;
-        }
+    for (int i = 0; i < depth; i++) {
+        mc_edge *e = &t->edges[path[i]];
+        double v = e->mover == t->root_player ? r : 1.0 - r;
+        e->visits++;
+        e->mean += (v - e->mean) / (double)e->visits;
+        e->isq = mc_isq(e->visits);
+        t->nodes[e->child].visits++;
+    }
     return -1;
 }
 

@@ -194,7 +194,8 @@ def _plays(st: State, plan: list[Any]) -> None:
 
 
 @pytest.mark.parametrize("name", GAMES)
-@pytest.mark.parametrize("algo", ["mcts", "oep", "greedy-turn", "greedy-action", "ucb", "policy", "emcts"])
+@pytest.mark.parametrize("algo", ["mcts", "oep", "greedy-turn", "greedy-action", "ucb", "policy", "emcts",
+                                  "reply"])
 def test_search_kernels_return_legal_plans(name: str, algo: str) -> None:
     for st in live(name)[:3]:
         _plays(st, search(st, algo, iterations=200, seed=1).plan)

@@ -16,8 +16,8 @@ from maag.server.bench.engine import midgame_states
 from .positions import GAME, position, unit
 
 # Small iteration budgets, in each kernel's unit (plan steps for the budget-free agents).
-ITERATIONS = {"greedy-turn": 2000, "oep": 5, "mcts": 300, "ne-mcts": 300, "bb-mcts": 300,
-              "collapse-mcts": 300, "ucb": 300, "uct": 300, "emcts": 300, "fh-emcts": 300}
+ITERATIONS = {"greedy-turn": 2000, "greedy-reply": 2000, "oep": 5, "mcts": 300, "ne-mcts": 300,
+              "bb-mcts": 300, "collapse-mcts": 300, "ucb": 300, "uct": 300, "emcts": 300, "fh-emcts": 300}
 # The agents of every game (the conquest-* agents have their own tests, beside the game).
 GENERIC = [n for n, spec in AGENTS.items() if not spec.games]
 BUDGETED = [n for n in GENERIC if AGENTS[n].needs_budget]
@@ -82,7 +82,8 @@ VARIANTS = ["mcts:horizon_root=true,rollout_turns=2", "mcts:transpositions=false
             "oep:islands=3,migration_interval=2,migrants=3", "oep:islands=2,fitness_rollouts=2,migrants=60",
             "emcts:tree_depth=4,branching=3", "emcts:max_nodes=3,prune=false", "fh-emcts:horizon=2,model_k=1",
             "fh-emcts:horizon=30,tree_depth=2,c=0", "mcts:preset=paper", "ne-mcts:preset=paper",
-            "bb-mcts:preset=paper", "oep:preset=paper", "emcts:preset=paper", "fh-emcts:preset=paper"]
+            "bb-mcts:preset=paper", "oep:preset=paper", "emcts:preset=paper", "fh-emcts:preset=paper",
+            "greedy-reply:candidates=1", "greedy-reply:candidates=64,prune=false"]
 
 
 @pytest.mark.parametrize("state_name", ["start", "mid0", "tiny-random-draws"])
@@ -123,7 +124,7 @@ def test_time_budget(name: str) -> None:
     elapsed_ms = (time.perf_counter() - t0) * 1000
     assert agent.last is not None
     assert agent.last.stats.stop in ("time", "done")
-    if name != "greedy-turn":  # greedy turn may exhaust a small turn first
+    if name not in ("greedy-turn", "greedy-reply"):  # they may exhaust a small turn first
         assert agent.last.stats.stop == "time"
     assert elapsed_ms < 100 + 2000
     apply_plan(busy_state(), plan)
@@ -355,15 +356,6 @@ def _best_turn_value(state: State) -> float:
     return best
 
 
-def test_greedy_turn_is_exhaustive_on_a_small_turn() -> None:
-    s = _small_turn()
-    agent = make_agent("greedy-turn")
-    plan = agent.plan(s, budget_ms=0, iterations=0, seed=1)
-    assert agent.last is not None and agent.last.stats.stop == "done"
-    after = apply_plan(s, plan)
-    assert after.evaluate(0) == agent.last.stats.value == _best_turn_value(s)
-
-
 def _small_turn() -> State:
     return position(
         unit(1, "crystal", 2, 1), unit(1, "crystal", 1, 3), unit(1, "archer", 3, 2),
@@ -373,32 +365,41 @@ def _small_turn() -> State:
         ap=2)
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_mcts_backup_max_finds_the_best_turn(seed: int) -> None:
-    """With every leaf valued at the end of the own turn, MCTS whose edges within a turn
-    take the best way on finds the turn that brute force finds (a turn has no chance in
-    it) in 1,000 iterations, where the mean of the ways on needs about 5,000 here."""
+def test_greedy_turn_is_exhaustive_on_a_small_turn() -> None:
     s = _small_turn()
-    spec = "mcts:c=0,rollout=greedy,horizon_root=true,rollout_turns=1"
-    best = _best_turn_value(s)
-    found = {}
-    for flag in ("false", "true"):
-        plan = parse_agent(f"{spec},backup_max={flag}").plan(s, iterations=1_000, seed=seed)
-        found[flag] = apply_plan(s, plan).evaluate(0) == best
-    assert found == {"false": False, "true": True}
+    agent = make_agent("greedy-turn")
+    plan = agent.plan(s, budget_ms=0, iterations=0, seed=1)
+    assert agent.last is not None and agent.last.stats.stop == "done"
+    after = apply_plan(s, plan)
+    assert after.evaluate(0) == agent.last.stats.value == _best_turn_value(s)
 
 
-def test_mcts_backup_max_changes_the_values_not_the_budget() -> None:
-    """The option reaches the kernel (the plan's value is the best way on, above the
-    mean's) and the iteration budget is kept either way."""
-    state = busy_state()
-    value = {}
-    for flag in ("false", "true"):
-        agent = parse_agent(f"ne-mcts:backup_max={flag}")
-        agent.plan(state, iterations=3_000, seed=5)
-        assert agent.last is not None and agent.last.stats.iterations == 3_000
-        value[flag] = agent.last.stats.value
-    assert value["true"] > value["false"]
+def _after_greedy_answer(state: State, plan: list, seed: int) -> float:
+    """The mover's heuristic after `plan` and the opponent's exhaustive greedy turn, both
+    searched on the full state."""
+    me = state.current_player
+    s = apply_plan(state, plan)
+    if not s.is_terminal:
+        s = apply_plan(s, search(s, "greedy-turn", {}, budget_ms=0, iterations=0, seed=seed).plan)
+    return s.evaluate(me)
+
+
+def test_greedy_reply_plays_the_turn_best_after_the_answer() -> None:
+    """On a small turn searched on the full state with no budget: greedy reply's plan is
+    worth at least greedy turn's once the opponent's greedy turn has answered (greedy
+    turn's best turn is its first candidate), and strictly more here, where the best turn
+    by its own end is answered badly; its value is what it says."""
+    s = _small_turn()
+    turn = search(s, "greedy-turn", {}, budget_ms=0, iterations=0, seed=1)
+    reply = search(s, "reply", {"arms": 16}, budget_ms=0, iterations=0, seed=1)
+    assert reply.stats.stop == "done"
+    assert reply.stats.value == _after_greedy_answer(s, reply.plan, 1)
+    assert _after_greedy_answer(s, reply.plan, 1) > _after_greedy_answer(s, turn.plan, 1)
+
+
+def test_greedy_reply_refuses_too_many_candidates() -> None:
+    with pytest.raises(AgentError, match="candidates"):
+        make_agent("greedy-reply", candidates=65)
 
 
 def test_plans_agree_with_turn_order() -> None:
