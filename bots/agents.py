@@ -59,7 +59,8 @@ class AgentSpec:
     factory: Callable[[AgentSpec, Mapping[str, Any]], Agent] | None = None
     """Builds the agent (default: `Agent`); the determinized agents have their own classes."""
     fields: Mapping[str, str] = field(default_factory=lambda: {"rollout": "policy"})
-    """Parameters whose kernel field (mg_search_params) has another name."""
+    """Parameters whose kernel field (mg_search_params) has another name; "": a setting of the
+    agent that is no kernel field (greedy reply's hands)."""
     games: tuple[str, ...] = ()
     """The games the agent plays; empty: every game (the generic kernels)."""
     game_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -237,8 +238,11 @@ _register(AgentSpec(
     "sampled hand; the turn worth most after its answer",
     (Option(name="candidates", type="int", default=16, min=1, max=64,
             help="the mover's best turns (by their own end) that get an answer"),
+     Option(name="hands", type="int", default=1, min=1, max=64,
+            help="the opponent's hands sampled from an observation; each candidate's value is "
+                 "the mean of its answers on them"),
      _prune()),
-    fields={"candidates": "arms"}))
+    fields={"candidates": "arms", "hands": ""}))
 _register(AgentSpec(
     "mcts", "mcts",
     "vanilla MCTS over single actions: UCB1, multi-action negamax backup, transpositions, "
@@ -448,7 +452,7 @@ class Agent:
 
     def kernel_params(self) -> dict[str, Any]:
         """The kernel parameters (mg_search_params fields) this agent runs with."""
-        out = {self.spec.fields.get(k, k): v for k, v in self.options.items()}
+        out = {self.spec.fields.get(k, k): v for k, v in self.options.items() if self.spec.fields.get(k, k)}
         if "gen_end_ply" in out:  # rap: the policy with or without end_turn
             out["policy"] = "rap" if out.pop("gen_end_ply") else "random"
         out.update(self.spec.fixed)
@@ -484,7 +488,8 @@ class Agent:
         """The kernel on one uniform determinization of `root` (a full root as it is); OEP
         with rollout fitness averages its rollouts over fresh determinizations instead, MCTS
         on several threads gives each tree a determinization of its own, and the thesis's
-        ucb and uct sample one for every simulation."""
+        ucb and uct sample one for every simulation, and greedy reply answers its candidates on
+        `hands` of them."""
         params = self.kernel_params()
         if self.spec.kernel in _PER_SIMULATION:
             return search(root, self.spec.kernel, params, budget_ms=budget_ms, iterations=iterations,
@@ -495,6 +500,9 @@ class Agent:
         if self.spec.kernel == "mcts" and params.get("threads", 1) > 1 and observer_of(root) is not None:
             return run_on_state("mcts-hidden", root, "mcts", params, budget_ms=budget_ms,
                                 iterations=iterations, seed=seed)
+        if self.spec.kernel == "reply" and observer_of(root) is not None:
+            return run_on_state("reply-hidden", root, "reply", params, k=self.options["hands"],
+                                budget_ms=budget_ms, iterations=iterations, seed=seed)
         full = root if observer_of(root) is None else root.determinize(determinization_seed(seed))
         return search(full, self.spec.kernel, params, budget_ms=budget_ms, iterations=iterations, seed=seed)
 

@@ -180,7 +180,8 @@ enum { MG_COMBINE_VOTE, MG_COMBINE_SUM, MG_COMBINE_VISITS, MG_COMBINE_COUNT };
 typedef struct mg_det_params { int k; int mode; int combine; ...; } mg_det_params;
 int mg_determinize(const mg_game_vt *vt, const void *obs, int mode, mg_rng *rng, void *out);
 int mg_det_check(const mg_det_params *d, char *err);
-enum { MG_HIDDEN_PIMC, MG_HIDDEN_ISMCTS, MG_HIDDEN_OEP, MG_HIDDEN_MCTS, MG_HIDDEN_COUNT };
+enum { MG_HIDDEN_PIMC, MG_HIDDEN_ISMCTS, MG_HIDDEN_OEP, MG_HIDDEN_MCTS, MG_HIDDEN_REPLY,
+       MG_HIDDEN_COUNT };
 int mg_search_hidden(int kind, const mg_game_vt *vt, const void *obs, const mg_search_params *p,
                      const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
                      mg_search_stats *stats, char *err);

@@ -25,7 +25,7 @@ __all__ = ["COMBINES", "pimc", "ismcts", "oep_hidden", "run_on_state"]
 
 COMBINES: dict[str, int] = {"vote": lib.MG_COMBINE_VOTE, "sum": lib.MG_COMBINE_SUM,
                              "visits": lib.MG_COMBINE_VISITS}
-KERNELS = ("pimc", "ismcts", "oep-hidden", "mcts-hidden")
+KERNELS = ("pimc", "ismcts", "oep-hidden", "mcts-hidden", "reply-hidden")
 
 
 def _det(k: int, det: str, combine: str) -> Any:
@@ -41,18 +41,20 @@ def _det(k: int, det: str, combine: str) -> Any:
 def run_on_state(kernel: str, root: State, algo: str, params: Mapping[str, Any], *, k: int = 1,
                  det: str = "uniform", combine: str = "vote", budget_ms: float = 0.0, iterations: int = 0,
                  seed: int | None = None) -> SearchResult:
-    """Run `kernel` (pimc, ismcts, oep-hidden or mcts-hidden: MCTS's `threads` trees, each on
-    its own determinization) from `root`: an observation state (the
+    """Run `kernel` (pimc, ismcts, oep-hidden, mcts-hidden: MCTS's `threads` trees, each on
+    its own determinization, or reply-hidden: greedy reply's answers on `k` sampled hands)
+    from `root`: an observation state (the
     honest search) or a full state (the search sees the truth). `algo` is PIMC's inner
     kernel (ignored by the others); `params` are mg_search_params fields by name."""
     if kernel not in KERNELS:
         raise ValueError(f"unknown determinized kernel {kernel!r}; known: {', '.join(KERNELS)}")
-    p = make_params(root, algo if kernel == "pimc" else ("oep" if kernel == "oep-hidden" else "mcts"),
-                    params, budget_ms, iterations)
+    own = {"oep-hidden": "oep", "reply-hidden": "reply"}
+    p = make_params(root, algo if kernel == "pimc" else own.get(kernel, "mcts"), params, budget_ms,
+                    iterations)
     d = _det(k, det, combine)
     vt = root.game.vt
     kinds = {"pimc": lib.MG_HIDDEN_PIMC, "ismcts": lib.MG_HIDDEN_ISMCTS, "oep-hidden": lib.MG_HIDDEN_OEP,
-             "mcts-hidden": lib.MG_HIDDEN_MCTS}
+             "mcts-hidden": lib.MG_HIDDEN_MCTS, "reply-hidden": lib.MG_HIDDEN_REPLY}
     kind = kinds[kernel]
     return run_kernel(root, seed, lambda rng, plan, n, stats, err:
                       lib.mg_search_hidden(kind, vt, root._buf, p, d, rng, plan, n, stats, err))

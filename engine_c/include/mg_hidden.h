@@ -86,11 +86,17 @@ int mg_det_check(const mg_det_params *d, char *err);
  * opponent's replies below, and no single guess of them decides the plan. Returns as
  * mg_search. */
 
+/* MG_HIDDEN_REPLY: greedy reply (mg_search_reply) from an observation: the mover's turn is
+ * searched on one determinization, and each candidate turn is answered by the opponent's
+ * greedy turn on d->k sampled hands (strategy d->mode, at most 64 used), the same hands for
+ * every candidate; a candidate's value is the mean over its answers. Returns as mg_search. */
+
 /* Run determinized search `kind` (MG_HIDDEN_*, above) from the observation obs (unchanged):
  * parameters and budgets as mg_search, plus the determinization settings d. One entry for
- * the four, so that their checks (parameters, state size, game over, with a text in err)
+ * them all, so that their checks (parameters, state size, game over, with a text in err)
  * are written once. Returns as mg_search; MG_ERR_CONFIG for an unknown kind. */
-enum { MG_HIDDEN_PIMC, MG_HIDDEN_ISMCTS, MG_HIDDEN_OEP, MG_HIDDEN_MCTS, MG_HIDDEN_COUNT };
+enum { MG_HIDDEN_PIMC, MG_HIDDEN_ISMCTS, MG_HIDDEN_OEP, MG_HIDDEN_MCTS, MG_HIDDEN_REPLY,
+       MG_HIDDEN_COUNT };
 int mg_search_hidden(int kind, const mg_game_vt *vt, const void *obs, const mg_search_params *p,
                      const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
                      mg_search_stats *stats, char *err);

@@ -65,6 +65,9 @@ int ms_oep_hidden(const mg_game_vt *vt, const void *obs, const mg_search_params 
 int ms_mcts_hidden(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
                    const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
                    mg_search_stats *stats, char *err);
+int ms_reply_hidden(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
+                    const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
+                    mg_search_stats *stats, char *err);
 
 /* One edge of an MCTS root: the action, its visits and its mean reward in [0, 1] from the
  * view of the player to act at the root. */

@@ -76,9 +76,10 @@ int mg_search_hidden(int kind, const mg_game_vt *vt, const void *obs, const mg_s
                      mg_search_stats *stats, char *err)
 {
     static const det_kernel kernels[MG_HIDDEN_COUNT] = {ms_pimc, ms_ismcts, ms_oep_hidden,
-                                                        ms_mcts_hidden};
-    /* Whose budget rule applies: PIMC's inner kernel's (p->algo), else MCTS's or OEP's. */
-    static const int algo[MG_HIDDEN_COUNT] = {-1, MG_ALGO_MCTS, MG_ALGO_OEP, MG_ALGO_MCTS};
+                                                        ms_mcts_hidden, ms_reply_hidden};
+    /* Whose budget rule applies: PIMC's inner kernel's (p->algo), else the kernel's own. */
+    static const int algo[MG_HIDDEN_COUNT] = {-1, MG_ALGO_MCTS, MG_ALGO_OEP, MG_ALGO_MCTS,
+                                              MG_ALGO_REPLY};
     mg_search_stats local;
     if (!stats)
         stats = &local;

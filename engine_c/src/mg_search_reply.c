@@ -2,29 +2,32 @@
  * values a turn at its end and never looks at what the opponent does next; so its best
  * turn is often one that leaves a unit where the opponent's next turn kills it. This
  * kernel keeps greedy turn's k best turns, answers each with the opponent's own greedy
- * turn (on the sampled hand of the determinization it is given), and plays the turn that
- * is worth most to the mover after that answer.
+ * turn, and plays the turn that is worth most to the mover after that answer.
  *
  * - Phase 1: greedy turn over the mover's turn with half the time budget (or the whole
  *   iteration budget), keeping the k best distinct end-of-turn states (p->arms).
- * - Phase 2: the time left is shared evenly by the candidates not yet answered (with an
- *   iteration budget, each answer gets iterations / n outcomes for n candidates, so the
- *   search evaluates up to twice the budget's outcomes). Each candidate is played
- *   on a copy of the state, then the opponent's greedy turn, then the mover's heuristic.
- *   Every candidate sees the same random stream (its own copy of the generator), so two
- *   candidates differ by what they do, not by the cards they happen to draw.
- * - The plan is the candidate with the highest value after the answer, the earlier (the
- *   better by its own turn's end) on ties; a candidate that ends the game is valued there.
- * An iteration is an end-of-turn outcome evaluated, the mover's or the opponent's. */
+ * - Phase 2: each candidate is played on a copy of each of the D states it is given (one
+ *   for a full state; from an observation, D sampled hands of the opponent,
+ *   MG_HIDDEN_REPLY), then the opponent's greedy turn, then the mover's heuristic; a
+ *   candidate's value is the mean over the D answers. The time left is shared evenly by
+ *   the answers not yet played (with an iteration budget, each answer gets
+ *   iterations / (k D) outcomes, so the search evaluates up to twice the budget's).
+ *   Every answer to hand j runs on the same random stream, so candidates differ by what
+ *   they do, not by the cards they happen to draw.
+ * - The plan is the candidate with the highest value, the earlier (the better by its own
+ *   turn's end) on ties; a candidate that ends the game is valued there.
+ * An iteration is an end-of-turn outcome evaluated, the mover's or the opponent's. The
+ * mover's own turn does not depend on what is hidden, so phase 1 runs on the first state. */
 #include <float.h>
 #include <stdlib.h>
 
 #include "mg_search_internal.h"
 
-#define RP_MAX 64 /* candidates at most (mg_search_check refuses more) */
+#define RP_MAX 64    /* candidates at most (mg_search_check refuses more) */
+#define RP_HANDS 64  /* sampled hands at most (mg_det_check allows more: the rest are unused) */
 
-/* The mover's value (root's heuristic) after candidate c and the opponent's greedy answer
- * with budget q, on a copy of st with the random stream r. */
+/* The mover's value (the heuristic for `me`) after candidate c and the opponent's greedy
+ * answer with budget q, on a copy of st with the random stream r. */
 static int rp_answer(const mg_game_vt *vt, const void *st, const mg_search_params *p,
                      const mg_search_params *q, mg_rng r, const ms_turn *c, int me,
                      double *value, mg_search_stats *acc)
@@ -51,52 +54,92 @@ static int rp_answer(const mg_game_vt *vt, const void *st, const mg_search_param
     return MG_OK;
 }
 
-int mg_search_reply(const mg_game_vt *vt, const void *st, const mg_search_params *p,
-                    mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats)
+/* The search over the nd full states at dets (each vt->state_size bytes apart). */
+static int rp_search(const mg_game_vt *vt, const unsigned char *dets, int nd,
+                     const mg_search_params *p, mg_rng *rng, mg_action *plan, int *plan_len,
+                     mg_search_stats *stats)
 {
     ms_turn *cand = malloc(RP_MAX * sizeof *cand);
     if (!cand)
         return MG_ERR_NOMEM;
-    int k = p->arms < RP_MAX ? p->arms : RP_MAX, me = vt->current(st);
+    int k = p->arms < RP_MAX ? p->arms : RP_MAX, me = vt->current(dets);
     double t0 = ms_now();
     mg_search_params q = *p;
     if (p->budget_ms > 0)
         q.budget_ms = p->budget_ms / 2;
-    int n = ms_greedy_turn_top(vt, st, &q, rng, cand, k, stats);
+    int n = ms_greedy_turn_top(vt, dets, &q, rng, cand, k, stats);
     if (n < 0) {
         free(cand);
         return -n;
     }
-    int best = 0, answered = 0;
+    mg_rng streams[RP_HANDS];
+    for (int j = 0; j < nd; j++) {
+        streams[j] = *rng;
+        mg_rng_below(rng, 2); /* the next hand's stream starts one draw later */
+    }
+    int best = 0, answered = 0, total = n * nd, rc = MG_OK;
     double best_v = -DBL_MAX;
-    mg_rng common = *rng;
-    for (int i = 0; i < n; i++) {
-        q = *p;
-        if (p->budget_ms > 0) {
-            double left = p->budget_ms - (ms_now() - t0);
-            if (left <= 0)
+    for (int i = 0; i < n && rc == MG_OK; i++) {
+        double sum = 0;
+        int j;
+        for (j = 0; j < nd; j++) {
+            q = *p;
+            int left_answers = total - (i * nd + j);
+            if (p->budget_ms > 0) {
+                double left = p->budget_ms - (ms_now() - t0);
+                if (left <= 0)
+                    break;
+                q.budget_ms = left / left_answers;
+            }
+            if (p->iterations > 0)
+                q.iterations = p->iterations / total > 0 ? p->iterations / total : 1;
+            double v;
+            rc = rp_answer(vt, dets + (size_t)j * vt->state_size, p, &q, streams[j], &cand[i],
+                           me, &v, stats);
+            if (rc != MG_OK)
                 break;
-            q.budget_ms = left / (n - i);
+            sum += v;
         }
-        if (p->iterations > 0)
-            q.iterations = p->iterations / n > 0 ? p->iterations / n : 1;
-        double v;
-        int rc = rp_answer(vt, st, p, &q, common, &cand[i], me, &v, stats);
-        if (rc != MG_OK) {
-            free(cand);
-            return rc;
-        }
+        if (j < nd) /* out of time (or an error): this candidate's answers are incomplete */
+            break;
         answered++;
-        if (v > best_v) {
-            best_v = v;
+        if (sum / nd > best_v) {
+            best_v = sum / nd;
             best = i;
         }
     }
-    memcpy(plan, cand[best].plan, (size_t)cand[best].len * sizeof *plan);
-    *plan_len = cand[best].len;
-    stats->value = answered ? best_v : cand[0].value;
-    if (answered < n)
-        stats->stop = MG_STOP_TIME;
+    if (rc == MG_OK) {
+        memcpy(plan, cand[best].plan, (size_t)cand[best].len * sizeof *plan);
+        *plan_len = cand[best].len;
+        stats->value = answered ? best_v : cand[0].value;
+        if (answered < n)
+            stats->stop = MG_STOP_TIME;
+    }
     free(cand);
-    return MG_OK;
+    return rc;
+}
+
+int mg_search_reply(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                    mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats)
+{
+    return rp_search(vt, st, 1, p, rng, plan, plan_len, stats);
+}
+
+int ms_reply_hidden(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
+                    const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
+                    mg_search_stats *stats, char *err)
+{
+    double t0 = ms_now();
+    int nd = d->k < RP_HANDS ? d->k : RP_HANDS;
+    unsigned char *dets = malloc((size_t)nd * vt->state_size);
+    if (!dets)
+        return MG_ERR_NOMEM;
+    int rc = MG_OK;
+    for (int j = 0; j < nd && rc == MG_OK; j++)
+        rc = ms_det_sample(vt, obs, d->mode, rng, dets + (size_t)j * vt->state_size, err);
+    if (rc == MG_OK)
+        rc = rp_search(vt, dets, nd, p, rng, plan, plan_len, stats);
+    free(dets);
+    stats->elapsed_ms = ms_now() - t0;
+    return rc;
 }

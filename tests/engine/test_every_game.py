@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from maag.engine import Game, GameOverError, IllegalActionError, Observation, State, registry
-from maag.engine.hidden import ismcts, pimc
+from maag.engine.hidden import ismcts, pimc, run_on_state
 from maag.engine.search import search
 
 REPO = Path(__file__).resolve().parents[2]
@@ -225,6 +225,7 @@ def test_determinized_kernels_return_legal_plans(name: str) -> None:
         obs = Observation.of(st)
         _plays(st, pimc(obs, "mcts", k=2, iterations=200, seed=1).plan)
         _plays(st, ismcts(obs, iterations=200, seed=1).plan)
+        _plays(st, run_on_state("reply-hidden", obs._root(), "reply", {}, k=3, iterations=200, seed=1).plan)
 
 
 def _build_engine() -> Any:
