@@ -238,7 +238,9 @@ _register(AgentSpec(
     "sampled hand; the turn worth most after its answer",
     (Option(name="candidates", type="int", default=16, min=1, max=64,
             help="the mover's best turns (by their own end) that get an answer"),
-     Option(name="hands", type="int", default=1, min=1, max=64,
+     # hands=4: against greedy turn at 500 ms in the real game, 31-0-9 where one hand gave
+     # 29-0-11 (docs/results-heroes.md, "Greedy reply")
+     Option(name="hands", type="int", default=4, min=1, max=64,
             help="the opponent's hands sampled from an observation; each candidate's value is "
                  "the mean of its answers on them"),
      _prune()),
