@@ -124,8 +124,8 @@ def test_the_search_uses_the_network_scaled_to_half_the_win_value(tmp_path: Path
 
 # ---- eval=neat in the agents --------------------------------------------------------------------
 
-AGENTS = ["greedy-action", "greedy-turn", "mcts", "ne-mcts", "bb-mcts", "oep", "ucb", "uct", "pimc",
-          "ismcts"]
+AGENTS = ["greedy-action", "greedy-turn", "greedy-reply", "mcts", "ne-mcts", "bb-mcts", "oep", "ucb", "uct",
+          "pimc", "ismcts"]
 
 
 @pytest.mark.parametrize("name", AGENTS)
