@@ -400,6 +400,8 @@ def test_greedy_reply_plays_the_turn_best_after_the_answer() -> None:
 def test_greedy_reply_refuses_too_many_candidates() -> None:
     with pytest.raises(AgentError, match="candidates"):
         make_agent("greedy-reply", candidates=65)
+    with pytest.raises(ConfigError, match="candidates"):  # the kernel's own check
+        search(_small_turn(), "reply", {"arms": 65}, iterations=10, seed=1)
 
 
 def test_plans_agree_with_turn_order() -> None:
