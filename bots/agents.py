@@ -234,8 +234,8 @@ _register(AgentSpec(
            help="transposition table size cap (states)"))))
 _register(AgentSpec(
     "greedy-reply", "reply",
-    "two plies: greedy turn's best turns, each answered by the opponent's greedy turn on the "
-    "sampled hand; the turn worth most after its answer",
+    "two plies: greedy turn's best turns, each answered by the opponent's greedy turn on "
+    "sampled hands; the turn worth most on average after its answers",
     (Option(name="candidates", type="int", default=16, min=1, max=64,
             help="the mover's best turns (by their own end) that get an answer"),
      # hands=4: against greedy turn at 500 ms in the real game, 31-0-9 where one hand gave
