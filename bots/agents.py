@@ -454,7 +454,7 @@ class Agent:
 
     def kernel_params(self) -> dict[str, Any]:
         """The kernel parameters (mg_search_params fields) this agent runs with."""
-        out = {self.spec.fields.get(k, k): v for k, v in self.options.items() if self.spec.fields.get(k, k)}
+        out = {name: v for k, v in self.options.items() if (name := self.spec.fields.get(k, k))}
         if "gen_end_ply" in out:  # rap: the policy with or without end_turn
             out["policy"] = "rap" if out.pop("gen_end_ply") else "random"
         out.update(self.spec.fixed)

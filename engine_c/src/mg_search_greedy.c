@@ -272,6 +272,21 @@ static void gt_dfs(gt_ctx *c, int depth, const void *s)
     }
 }
 
+/* plan[0..len) from st as a whole turn: unless its last action is END_TURN (a plan cut by
+ * the plan cap, or by the game's end), it is replayed on a copy of st and ms_force_end
+ * appends END_TURN if the game goes on. Returns the new length. */
+static int gt_end_turn(const mg_game_vt *vt, const void *st, mg_rng *rng, mg_action *plan,
+                       int len)
+{
+    if (vt->is_end_turn(plan[len - 1]))
+        return len;
+    ms_state s;
+    memcpy(s.b, st, vt->state_size);
+    for (int i = 0; i < len; i++)
+        vt->apply(s.b, plan[i], rng);
+    return ms_force_end(vt, s.b, rng, plan, len);
+}
+
 /* The greedy-turn search into c (its top/k set or not by the caller): the best plan in
  * c->best, the stats written. */
 static int gt_search(gt_ctx *c, const mg_game_vt *vt, const void *st, const mg_search_params *p,
@@ -312,13 +327,7 @@ static int gt_search(gt_ctx *c, const mg_game_vt *vt, const void *st, const mg_s
         c->best_len = ms_complete_greedy(vt, s.b, p, rng, c->best, 0, &c->evals);
         c->best_v = ms_evaluate(vt, p, s.b, c->root);
     }
-    if (!vt->is_end_turn(c->best[c->best_len - 1])) { /* cut by the plan cap or the game's end */
-        ms_state s;
-        memcpy(s.b, st, vt->state_size);
-        for (int i = 0; i < c->best_len; i++)
-            vt->apply(s.b, c->best[i], rng);
-        c->best_len = ms_force_end(vt, s.b, rng, c->best, c->best_len);
-    }
+    c->best_len = gt_end_turn(vt, st, rng, c->best, c->best_len);
     stats->iterations = c->outcomes;
     stats->evaluations = c->evals;
     stats->nodes = (long)c->tcount;
@@ -346,7 +355,8 @@ int mg_search_greedy_turn(const mg_game_vt *vt, const void *st, const mg_search_
     return rc;
 }
 
-/* Insertion sort of the kept turns, the highest value first (the first found on ties). */
+/* Insertion sort of the kept turns, the highest value first (ties keep their places in
+ * top[], which a replacement makes other than the order found). */
 static void gt_sort_top(ms_turn *top, int n)
 {
     for (int i = 1; i < n; i++)
@@ -372,14 +382,8 @@ int ms_greedy_turn_top(const mg_game_vt *vt, const void *st, const mg_search_par
         memcpy(top[0].plan, c.best, (size_t)c.best_len * sizeof *c.best);
         n = 1;
     }
-    for (int i = 0; i < n; i++) /* a turn cut by the plan cap or the game's end ends here */
-        if (!vt->is_end_turn(top[i].plan[top[i].len - 1])) {
-            ms_state s;
-            memcpy(s.b, st, vt->state_size);
-            for (int j = 0; j < top[i].len; j++)
-                vt->apply(s.b, top[i].plan[j], rng);
-            top[i].len = ms_force_end(vt, s.b, rng, top[i].plan, top[i].len);
-        }
+    for (int i = 0; i < n; i++)
+        top[i].len = gt_end_turn(vt, st, rng, top[i].plan, top[i].len);
     gt_sort_top(top, n);
     return rc == MG_OK ? n : -rc;
 }
