@@ -243,8 +243,12 @@ _register(AgentSpec(
      Option(name="hands", type="int", default=4, min=1, max=64,
             help="the opponent's hands sampled from an observation; each candidate's value is "
                  "the mean of its answers on them"),
+     Option(name="turns", type="int", default=1, min=0, max=8,
+            help="greedy turns played after a candidate before it is valued: 1 the opponent's "
+                 "answer, 2 also the mover's next turn (the threats the answer left), ...; each "
+                 "gets an even share of the answers' time"),
      _prune()),
-    fields={"candidates": "arms", "hands": ""}))
+    fields={"candidates": "arms", "hands": "", "turns": "rollout_turns"}))
 _register(AgentSpec(
     "mcts", "mcts",
     "vanilla MCTS over single actions: UCB1, multi-action negamax backup, transpositions, "

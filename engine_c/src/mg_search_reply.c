@@ -8,7 +8,8 @@
  *   iteration budget), keeping the k best distinct end-of-turn states (p->arms).
  * - Phase 2: each candidate is played on a copy of each of the D states it is given (one
  *   for a full state; from an observation, D sampled hands of the opponent,
- *   MG_HIDDEN_REPLY), then the opponent's greedy turn, then the mover's heuristic; a
+ *   MG_HIDDEN_REPLY), then the opponent's greedy turn (with p->rollout_turns = 2 also the
+ *   mover's next greedy turn, and so on, alternating), then the mover's heuristic; a
  *   candidate's value is the mean over the D answers. The time left is shared evenly by
  *   the answers not yet played (with an iteration budget, each answer gets
  *   iterations / (k D) outcomes, so the search evaluates up to twice the budget's).
@@ -26,8 +27,10 @@
 #define RP_MAX 64    /* candidates at most (mg_search_check refuses more) */
 #define RP_HANDS 64  /* sampled hands at most (mg_det_check allows more: the rest are unused) */
 
-/* The mover's value (the heuristic for `me`) after candidate c and the opponent's greedy
- * answer with budget q, on a copy of st with the random stream r. */
+/* The mover's value (the heuristic for `me`) after candidate c and p->rollout_turns greedy
+ * turns after it (1: the opponent's answer; 2: then the mover's own next turn, which sees
+ * the threats the answer left; ...), each with budget q, on a copy of st with the random
+ * stream r. */
 static int rp_answer(const mg_game_vt *vt, const void *st, const mg_search_params *p,
                      const mg_search_params *q, mg_rng r, const ms_turn *c, int me,
                      double *value, mg_search_stats *acc)
@@ -36,7 +39,7 @@ static int rp_answer(const mg_game_vt *vt, const void *st, const mg_search_param
     memcpy(s.b, st, vt->state_size);
     for (int i = 0; i < c->len; i++)
         vt->apply(s.b, c->plan[i], &r);
-    if (!vt->terminal(s.b, NULL)) {
+    for (int t = 0; t < p->rollout_turns && !vt->terminal(s.b, NULL); t++) {
         mg_action reply[MG_SEARCH_MAX_PLAN];
         int len = 0;
         mg_search_stats st2;
@@ -78,6 +81,7 @@ static int rp_search(const mg_game_vt *vt, const unsigned char *dets, int nd,
         mg_rng_below(rng, 2); /* the next hand's stream starts one draw later */
     }
     int best = 0, answered = 0, total = n * nd, rc = MG_OK;
+    int turns = p->rollout_turns > 0 ? p->rollout_turns : 1; /* greedy turns per answer */
     double best_v = -DBL_MAX;
     for (int i = 0; i < n && rc == MG_OK; i++) {
         double sum = 0;
@@ -89,10 +93,10 @@ static int rp_search(const mg_game_vt *vt, const unsigned char *dets, int nd,
                 double left = p->budget_ms - (ms_now() - t0);
                 if (left <= 0)
                     break;
-                q.budget_ms = left / left_answers;
+                q.budget_ms = left / left_answers / turns;
             }
             if (p->iterations > 0)
-                q.iterations = p->iterations / total > 0 ? p->iterations / total : 1;
+                q.iterations = p->iterations / total / turns > 0 ? p->iterations / total / turns : 1;
             double v;
             rc = rp_answer(vt, dets + (size_t)j * vt->state_size, p, &q, streams[j], &cand[i],
                            me, &v, stats);

@@ -83,7 +83,7 @@ VARIANTS = ["mcts:horizon_root=true,rollout_turns=2", "mcts:transpositions=false
             "emcts:tree_depth=4,branching=3", "emcts:max_nodes=3,prune=false", "fh-emcts:horizon=2,model_k=1",
             "fh-emcts:horizon=30,tree_depth=2,c=0", "mcts:preset=paper", "ne-mcts:preset=paper",
             "bb-mcts:preset=paper", "oep:preset=paper", "emcts:preset=paper", "fh-emcts:preset=paper",
-            "greedy-reply:candidates=1", "greedy-reply:candidates=64,prune=false", "greedy-reply:hands=3"]
+            "greedy-reply:candidates=1", "greedy-reply:candidates=64,prune=false", "greedy-reply:hands=3", "greedy-reply:turns=2"]
 
 
 @pytest.mark.parametrize("state_name", ["start", "mid0", "tiny-random-draws"])
@@ -395,6 +395,26 @@ def test_greedy_reply_plays_the_turn_best_after_the_answer() -> None:
     assert reply.stats.stop == "done"
     assert reply.stats.value == _after_greedy_answer(s, reply.plan, 1)
     assert _after_greedy_answer(s, reply.plan, 1) > _after_greedy_answer(s, turn.plan, 1)
+
+
+def test_greedy_reply_values_after_the_turns_it_is_asked_for() -> None:
+    """`turns` (kernel field rollout_turns) is how many greedy turns answer a candidate
+    before it is valued: 0 values it at its own end (greedy turn's best turn and value),
+    2 plays the opponent's answer and then the mover's own next greedy turn, and the value
+    reported is that replay's (the small turn's decks hold one card each: no chance)."""
+    s = _small_turn()
+    turn = search(s, "greedy-turn", {}, budget_ms=0, iterations=0, seed=1)
+    none = search(s, "reply", {"arms": 16, "rollout_turns": 0}, budget_ms=0, iterations=0, seed=1)
+    assert none.stats.value == turn.stats.value == apply_plan(s, none.plan).evaluate(0)
+    two = search(s, "reply", {"arms": 16, "rollout_turns": 2}, budget_ms=0, iterations=0, seed=1)
+    after = apply_plan(s, two.plan)
+    for _ in range(2):
+        if not after.is_terminal:
+            after = apply_plan(after, search(after, "greedy-turn", {}, budget_ms=0, iterations=0, seed=1).plan)
+    assert two.stats.value == after.evaluate(0)
+    assert make_agent("greedy-reply", turns=2).kernel_params()["rollout_turns"] == 2
+    with pytest.raises(AgentError, match="turns"):
+        make_agent("greedy-reply", turns=9)
 
 
 def test_greedy_reply_refuses_too_many_candidates() -> None:
