@@ -83,7 +83,8 @@ VARIANTS = ["mcts:horizon_root=true,rollout_turns=2", "mcts:transpositions=false
             "emcts:tree_depth=4,branching=3", "emcts:max_nodes=3,prune=false", "fh-emcts:horizon=2,model_k=1",
             "fh-emcts:horizon=30,tree_depth=2,c=0", "mcts:preset=paper", "ne-mcts:preset=paper",
             "bb-mcts:preset=paper", "oep:preset=paper", "emcts:preset=paper", "fh-emcts:preset=paper",
-            "greedy-reply:candidates=1", "greedy-reply:candidates=64,prune=false", "greedy-reply:hands=3", "greedy-reply:turns=2"]
+            "greedy-reply:candidates=1", "greedy-reply:candidates=64,prune=false", "greedy-reply:hands=3",
+            "greedy-reply:turns=2"]
 
 
 @pytest.mark.parametrize("state_name", ["start", "mid0", "tiny-random-draws"])
@@ -410,7 +411,8 @@ def test_greedy_reply_values_after_the_turns_it_is_asked_for() -> None:
     after = apply_plan(s, two.plan)
     for _ in range(2):
         if not after.is_terminal:
-            after = apply_plan(after, search(after, "greedy-turn", {}, budget_ms=0, iterations=0, seed=1).plan)
+            answer = search(after, "greedy-turn", {}, budget_ms=0, iterations=0, seed=1)
+            after = apply_plan(after, answer.plan)
     assert two.stats.value == after.evaluate(0)
     assert make_agent("greedy-reply", turns=2).kernel_params()["rollout_turns"] == 2
     with pytest.raises(AgentError, match="turns"):
