@@ -234,16 +234,18 @@ _register(AgentSpec(
            help="transposition table size cap (states)"))))
 _register(AgentSpec(
     "greedy-reply", "reply",
-    "two plies: greedy turn's best turns, each answered by the opponent's greedy turn on "
-    "sampled hands; the turn worth most on average after its answers",
+    "greedy turn's best turns, each answered by the opponent's greedy turn on sampled hands "
+    "and then the mover's own next greedy turn; the turn worth most on average after them",
     (Option(name="candidates", type="int", default=16, min=1, max=64,
             help="the mover's best turns (by their own end) that get an answer"),
-     # hands=4: against greedy turn at 500 ms in the real game, 31-0-9 where one hand gave
-     # 29-0-11 (docs/results-heroes.md, "Greedy reply")
-     Option(name="hands", type="int", default=4, min=1, max=64,
+     # hands=2 with turns=2: the same 64 greedy-turn searches a turn as the earlier default
+     # (turns=1, hands=4). Against greedy turn in the real game: at 500 ms 34-0-6 where
+     # turns=1 gave 31-0-9; at 1 s through the referee 44-0-16 where turns=1 gave 42-0-18;
+     # against ne-mcts at 500 ms 23-0-17 (docs/results-heroes.md, "Greedy reply, three plies").
+     Option(name="hands", type="int", default=2, min=1, max=64,
             help="the opponent's hands sampled from an observation; each candidate's value is "
                  "the mean of its answers on them"),
-     Option(name="turns", type="int", default=1, min=0, max=8,
+     Option(name="turns", type="int", default=2, min=0, max=8,
             help="greedy turns played after a candidate before it is valued: 1 the opponent's "
                  "answer, 2 also the mover's next turn (the threats the answer left), ...; each "
                  "gets an even share of the answers' time"),

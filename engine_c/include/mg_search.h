@@ -253,9 +253,10 @@ int mg_search_emcts(const mg_game_vt *vt, const void *st, const mg_search_params
                     mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats);
 
 /* Greedy reply (mg_search_reply.c): greedy turn's p->arms best turns of the mover, each
- * answered by the opponent's greedy turn on st's hidden cards, the turn worth most to the
- * mover after its answer. Half a time budget goes to the mover's turn, the rest to the
- * answers; an iteration budget bounds each phase. An iteration is an outcome evaluated. */
+ * answered by p->rollout_turns greedy turns (the opponent's on st's hidden cards, then the
+ * mover's next, ...), the turn worth most to the mover after them. Half a time budget goes
+ * to the mover's turn, the rest to the answers; an iteration budget bounds each phase. An
+ * iteration is an outcome evaluated. */
 int mg_search_reply(const mg_game_vt *vt, const void *st, const mg_search_params *p,
                     mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats);
 
