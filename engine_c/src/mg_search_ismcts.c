@@ -169,7 +169,7 @@ static int is_generate(is_tree *t, int nd, const void *st)
 
 /* Fixed node: the next unexpanded edge, else the best by UCB1 over all (node visits).
  * With c = 0 (the heroes default) UCB1 is the mean: the loop then skips the square root and
- * division per edge, which were a fifth of the search's time (the same edge is chosen). */
+ * division per edge, most of the kernel's own time in a profile (the same edge is chosen). */
 static long is_select_fixed(is_tree *t, is_node *N)
 {
     if (N->nexp < N->n)

@@ -11,8 +11,9 @@
  *   MG_HIDDEN_REPLY), then the opponent's greedy turn (with p->rollout_turns = 2 also the
  *   mover's next greedy turn, and so on, alternating), then the mover's heuristic; a
  *   candidate's value is the mean over the D answers. The time left is shared evenly by
- *   the answers not yet played (with an iteration budget, each answer gets
- *   iterations / (k D) outcomes, so the search evaluates up to twice the budget's).
+ *   the answers not yet played, each of an answer's greedy turns an even share (with an
+ *   iteration budget, each greedy turn gets iterations / (k D turns) outcomes, so the
+ *   search evaluates up to twice the budget's).
  *   Every answer to hand j runs on the same random stream, so candidates differ by what
  *   they do, not by the cards they happen to draw.
  * - The plan is the candidate with the highest value, the earlier (the better by its own

@@ -84,7 +84,7 @@ VARIANTS = ["mcts:horizon_root=true,rollout_turns=2", "mcts:transpositions=false
             "fh-emcts:horizon=30,tree_depth=2,c=0", "mcts:preset=paper", "ne-mcts:preset=paper",
             "bb-mcts:preset=paper", "oep:preset=paper", "emcts:preset=paper", "fh-emcts:preset=paper",
             "greedy-reply:candidates=1", "greedy-reply:candidates=64,prune=false", "greedy-reply:hands=3",
-            "greedy-reply:turns=2"]
+            "greedy-reply:turns=1,hands=4"]
 
 
 @pytest.mark.parametrize("state_name", ["start", "mid0", "tiny-random-draws"])
