@@ -226,6 +226,9 @@ def test_determinized_kernels_return_legal_plans(name: str) -> None:
         _plays(st, pimc(obs, "mcts", k=2, iterations=200, seed=1).plan)
         _plays(st, ismcts(obs, iterations=200, seed=1).plan)
         _plays(st, run_on_state("reply-hidden", obs._root(), "reply", {}, k=3, iterations=200, seed=1).plan)
+        # three plies (greedy-reply's default in bots): the mover's own next turn after the answer
+        _plays(st, run_on_state("reply-hidden", obs._root(), "reply", {"rollout_turns": 2}, k=2,
+                                iterations=200, seed=1).plan)
 
 
 def _build_engine() -> Any:
