@@ -240,8 +240,9 @@ _register(AgentSpec(
             help="the mover's best turns (by their own end) that get an answer"),
      # hands=2 with turns=2: the same 64 greedy-turn searches a turn as the earlier default
      # (turns=1, hands=4). Against greedy turn in the real game: at 500 ms 34-0-6 where
-     # turns=1 gave 31-0-9; at 1 s through the referee 44-0-16 where turns=1 gave 42-0-18;
-     # against ne-mcts at 500 ms 23-0-17 (docs/results-heroes.md, "Greedy reply, three plies").
+     # turns=1 gave 31-0-9; at 1 s through the referee 96-0-24 over 120 games where turns=1
+     # gave 42-0-18 over 60; against ne-mcts at 1 s 21-0-9 where turns=1 gave 10-0-20
+     # (docs/results-heroes.md, "Greedy reply, three plies").
      Option(name="hands", type="int", default=2, min=1, max=64,
             help="the opponent's hands sampled from an observation; each candidate's value is "
                  "the mean of its answers on them"),
