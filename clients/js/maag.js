@@ -158,7 +158,9 @@ class Client extends EventEmitter {
   }
 
   _send(msg) {
-    if (!this.socket || this.socket.destroyed) return;
+    // After close() has ended our side, the server may still be sending (it can pair us into a
+    // new game before it reads our end): writing then would fail with "write after end".
+    if (!this.socket || this.socket.destroyed || this.socket.writableEnded) return;
     this.emit('sent', msg);
     this.socket.write(encode(msg));
   }
@@ -185,6 +187,7 @@ class Client extends EventEmitter {
     switch (m.type) {
       case 'game_start': {
         if (game) return; // a reconnect repeats game_start: keep the bot
+        if (this.closing) return; // we are leaving: the server forfeits a game it started meanwhile
         const info = { game_id: m.game_id, game: m.game, seat: m.seat, config: m.config,
           time_control: m.time_control, opponent: m.opponent };
         const g = { info, bot: this.options.bot(), prompt: 0 };

@@ -6,7 +6,7 @@ process (two from 10 games on) opens two connections per game: random bots that 
 answer every `your_turn` with one `act` (the most messages per action a bot can make).
 (`mode` "turn": bots that send each whole random turn as one `turn` message instead,
 played out on the engine's copy of the observation.) The referee pairs them and they play
-game after game. After a warm-up, for `seconds`:
+game after game. Once every bot is logged in, after a warm-up, for `seconds`:
 
 - actions_per_s: actions the referee accepted, counted by the bots, per second;
 - p50_ms / p99_ms: referee time, measured inside the referee from the moment a bot's
@@ -20,9 +20,9 @@ game after game. After a warm-up, for `seconds`:
 
 With `spectators` N > 0 the referee also serves its web view (`--web`) and one more process
 holds N WebSocket spectators of the running games (server/bench/spectators.py), started
-with the bots at the lowest scheduling priority (people's browsers run on their own
+before the bots at the lowest scheduling priority (people's browsers run on their own
 machines, not on the referee's cores); `spectator_frames_per_s` counts the snapshots they
-were pushed per second. `maag bench server --spectators N` measures each level without and
+were pushed per second during the bots' measured window. `maag bench server --spectators N` measures each level without and
 with them, alternating, and reports the ratio of the throughputs.
 """
 
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -46,6 +47,7 @@ from typing import Any
 import msgpack
 
 LEVELS = (1, 10, 100)
+LOGIN_TIMEOUT = 60.0  # seconds for every bench bot to be logged in before the warm-up starts
 
 
 def _pct(xs: list[float], q: float) -> float:
@@ -106,6 +108,10 @@ class _Bot:
             from maag.engine import Game
 
             self.games[m["game_id"]] = Game(m["game"], m["config"])
+        elif t == "welcome":
+            self.stats["welcomed"] += 1
+            if self.stats["welcomed"] == self.stats["bots"]:
+                self.stats["all_welcomed"].set()
         elif t == "result":
             if self.stats["measuring"]:
                 self.stats["actions"] += m["accepted"]
@@ -129,11 +135,18 @@ class _Bot:
 
 
 async def _client(port: int, tokens: list[str], warmup: float, seconds: float, mode: str) -> dict[str, Any]:
-    stats: dict[str, Any] = {"measuring": False, "actions": 0, "rtt": [], "errors": 0}
+    stats: dict[str, Any] = {"measuring": False, "actions": 0, "rtt": [], "errors": 0, "bots": len(tokens),
+                             "welcomed": 0, "all_welcomed": asyncio.Event()}
     rng = random.Random(1)
     tasks = [asyncio.create_task(_Bot(t, random.Random(rng.random()), stats, mode).run(port)) for t in tokens]
+    # The warm-up starts once every bot is logged in: on a loaded machine connecting can take
+    # longer than the warm-up itself, and the window would then measure bots still logging
+    # in (a bot the referee refused is reported by its error count; the wait has a limit).
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(stats["all_welcomed"].wait(), LOGIN_TIMEOUT)
     await asyncio.sleep(warmup)
     stats["measuring"] = True
+    print("measuring", flush=True)
     t0 = time.perf_counter()
     await asyncio.sleep(seconds)
     stats["measuring"] = False
@@ -192,6 +205,16 @@ def start_clients(tmp: Path, port: int, tokens: list[str], k: int, warmup: float
     return clients
 
 
+def _expect_line(proc: subprocess.Popen[str], line: str, what: str) -> None:
+    """Wait for `proc` to print `line` (it prints nothing else before it)."""
+    assert proc.stdout is not None
+    got = proc.stdout.readline().strip()
+    if got != line:
+        proc.kill()
+        err = proc.stderr.read() if proc.stderr else ""
+        raise RuntimeError(f"{what} failed before its {line!r} line: {got!r} {err[-2000:]}")
+
+
 def _free_port() -> int:
     import socket
 
@@ -225,19 +248,26 @@ def run_level(games: int, warmup: float, seconds: float, mode: str = "act",
             # The bots' work is spread over two processes from 10 games on, so that they do
             # not become the bottleneck on a 2-core machine.
             k = 2 if games >= 10 else 1
-            clients = start_clients(tmp, port, tokens, k, warmup, seconds, mode)
             watchers = None
             if spectators > 0:
                 cmd = [sys.executable, "-m", "maag.server.bench.spectators", f"http://127.0.0.1:{web}",
-                       str(spectators), str(warmup + seconds)]
+                       str(spectators), "-"]
                 # People's browsers run on their own machines; here the spectators share the
                 # two cores with the referee and the bots, so they run at the lowest priority
                 # and take only the time the measured processes leave (docs/benchmarks.md).
-                watchers = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                            preexec_fn=_lowest_priority)
+                watchers = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                            stderr=subprocess.PIPE, text=True, preexec_fn=_lowest_priority)
+                _expect_line(watchers, "ready", "bench spectators")
+            clients = start_clients(tmp, port, tokens, k, warmup, seconds, mode)
+            for c in clients:  # each prints `measuring` when its window opens
+                _expect_line(c, "measuring", "bench client")
+            if watchers is not None:
+                assert watchers.stdin is not None
+                watchers.stdin.write("measure\n")
+                watchers.stdin.flush()
             res: dict[str, Any] = {"actions": 0, "seconds": 0.0, "rtt": [], "errors": 0}
             for c in clients:
-                out, err = c.communicate(timeout=warmup + seconds + 120)
+                out, err = c.communicate(timeout=seconds + 120)
                 if c.returncode != 0:
                     raise RuntimeError(f"bench client failed: {err[-2000:]}")
                 r = json.loads(out)
@@ -246,7 +276,7 @@ def run_level(games: int, warmup: float, seconds: float, mode: str = "act",
                 res["rtt"] += r["rtt"]
                 res["errors"] += r["errors"]
             if watchers is not None:
-                out, err = watchers.communicate(timeout=warmup + seconds + 120)
+                out, err = watchers.communicate(timeout=120)  # closes its stdin: it stops counting
                 if watchers.returncode != 0:
                     raise RuntimeError(f"bench spectators failed: {err[-2000:]}")
                 watched = json.loads(out)

@@ -60,7 +60,7 @@ def run(games: int = 200, minutes: float = 10.0, sample_s: float = 10.0,
                 out, err = c.communicate(timeout=300)
                 if c.returncode != 0:
                     raise RuntimeError(f"soak client failed: {err[-2000:]}")
-                actions += int(json.loads(out)["actions"])
+                actions += int(json.loads(out.splitlines()[-1])["actions"])  # after its `measuring` line
         finally:
             for c in clients:
                 if c.poll() is None:

@@ -10,6 +10,13 @@ most). Frames are counted, not decoded (a finished game's last snapshot is told 
 machine.
 
     python -m maag.server.bench.spectators URL N SECONDS    (prints one JSON object)
+    python -m maag.server.bench.spectators URL N -          (driven through stdin, below)
+
+With `-` the process is driven by `maag bench server`: it prints `ready` once the lobby's
+socket is open, counts frames from the line `measure` on its stdin, and stops at the end of
+its stdin. The bench starts the bots only after `ready` and sends `measure` when the bots
+start measuring: at the lowest priority on a loaded machine the spectators can take seconds
+to start, and a window of their own would then not be the bots' one.
 """
 
 from __future__ import annotations
@@ -24,16 +31,19 @@ from typing import Any
 __all__ = ["watch"]
 
 
-async def watch(url: str, n: int, seconds: float) -> dict[str, Any]:
-    """Run `n` spectators of the web view at `url` for `seconds`; their counts."""
+async def watch(url: str, n: int, seconds: float | None) -> dict[str, Any]:
+    """Run `n` spectators of the web view at `url` and count for `seconds` once connected (None:
+    as stdin says, see the module docstring); their counts."""
     import aiohttp
 
-    stats = {"spectators": n, "frames": 0, "bytes": 0, "games_followed": 0, "gone": 0, "seconds": seconds}
+    stats = {"spectators": n, "frames": 0, "bytes": 0, "games_followed": 0, "gone": 0, "seconds": 0.0}
     running: list[str] = []
     lobby = {"changed": asyncio.Event()}  # set (and replaced) at each lobby push
+    connected = asyncio.Event()
 
     async def follow_lobby(http: aiohttp.ClientSession) -> None:
         async with http.ws_connect(url + "/ws/lobby") as ws:
+            connected.set()
             async for msg in ws:
                 running[:] = [str(g["game_id"]) for g in json.loads(msg.data)["games"]]
                 changed, lobby["changed"] = lobby["changed"], asyncio.Event()
@@ -67,8 +77,18 @@ async def watch(url: str, n: int, seconds: float) -> dict[str, Any]:
     async with aiohttp.ClientSession(connector=connector) as http:
         tasks = [asyncio.ensure_future(follow_lobby(http))]
         tasks += [asyncio.ensure_future(spectator(http, i)) for i in range(n)]
+        await asyncio.wait_for(connected.wait(), 120)
+        if seconds is None:
+            print("ready", flush=True)
+            while (await asyncio.to_thread(sys.stdin.readline)).strip() not in ("measure", ""):
+                pass
+        for k in ("frames", "bytes", "games_followed", "gone"):
+            stats[k] = 0
         t0 = time.monotonic()
-        await asyncio.sleep(seconds)
+        if seconds is None:
+            await asyncio.to_thread(sys.stdin.read)  # until the end of stdin
+        else:
+            await asyncio.sleep(seconds)
         stats["seconds"] = time.monotonic() - t0
         for t in tasks:
             t.cancel()
@@ -79,7 +99,7 @@ async def watch(url: str, n: int, seconds: float) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    url, n, seconds = argv[0], int(argv[1]), float(argv[2])
+    url, n, seconds = argv[0], int(argv[1]), None if argv[2] == "-" else float(argv[2])
     print(json.dumps(asyncio.run(watch(url, n, seconds))))
     return 0
 

@@ -159,6 +159,37 @@ test('a plan for a timed-out turn is dropped', async (t) => {
   assert.equal(srv.lines.length, 2);
 });
 
+test('a game the server starts after stopAfter is ignored: no write after our end', async (t) => {
+  // Under load the server pairs the bot into another game before it reads the bot's end of
+  // the connection; the client must leave quietly, not fail with "write after end".
+  const start = (id) => ({ type: 'game_start', game_id: id, game: 'heroes', seat: 1, config: {},
+    time_control: {}, opponent: 'x' });
+  const srv = await scriptedServer((line, sock, i) => {
+    if (i === 1) {
+      send(sock, { type: 'welcome', bot: 'js', server: 's', max_frame: 65536 });
+      send(sock, start('g1'));
+      send(sock, { type: 'your_turn', game_id: 'g1', observation: OBS, time_left_ms: 900, legal: LEGAL });
+    } else if (i === 2) {
+      // one chunk: the end of g1, then a new game and its first prompt
+      sock.write([{ type: 'game_over', game_id: 'g1', winner: 1, reason: 'rules' }, start('g2'),
+        { type: 'your_turn', game_id: 'g2', observation: OBS, time_left_ms: 900, legal: LEGAL }]
+        .map((m) => JSON.stringify({ v: 1, ...m }) + '\n').join(''));
+    }
+  });
+  t.after(() => srv.close());
+  const started = [];
+  const client = new Client({ port: srv.port, token: 't', wantLegal: true, stopAfter: 1, bot: () => ({
+    onGameStart(info) { started.push(info.game_id); },
+    chooseTurn(obs) { return { actions: [obs.legal[1]] }; },
+  }) });
+  await client.connect();
+  const records = await client.run();
+  srv.close();
+  assert.deepEqual(records.map((r) => r.game.game_id), ['g1']);
+  assert.deepEqual(started, ['g1']);
+  assert.equal(srv.lines.length, 3); // greeting, hello, the one turn of g1
+});
+
 test('auth failure rejects connect with the server code', async (t) => {
   const srv = await scriptedServer((line, sock, i) => {
     if (i === 1) {
