@@ -22,8 +22,9 @@ With `spectators` N > 0 the referee also serves its web view (`--web`) and one m
 holds N WebSocket spectators of the running games (server/bench/spectators.py), started
 before the bots at the lowest scheduling priority (people's browsers run on their own
 machines, not on the referee's cores); `spectator_frames_per_s` counts the snapshots they
-were pushed per second during the bots' measured window. `maag bench server --spectators N` measures each level without and
-with them, alternating, and reports the ratio of the throughputs.
+were pushed per second during the bots' measured window. `maag bench server --spectators N`
+measures each level without and with them, alternating, and reports the ratio of the
+throughputs.
 """
 
 from __future__ import annotations
