@@ -206,6 +206,12 @@ def start_clients(tmp: Path, port: int, tokens: list[str], k: int, warmup: float
     return clients
 
 
+def client_counts(out: str) -> dict[str, Any]:
+    """What a bench client printed at its end: its counts, the JSON object on its last line
+    (after its `measuring` line, if the caller has not read that already)."""
+    return dict(json.loads(out.splitlines()[-1]))
+
+
 def _expect_line(proc: subprocess.Popen[str], line: str, what: str) -> None:
     """Wait for `proc` to print `line` (it prints nothing else before it)."""
     assert proc.stdout is not None
@@ -271,7 +277,7 @@ def run_level(games: int, warmup: float, seconds: float, mode: str = "act",
                 out, err = c.communicate(timeout=seconds + 120)
                 if c.returncode != 0:
                     raise RuntimeError(f"bench client failed: {err[-2000:]}")
-                r = json.loads(out)
+                r = client_counts(out)
                 res["actions"] += r["actions"]
                 res["seconds"] = max(res["seconds"], r["seconds"])
                 res["rtt"] += r["rtt"]

@@ -10,7 +10,6 @@ warm-up (the first minute): within 10%, the memory is flat. Bounded: it ends aft
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import tempfile
@@ -35,7 +34,7 @@ def rss_kib(pid: int) -> int:
 def run(games: int = 200, minutes: float = 10.0, sample_s: float = 10.0,
         progress: Callable[[float, float], None] | None = None) -> dict[str, Any]:
     """Samples [(seconds since start, RSS KiB)], actions played, and the verdict."""
-    from maag.server.bench.server import bench_db, start_clients, start_referee
+    from maag.server.bench.server import bench_db, client_counts, start_clients, start_referee
 
     seconds = minutes * 60.0
     with tempfile.TemporaryDirectory(prefix="maag-soak-") as d:
@@ -60,7 +59,7 @@ def run(games: int = 200, minutes: float = 10.0, sample_s: float = 10.0,
                 out, err = c.communicate(timeout=300)
                 if c.returncode != 0:
                     raise RuntimeError(f"soak client failed: {err[-2000:]}")
-                actions += int(json.loads(out.splitlines()[-1])["actions"])  # after its `measuring` line
+                actions += int(client_counts(out)["actions"])
         finally:
             for c in clients:
                 if c.poll() is None:
