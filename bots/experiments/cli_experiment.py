@@ -235,6 +235,32 @@ def _shipped() -> list[str]:
     return study.shipped()
 
 
+class _PlainProgress:
+    """Progress as a line at most every `every` seconds (and at the last game): games done of
+    the total, time elapsed and the time left at the rate so far."""
+
+    def __init__(self, console: Console, every: float = 60.0) -> None:
+        self.console, self.every = console, every
+        self.total, self.done = 0, 0
+        self.start = self.last = time.monotonic()
+
+    def game(self, what: str) -> None:
+        self.done += 1
+        now = time.monotonic()
+        if now - self.last < self.every and self.done < self.total:
+            return
+        self.last = now
+        spent = now - self.start
+        left = spent / self.done * max(0, self.total - self.done)
+        self.console.print(f"{self.done}/{self.total} games, {_clock(spent)} elapsed, "
+                           f"ETA {_clock(left)} (last: {what})", highlight=False)
+
+
+def _clock(seconds: float) -> str:
+    s = int(seconds + 0.5)
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+
 def run_study(args: argparse.Namespace) -> int:
     import rich.progress as rp
     from maag.bots.experiments import study
@@ -251,14 +277,20 @@ def run_study(args: argparse.Namespace) -> int:
                      rp.TimeElapsedColumn(), rp.TextColumn("ETA"), rp.TimeRemainingColumn(),
                      console=console) as prog:
         bar = prog.add_task(s.name, total=None)
+        # Off a terminal (a log file, nohup) rich draws no bar, so a plain line every minute.
+        plain = _PlainProgress(console) if not console.is_terminal else None
 
         def on_start(todo: int, held: int) -> None:
             console.print(f"{s.title}: {todo} games to play, {held} in {data}", highlight=False)
             prog.update(bar, total=todo)
+            if plain is not None:
+                plain.total = todo
 
         def on_game(rec: dict[str, Any]) -> None:
             point = "" if rec["point"] is None else f" at {rec['point']}"
             prog.update(bar, advance=1, description=f"{rec['a']} vs {rec['b']}{point}")
+            if plain is not None:
+                plain.game(f"{rec['a']} vs {rec['b']}{point}")
 
         try:
             study.run(s, data, games=args.games, jobs=args.jobs, dask=args.dask, on_start=on_start,

@@ -57,6 +57,8 @@ def test_a_shipped_study_runs_end_to_end_at_a_tiny_budget(name: str, tmp_path: P
     keys = {p.key for p in study.pairings(s)}
     assert len(lines) == 2 * len(keys)
     assert {d["key"] for d in lines} == keys
+    # off a terminal, progress is a plain line (here the last game's, with nothing left)
+    assert f"{len(lines)}/{len(lines)} games, " in r.stderr and "ETA 0:00:00" in r.stderr, r.stderr
     assert len({(d["key"], d["index"], d["seed"]) for d in lines}) == len(lines)
     for d in lines:
         assert d["winner"] in ("a", "b", None) and d["turns"] > 0 and d["study"] == name
