@@ -253,7 +253,7 @@ class _PlainProgress:
         spent = now - self.start
         left = spent / self.done * max(0, self.total - self.done)
         self.console.print(f"{self.done}/{self.total} games, {_clock(spent)} elapsed, "
-                           f"ETA {_clock(left)} (last: {what})", highlight=False)
+                           f"ETA {_clock(left)} (last: {what})", highlight=False, soft_wrap=True)
 
 
 def _clock(seconds: float) -> str:
