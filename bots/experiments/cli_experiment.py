@@ -288,9 +288,10 @@ def run_study(args: argparse.Namespace) -> int:
 
         def on_game(rec: dict[str, Any]) -> None:
             point = "" if rec["point"] is None else f" at {rec['point']}"
-            prog.update(bar, advance=1, description=f"{rec['a']} vs {rec['b']}{point}")
+            what = f"{rec['a']} vs {rec['b']}{point}"
+            prog.update(bar, advance=1, description=what)
             if plain is not None:
-                plain.game(f"{rec['a']} vs {rec['b']}{point}")
+                plain.game(what)
 
         try:
             study.run(s, data, games=args.games, jobs=args.jobs, dask=args.dask, on_start=on_start,
