@@ -28,6 +28,8 @@ enum {
     EV_GAIN_MANA,    /* seat, n */
     EV_ARMOR,        /* seat, n */
     EV_IMMUNE,       /* seat */
+    EV_DEATHRATTLE,  /* seat, card = the dead minion's, src = its eid, slot = the surviving
+                        minions left of it, n = its board index before the death phase */
 };
 
 #define SLOT_END 255
@@ -49,6 +51,10 @@ typedef struct cd_ctx {
     cd_state *st;
     mg_rng *rng;
     int head, tail;
+    /* The deathrattle summons placed in the current death phase, per seat: their sources'
+     * board indexes before the phase (a later one counts those that stood left of it). */
+    uint8_t ndr[2];
+    uint8_t dr_from[2][CD_BOARD_MAX];
     cd_event q[QCAP];
 } cd_ctx;
 
@@ -313,9 +319,9 @@ static int set_members(const cd_state *st, int seat, int sel, uint16_t self, uin
 }
 
 /* Queue the events of one op. `chosen` is the eid of the chosen target (0 for none),
- * `self` the source minion's eid, `slot` where a deathrattle's source stood. */
+ * `self` the source minion's eid, `dr` the deathrattle being resolved (NULL for none). */
 static void emit(cd_ctx *c, const cd_op *op, int seat, int card, uint16_t self, uint16_t chosen,
-                 int slot)
+                 const cd_event *dr)
 {
     cd_state *st = c->st;
     uint16_t targets[2 * (CD_BOARD_MAX + 1)];
@@ -360,11 +366,13 @@ static void emit(cd_ctx *c, const cd_op *op, int seat, int card, uint16_t self, 
     case CD_E_SUMMON:
         for (int i = 0; i < op->n; i++) {
             cd_event e = ev(EV_SUMMON, seat, self, 0, 0, op->arg, card);
-            /* REAL placement (spec §3.1): a deathrattle's summon takes its source's slot, a
-             * minion in play summons to its right, anything else at the right end. */
-            if (slot >= 0)
-                e.slot = (uint8_t)slot;
-            else if (self > 2 && (op->trig == CD_TR_BC || op->trig == CD_TR_COMBO))
+            /* REAL placement (spec §3.1): a deathrattle's summon takes its source's slot among
+             * the survivors, a minion in play summons to its right, anything else at the
+             * right end. */
+            if (dr) {
+                e.slot = dr->slot;
+                e.n = dr->n;
+            } else if (self > 2 && (op->trig == CD_TR_BC || op->trig == CD_TR_COMBO))
                 e.slot = SLOT_RIGHT_OF_SRC;
             push(c, e);
         }
@@ -397,13 +405,14 @@ static void emit(cd_ctx *c, const cd_op *op, int seat, int card, uint16_t self, 
 }
 
 /* Queue every op of `card` with trigger `trig`. */
-static void emit_trigger(cd_ctx *c, int card, int trig, int seat, uint16_t self, uint16_t chosen, int slot)
+static void emit_trigger(cd_ctx *c, int card, int trig, int seat, uint16_t self, uint16_t chosen,
+                         const cd_event *dr)
 {
     const cd_card *k = cd_info(card);
     for (int i = 0; i < k->nops; i++) {
         const cd_op *op = &CD_OPS[k->first_op + i];
         if (op->trig == trig)
-            emit(c, op, seat, card, self, chosen, slot);
+            emit(c, op, seat, card, self, chosen, dr);
     }
 }
 
@@ -629,7 +638,7 @@ static void damaged(cd_ctx *c, const cd_event *e)
         if (on_target && have_t) {
             const cd_minion *m = &st->p[t.seat].board[t.slot];
             if (!m->silenced)
-                emit_trigger(c, m->card, CD_TR_ON_DAMAGED, t.seat, m->eid, 0, -1);
+                emit_trigger(c, m->card, CD_TR_ON_DAMAGED, t.seat, m->eid, 0, NULL);
         } else if (!on_target && have_s) {
             const cd_minion *m = &st->p[s.seat].board[s.slot];
             if (!m->silenced && has_trigger(m->card, CD_TR_ON_DEALT_DAMAGE))
@@ -709,13 +718,21 @@ static int place(cd_ctx *c, int seat, int card, int slot)
 
 static void summon(cd_ctx *c, const cd_event *e)
 {
-    int slot = e->slot;
+    int slot = e->slot, seat = e->seat;
+    int from_dr = slot < SLOT_RIGHT_OF_SRC;
     cd_ref s;
     if (slot == SLOT_RIGHT_OF_SRC)
-        slot = cd_find(c->st, e->src, &s) && s.seat == e->seat ? s.slot + 1 : SLOT_END;
-    int eid = place(c, e->seat, e->arg, slot);
-    if (eid)
-        push(c, ev(EV_SUMMONED, e->seat, 0, (uint16_t)eid, 0, 0, e->arg));
+        slot = cd_find(c->st, e->src, &s) && s.seat == seat ? s.slot + 1 : SLOT_END;
+    if (from_dr) /* a deathrattle's: its source's place among the survivors (spec §3.1), right
+                    of the summons of this death phase whose sources stood left of it */
+        for (int i = 0; i < c->ndr[seat]; i++)
+            slot += c->dr_from[seat][i] <= e->n;
+    int eid = place(c, seat, e->arg, slot);
+    if (!eid)
+        return;
+    if (from_dr && c->ndr[seat] < CD_BOARD_MAX)
+        c->dr_from[seat][c->ndr[seat]++] = (uint8_t)e->n;
+    push(c, ev(EV_SUMMONED, seat, 0, (uint16_t)eid, 0, 0, e->arg));
 }
 
 /* Knife Juggler: after its controller summons another minion (ascending eid). */
@@ -739,7 +756,7 @@ static void summoned(cd_ctx *c, const cd_event *e)
         cd_ref r;
         if (cd_find(c->st, order[i], &r)) {
             const cd_minion *m = &c->st->p[r.seat].board[r.slot];
-            emit_trigger(c, m->card, CD_TR_ON_SUMMON_FRIENDLY, r.seat, m->eid, 0, -1);
+            emit_trigger(c, m->card, CD_TR_ON_SUMMON_FRIENDLY, r.seat, m->eid, 0, NULL);
         }
     }
 }
@@ -773,6 +790,32 @@ static void equip(cd_state *st, cd_player *p, int card)
     p->weapon_atk = (int8_t)cd_info(card)->atk;
     p->weapon_dur = (int8_t)cd_info(card)->hp;
     p->weapon_eid = st->next_eid++;
+}
+
+/* Reverse q[i..j). */
+static void reverse(cd_event *q, int i, int j)
+{
+    for (j--; i < j; i++, j--) {
+        cd_event t = q[i];
+        q[i] = q[j];
+        q[j] = t;
+    }
+}
+
+/* A deathrattle's turn in the queue (spec §5.7): its effects are chosen now, so a minion
+ * summoned by an earlier deathrattle of the death phase can be hit, and they resolve before
+ * the later deathrattles (they take its place at the front of the queue); what they cause
+ * in turn (POST listeners) goes to the back as usual. */
+static void deathrattle(cd_ctx *c, const cd_event *e)
+{
+    int before = c->tail - c->head;
+    emit_trigger(c, e->card, CD_TR_DR, e->seat, e->src, 0, e);
+    int added = c->tail - c->head - before;
+    if (added > 0 && before > 0) { /* rotate the new events to the front */
+        reverse(c->q, c->head, c->tail - added);
+        reverse(c->q, c->tail - added, c->tail);
+        reverse(c->q, c->head, c->tail);
+    }
 }
 
 static void apply_event(cd_ctx *c, const cd_event *e)
@@ -840,6 +883,7 @@ static void apply_event(cd_ctx *c, const cd_event *e)
     }
     case EV_ARMOR: st->p[e->seat].armor = (int16_t)(st->p[e->seat].armor + e->n); break;
     case EV_IMMUNE: st->p[e->seat].immune = 1; break;
+    case EV_DEATHRATTLE: deathrattle(c, e); break;
     default: break;
     }
 }
@@ -855,8 +899,8 @@ static void game_over(cd_state *st)
     st->winner = (int8_t)(d0 && d1 ? -1 : d0 ? 1 : 0);
 }
 
-/* Remove the dead, ascending eid, one at a time (a deathrattle summon takes the slot its
- * source left); queue their deathrattles; returns whether anything died. */
+/* Remove the dead all at once (spec §5.7), then queue their deathrattles in ascending eid,
+ * each remembering its source's slot among the survivors; returns whether anything died. */
 static int death_phase(cd_ctx *c)
 {
     cd_state *st = c->st;
@@ -868,25 +912,40 @@ static int death_phase(cd_ctx *c)
             any = 1;
         }
     }
-    for (;;) {
-        int best_s = -1, best_i = -1;
-        for (int s = 0; s < 2; s++)
-            for (int i = 0; i < st->p[s].nboard; i++)
-                if (st->p[s].board[i].hp <= 0 &&
-                    (best_s < 0 || st->p[s].board[i].eid < st->p[best_s].board[best_i].eid)) {
-                    best_s = s;
-                    best_i = i;
+    cd_event dr[2 * CD_BOARD_MAX];
+    int ndr = 0;
+    for (int s = 0; s < 2; s++) {
+        cd_player *p = &st->p[s];
+        int kept = 0, n = p->nboard;
+        for (int i = 0; i < n; i++) {
+            cd_minion *m = &p->board[i];
+            if (m->hp > 0) {
+                if (kept != i)
+                    p->board[kept] = *m;
+                kept++;
+                continue;
+            }
+            if (!m->silenced && has_trigger(m->card, CD_TR_DR)) { /* ascending eid: insertion */
+                cd_event e = ev(EV_DEATHRATTLE, s, m->eid, 0, i, 0, m->card);
+                e.slot = (uint8_t)kept;
+                int j = ndr++;
+                while (j > 0 && dr[j - 1].src > e.src) {
+                    dr[j] = dr[j - 1];
+                    j--;
                 }
-        if (best_s < 0)
-            break;
-        cd_player *p = &st->p[best_s];
-        cd_minion dead = p->board[best_i];
-        memmove(&p->board[best_i], &p->board[best_i + 1], (size_t)(p->nboard - best_i - 1) * sizeof dead);
-        p->nboard--;
-        memset(&p->board[p->nboard], 0, sizeof dead);
-        if (!dead.silenced)
-            emit_trigger(c, dead.card, CD_TR_DR, best_s, dead.eid, 0, best_i);
+                dr[j] = e;
+            }
+        }
+        if (kept == n)
+            continue;
+        memset(&p->board[kept], 0, (size_t)(n - kept) * sizeof p->board[0]);
+        p->nboard = (uint8_t)kept;
         any = 1;
+    }
+    if (any) {
+        c->ndr[0] = c->ndr[1] = 0;
+        for (int i = 0; i < ndr; i++)
+            push(c, dr[i]);
     }
     refresh(st);
     return any;
@@ -900,7 +959,7 @@ static int changes_board(int type)
     switch (type) {
     case EV_DRAW: case EV_SUMMONED: case EV_DAMAGED: case EV_FREEZE: case EV_GIVE:
     case EV_KILL_WEAPON: case EV_EQUIP: case EV_OVERLOAD: case EV_GAIN_MANA: case EV_ARMOR:
-    case EV_IMMUNE:
+    case EV_IMMUNE: case EV_DEATHRATTLE:
         return 0;
     default:
         return 1;
@@ -969,20 +1028,20 @@ static void play(cd_ctx *c, int h, int tcode)
             p->secret_eid[p->nsecrets++] = st->next_eid++;
             return;
         }
-        emit_trigger(c, card, trig, seat, 0, chosen, -1);
+        emit_trigger(c, card, trig, seat, 0, chosen, NULL);
         resolve(c);
         return;
     }
     if (k->type == CD_TYPE_WE) {
         equip(st, p, card);
-        emit_trigger(c, card, trig, seat, 0, chosen, -1);
+        emit_trigger(c, card, trig, seat, 0, chosen, NULL);
         resolve(c);
         return;
     }
     /* A played minion goes to the right end; its POST waits for the battlecry's own
      * sub-queue and death phase (REAL, spec §5.3). */
     int eid = place(c, seat, card, CD_BOARD_MAX);
-    emit_trigger(c, card, trig, seat, (uint16_t)eid, chosen, -1);
+    emit_trigger(c, card, trig, seat, (uint16_t)eid, chosen, NULL);
     resolve(c);
     if (st->terminal)
         return;
@@ -1030,7 +1089,7 @@ static uint16_t before_attack(cd_ctx *c, int seat, int from_hero, uint16_t targe
             if (cd_find(st, (uint16_t)eid, &r))
                 target = (uint16_t)eid; /* RETARGET(NEW) */
         } else if (!noble && ts && att->weapon) {
-            emit_trigger(c, att->weapon, CD_TR_ON_HERO_ATTACK, seat, 0, 0, -1);
+            emit_trigger(c, att->weapon, CD_TR_ON_HERO_ATTACK, seat, 0, 0, NULL);
             resolve(c);
         }
     }
@@ -1100,6 +1159,7 @@ void cd_start_turn(cd_state *st, mg_rng *rng)
     c.st = st;
     c.rng = rng;
     c.head = c.tail = 0;
+    c.ndr[0] = c.ndr[1] = 0;
     push(&c, ev(EV_DRAW, st->current, 0, 0, 0, 0, 0));
     resolve(&c);
 }
@@ -1126,6 +1186,7 @@ void cd_do_action(cd_state *st, mg_action a, mg_rng *rng)
     c.st = st;
     c.rng = rng;
     c.head = c.tail = 0;
+    c.ndr[0] = c.ndr[1] = 0;
     switch (CD_A_TYPE(a)) {
     case CD_A_END_TURN: end_turn(st, rng); break;
     case CD_A_PLAY: play(&c, CD_A_SRC(a), CD_A_TARGET(a)); break;

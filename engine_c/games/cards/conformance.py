@@ -138,7 +138,8 @@ def _flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
 
 def _comparable(view: dict[str, Any], over: bool) -> dict[str, Any]:
     """The fields the README compares: all but eids, auras' enchantment entries, the
-    waiting player's per-turn bookkeeping; at the end of a game, the result, heroes and boards."""
+    waiting player's per-turn bookkeeping; on the step that ends the game, `over` and
+    `winner` only (the reference stops when a hero dies and skips the rest of the action)."""
     v = json.loads(json.dumps(view))
     waiting = 1 - v["active"]
     for s, p in enumerate(v["players"]):
@@ -155,9 +156,7 @@ def _comparable(view: dict[str, Any], over: bool) -> dict[str, Any]:
             for k in HERO_PER_TURN:
                 p["hero"].pop(k, None)
     if over:
-        return {"over": v["over"], "winner": v["winner"],
-                "players": [{"hero": {k: p["hero"][k] for k in ("hp", "armor")}, "board": p["board"]}
-                            for p in v["players"]]}
+        return {"over": v["over"], "winner": v["winner"]}
     return v
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 from cards_position import END, attack, me, minion, play, player, position, ref
-from maag.engine import Game, IllegalActionError
+from maag.engine import Game, IllegalActionError, State
 
 # ---- summons and the board ------------------------------------------------------------------
 
@@ -44,6 +44,71 @@ def test_cairne_leaves_baine_in_his_place() -> None:
                                                                       minion("N09")]))
     st.apply(play(0, "M08", ref(2, 1)))
     assert [m["card"] for m in me(st, 2)["board"]] == ["N09", "T_BAINE", "N09"]
+
+
+# ---- simultaneous deaths (spec v1.3 §3.1 "Summon placement", §5.7) ------------------------------
+
+
+def cards(st: State, seat: int) -> list[str]:
+    return [m["card"] for m in me(st, seat)["board"]]
+
+
+@pytest.mark.parametrize("left_eid, right_eid", [(20, 5), (5, 20)])
+def test_golems_dying_either_side_of_a_survivor_return_to_their_sides(left_eid: int, right_eid: int) -> None:
+    # Flamestrike (4 to each enemy minion): a Raptor and two Harvest Golems die, the Yeti and
+    # the Ogre survive. Each Damaged Golem takes its source's slot among the survivors, in
+    # either eid order (the slot is not counted at each removal).
+    board = [minion("N09", eid=10), minion("N17", eid=left_eid), minion("N24", eid=11),
+             minion("N17", eid=right_eid), minion("N30", eid=12)]
+    st = position(player(hand=["M12"]), p2=player("paladin", board=board))
+    st.apply(play(0, "M12"))
+    assert cards(st, 2) == ["T_GOLEM", "N24", "T_GOLEM", "N30"]
+    assert [m["hp"] for m in me(st, 2)["board"]] == [1, 1, 1, 3]
+
+
+def test_neighbouring_golems_dying_together_keep_their_order() -> None:
+    board = [minion("N24", eid=10), minion("N17", eid=20, hp=1), minion("N31", eid=5, hp=1),
+             minion("N24", eid=11)]
+    st = position(player(hand=["M03"]), p2=player("paladin", board=board))
+    st.apply(play(0, "M03"))  # Arcane Explosion: Cairne's deathrattle resolves first (eid 5)
+    assert cards(st, 2) == ["N24", "T_GOLEM", "T_BAINE", "N24"]
+
+
+def test_a_deathrattle_summon_is_hit_by_a_later_deathrattle_of_the_same_death_phase() -> None:
+    # Arcane Explosion kills a Harvest Golem (eid 5) and an Abomination (eid 6): the golem's
+    # deathrattle resolves first, so its Damaged Golem is on the board when the Abomination
+    # deals 2 to every character, and dies of it.
+    board = [minion("N17", eid=5, hp=1), minion("N27", eid=6, hp=1)]
+    st = position(player(hand=["M03"]), p2=player("paladin", board=board))
+    st.apply(play(0, "M03"))
+    assert cards(st, 2) == []
+    assert me(st, 1)["hero"]["hp"] == 28 and me(st, 2)["hero"]["hp"] == 28
+
+
+def test_an_earlier_deathrattle_does_not_see_a_later_summon() -> None:
+    # The same deaths in the other eid order: the Abomination's damage comes first, the
+    # Damaged Golem arrives after it and lives.
+    board = [minion("N17", eid=6, hp=1), minion("N27", eid=5, hp=1)]
+    st = position(player(hand=["M03"]), p2=player("paladin", board=board))
+    st.apply(play(0, "M03"))
+    assert cards(st, 2) == ["T_GOLEM"] and me(st, 2)["board"][0]["hp"] == 1
+    assert me(st, 1)["hero"]["hp"] == 28 and me(st, 2)["hero"]["hp"] == 28
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_knife_juggler_throws_for_each_deathrattle_summon_after_every_deathrattle(seed: int) -> None:
+    # Arcane Explosion kills two Harvest Golems and an Abomination beside a Knife Juggler
+    # (buffed to survive). The deathrattles resolve first, in eid order: two Damaged Golems,
+    # then 2 damage to everything (the golems and the enemy Raptor die); then the juggler's
+    # two knives, one per summon, can only find the enemy hero.
+    kj = minion("N11", eid=5, hp=5, ench=[{"src": "P09", "kind": "buff", "atk": 0, "hp": 4}])
+    board = [kj, minion("N17", eid=6, hp=1), minion("N17", eid=7, hp=1), minion("N27", eid=8, hp=1)]
+    st = position(player(hand=["M03"], board=[minion("N09", eid=9)]), p2=player("paladin", board=board),
+                  seed=seed)
+    st.apply(play(0, "M03"))
+    assert cards(st, 1) == [] and cards(st, 2) == ["N11"]
+    assert me(st, 2)["board"][0]["hp"] == 2  # 1 from the explosion, 2 from the Abomination
+    assert me(st, 1)["hero"]["hp"] == 30 - 2 - 2 and me(st, 2)["hero"]["hp"] == 28
 
 
 def test_the_defias_bandit_enters_right_of_its_ringleader_only_with_combo() -> None:
@@ -151,6 +216,27 @@ def test_a_hero_at_zero_loses_and_nothing_more_is_legal() -> None:
     st = position(player(hand=["M08"]), p2=player("paladin", hp=6))
     st.apply(play(0, "M08", ref(2)))
     assert st.is_terminal and st.winner == 0 and st.legal_actions() == []
+
+
+def test_the_action_that_kills_a_hero_is_played_out_then_the_game_ends() -> None:
+    # Arcane Explosion kills an Abomination (eid 5) and a Harvest Golem (eid 6); the
+    # Abomination's deathrattle kills the enemy hero, the golem's still resolves in the same
+    # death phase (spec §5.3, §5.7: the game-over check follows the action), and nothing is
+    # legal afterwards.
+    board = [minion("N27", eid=5, hp=1), minion("N17", eid=6, hp=1)]
+    st = position(player(hand=["M03"]), p2=player("paladin", hp=2, board=board))
+    st.apply(play(0, "M03"))
+    assert st.is_terminal and st.winner == 0 and st.legal_actions() == []
+    assert cards(st, 2) == ["T_GOLEM"] and me(st, 2)["hero"]["hp"] == 0 and me(st)["hero"]["hp"] == 28
+    assert me(st)["cards_played_this_turn"] == 1 and me(st)["mana"] == 8
+
+
+def test_missiles_left_after_the_hero_dies_find_no_target() -> None:
+    # Each hit picks among the living (spec §3.2): once the only enemy is dead, the other
+    # missiles are not dealt.
+    st = position(player(hand=["M01"]), p2=player("paladin", hp=1))
+    st.apply(play(0, "M01"))
+    assert st.is_terminal and st.winner == 0 and me(st, 2)["hero"]["hp"] == 0
 
 
 def test_fatigue_grows_one_two_three() -> None:
