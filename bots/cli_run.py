@@ -10,7 +10,7 @@ import os
 import sys
 from typing import Any
 
-from maag.clients import BotError, Client
+from maag.clients import BotError, Client, parse_address
 
 from .runner import DEFAULT_MARGIN_MS, agent_bot
 
@@ -27,7 +27,9 @@ def register(bsub: Any) -> None:
     r.add_argument("agent", metavar="AGENT", help="agent name, or NAME:key=value,... as maag.bots parses it")
     r.add_argument("--param", "-p", action="append", default=[], metavar="KEY=VALUE",
                    help="an agent parameter (repeatable), e.g. --param rollout_turns=2")
-    r.add_argument("--connect", required=True, metavar="HOST:PORT", help="the referee's address")
+    r.add_argument("--connect", default=None, metavar="ADDRESS",
+                   help="the referee's address: HOST:PORT, unix:PATH (a Unix socket) or fd:N (an "
+                        "inherited, already connected socket); default: $MAAG_CONNECT")
     r.add_argument("--token", default=None,
                    help="the bot's token (from `maag bot add NAME`); default: $MAAG_TOKEN, which keeps "
                         "it off the command line that `ps` shows to every user")
@@ -57,6 +59,15 @@ def run_agent(args: argparse.Namespace) -> int:
     if not token:
         print("maag bot run: no token: set MAAG_TOKEN (or pass --token)", file=sys.stderr)
         return 2
+    address = args.connect or os.environ.get("MAAG_CONNECT")
+    if not address:
+        print("maag bot run: no address: pass --connect (or set MAAG_CONNECT)", file=sys.stderr)
+        return 2
+    try:
+        parse_address(address)
+    except BotError as e:
+        print(f"maag bot run: {e}", file=sys.stderr)
+        return 2
     name, _, inline = args.agent.partition(":")
     params = [s for s in inline.split(",") if s.strip()] + list(args.param)
     try:
@@ -70,7 +81,7 @@ def run_agent(args: argparse.Namespace) -> int:
         return 2
 
     async def main() -> int:
-        await client.connect(args.connect)
+        await client.connect(address)
         stats = await client.run()
         scored = [r.score for r in stats.games if r.score is not None]
         aborted = len(stats.games) - len(scored)

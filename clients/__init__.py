@@ -26,6 +26,10 @@ the SDK needs no C core, and a bot that wants maag's engine builds its view itse
 `resigned=True`. A plain `def` runs in a worker thread; an `async def` on the event loop.
 Bot settings are declared as `Option`s and arrive parsed in `self.settings`.
 
+The address may also be "unix:PATH" (a Unix socket) or "fd:N" (an already connected
+socket inherited as file descriptor N, as a sandboxed bot gets it in $MAAG_CONNECT); see
+`parse_address`.
+
 `Client` is the asyncio client (several games at once: `concurrency=`), `SimpleClient` a
 blocking wrapper. Errors: `BotError`, with `ServerError` (the server refused us, `.code`)
 and `BotTerminatedError` (the connection or a bot process is gone) under it.
@@ -39,11 +43,15 @@ from typing import Any
 from ._bot import Bot, GameInfo, GameRecord, Info, Limit, Observation, TurnResult
 from ._client import (
     LOGGER,
+    Address,
     BotFactory,
     Client,
     ClientStats,
+    FdAddress,
     StreamTransport,
+    TcpAddress,
     Transport,
+    UnixAddress,
     parse_address,
     run_bot,
 )
@@ -52,8 +60,10 @@ from ._options import MANAGED_OPTIONS, Option, parse_params, parse_settings
 from ._simple import SimpleClient
 
 
-def run_bot_blocking(bot: type[Bot] | BotFactory, address: str, *, token: str, **kwargs: Any) -> ClientStats:
-    """`run_bot` for scripts: connect to "HOST:PORT", play until the server closes."""
+def run_bot_blocking(bot: type[Bot] | BotFactory, address: str | Address, *, token: str,
+                     **kwargs: Any) -> ClientStats:
+    """`run_bot` for scripts: connect to `address` ("HOST:PORT", "unix:PATH" or "fd:N"), play
+    until the server closes."""
     return asyncio.run(run_bot(bot, address, token=token, **kwargs))
 
 
@@ -61,6 +71,7 @@ __all__ = [
     "Bot", "TurnResult", "Observation", "Limit", "GameInfo", "GameRecord", "Info",
     "Option", "MANAGED_OPTIONS", "parse_settings", "parse_params",
     "Client", "ClientStats", "SimpleClient", "Transport", "StreamTransport", "BotFactory",
-    "run_bot", "run_bot_blocking", "parse_address", "LOGGER",
+    "run_bot", "run_bot_blocking", "parse_address", "Address", "TcpAddress", "UnixAddress", "FdAddress",
+    "LOGGER",
     "BotError", "BotTerminatedError", "ServerError", "exit_hint",
 ]

@@ -9,10 +9,12 @@ import asyncio
 import inspect
 import logging
 import math
+import os
+import socket
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple, TypeAlias
 
 from maag.protocol import (
     DEFAULT_MAX_FRAME,
@@ -68,15 +70,21 @@ class Transport(abc.ABC):
 
 
 class StreamTransport(Transport):
-    """A TCP connection (asyncio streams)."""
+    """A stream connection (asyncio streams): TCP, a Unix socket or an inherited socket."""
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader = reader
         self.writer = writer
 
     @classmethod
-    async def open(cls, host: str, port: int) -> StreamTransport:
-        reader, writer = await asyncio.open_connection(host, port)
+    async def open(cls, host: str | Address, port: int | None = None) -> StreamTransport:
+        """Open a connection: `open(host, port)` over TCP, or `open(address)` for any parsed
+        `Address` (TCP, a Unix socket, or an inherited socket's file descriptor)."""
+        if isinstance(host, str):
+            if port is None:
+                raise BotError("StreamTransport.open(host, port): the port is missing")
+            host = TcpAddress(host, port)
+        reader, writer = await _open_streams(host)
         return cls(reader, writer)
 
     async def read(self) -> bytes:
@@ -99,13 +107,108 @@ class StreamTransport(Transport):
         self.writer.close()
 
 
-def parse_address(text: str) -> tuple[str, int]:
-    """"HOST:PORT" (or "[v6]:PORT", or ":PORT" for 127.0.0.1) as (host, port); BotError if malformed."""
+class TcpAddress(NamedTuple):
+    """A TCP address: "HOST:PORT"."""
+
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        bracket = ":" in self.host or self.host in ("unix", "fd")  # so that it parses back the same
+        return f"[{self.host}]:{self.port}" if bracket else f"{self.host}:{self.port}"
+
+
+class UnixAddress(NamedTuple):
+    """A Unix stream socket: "unix:PATH"."""
+
+    path: str
+
+    def __str__(self) -> str:
+        return f"unix:{self.path}"
+
+
+class FdAddress(NamedTuple):
+    """A stream socket this process already holds (inherited, already connected): "fd:N"."""
+
+    fd: int
+
+    def __str__(self) -> str:
+        return f"fd:{self.fd}"
+
+
+Address: TypeAlias = TcpAddress | UnixAddress | FdAddress
+"""A parsed connect address (`parse_address`); `str(address)` spells it back."""
+
+ADDRESS_FORMS = "HOST:PORT, [V6]:PORT, :PORT, unix:PATH or fd:N"
+
+
+def parse_address(text: str) -> Address:
+    """A connect address (what $MAAG_CONNECT, `--connect` and `{connect}` hold) as an `Address`:
+
+    - "HOST:PORT" (or "[v6]:PORT", or ":PORT" for 127.0.0.1): `TcpAddress(host, port)`, which
+      is also the tuple (host, port);
+    - "unix:PATH": `UnixAddress(path)`, a Unix stream socket to connect to;
+    - "fd:N": `FdAddress(n)`, an already connected stream socket inherited as file
+      descriptor N (a sandboxed bot has no network: its referee hands it one).
+
+    The prefixes win: a host really named "unix" or "fd" is written "[unix]:PORT".
+    BotError if the text is none of these."""
+    if not isinstance(text, str):
+        raise BotError(f"an address is a string ({ADDRESS_FORMS}), not {type(text).__name__}")
+    kind, sep, rest = text.partition(":")
+    if sep and kind == "fd":
+        if not rest.isascii() or not rest.isdigit() or len(rest) > 9:
+            raise BotError(f"fd:N needs a file descriptor number N >= 0, not {text!r}")
+        return FdAddress(int(rest))
+    if sep and kind == "unix":
+        if not rest or "\0" in rest:
+            raise BotError(f"unix:PATH needs the path of a Unix socket, not {text!r}")
+        return UnixAddress(rest)
     host, sep, port = text.rpartition(":")
-    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
-        raise BotError(f"an address must look like HOST:PORT, not {text!r}")
+    if not sep or not port.isascii() or not port.isdigit() or not 0 < int(port) < 65536:
+        raise BotError(f"an address must look like {ADDRESS_FORMS}, not {text!r}")
     host = host.strip("[]") or "127.0.0.1"
-    return host, int(port)
+    return TcpAddress(host, int(port))
+
+
+def _as_address(address: str | Address | tuple[str, int]) -> Address:
+    if isinstance(address, str):
+        return parse_address(address)
+    if isinstance(address, (TcpAddress, UnixAddress, FdAddress)):
+        return address
+    host, port = address
+    return TcpAddress(host, port)
+
+
+def _adopt_socket(fd: int) -> socket.socket:
+    """The stream socket behind inherited file descriptor `fd` (it now owns the descriptor);
+    BotError if `fd` is not open or not a stream socket."""
+    try:
+        os.fstat(fd)
+    except OSError as e:
+        raise BotError(f"fd:{fd}: no such open file descriptor ({e.strerror})") from None
+    try:
+        sock = socket.socket(fileno=fd)
+    except OSError as e:
+        raise BotError(f"fd:{fd} is not a socket ({e.strerror})") from None
+    if sock.type != socket.SOCK_STREAM:
+        sock.detach()  # not ours to close
+        raise BotError(f"fd:{fd} is not a stream socket (type {sock.type!r})")
+    return sock
+
+
+async def _open_streams(address: Address) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """Connect (or, for fd:N, adopt the inherited socket) and return asyncio streams."""
+    if isinstance(address, FdAddress):
+        sock = _adopt_socket(address.fd)
+        try:
+            return await asyncio.open_connection(sock=sock)
+        except BaseException:
+            sock.close()
+            raise
+    if isinstance(address, UnixAddress):
+        return await asyncio.open_unix_connection(address.path)
+    return await asyncio.open_connection(address.host, address.port)
 
 
 # ---- the client -----------------------------------------------------------------------------
@@ -182,14 +285,19 @@ class Client:
         self._wake: asyncio.Future[None] | None = None  # set when a task fails the client
 
     # -- connecting ------------------------------------------------------------------------
-    async def connect(self, address: str | tuple[str, int], timeout: float | None = 10.0) -> Welcome:
-        """Open a TCP connection to "HOST:PORT" and log in; see `start`."""
-        host, port = parse_address(address) if isinstance(address, str) else address
+    async def connect(self, address: str | Address | tuple[str, int],
+                      timeout: float | None = 10.0) -> Welcome:
+        """Connect to `address` and log in; see `start`. The address is "HOST:PORT", "unix:PATH"
+        or "fd:N" (an inherited, already connected socket, which the client then owns and
+        closes), as a string (`parse_address`), an `Address` or a (host, port) tuple.
+        BotError for a malformed address or an fd that is no stream socket,
+        BotTerminatedError if the connection cannot be made."""
+        addr = _as_address(address)
         try:
-            transport = await asyncio.wait_for(StreamTransport.open(host, port), timeout)
+            reader, writer = await asyncio.wait_for(_open_streams(addr), timeout)
         except (OSError, asyncio.TimeoutError) as e:
-            raise BotTerminatedError(f"cannot connect to {host}:{port}: {e or 'timed out'}") from None
-        return await self.start(transport, timeout)
+            raise BotTerminatedError(f"cannot connect to {addr}: {e or 'timed out'}") from None
+        return await self.start(StreamTransport(reader, writer), timeout)
 
     async def start(self, transport: Transport, timeout: float | None = 10.0) -> Welcome:
         """Greet and say hello over `transport`; return the server's `welcome`. Raises
@@ -458,8 +566,10 @@ def wire_info(info: Mapping[str, Any]) -> dict[str, Any] | None:
     return out or None
 
 
-async def run_bot(bot: type[Bot] | BotFactory, address: str, *, token: str, **kwargs: Any) -> ClientStats:
-    """Connect to "HOST:PORT", play until the server closes (or `stop_after`), return stats."""
+async def run_bot(bot: type[Bot] | BotFactory, address: str | Address, *, token: str,
+                  **kwargs: Any) -> ClientStats:
+    """Connect to `address` ("HOST:PORT", "unix:PATH" or "fd:N"; see `parse_address`), play
+    until the server closes (or `stop_after`), return stats."""
     client = Client(bot, token=token, **kwargs)
     await client.connect(address)
     return await client.run()

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from maag.protocol import Welcome
 
 from ._bot import Bot
-from ._client import BotFactory, Client, ClientStats
+from ._client import Address, BotFactory, Client, ClientStats
 from ._errors import BotError
 
 _T = TypeVar("_T")
@@ -35,9 +35,10 @@ class SimpleClient:
         self._run: concurrent.futures.Future[ClientStats] | None = None
 
     @classmethod
-    def connect(cls, bot: type[Bot] | BotFactory, address: str, *, token: str, timeout: float = 10.0,
-                **kwargs: Any) -> SimpleClient:
-        """Connect to "HOST:PORT" and log in (`Client`'s keyword arguments are accepted)."""
+    def connect(cls, bot: type[Bot] | BotFactory, address: str | Address, *, token: str,
+                timeout: float = 10.0, **kwargs: Any) -> SimpleClient:
+        """Connect to `address` ("HOST:PORT", "unix:PATH" or "fd:N") and log in (`Client`'s
+        keyword arguments are accepted)."""
         loop = asyncio.new_event_loop()
         thread = threading.Thread(target=loop.run_forever, name="maag-client", daemon=True)
         thread.start()
