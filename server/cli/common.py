@@ -189,3 +189,40 @@ def web_config(args: argparse.Namespace) -> Any:
     host, port = args.web
     return WebConfig(host=host, port=port, reveal=args.web_reveal, human_tc=args.web_tc,
                      agent_ms=args.web_agent_ms, max_sessions=args.web_max_players)
+
+
+def add_host_arguments(p: argparse.ArgumentParser) -> None:
+    """Options of bots the host runs itself: the sandbox, its limits, fair clocks, the
+    environment (docs/hosting.md)."""
+    from maag.server.sandbox.limits import DEFAULT_LIMITS as d
+
+    g = p.add_argument_group("hosted bots (packages, and command lines with --sandbox; docs/hosting.md)")
+    g.add_argument("--sandbox", action="store_true",
+                   help="run command-line bots in the sandbox too (packages always are)")
+    g.add_argument("--ponder", choices=("allow", "freeze"), default="allow",
+                   help="freeze: a hosted bot's processes are frozen whenever it is not asked to act")
+    g.add_argument("--memory", default=str(d.memory), metavar="SIZE",
+                   help="memory of all of a hosted bot's processes together (default 1GiB)")
+    g.add_argument("--pids", type=int, default=d.pids, help=f"processes and threads (default {d.pids})")
+    g.add_argument("--scratch", default=str(d.scratch), metavar="SIZE",
+                   help="private writable space /scratch (default 100MB)")
+    g.add_argument("--log-limit", default=str(d.log), metavar="SIZE",
+                   help="bot output kept per game (default 1MB; the rest is dropped with a note)")
+    g.add_argument("--hello-timeout", type=float, default=d.hello_s, metavar="S",
+                   help=f"seconds from a hosted bot's start to its hello, never charged to its clock "
+                        f"(default {d.hello_s:g})")
+    g.add_argument("--pass-env", action="append", default=[], metavar="NAME",
+                   help="pass this variable of the host's environment to every bot (repeatable); "
+                        "nothing else of it is passed but PATH, HOME and the locale")
+
+
+def host_options(args: argparse.Namespace) -> Any:
+    """The HostOptions of `add_host_arguments`' flags (ValueError for a bad size)."""
+    from maag.server.compete.hosting import HostOptions
+    from maag.server.sandbox.limits import DEFAULT_LIMITS, parse_size
+
+    limits = DEFAULT_LIMITS.with_overrides(memory=parse_size(args.memory), pids=args.pids,
+                                           scratch=parse_size(args.scratch), log=parse_size(args.log_limit),
+                                           hello_s=args.hello_timeout)
+    return HostOptions(limits=limits, ponder=args.ponder, pass_env=tuple(args.pass_env),
+                       sandbox_commands=args.sandbox)

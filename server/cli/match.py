@@ -29,7 +29,15 @@ import sys
 import time
 from typing import Any
 
-from maag.server.cli.common import add_db_argument, add_game_arguments, game_config, policy, setup_logging
+from maag.server.cli.common import (
+    add_db_argument,
+    add_game_arguments,
+    add_host_arguments,
+    game_config,
+    host_options,
+    policy,
+    setup_logging,
+)
 from maag.server.compete.match import MatchResult, display_names, run_match, run_remote_match
 from maag.server.net.server import GameSummary, ServerConfig
 from maag.server.storage.base import open_storage
@@ -57,6 +65,7 @@ def register(sub: Any) -> None:
                    help="with --connect: BOT_B's token on that referee (default $MAAG_TOKEN_B)")
     add_db_argument(p)
     add_game_arguments(p, "1s")
+    add_host_arguments(p)
     p.add_argument("-v", "--verbose", action="count", default=0, help="log the referee's work to stderr")
     p.set_defaults(func=run)
 
@@ -72,6 +81,11 @@ def run(args: argparse.Namespace) -> int:
     if args.connect and not (args.token_a and args.token_b):
         print("maag match: --connect needs --token-a and --token-b (from `maag bot add` on that server)",
               file=sys.stderr)
+        return 2
+    try:
+        hosting = host_options(args)
+    except ValueError as e:
+        print(f"maag match: {e}", file=sys.stderr)
         return 2
     setup_logging(args.verbose)
     names = display_names(args.bot_a, args.bot_b)
@@ -95,10 +109,12 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps({"event": "game", "n": i + 1, "game_id": g.game_id, "seat1": g.seats[0],
                               "seat2": g.seats[1], "result": _result_text(g), "reason": g.reason,
                               "plies": g.plies, "think_ms": list(g.think_ms),
-                              "transport_ms": list(g.transport_ms), "search": list(g.search)}), flush=True)
+                              "transport_ms": list(g.transport_ms), "search": list(g.search),
+                              "verdict": g.verdict, "host": g.host}), flush=True)
             return
+        why = f" [{g.seats[g.verdict['seat'] - 1]}: {g.verdict['kind']}: {g.verdict['detail']}]" if g.verdict else ""
         line = (f"game {i + 1}/{args.games} #{g.game_id} {g.seats[0]} vs {g.seats[1]}: "
-                f"{_result_text(g)} {{{g.reason}}} {g.plies} actions")
+                f"{_result_text(g)} {{{g.reason}}} {g.plies} actions{why}")
         assert progress is not None and task is not None
         progress.console.print(line, highlight=False)
         s = pairwise(*tally)
@@ -112,7 +128,8 @@ def run(args: argparse.Namespace) -> int:
                                          on_game=on_game)
             return res
         return await run_match(None, args.bot_a, args.bot_b, args.games, args.concurrency, config=cfg,
-                               storage=open_storage(args.db), seed=args.seed, on_game=on_game)
+                               storage=open_storage(args.db), seed=args.seed, on_game=on_game,
+                               host_options=hosting)
 
     try:
         if progress is not None:
@@ -120,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
                 result = asyncio.run(go())
         else:
             result = asyncio.run(go())
-    except RuntimeError as e:
+    except (RuntimeError, ValueError) as e:  # incl. a package refused (PackageError), no sandbox here
         print(f"maag match: {e}", file=sys.stderr)
         return 1
     w, d, lo = result.tally()

@@ -5,7 +5,8 @@ the statistics of the result from the first bot's side.
 A bot is named by a bundled agent (`random`, `greedy-action`, `mcts`, `oep:population=50`,
 ...; run with `maag bot run`; `random` and `first` with the referee's own minibot) or
 given as a command line (anything with a space in it), run through the shell with these
-placeholders and environment variables filled in:
+placeholders and environment variables filled in (the environment holds nothing else of
+the host's but PATH, HOME and the locale; `pass_env` passes more on purpose):
 
     {host} {port} {connect} {token} {concurrency}    MAAG_HOST MAAG_PORT MAAG_CONNECT MAAG_TOKEN
                                                      MAAG_CONCURRENCY MAAG_BOT
@@ -21,6 +22,7 @@ import contextlib
 import os
 import secrets
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -31,6 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from maag.server.net.server import GameSummary, RefereeServer, ServerConfig
+from maag.server.compete.hosting import HostOptions
+from maag.server.sandbox.environment import bot_environment
+from maag.server.sandbox.package import BotPackage, PackageError, is_package
 from maag.server.storage.base import Storage
 
 __all__ = ["BotProcess", "run_match", "bot_command"]
@@ -69,8 +74,9 @@ class BotProcess:
     """One bot process, restarted if it exits while the match runs."""
 
     def __init__(self, spec: str, name: str, token: str, concurrency: int, log_path: Path,
-                 budget_ms: float | None = None) -> None:
+                 budget_ms: float | None = None, pass_env: Sequence[str] = ()) -> None:
         self.spec, self.name, self.token, self.concurrency = spec, name, token, concurrency
+        self.pass_env = tuple(pass_env)
         self.log_path = log_path
         self.budget_ms = budget_ms
         self.proc: subprocess.Popen[bytes] | None = None
@@ -79,8 +85,9 @@ class BotProcess:
     def start(self, host: str, port: int) -> None:
         cmd, shell = bot_command(self.spec, host, port, self.token, self.concurrency, self.name,
                                  self.budget_ms)
-        env = {**os.environ, "MAAG_HOST": host, "MAAG_PORT": str(port), "MAAG_CONNECT": f"{host}:{port}",
-               "MAAG_TOKEN": self.token, "MAAG_CONCURRENCY": str(self.concurrency), "MAAG_BOT": self.name}
+        env = bot_environment({"MAAG_HOST": host, "MAAG_PORT": str(port), "MAAG_CONNECT": f"{host}:{port}",
+                               "MAAG_TOKEN": self.token, "MAAG_CONCURRENCY": str(self.concurrency),
+                               "MAAG_BOT": self.name}, self.pass_env)
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(cmd, shell=shell, env=env, stdin=subprocess.DEVNULL, stdout=log,
                                          stderr=subprocess.STDOUT, start_new_session=True)
@@ -154,6 +161,11 @@ def display_names(a: str, b: str) -> tuple[str, str]:
     """Names for the two bots: the specs (shortened), made distinct."""
     def short(spec: str) -> str:
         s = spec.strip()
+        if is_package(s):  # a package is named by its manifest (an archive by its file name)
+            try:
+                return BotPackage.from_folder(Path(s)).name if Path(s).is_dir() else Path(s).name.split(".")[0]
+            except PackageError:
+                return Path(s).name[:56]
         if any(ch.isspace() for ch in s):
             s = Path(shlex.split(s)[0]).name if shlex.split(s) else "bot"
         return s[:56]
@@ -168,11 +180,17 @@ async def run_match(server: RefereeServer | None, spec_a: str, spec_b: str, game
                     config: ServerConfig | None = None, storage: Storage | None = None,
                     seed: int | None = None, match_id: str | None = None, log_dir: Path | None = None,
                     on_game: Callable[[int, GameSummary], None] | None = None,
-                    connect_timeout: float = 60.0, max_restarts: int = 3) -> MatchResult:
+                    connect_timeout: float = 60.0, max_restarts: int = 3,
+                    host_options: HostOptions | None = None) -> MatchResult:
     """Play `games` games between bots A and B with up to `concurrency` at once on an
     embedded server (started here from `config` and `storage` when `server` is None). Game
-    i has A in seat 1 when i is even; games 2k and 2k+1 share a seed (from `seed`, else the OS)."""
+    i has A in seat 1 when i is even; games 2k and 2k+1 share a seed (from `seed`, else the OS).
+    A bot given as a package (or as a command line with `host_options.sandbox_commands`) is
+    hosted: a fresh sandboxed process per game (maag.server.compete.hosting)."""
+    from maag.server.compete.hosting import Host, hosted_bot
     from maag.server.referee.session import derive_seed
+
+    options = host_options or HostOptions()
 
     own = server is None
     if server is None:
@@ -183,17 +201,29 @@ async def run_match(server: RefereeServer | None, spec_a: str, spec_b: str, game
     match_id = match_id or secrets.token_hex(6)
     log_dir = log_dir or Path(tempfile.mkdtemp(prefix="maag-match-"))
     procs = []
-    for spec, name in zip((spec_a, spec_b), names, strict=True):
-        token = "maag_match_" + secrets.token_urlsafe(18)
-        server.add_token(token, name)
-        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
-        procs.append(BotProcess(spec, name, token, concurrency, log_dir / f"{safe}.log"))
+    hosted: dict[str, Any] = {}
+    tokens: dict[str, str] = {}
+    host: Host | None = None
+    workdir = Path(tempfile.mkdtemp(prefix="maag-hosted-"))
     result = MatchResult(names)
     base = seed if seed is not None else int.from_bytes(os.urandom(8), "little") & (2**63 - 1)
+    pending: dict[asyncio.Future[GameSummary], int] = {}
     try:
+        for spec, name in zip((spec_a, spec_b), names, strict=True):
+            token = "maag_match_" + secrets.token_urlsafe(18)
+            server.add_token(token, name)
+            tokens[name] = token
+            bot = hosted_bot(spec, name, options, workdir)
+            if bot is not None:
+                hosted[name] = bot
+                continue
+            safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
+            procs.append(BotProcess(spec, name, token, concurrency, log_dir / f"{safe}.log",
+                                    pass_env=options.pass_env))
+        if hosted:
+            host = Host(server, options, log_dir=log_dir)
         for p in procs:
             p.start(server.config.host, server.port)
-        pending: dict[asyncio.Future[GameSummary], int] = {}
         next_game = 0
         loop = asyncio.get_running_loop()
         started = loop.time()
@@ -201,8 +231,15 @@ async def run_match(server: RefereeServer | None, spec_a: str, spec_b: str, game
             while next_game < games and len(pending) < concurrency:
                 i = next_game
                 seats = names if i % 2 == 0 else (names[1], names[0])
-                fut = server.request_game(seats[0], seats[1], match_id=match_id,
-                                          seed=derive_seed(base, i // 2), tags={"Round": i + 1})
+                fut: asyncio.Future[GameSummary]
+                if host is not None:
+                    fut = asyncio.ensure_future(host.play(
+                        (seats[0], seats[1]), [hosted.get(seats[0]), hosted.get(seats[1])],
+                        [tokens[seats[0]], tokens[seats[1]]], match_id=match_id,
+                        seed=derive_seed(base, i // 2), tags={"Round": i + 1}))
+                else:
+                    fut = server.request_game(seats[0], seats[1], match_id=match_id,
+                                              seed=derive_seed(base, i // 2), tags={"Round": i + 1})
                 pending[fut] = i
                 next_game += 1
             done, _ = await asyncio.wait(list(pending), timeout=0.5, return_when=asyncio.FIRST_COMPLETED)
@@ -225,10 +262,15 @@ async def run_match(server: RefereeServer | None, spec_a: str, spec_b: str, game
                 raise RuntimeError(f"no game could start in {connect_timeout:.0f} s: bot(s) "
                                    f"{', '.join(missing) or '?'} did not connect; logs in {log_dir}")
     finally:
+        for fut in pending:
+            fut.cancel()
         for p in procs:
             p.stop()
         if own:
             await server.stop()
+        if host is not None:
+            host.close()
+        shutil.rmtree(workdir, ignore_errors=True)
     return result
 
 

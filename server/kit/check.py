@@ -304,6 +304,7 @@ async def run_check(command: Sequence[str], *, tc: str = "1s", game: str | None 
     from maag.server.net.server import RefereeServer, ServerConfig
     from maag.server.referee.clock import TimeControl
     from maag.server.referee.session import Policy
+    from maag.server.sandbox.environment import bot_environment
     from maag.server.storage.base import SQLiteStorage
 
     game = game or registry.default()
@@ -326,7 +327,8 @@ async def run_check(command: Sequence[str], *, tc: str = "1s", game: str | None 
         with open(stderr_path, "wb") as err:
             proc = await asyncio.create_subprocess_exec(
                 *cmd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=err,
-                env={**os.environ, "MAAG_ADDRESS": f"127.0.0.1:{proxy.port}", "MAAG_TOKEN": token})
+                env=bot_environment({"MAAG_ADDRESS": f"127.0.0.1:{proxy.port}",
+                                     "MAAG_CONNECT": f"127.0.0.1:{proxy.port}", "MAAG_TOKEN": token}))
         # The kit's opponent: the referee's own random bot, in this process.
         opponent = MiniBot("127.0.0.1", srv.port, opp_token, agent="random", concurrency=4, name=OPPONENT,
                            quiet=True)

@@ -67,6 +67,7 @@ from maag.protocol import (
     Role,
     Turn,
     Welcome,
+    YourTurn,
 )
 from maag.server.referee.clock import TimeControl
 from maag.server.referee.session import REPLAY_VERSION, GameSession, Out, Policy, derive_seed
@@ -161,6 +162,15 @@ class GameRequest:
     future fails with GameNotStarted (a ladder decides again among the bots still there)."""
     tc: TimeControl | None = None
     """This game's time control (None: the server's): a person's seat needs more time than a bot's."""
+    clients: tuple[Any, Any] | None = None
+    """Connections handed in with `attach` that must hold the two seats (a hosted bot plays
+    one game per process): the game waits for exactly these, never another of the bots'."""
+    on_prompt: Callable[[int], None] | None = None
+    """Called with the seat (0 or 1) just before each `your_turn` is written to it: the host
+    thaws that seat's process and freezes the other's (fair clocks)."""
+    annotate: Callable[[], dict[str, Any]] | None = None
+    """Called when the game is over, before it is stored: its dict is kept in the replay as
+    `host` (each seat's CPU time per turn, whether the machine was overloaded)."""
 
 
 class GameNotStarted(Exception):
@@ -194,6 +204,11 @@ class GameSummary:
     stored: bool
     search: tuple[dict[str, Any] | None, dict[str, Any] | None] = (None, None)
     """Per seat: what its bot reported of its search (GameSession.search_report)."""
+    verdict: dict[str, Any] | None = None
+    """For a forfeit: {"seat": 1 or 2, "kind": time, memory, crash, illegal, protocol,
+    disconnect or startup, "detail": text} (GameSession's verdicts)."""
+    host: dict[str, Any] | None = None
+    """What the host measured (GameRequest.annotate), as kept in the replay."""
 
 
 class RateLimiter:
@@ -268,6 +283,11 @@ class _Client:
         self.linger = False  # after a fatal error: half-close, drain the input, then close
         self.cpu0 = 0.0  # thread CPU time when the current input was read (benchmarks)
         self.out: list[bytes] = []
+        self.pinned = False
+        """Handed in by `attach`: one game, only by a request naming this connection."""
+        self.fault: tuple[str, str] | None = None  # (verdict, detail) known when it closes
+        self.probe: Callable[[], Any] | None = None  # awaitable: why a hosted process ended
+        self.hello_future: asyncio.Future[str] | None = None
 
     def __repr__(self) -> str:
         return f"<client {self.id} {self.bot or '-'} {self.peer}>"
@@ -616,22 +636,78 @@ class RefereeServer:
                      tags: dict[str, Any] | None = None, seed: int | None = None,
                      start_state: dict[str, Any] | None = None,
                      on_start: Callable[[int], None] | None = None,
-                     requeue: bool = True, tc: TimeControl | None = None) -> asyncio.Future[GameSummary]:
+                     requeue: bool = True, tc: TimeControl | None = None,
+                     clients: tuple[Any, Any] | None = None, on_prompt: Callable[[int], None] | None = None,
+                     annotate: Callable[[], dict[str, Any]] | None = None) -> asyncio.Future[GameSummary]:
         """Queue a game between bots `seat1` and `seat2` (by name); the future resolves to its
         summary once the result is stored (see GameRequest.requeue for a seat that leaves
         before the game starts); `tc` replaces the server's time control for this game."""
         fut: asyncio.Future[GameSummary] = asyncio.get_running_loop().create_future()
         self.requests.append(GameRequest((seat1, seat2), match_id, dict(tags or {}), seed, start_state, fut,
-                                         on_start, requeue, tc))
+                                         on_start, requeue, tc, clients, on_prompt, annotate))
         self._pair()
         return fut
+
+    def attach(self, sock: socket.socket, *,
+               probe: Callable[[], Any] | None = None) -> asyncio.Future[str]:
+        """Take a connection the host made itself (one end of a socket pair handed to a
+        sandboxed bot process): it logs in like any other, but plays one game only, and only
+        the game of a request naming it (`request_game(..., clients=(...))`, with the future
+        this returns as its handle). The future resolves to the bot's name once it has said
+        hello, or fails with ConnectionError if it closes or is refused first. `probe` is
+        awaited when the connection closes during its game: it returns (verdict, detail)
+        of the process (crash, memory) or None."""
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[str] = loop.create_future()
+
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await self._handle(reader, writer, pinned=fut, probe=probe)
+
+        def protocol() -> asyncio.StreamReaderProtocol:
+            return asyncio.StreamReaderProtocol(_Reader(limit=2**16), handle)
+
+        self._spawn(loop.connect_accepted_socket(protocol, sock))
+        return fut
+
+    def _pinned(self, handle: Any) -> _Client | None:
+        for c in self.clients:
+            if c.hello_future is handle:
+                return c if c.free_slots > 0 else None
+        return None
+
+    async def record_forfeit(self, seats: tuple[str, str], loser: int, verdict: str, detail: str, *,
+                             match_id: str | None = None, tags: dict[str, Any] | None = None,
+                             seed: int | None = None) -> GameSummary:
+        """Store a game that could not start because seat `loser`'s bot failed before it
+        (its process never said hello in time: verdict `startup`): lost by that seat, no
+        actions, the verdict in its result."""
+        cfg = self.config
+        full_config = Game(cfg.game, cfg.game_config).config
+        db_id = await self.storage.create_game(cfg.game, full_config, seats, str(cfg.tc), match_id,
+                                               self.server_id)
+        winner = 1 - loser
+        v = {"seat": loser + 1, "kind": verdict, "detail": detail}
+        result_text = "1-0" if winner == 0 else "0-1"
+        replay = {"version": REPLAY_VERSION, "game": cfg.game, "config": full_config, "seed": seed,
+                  "start_state": None, "time_control": cfg.tc.to_dict(), "policy": cfg.policy.to_dict(),
+                  "tags": {**(tags or {}), "Game": cfg.game, "Seat1": seats[0], "Seat2": seats[1],
+                           "Result": result_text, "Reason": "disconnect", "GameId": str(db_id),
+                           **({"Match": match_id} if match_id else {})},
+                  "actions": [], "result": {"winner": winner, "reason": "disconnect", "plies": 0, "verdict": v}}
+        stored = True
+        try:
+            await self.storage.finish_game(db_id, replay)
+        except Exception:
+            LOG.exception("game %s: the forfeit could not be stored", db_id)
+            stored = False
+        return GameSummary(db_id, seats, winner, "disconnect", 0, (0.0, 0.0), (0.0, 0.0), stored, verdict=v)
 
     def _free(self, bot: str, exclude: _Client | None = None) -> _Client | None:
         best = None
         if not self._games_left(bot, time.monotonic()):
             return None
         for c in self.clients:
-            if c.bot == bot and c.free_slots > (1 if c is exclude else 0):
+            if c.bot == bot and not c.pinned and c.free_slots > (1 if c is exclude else 0):
                 if best is None or c.free_since < best.free_since:
                     best = c
         return best
@@ -640,11 +716,12 @@ class RefereeServer:
         if self.stopping or not self.storage_ok:
             return
         for req in list(self.requests):
-            a = self._free(req.seats[0])
+            pin = req.clients or (None, None)
+            a = self._pinned(pin[0]) if pin[0] is not None else self._free(req.seats[0])
             if a is None:
                 continue
             a.reserved += 1
-            b = self._free(req.seats[1])
+            b = self._pinned(pin[1]) if pin[1] is not None else self._free(req.seats[1])
             a.reserved -= 1
             if b is None:
                 continue
@@ -653,7 +730,8 @@ class RefereeServer:
         if self.config.auto_pair and not self.requests:
             while True:
                 now = time.monotonic()
-                free = sorted((c for c in self.clients if c.free_slots > 0 and c.bot not in self.explicit_only
+                free = sorted((c for c in self.clients if c.free_slots > 0 and not c.pinned
+                               and c.bot not in self.explicit_only
                                and self._games_left(str(c.bot), now)),
                               key=lambda c: c.free_since)
                 pair = next(((x, y) for i, x in enumerate(free) for y in free[i + 1:] if x.bot != y.bot),
@@ -776,8 +854,14 @@ class RefereeServer:
     # -- games --------------------------------------------------------------------------
     def _dispatch(self, game: _Game, outs: list[Out]) -> None:
         touched: list[_Client] = []
+        hook = game.request.on_prompt if game.request is not None else None
         for o in outs:
             c = game.clients[o.seat]
+            if hook is not None and isinstance(o.msg, YourTurn) and not game.session.finished:
+                try:
+                    hook(o.seat)
+                except Exception:
+                    LOG.exception("game %s: the host's turn hook failed", game.session.game_id)
             if c is None or c.closed:
                 continue
             c.queue(o.msg)  # a protocol message, validated when the referee built it
@@ -824,6 +908,12 @@ class RefereeServer:
     async def _end_game(self, game: _Game) -> None:
         s = game.session
         replay = s.replay()
+        req0 = game.request
+        if req0 is not None and req0.annotate is not None:
+            try:
+                replay["host"] = req0.annotate()
+            except Exception:
+                LOG.exception("game %s: the host's annotation failed", s.game_id)
         stored = True
         waiting = False
         try:
@@ -856,7 +946,7 @@ class RefereeServer:
         summary = GameSummary(game.db_id, game.bots, o.winner, o.reason.value, o.plies,
                               (rep["think_ms"][0], rep["think_ms"][1]),
                               (rep["transport_ms"][0], rep["transport_ms"][1]), stored,
-                              search=(srch[0], srch[1]))
+                              search=(srch[0], srch[1]), verdict=o.verdict, host=replay.get("host"))
         if self._game_watchers:
             self._tell("over", s, summary)
         if waiting and game.db_id in self._pending:  # the request's future waits for the write
@@ -866,14 +956,26 @@ class RefereeServer:
         self._pair()
 
     # -- connections --------------------------------------------------------------------
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *,
+                      pinned: asyncio.Future[str] | None = None, probe: Callable[[], Any] | None = None) -> None:
         cfg = self.config
         c = _Client(self, reader, writer, cfg.max_frame, cfg.max_rate)
+        if pinned is not None:
+            c.pinned, c.hello_future, c.probe = True, pinned, probe
+            try:
+                await self._serve(c, reader)
+            finally:
+                if not pinned.done():
+                    pinned.set_exception(ConnectionError(c.fault[1] if c.fault else "closed before its hello"))
+            return
         why = self._over_pending_limit(c)
         if why is not None:
             LOG.warning("%s refused: %s", c, why)
             c.close()
             return
+        await self._serve(c, reader)
+
+    async def _serve(self, c: _Client, reader: asyncio.StreamReader) -> None:
         self.clients.add(c)
         self.stats["connections"] += 1
         LOG.info("%d connected from %s", c.id, c.peer)
@@ -892,6 +994,13 @@ class RefereeServer:
                 c.queue(Error(code=ErrorCode.INTERNAL_ERROR.value, message="internal error; please report"))
                 c.flush()
         finally:
+            if c.probe is not None and c.games:
+                # A hosted process: learn why it ended (a crash, its memory limit) before
+                # its seat is given up, so that the verdict says so.
+                with contextlib.suppress(Exception):
+                    why = await asyncio.wait_for(c.probe(), 3.0)
+                    if why is not None:
+                        c.fault = why
             self._drop(c)
             if c.linger:
                 await self._linger(c, reader)
@@ -958,7 +1067,8 @@ class RefereeServer:
             await asyncio.wait_for(drain(), 2.0)
 
     async def _read_loop(self, c: _Client, reader: asyncio.StreamReader) -> None:
-        hello_by = time.monotonic() + self.config.hello_timeout_ms / 1000
+        # A hosted process's start-up has the host's own budget (it awaits attach's future).
+        hello_by = time.monotonic() + (3600.0 if c.pinned else self.config.hello_timeout_ms / 1000)
         while not c.closed:
             if c.bot is None:
                 left = hello_by - time.monotonic()
@@ -1011,6 +1121,7 @@ class RefereeServer:
         if code in FATAL:
             c.closed = True
             c.linger = True
+            c.fault = ("protocol", f"{code.value}: {message[:200]}")
 
     async def _hello(self, c: _Client, h: Hello) -> None:
         if self.stopping:
@@ -1037,21 +1148,27 @@ class RefereeServer:
         if self.config.game not in h.games:
             self._violation(c, ErrorCode.UNSUPPORTED_GAME, f"this server referees {self.config.game} only")
             return
-        if sum(1 for x in self.clients if x.bot == name) >= self.config.max_connections_per_bot:
+        if not c.pinned and sum(1 for x in self.clients if x.bot == name and not x.pinned) >= \
+                self.config.max_connections_per_bot:
             self._violation(c, ErrorCode.ALREADY_CONNECTED,
                             f"bot {name!r} has {self.config.max_connections_per_bot} connections already")
             return
         c.bot = name
         c.display = h.name
-        c.concurrency = h.concurrency
+        c.concurrency = 1 if c.pinned else h.concurrency
         c.want_legal = h.want_legal
         c.want_groups = bool(h.want_groups)
-        c.max_games = h.max_games
+        c.max_games = 1 if c.pinned else h.max_games
         c.free_since = time.monotonic()
         c.queue(Welcome(bot=name, server=SERVER_NAME, max_frame=self.config.max_frame,
                         max_rate=self.config.max_rate))
         c.flush()
         LOG.info("%s: hello as %s, calling itself %r (concurrency %d)", c, name, h.name, h.concurrency)
+        if c.hello_future is not None:
+            if not c.hello_future.done():
+                c.hello_future.set_result(name)
+            self._pair()
+            return  # a hosted process plays the one game it is started for, never an old seat
         self._reattach(c)
         self._pair()
 
@@ -1123,12 +1240,18 @@ class RefereeServer:
         c.closed = True
         self.clients.discard(c)
         LOG.info("%s disconnected", c)
+        if c.pinned:  # a request waiting for this hosted process's connection cannot be played
+            for req in list(self.requests):
+                if req.clients and c.hello_future in req.clients:
+                    self.requests.remove(req)
+                    if req.future is not None and not req.future.done():
+                        req.future.set_exception(GameNotStarted(f"{c.bot}'s process closed before its game"))
         now = time.monotonic()
         for gid, (game, seats) in list(c.games.items()):
             if game.ending:
                 continue
             for seat in seats:
                 game.clients[seat] = None
-                self._dispatch(game, game.session.disconnect(seat, now))
+                self._dispatch(game, game.session.disconnect(seat, now, c.fault, final=c.pinned))
             self._after(game)
             del c.games[gid]

@@ -38,6 +38,13 @@ Policies (the `Policy` dataclass, all configurable):
   again, and the opponent gets `event`s of kind `disconnect` and `reconnect`); after that
   it loses (reason `disconnect`).
 - resignation: at any time, by either seat; the other seat wins (reason `resign`).
+
+Verdicts: a game lost other than on the board (or by resignation) carries a verdict saying
+why, from a fixed list (`VERDICTS`): `time`, `illegal`, `disconnect`, and what the server
+learns of the seat's connection or process (`fault`): `protocol` (a fatal protocol error),
+`crash` and `memory` (a hosted bot's process ended by a signal, an exit code or its memory
+limit), `startup` (it never said hello). A fault given with `final=True` (a hosted process,
+which cannot come back) ends the game at once instead of after the grace period.
 """
 
 from __future__ import annotations
@@ -55,7 +62,7 @@ from maag.server.referee.clock import SeatClock, TimeControl
 from maag.server.referee.policy import LatePolicy, Policy
 
 __all__ = ["GameSession", "Policy", "LatePolicy", "Out", "Outcome", "Reason", "derive_seed",
-           "REPLAY_VERSION"]
+           "REPLAY_VERSION", "VERDICTS"]
 
 REPLAY_VERSION = 1
 
@@ -72,6 +79,10 @@ class Reason(str, enum.Enum):
     ABORTED = "aborted"                  # the referee stopped the game (shutdown); no winner
 
 
+VERDICTS = ("time", "memory", "crash", "illegal", "protocol", "disconnect", "startup")
+"""Why a game was lost when it was not lost on the board nor resigned."""
+
+
 @dataclass(frozen=True, slots=True)
 class Out:
     """A message for one seat."""
@@ -86,6 +97,8 @@ class Outcome:
     """0 or 1, -1 for a draw, None for an aborted game."""
     reason: Reason
     plies: int
+    verdict: dict[str, Any] | None = None
+    """For a forfeit: {"seat": 1 or 2, "kind": one of VERDICTS, "detail": text}."""
 
     @property
     def result_text(self) -> str:
@@ -170,6 +183,8 @@ class GameSession:
         self.log: list[dict[str, Any]] = []
         self.outcome: Outcome | None = None
         self.turn_no = 1
+        self.faults: list[tuple[str, str] | None] = [None, None]
+        """Per seat, what the server knows went wrong with its connection or process."""
 
     # -- queries ------------------------------------------------------------------------
     @property
@@ -286,13 +301,18 @@ class GameSession:
             return self._late(seat, now)
         return []
 
-    def disconnect(self, seat: int, now: float) -> list[Out]:
-        """The seat's connection is gone; it has the grace period to come back."""
+    def disconnect(self, seat: int, now: float, fault: tuple[str, str] | None = None,
+                   final: bool = False) -> list[Out]:
+        """The seat's connection is gone; it has the grace period to come back, unless
+        `final` (it cannot: a hosted process that ended). `fault`: (verdict, detail) when
+        the server knows why (a protocol error, a crash, the memory limit)."""
         s = self.seats[seat]
         if self.outcome is not None or s.disconnected_at is not None:
             return []
         s.disconnected_at = now
-        if self.policy.disconnect_grace_ms <= 0:
+        if fault is not None:
+            self.faults[seat] = fault
+        if self.policy.disconnect_grace_ms <= 0 or final:
             self._finish(1 - seat, Reason.DISCONNECT)
             return []
         return [Out(1 - seat, self._event(seat, "disconnect"))]
@@ -303,6 +323,7 @@ class GameSession:
         if self.outcome is not None or s.disconnected_at is None:
             return []
         s.disconnected_at = None
+        self.faults[seat] = None
         outs = [Out(seat, self._game_start(seat)),
                 Out(1 - seat, self._event(seat, "reconnect"))]
         if self.to_move == seat and self.t0 is not None:
@@ -352,7 +373,8 @@ class GameSession:
             "policy": self.policy.to_dict(),
             "tags": tags,
             "actions": self.log,
-            "result": None if o is None else {"winner": o.winner, "reason": o.reason.value, "plies": o.plies},
+            "result": None if o is None else {"winner": o.winner, "reason": o.reason.value, "plies": o.plies,
+                                              "verdict": o.verdict},
             "final_hash": self.state.hash(),
             "clock": self.clock_report(),
             "search": self.search_report(),
@@ -499,7 +521,15 @@ class GameSession:
     def _finish(self, winner: int | None, reason: Reason | None) -> None:
         if reason is None:
             reason = Reason.TURN_LIMIT if winner == -1 else Reason.RULES
-        self.outcome = Outcome(winner, reason, len(self.log))
+        verdict = None
+        if winner in (0, 1) and reason in (Reason.TIMEOUT, Reason.ILLEGAL, Reason.DISCONNECT):
+            loser = 1 - winner  # type: ignore[operator]
+            kind, detail = {Reason.TIMEOUT: ("time", "over its time allowance"),
+                            Reason.ILLEGAL: ("illegal", f"{self.policy.max_illegal} illegal or malformed "
+                                                        "actions")}.get(
+                reason, self.faults[loser] or ("disconnect", "its connection closed and it did not come back"))
+            verdict = {"seat": loser + 1, "kind": kind, "detail": detail}
+        self.outcome = Outcome(winner, reason, len(self.log), verdict)
         for s in self.seats:
             s.prompt_at = None
 

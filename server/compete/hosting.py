@@ -1,0 +1,341 @@
+"""Bots the host runs itself, in the sandbox (maag.server.sandbox): a participant's package,
+or any command line with `--sandbox`. A hosted bot plays one game per process: for each
+game the host starts a fresh sandboxed process, hands it one end of a socket pair (the
+other end is attached to the referee), waits for its hello on a budget of its own (never
+charged to the game clock), asks the referee for that game with exactly these connections,
+and ends every process of it when the game is over.
+
+Fair clocks: with `ponder="freeze"` a hosted bot's processes are frozen whenever the
+referee is not waiting for it, and thawed just before its `your_turn` is written; each game
+gets cores of its own when the machine has enough (the bots of one game share them: only
+one of them thinks at a time); each seat's CPU time per turn, its CPU time off turn, and
+whether the machine was overloaded while the game ran are kept in the replay (`host`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import shlex
+import shutil
+import socket
+import tempfile
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from maag.server.net.server import GameNotStarted, GameSummary, RefereeServer
+from maag.server.sandbox import cgroups
+from maag.server.sandbox.environment import bot_environment
+from maag.server.sandbox.jail import Jail, JailConfig, stage_package
+from maag.server.sandbox.limits import DEFAULT_LIMITS, Limits
+from maag.server.sandbox.package import BotPackage, is_package
+
+__all__ = ["HostOptions", "Host", "HostedBot", "SandboxUnavailable", "PONDER"]
+
+LOG = logging.getLogger(__name__)
+PONDER = ("allow", "freeze")
+OVERLOAD_PRESSURE = 25.0
+"""CPU pressure (PSI "some" avg10, %) above which a game is marked as played on an overloaded machine."""
+OVERLOAD_LAG_MS = 50.0
+"""Event-loop lag of the referee (ms) above which a game is marked the same way."""
+
+
+class SandboxUnavailable(RuntimeError):
+    """The sandbox cannot run here (no bubblewrap, no namespaces): `maag sandbox check` says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class HostOptions:
+    limits: Limits = DEFAULT_LIMITS
+    ponder: str = "allow"
+    pass_env: tuple[str, ...] = ()
+    sandbox_commands: bool = False
+    """Run command-line bots in the sandbox too (`--sandbox`); packages always are."""
+    pin_cores: bool = True
+
+
+@dataclass(slots=True)
+class HostedBot:
+    """A participant the host runs in the sandbox: the folder bound at /bot and the argv."""
+
+    name: str
+    folder: Path
+    argv: list[str]
+    threads: int = 1
+    package: BotPackage | None = None
+
+
+def hosted_bot(spec: str, name: str, options: HostOptions, workdir: Path) -> HostedBot | None:
+    """`spec` as a hosted bot when it is one (a package; a command line with sandboxing on),
+    else None. A package is copied into `workdir` (readable by the sandbox's users)."""
+    if is_package(spec):
+        pkg = BotPackage.load(spec, unpack_to=workdir)
+        stage = Path(tempfile.mkdtemp(prefix="stage-", dir=workdir))
+        folder = stage_package(pkg.root, stage)
+        return HostedBot(name, folder, pkg.argv, pkg.threads, pkg)
+    if options.sandbox_commands and any(ch.isspace() for ch in spec.strip()):
+        # The current folder, read-only at /bot; placeholders become the sandbox's variables.
+        stage = Path(tempfile.mkdtemp(prefix="stage-", dir=workdir))
+        folder = stage_package(Path.cwd(), stage) if _small(Path.cwd()) else Path.cwd()
+        text = spec
+        for k, v in {"connect": '"$MAAG_CONNECT"', "token": '"$MAAG_TOKEN"', "concurrency": "1",
+                     "host": '""', "port": '""'}.items():
+            text = text.replace("{" + k + "}", v)
+        return HostedBot(name, folder, ["/bin/sh", "-c", text], 1, None)
+    return None
+
+
+def _small(folder: Path, limit: int = 50 * 1024 * 1024) -> bool:
+    total = 0
+    for dirpath, _, files in os.walk(folder):
+        for f in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(dirpath, f)).st_size
+            if total > limit:
+                return False
+    return True
+
+
+class _Monitor:
+    """Samples the machine's CPU pressure and the event loop's lag, for `overload`."""
+
+    def __init__(self) -> None:
+        self.samples: deque[tuple[float, float, float]] = deque(maxlen=20_000)  # (t, pressure, lag ms)
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def _run(self) -> None:
+        period = 0.25
+        while True:
+            t0 = time.monotonic()
+            await asyncio.sleep(period)
+            lag = max(0.0, (time.monotonic() - t0 - period) * 1000)
+            self.samples.append((time.monotonic(), _cpu_pressure(), lag))
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
+
+    def between(self, t0: float, t1: float) -> dict[str, Any]:
+        xs = [s for s in self.samples if t0 <= s[0] <= t1 + 0.3]
+        pressure = max((s[1] for s in xs), default=0.0)
+        lag = max((s[2] for s in xs), default=0.0)
+        return {"cpu_pressure_max": round(pressure, 2), "referee_lag_ms_max": round(lag, 1),
+                "overloaded": pressure > OVERLOAD_PRESSURE or lag > OVERLOAD_LAG_MS}
+
+
+def _cpu_pressure() -> float:
+    try:
+        with open("/proc/pressure/cpu") as f:
+            first = f.readline().split()
+        return float(first[1].split("=")[1])
+    except (OSError, IndexError, ValueError):
+        # Without PSI: the load above the machine's cores, as a percentage.
+        return max(0.0, (os.getloadavg()[0] / (os.cpu_count() or 1) - 1.0) * 100)
+
+
+@dataclass
+class _Clock:
+    """Each hosted seat's CPU time per turn, measured at every prompt."""
+
+    jails: list[Jail | None]
+    mover: int | None = None
+    marks: list[int] = field(default_factory=lambda: [0, 0])
+    turn_ns: list[int] = field(default_factory=lambda: [0, 0])
+    turns: list[list[float]] = field(default_factory=lambda: [[], []])
+    off_turn_ns: list[int] = field(default_factory=lambda: [0, 0])
+
+    def start(self) -> None:
+        self.marks = [j.cpu_ns() if j else 0 for j in self.jails]
+
+    def advance(self, seat: int | None) -> None:
+        for i, j in enumerate(self.jails):
+            if j is None:
+                continue
+            now = j.cpu_ns()
+            delta, self.marks[i] = now - self.marks[i], now
+            if i == self.mover:
+                self.turn_ns[i] += delta
+            else:
+                self.off_turn_ns[i] += delta
+        if seat != self.mover and self.mover is not None:
+            self.turns[self.mover].append(round(self.turn_ns[self.mover] / 1e6, 2))
+            self.turn_ns[self.mover] = 0
+        self.mover = seat
+
+    def report(self) -> dict[str, Any]:
+        self.advance(None)
+        return {"cpu_ms_per_turn": [t if j else None for t, j in zip(self.turns, self.jails, strict=True)],
+                "cpu_ms_off_turn": [round(n / 1e6, 2) if j else None
+                                    for n, j in zip(self.off_turn_ns, self.jails, strict=True)]}
+
+
+class Host:
+    """Runs hosted bots for one referee: detects the sandbox once, allots cores, plays games."""
+
+    def __init__(self, server: RefereeServer, options: HostOptions, *, log_dir: Path,
+                 require_cgroups: bool = False) -> None:
+        if not Path(shutil.which("bwrap") or "/usr/bin/bwrap").exists():
+            raise SandboxUnavailable("bubblewrap (bwrap) is not installed: apt-get install bubblewrap "
+                                     "(`maag sandbox check` says what else is missing)")
+        if options.ponder not in PONDER:
+            raise ValueError(f"--ponder must be one of {', '.join(PONDER)}")
+        self.server = server
+        self.options = options
+        self.log_dir = log_dir
+        self.cg, problems = cgroups.probe()
+        if self.cg is None and require_cgroups:
+            raise SandboxUnavailable("no usable cgroups: " + "; ".join(problems))
+        if self.cg is not None:
+            n = self.cg.remove_stale()
+            if n:
+                LOG.warning("removed %d sandbox group(s) left by maag processes that were killed", n)
+        self.monitor = _Monitor()
+        self.ncpu = len(os.sched_getaffinity(0))
+        self._cores_busy: set[int] = set()
+        self.games = 0
+
+    def _take_cores(self, n: int) -> list[int] | None:
+        if not self.options.pin_cores:
+            return None
+        free = [c for c in sorted(os.sched_getaffinity(0)) if c not in self._cores_busy]
+        if len(free) < n:
+            return None
+        got = free[:n]
+        self._cores_busy.update(got)
+        return got
+
+    async def play(self, seats: tuple[str, str], bots: Sequence[HostedBot | None], tokens: Sequence[str], *,
+                   match_id: str | None = None, seed: int | None = None,
+                   tags: dict[str, Any] | None = None) -> GameSummary:
+        """Play one game between `seats` (names); a seat whose bot is hosted gets a fresh
+        sandboxed process, the other is paired by name as usual."""
+        self.monitor.start()
+        self.games += 1
+        n = self.games
+        threads = max([b.threads for b in bots if b is not None] or [1])
+        cores = self._take_cores(threads)
+        jails: list[Jail | None] = [None, None]
+        handles: list[asyncio.Future[str] | None] = [None, None]
+        ends: list[socket.socket] = []
+        t_start = time.monotonic()
+        try:
+            for i, bot in enumerate(bots):
+                if bot is None:
+                    continue
+                ours, theirs = socket.socketpair()
+                ends.append(theirs)
+                jail_ref: list[Jail] = []
+
+                async def probe(ref: list[Jail] = jail_ref) -> tuple[str, str] | None:
+                    j = ref[0]
+                    await j.wait(2.0)
+                    v = j.verdict()
+                    return None if v is None else (v.kind, v.detail)
+
+                handles[i] = self.server.attach(ours, probe=probe)
+                env = {"PATH": _sandbox_path(), "HOME": "/scratch", "TMPDIR": "/scratch", "LANG": "C.UTF-8",
+                       "PYTHONPATH": "/opt/maag/sdk", "PYTHONDONTWRITEBYTECODE": "1",
+                       "MAAG_CONNECT": f"fd:{theirs.fileno()}", "MAAG_TOKEN": tokens[i], "MAAG_BOT": bot.name,
+                       "MAAG_CONCURRENCY": "1", "MAAG_GAME": self.server.config.game,
+                       "MAAG_THREADS": str(bot.threads)}
+                env.update(bot_environment({}, self.options.pass_env, host={
+                    k: v for k, v in os.environ.items() if k in self.options.pass_env}))
+                safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in bot.name)
+                jail = Jail(JailConfig(bot.argv, bot.folder, env, self.options.limits, threads=bot.threads,
+                                       cores=cores, extra_fds=[theirs.fileno()]),
+                            self.cg, self.log_dir / f"{safe}-game{n}-seat{i + 1}.log")
+                jail_ref.append(jail)
+                jails[i] = jail
+                await jail.start()
+            for e in ends:
+                e.close()
+            ends.clear()
+            # Start-up: each hosted process must say hello within its own budget.
+            for i, h in enumerate(handles):
+                if h is None:
+                    continue
+                try:
+                    await asyncio.wait_for(asyncio.shield(h), self.options.limits.hello_s)
+                except (asyncio.TimeoutError, ConnectionError) as e:
+                    j = jails[i]
+                    assert j is not None
+                    await j.wait(0.5)
+                    v = j.verdict()
+                    detail = (f"no hello within {self.options.limits.hello_s:g} s" if isinstance(e, asyncio.TimeoutError)
+                              else f"closed before its hello ({e})")
+                    if v is not None:
+                        detail += f"; {v.detail}"
+                    LOG.warning("game %d: %s did not start: %s", n, seats[i], detail)
+                    return await self.server.record_forfeit(seats, i, "startup", detail, match_id=match_id,
+                                                            tags=tags, seed=seed)
+            clock = _Clock(list(jails))
+            clock.start()
+            freeze = self.options.ponder == "freeze"
+
+            def on_prompt(seat: int) -> None:
+                clock.advance(seat)
+                if freeze:
+                    mover, other = jails[seat], jails[1 - seat]
+                    if mover is not None:
+                        mover.thaw()
+                    if other is not None and other.running:
+                        other.freeze()
+
+            if freeze:
+                # Until its first prompt, a hosted bot has nothing to think about.
+                for j in jails:
+                    if j is not None:
+                        j.freeze()
+
+            def annotate() -> dict[str, Any]:
+                out: dict[str, Any] = {"sandboxed": [j is not None for j in jails], "ponder": self.options.ponder,
+                                       "cores": cores, **clock.report(),
+                                       **self.monitor.between(t_start, time.monotonic())}
+                out["memory_peak"] = [j.group.memory_peak() if j is not None and j.group is not None else None
+                                      for j in jails]
+                out["log_truncated"] = [bool(j and j.log_truncated) for j in jails]
+                return out
+
+            fut = self.server.request_game(seats[0], seats[1], match_id=match_id, seed=seed, tags=tags,
+                                           clients=(handles[0], handles[1]), on_prompt=on_prompt,
+                                           annotate=annotate, requeue=False)
+            try:
+                return await fut
+            except GameNotStarted as e:
+                # A hosted process said hello, then ended before the game's first message.
+                for i, j in enumerate(jails):
+                    if j is not None and not j.running:
+                        v = j.verdict()
+                        kind, detail = (v.kind, v.detail) if v else ("startup", f"ended before its game began ({e})")
+                        return await self.server.record_forfeit(seats, i, kind, detail, match_id=match_id,
+                                                                tags=tags, seed=seed)
+                raise
+        finally:
+            for e in ends:
+                e.close()
+            for j in jails:
+                if j is not None:
+                    await j.close()
+            if cores:
+                self._cores_busy.difference_update(cores)
+
+    def close(self) -> None:
+        self.monitor.stop()
+
+
+def _sandbox_path() -> str:
+    import sys
+
+    bins = [str(Path(p) / "bin") for p in {sys.prefix, sys.base_prefix} if not p.startswith("/usr")]
+    return ":".join([*bins, "/usr/local/bin", "/usr/bin", "/bin"])

@@ -1,0 +1,396 @@
+"""One hosted bot process in its sandbox: Linux namespaces through bubblewrap, its control
+group (cgroups.py) or rlimits, an unprivileged user of its own, and its output captured with
+a cap. The referee connection is handed in as an inherited socket (`MAAG_CONNECT=fd:N`): the
+sandbox has no network at all.
+
+What the bot sees: the system's runtimes read-only (/usr and the Python installation that
+runs maag), the Python SDK (`maag.clients`, `maag.protocol`) under /opt/maag/sdk, its
+package read-only at /bot (its working folder), a private /scratch of capped size (also /tmp
+and $HOME), its own /proc (only its own processes) and a minimal /dev. Its environment holds
+only PATH, HOME, LANG, TMPDIR and the documented MAAG_* variables. It has no capabilities, cannot
+make user namespaces, and is killed with its parent: when maag ends the bwrap process (or
+dies), the kernel ends every process in the bot's pid namespace, a double-forked daemon
+included.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import os
+import resource
+import shutil
+import signal
+import stat
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from maag.server.sandbox.cgroups import BotGroup, Cgroups
+from maag.server.sandbox.limits import Limits
+
+__all__ = ["JailConfig", "Jail", "Verdict", "stage_package", "sdk_paths", "BWRAP"]
+
+BWRAP = shutil.which("bwrap") or "/usr/bin/bwrap"
+SETPRIV = shutil.which("setpriv") or "/usr/bin/setpriv"
+SANDBOX_UID_BASE = int(os.environ.get("MAAG_SANDBOX_UID_BASE", "61000"))
+SANDBOX_UIDS = 512
+INNER_UID = 1000
+LOCK_DIR = Path(os.environ.get("MAAG_SANDBOX_STATE", "/run/maag" if os.geteuid() == 0 else
+                               os.path.join(tempfile.gettempdir(), f"maag-{os.getuid()}")))
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Why a bot's game was lost when it was not lost on the board: one of KINDS, with a
+    human detail (the signal, the exit code, the limit)."""
+
+    kind: str
+    detail: str = ""
+
+    KINDS = ("time", "memory", "crash", "illegal", "protocol", "disconnect", "startup")
+
+    def to_dict(self) -> dict[str, str]:
+        return {"kind": self.kind, "detail": self.detail}
+
+
+@dataclass(slots=True)
+class JailConfig:
+    argv: list[str]
+    folder: Path
+    """Bound at /bot, read-only (read-write for a build)."""
+    env: dict[str, str]
+    limits: Limits
+    threads: int = 1
+    cores: list[int] | None = None
+    writable_folder: bool = False
+    extra_fds: list[int] = field(default_factory=list)
+
+
+def sdk_paths() -> dict[str, Path]:
+    """The folders of the Python SDK (maag.protocol and maag.clients), wherever maag is installed."""
+    import maag.clients
+    import maag.protocol
+
+    return {"protocol": Path(maag.protocol.__file__).parent, "clients": Path(maag.clients.__file__).parent}
+
+
+def _python_roots() -> list[Path]:
+    """The Python installation that runs maag, when it is not under /usr (pyenv, a venv)."""
+    out: list[Path] = []
+    for p in {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve()}:
+        if not str(p).startswith("/usr/") and p.is_dir():
+            out.append(p)
+    return sorted(out)
+
+
+def stage_package(folder: Path, into: Path) -> Path:
+    """A copy of `folder` that every sandbox user may read (and no one else may change):
+    the sandbox runs as an unprivileged user, and the host's copy may change under a match."""
+    dest = into / "bot"
+    shutil.copytree(folder, dest, symlinks=True)
+    for dirpath, dirnames, filenames in os.walk(dest):
+        os.chmod(dirpath, 0o755)
+        for f in filenames:
+            p = os.path.join(dirpath, f)
+            if not os.path.islink(p):
+                mode = os.stat(p).st_mode
+                os.chmod(p, 0o755 if mode & 0o111 else 0o644)
+    os.chmod(into, 0o755)
+    return dest
+
+
+class _UidSlot:
+    """An unprivileged uid of its own for one sandbox (when maag runs as root): held with a
+    lock file, so that several maag processes on one host never share one."""
+
+    def __init__(self) -> None:
+        self.uid: int | None = None
+        self._fd: int | None = None
+        if os.geteuid() != 0:
+            return
+        LOCK_DIR.mkdir(parents=True, exist_ok=True, mode=0o700)
+        for k in range(SANDBOX_UIDS):
+            fd = os.open(LOCK_DIR / f"uid-{SANDBOX_UID_BASE + k}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            self.uid, self._fd = SANDBOX_UID_BASE + k, fd
+            return
+        raise RuntimeError(f"all {SANDBOX_UIDS} sandbox uids from {SANDBOX_UID_BASE} are in use")
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def _rlimits(limits: Limits, cg: Cgroups | None) -> list[tuple[int, int]]:
+    out = [(resource.RLIMIT_CORE, 0), (resource.RLIMIT_FSIZE, limits.scratch), (resource.RLIMIT_NOFILE, 1024)]
+    if cg is None or "pids" not in cg.controllers:
+        out.append((resource.RLIMIT_NPROC, limits.pids + 4))  # + bwrap's own processes
+    if cg is None or "memory" not in cg.controllers:
+        out.append((resource.RLIMIT_AS, limits.memory))
+    return out
+
+
+class Jail:
+    """A running sandboxed process. `await start()`, `await wait()`, then `verdict()`;
+    `kill()` ends every process of it; `close()` also removes its group and uid."""
+
+    def __init__(self, cfg: JailConfig, cg: Cgroups | None, log_path: Path) -> None:
+        self.cfg = cfg
+        self.cg = cg
+        self.log_path = log_path
+        self.group: BotGroup | None = None
+        self.proc: asyncio.subprocess.Process | None = None
+        self.slot = _UidSlot()
+        self.log_bytes = 0
+        self.log_truncated = False
+        self._pump: asyncio.Task[None] | None = None
+        self.returncode: int | None = None
+        self.killed_by_host = False
+        self.on_exit: list[Callable[[], None]] = []
+
+    # -- the command -------------------------------------------------------------------
+    def _bwrap_argv(self) -> list[str]:
+        cfg = self.cfg
+        uid = self.slot.uid
+        a = [BWRAP, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+             "--die-with-parent", "--new-session", "--hostname", "maag-bot", "--clearenv"]
+        if uid is None:
+            # maag is not root: bubblewrap makes a user namespace, the bot keeps maag's uid
+            # outside it (rlimits then count all of that user's processes).
+            a += ["--unshare-user", "--uid", str(INNER_UID), "--gid", str(INNER_UID), "--disable-userns",
+                  "--cap-drop", "ALL"]
+        else:
+            # maag is root: bubblewrap sets the namespaces up with root's rights, then
+            # setpriv drops to the sandbox's own uid with no capabilities at all.
+            a += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+        for k, v in cfg.env.items():
+            a += ["--setenv", k, v]
+        a += ["--ro-bind", "/usr", "/usr"]
+        for d in ("bin", "lib", "lib64", "sbin"):
+            p = Path("/") / d
+            if p.is_symlink():
+                a += ["--symlink", os.readlink(p), f"/{d}"]
+            elif p.is_dir():
+                a += ["--ro-bind", str(p), f"/{d}"]
+        for f in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
+                  "/etc/localtime", "/etc/ssl/certs"):
+            a += ["--ro-bind-try", f, f]
+        made: set[str] = set()
+
+        def parents(dest: str) -> list[str]:
+            # bubblewrap makes a bind's missing parent folders readable by root only: the
+            # sandbox's user must be able to walk through them.
+            out = []
+            for anc in reversed(Path(dest).parents[:-1]):
+                if str(anc) not in made and str(anc) not in ("/usr", "/etc"):
+                    made.add(str(anc))
+                    out += ["--perms", "0755", "--dir", str(anc)]
+            return out
+
+        for p in _python_roots():
+            a += [*parents(str(p)), "--ro-bind", str(p), str(p)]
+        for k, p in sdk_paths().items():
+            a += [*parents(f"/opt/maag/sdk/maag/{k}"), "--ro-bind", str(p), f"/opt/maag/sdk/maag/{k}"]
+        a += ["--proc", "/proc", "--dev", "/dev",
+              "--size", str(cfg.limits.scratch), "--perms", "0777", "--tmpfs", "/scratch",
+              "--symlink", "/scratch", "/tmp"]
+        a += ["--bind" if cfg.writable_folder else "--ro-bind", str(cfg.folder), "/bot", "--chdir", "/bot", "--"]
+        if uid is not None:
+            a += [SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs",
+                  "--inh-caps=-all", "--bounding-set=-all", "--"]
+        return a + list(cfg.argv)
+
+    # -- running ------------------------------------------------------------------------
+    async def start(self) -> None:
+        cfg = self.cfg
+        try:
+            if self.cg is not None:
+                self.group = self.cg.new_group()
+                self.group.limit(memory=cfg.limits.memory, pids=cfg.limits.pids,
+                                 cpus=float(cfg.threads), cores=cfg.cores)
+            procs_files = self.group.procs_files if self.group is not None else []
+            rl = _rlimits(cfg.limits, self.cg)
+
+            def prepare() -> None:  # in the child, before exec: plain os calls only
+                for f in procs_files:
+                    fd = os.open(f, os.O_WRONLY)
+                    os.write(fd, b"0")
+                    os.close(fd)
+                for res, val in rl:
+                    resource.setrlimit(res, (val, val))
+
+            argv = self._bwrap_argv()
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            self.proc = await asyncio.create_subprocess_exec(
+                *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT, env={"PATH": "/usr/bin:/bin"},
+                pass_fds=cfg.extra_fds, preexec_fn=prepare, close_fds=True)
+        except BaseException:
+            self.close_sync()
+            raise
+        self._pump = asyncio.get_running_loop().create_task(self._read_log())
+
+    async def _read_log(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        cap = self.cfg.limits.log
+        with open(self.log_path, "ab") as log:
+            while True:
+                try:
+                    data = await self.proc.stdout.read(65536)
+                except (OSError, ValueError):
+                    return
+                if not data:
+                    return
+                room = cap - self.log_bytes
+                if room > 0:
+                    log.write(data[:room])
+                    log.flush()
+                self.log_bytes += len(data)
+                if self.log_bytes > cap and not self.log_truncated:
+                    self.log_truncated = True
+                    log.write(f"\n[maag: the log was cut at {cap} bytes; the rest of the bot's output "
+                              "is dropped]\n".encode())
+                    log.flush()
+
+    @property
+    def pid(self) -> int | None:
+        return None if self.proc is None else self.proc.pid
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.returncode is None
+
+    async def wait(self, timeout: float | None = None) -> int | None:
+        """The exit status of the bot (bwrap passes the bot's on: 128+N for signal N), or None
+        if it is still running after `timeout`."""
+        if self.proc is None:
+            return None
+        try:
+            rc = await asyncio.wait_for(self.proc.wait(), timeout)
+        except asyncio.TimeoutError:
+            return None
+        self.returncode = rc
+        return rc
+
+    def verdict(self) -> Verdict | None:
+        """What ended the process, if it did not simply exit: memory (the kernel killed it
+        at its memory limit) or a crash (a signal, or a non-zero exit code)."""
+        if self.group is not None and self.group.oom_kills() > 0:
+            return Verdict("memory", f"killed at its memory limit of {self.cfg.limits.memory} bytes")
+        rc = self.returncode if self.returncode is not None else (self.proc.returncode if self.proc else None)
+        if rc is None or self.killed_by_host:
+            return None
+        if rc < 0 or rc > 128:
+            sig = -rc if rc < 0 else rc - 128
+            try:
+                name = signal.Signals(sig).name
+            except ValueError:
+                name = f"signal {sig}"
+            if sig == signal.SIGKILL and self.group is None and self.cfg.limits.memory:
+                return Verdict("crash", f"killed by {name} (perhaps for memory: no memory group here)")
+            return Verdict("crash", f"killed by {name}")
+        if rc != 0:
+            return Verdict("crash", f"exited with code {rc}")
+        return None
+
+    def freeze(self) -> None:
+        """Stop every process of the bot (cgroup freezer, else SIGSTOP to each)."""
+        if self.group is not None and "freezer" in self.group.paths:
+            self.group.freeze()
+        else:
+            for pid in self._tree():
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        if self.group is not None and "freezer" in self.group.paths:
+            self.group.thaw()
+        else:
+            for pid in self._tree():
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGCONT)
+
+    def cpu_ns(self) -> int:
+        """CPU time of every process of the bot so far."""
+        if self.group is not None and ("cpuacct" in self.group.paths or self.cg and self.cg.version == 2):
+            return self.group.cpu_ns()
+        tick = os.sysconf("SC_CLK_TCK")
+        total = 0
+        for pid in self._tree():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                total += sum(int(x) for x in f[11:15])
+        return total * 1_000_000_000 // tick
+
+    def _tree(self) -> list[int]:
+        """bwrap and its descendants, from /proc (the fallback without a group)."""
+        if self.proc is None:
+            return []
+        kids: dict[int, list[int]] = {}
+        for d in os.listdir("/proc"):
+            if not d.isdigit():
+                continue
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                ppid = int(Path(f"/proc/{d}/stat").read_text().rsplit(")", 1)[1].split()[1])
+                kids.setdefault(ppid, []).append(int(d))
+        out, todo = [], [self.proc.pid]
+        while todo:
+            p = todo.pop()
+            out.append(p)
+            todo.extend(kids.get(p, []))
+        return out
+
+    def kill(self) -> None:
+        """End every process of the bot now (its pid namespace dies with bwrap's init)."""
+        if self.proc is not None and self.proc.returncode is None:
+            self.killed_by_host = True
+            if self.group is not None:
+                self.group.kill()
+            else:
+                self.thaw()
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
+
+    async def close(self) -> None:
+        """Kill, wait for the process and its output, remove the group, free the uid."""
+        self.kill()
+        if self.proc is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.proc.wait(), 5)
+        if self._pump is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._pump, 2)
+        self.close_sync()
+
+    def close_sync(self) -> None:
+        if self.group is not None:
+            self.group.remove()
+            self.group = None
+        self.slot.release()
+
+    def log_tail(self, n: int = 20) -> str:
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                size = f.tell()
+                f.seek(max(0, size - 8192))
+                text = f.read().decode(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-n:])
+
+
+def world_readable(p: Path) -> bool:
+    try:
+        return bool(os.stat(p).st_mode & stat.S_IROTH)
+    except OSError:
+        return False
