@@ -112,6 +112,11 @@ class GameSpec:
     that the game's drawing module reads (heroes: `width`, `height` and `squares`, the special
     squares as maps `x`, `y`, `kind`; conquest: the territories' places, the borders, the
     capitals). None: the game has no board to draw beyond its state's JSON."""
+    catalog: Callable[[], dict[str, Any]] | None = None
+    """The game's fixed display data, the same for every configuration and every position (the
+    card game: each card's name, cost, type, stats and text, the heroes' powers): a JSON map
+    the web view fetches once (`GET /api/catalog/GAME`) instead of with every frame. None: the
+    game has none."""
 
     def option(self, name: str) -> GameOption:
         for o in self.options:

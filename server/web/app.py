@@ -12,11 +12,14 @@ Routes:
     GET  /ws/play?token=T           a person's seat (play.py); the token comes from POST /api/play
     POST /api/play                  {opponent, seat, experience} -> {token, seat}
     GET  /api/games                 the last stored games
-    GET  /api/replay/ID             a stored game: seats, tags, public actions, values, layout
+    GET  /api/replay/ID             a stored game: seats, tags, public actions (with `text`, each
+                                    in the game's words, where it has them), values, layout
     GET  /api/replay/ID/at/N        the position after N actions as JSON: the spectator's view,
                                     or with `reveal` the full state (as `maag replay ID --at N
                                     --json` prints it) of a finished game
     GET  /api/layout/GAME?config=C  the board's layout of a configuration (JSON), for drawing
+    GET  /api/catalog/GAME          the game's fixed display data (the card game's card table),
+                                    fetched once by its drawing module, never sent per frame
     GET  /api/people                people's results by stated experience (people.py)
     GET  /api/standings             the standings (the ladder's, or of every stored game)
 
@@ -106,6 +109,7 @@ class WebServer:
         r.add_get("/api/replay/{gid}", self._replay)
         r.add_get("/api/replay/{gid}/at/{ply}", self._replay_at)
         r.add_get("/api/layout/{game}", self._layout)
+        r.add_get("/api/catalog/{game}", self._catalog)
         r.add_get("/api/people", self._people)
         r.add_get("/api/standings", self._standings_route)
         return app
@@ -192,6 +196,17 @@ class WebServer:
             raise web.HTTPBadRequest(text=str(e)) from None
         return web.json_response(layout_of(game.name, game.config))
 
+    async def _catalog(self, request: web.Request) -> web.Response:
+        from maag.engine import registry
+
+        try:
+            fn = registry.get(request.match_info["game"]).catalog
+        except ValueError as e:
+            raise web.HTTPNotFound(text=str(e)) from None
+        if fn is None:
+            raise web.HTTPNotFound(text=f"{request.match_info['game']} has no catalog")
+        return web.json_response(fn())
+
     def _gid(self, request: web.Request) -> int:
         try:
             return int(request.match_info["gid"])
@@ -204,11 +219,22 @@ class WebServer:
         if rp is None:
             raise web.HTTPNotFound(text=f"no stored game {gid}")
         spec = initial_state(rp).game.spec
+        texts: list[str] = []  # each public action in the game's words, read in its position
+        describe = spec.describe
 
         def values() -> list[list[Any]]:
+            nonlocal describe
             st = initial_state(rp)
             out: list[list[Any]] = [[0, public_value(st)]]
             for i, e in enumerate(rp["actions"]):
+                if describe is not None:
+                    try:
+                        texts.append(describe(st.to_json(), spec.public_action(e["action"])))
+                    except Exception:  # the page describes the actions itself
+                        LOG.warning("%s's describe failed on game %d's action %d", spec.name, gid, i,
+                                    exc_info=True)
+                        describe = None
+                        texts.clear()
                 st.apply(e["action"])
                 if "hash" in e or st.is_terminal:
                     out.append([i + 1, public_value(st) if not st.is_terminal else None])
@@ -223,7 +249,8 @@ class WebServer:
             "game_id": gid, "game": rp["game"], "config": rp["config"], "tags": rp.get("tags", {}),
             "seats": [rp.get("tags", {}).get("Seat1"), rp.get("tags", {}).get("Seat2")],
             "actions": [{"seat": e["seat"] + 1, "action": spec.public_action(e["action"]),
-                         "auto": bool(e.get("auto"))} for e in rp["actions"]],
+                         "auto": bool(e.get("auto")), **({"text": texts[i]} if texts else {})}
+                        for i, e in enumerate(rp["actions"])],
             "plies": len(rp["actions"]), "result": rp.get("result"), "values": vals,
             "value_scale": spec.value_scale, "layout": layout_of(rp["game"], rp["config"]),
             "reveal": self.config.reveal and rp.get("result") is not None})

@@ -200,20 +200,3 @@ def test_a_game_without_a_drawing_of_its_own_shows_its_json(tmp_path: Any, page:
     finally:
         served.stop()
 
-
-def test_the_card_game_is_drawn_by_its_own_module_without_hands(tmp_path: Any, page: Any) -> None:
-    served = Served(tmp_path, ("--game", "cards", "--tc", "1s"))
-    served.start()
-    try:
-        gid = _one_stored_game(served)
-        page.goto(served.url + f"/#/replay/{gid}/6")
-        page.wait_for_function("document.querySelector('#board')?.dataset.ply === '6'")
-        assert page.query_selector("#board .cards") is not None
-        assert len(page.query_selector_all("#board .hidden-hand")) == 2
-        assert page.query_selector_all("#board .hand span[data-card]") == []
-        truth = json.loads(maag("replay", str(gid), "--at", "6", "--json", "--db", str(served.db)).stdout)
-        for i, p in enumerate(truth["players"]):
-            shown = page.inner_text(f"#board .player[data-seat='{i + 1}']")
-            assert f"{p['hero']['hp']}/{p['hero']['max_hp']} hp" in shown
-    finally:
-        served.stop()

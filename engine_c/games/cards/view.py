@@ -1,8 +1,10 @@
 """The card game in a terminal: a position and each action in words, for `maag replay ID
---show` (what a person expects to read of a game: heroes, boards, the viewer's own hand)."""
+--show` (what a person expects to read of a game: heroes, boards, the viewer's own hand);
+and `catalog`, the card table the web view draws cards with (render/cards.js)."""
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from .pool import POOL, TOKENS
@@ -80,3 +82,43 @@ def describe(state: dict[str, Any], action: dict[str, Any]) -> str:
     if t == "power":
         return "hero power" + _target(state, action.get("target"))
     return "end turn" if t == "end_turn" else str(action)
+
+
+# ---- the card table for drawing (the web view) ---------------------------------------------
+
+TYPES = {"Mi": "minion", "Sp": "spell", "Se": "secret", "We": "weapon"}
+CLASSES = {"N": "neutral", "M": "mage", "P": "paladin", "R": "rogue", "S": "shaman", "T": "neutral"}
+HERO_POWERS = {  # spec/cards.md §2
+    "mage": {"hero": "Jaina", "power": "Fireblast", "cost": 2, "text": "Deal 1 damage."},
+    "paladin": {"hero": "Uther", "power": "Reinforce", "cost": 2,
+                "text": "Summon a 1/1 Silver Hand Recruit."},
+}
+KEYWORDS = {"taunt": "Taunt", "charge": "Charge", "ds": "Divine Shield", "stealth": "Stealth",
+            "windfury": "Windfury", "frozen": "Frozen", "silenced": "Silenced", "sick": "asleep"}
+_TOKEN_TEXT = {"T_COIN": "Gain 1 Mana Crystal this turn only."}
+
+
+@cache
+def catalog() -> dict[str, Any]:
+    """What a drawing needs to show cards as cards, the same for every game: per card id its
+    name, cost, type, class, attack and health (a weapon's durability) and text (a token's
+    text is its keywords; `from` names what makes it), the heroes' names and powers, and the
+    keywords' names. Constant: the web view fetches it once (`GET /api/catalog/cards`)."""
+    cards: dict[str, Any] = {}
+    for c in POOL + TOKENS:
+        token = c.cls == "T"
+        if token:
+            text = _TOKEN_TEXT.get(c.id, ", ".join(w.title() for w in c.enc.split(";") if w in ("TAUNT",)))
+        else:
+            text = "" if c.text == "—" else c.text
+        card: dict[str, Any] = {"name": c.name, "cost": c.cost, "type": TYPES[c.type],
+                                "class": CLASSES[c.cls], "text": text}
+        if c.type in ("Mi", "We"):
+            card["atk"] = c.atk
+            card["durability" if c.type == "We" else "hp"] = c.hp
+        if token:
+            card["token"] = True
+            if c.id not in _TOKEN_TEXT:  # the card (or Reinforce, the hero power) that makes it
+                card["from"] = NAMES.get(c.text, c.text)
+        cards[c.id] = card
+    return {"cards": cards, "heroes": HERO_POWERS, "keywords": KEYWORDS}

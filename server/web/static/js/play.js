@@ -62,7 +62,7 @@ function seat(main, token) {
     if (st.mode === "turn") { st.plan.push(a); redraw(); return; }
     if (!st.myTurn) return;
     st.myTurn = false;
-    addLog(`seat${st.me}`, `you: ${st.r.describe(a)}`);
+    addLog(`seat${st.me}`, `you: ${st.r.describe(a, null, st.obs)}`);
     send({ type: "act", action: a });
     redraw();
   }
@@ -79,7 +79,7 @@ function seat(main, token) {
       el("div", {}, el("label", {}, el("input", { type: "checkbox", id: "plan-mode", checked: st.mode === "turn",
         onchange: (e) => { st.mode = e.target.checked ? "turn" : "act"; st.plan = []; redraw(); } }), " plan the whole turn, then send it")),
       ...(st.myTurn ? st.legal.map((a, i) => el("button", { class: a.type === "end_turn" ? "end-turn" : "action", "data-i": i,
-        onclick: () => choose(a) }, st.r.describe(a))) : [el("span", {}, "wait for your turn")]),
+        onclick: () => choose(a) }, st.r.describe(a, null, st.obs))) : [el("span", {}, "wait for your turn")]),
       st.myTurn ? el("button", { id: "resign", onclick: () => send({ type: "resign" }) }, "resign") : "");
     planBox.replaceChildren(st.mode !== "turn" ? "" : el("div", {}, `plan: ${st.plan.map((a) => st.r.describe(a)).join("; ") || "(empty)"} `,
       el("button", { id: "send-turn", disabled: !st.myTurn || st.plan.length === 0,

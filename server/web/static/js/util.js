@@ -74,7 +74,7 @@ export function logList(entries, describe, current = null) {
   const box = el("div", { class: "log panel" });
   entries.forEach((e, i) => {
     box.append(el("div", { class: i === current ? "cur" : "", "data-ply": i + 1 },
-      el("span", { class: `seat${e.seat}` }, `${i + 1}. seat ${e.seat}: `), describe(e.action), e.auto ? " (time ran out)" : ""));
+      el("span", { class: `seat${e.seat}` }, `${i + 1}. seat ${e.seat}: `), describe(e.action, e), e.auto ? " (time ran out)" : ""));
   });
   return box;
 }
