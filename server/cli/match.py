@@ -112,7 +112,8 @@ def run(args: argparse.Namespace) -> int:
                               "transport_ms": list(g.transport_ms), "search": list(g.search),
                               "verdict": g.verdict, "host": g.host}), flush=True)
             return
-        why = f" [{g.seats[g.verdict['seat'] - 1]}: {g.verdict['kind']}: {g.verdict['detail']}]" if g.verdict else ""
+        v = g.verdict
+        why = f" [{g.seats[v['seat'] - 1]}: {v['kind']}: {v['detail']}]" if v else ""
         line = (f"game {i + 1}/{args.games} #{g.game_id} {g.seats[0]} vs {g.seats[1]}: "
                 f"{_result_text(g)} {{{g.reason}}} {g.plies} actions{why}")
         assert progress is not None and task is not None

@@ -21,7 +21,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from maag.server.cli.common import add_game_arguments, game_config, policy, setup_logging
+from maag.server.cli.common import (
+    add_game_arguments,
+    add_host_arguments,
+    game_config,
+    host_options,
+    policy,
+    setup_logging,
+)
 from maag.server.compete.formats import (
     FORMATS,
     Standings,
@@ -77,8 +84,10 @@ def register(sub: Any) -> None:
     p = sub.add_parser("tournament", help="round robin, gauntlet or Swiss among bots (resumable)",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--bot", action="append", default=[], metavar="NAME[=COMMAND]", required=True,
-                   help="a participant: a bundled agent by name, or NAME=COMMAND for an external bot "
-                        "(placeholders {host} {port} {connect} {token} {concurrency}); repeat")
+                   help="a participant: a bundled agent by name, NAME=COMMAND for an external bot "
+                        "(placeholders {host} {port} {connect} {token} {concurrency}), or NAME=PATH for a "
+                        "bot package (a folder with maag-bot.toml, or a .tar.gz/.zip), run in the sandbox; "
+                        "repeat")
     p.add_argument("--format", choices=FORMATS, default="round-robin")
     p.add_argument("--games-per-pair", type=int, default=2, metavar="N",
                    help="games per pairing (per Swiss round), even: N/2 seeds, each from both seats "
@@ -114,6 +123,12 @@ def register(sub: Any) -> None:
     p.add_argument("--log-dir", metavar="DIR", help="keep each bot process's output in DIR/NAME.log")
     p.add_argument("--rating-interval", type=int, default=10, metavar="N",
                    help="line output: print the ranking every N games (default 10; 0 never)")
+    p.add_argument("--strikes", default=None, metavar="KIND:N/M[,...]",
+                   help="the strike policy: a bot with N verdicts of KIND (crash, memory, startup, protocol, "
+                        "time, illegal, disconnect, any) among its last M games is taken out, its games not "
+                        "yet played withdrawn (default crash:3/10,memory:3/10,startup:3/10,protocol:3/10; "
+                        "none: off)")
+    add_host_arguments(p)
     p.add_argument("--json", action="store_true",
                    help="progress lines go to stderr; print one JSON summary object on stdout")
     p.add_argument("-v", "--verbose", action="count", default=0,
@@ -130,6 +145,10 @@ def spec_from_args(args: argparse.Namespace) -> TournamentSpec:
         extra["sprt"] = args.sprt
     if args.deals != "mirrored":  # (absent by default: the ids of earlier tournaments stay)
         extra["deals"] = args.deals
+    if args.strikes is not None:  # (absent by default, as above)
+        from maag.server.compete.strikes import StrikePolicy
+
+        extra["strikes"] = str(StrikePolicy.parse(args.strikes))
     return TournamentSpec(format=args.format, bots=bots, games_per_pair=args.games_per_pair, tc=str(args.tc),
                           seed=args.seed, game=args.game,
                           config=tuple(sorted(game_config(args).items())), rounds=args.rounds,
@@ -139,7 +158,7 @@ def spec_from_args(args: argparse.Namespace) -> TournamentSpec:
 def leaderboard(st: Standings, title: str | None = None) -> Table:
     t = Table(title=title or f"{st.tournament}: {st.games}/{st.scheduled} games")
     for col, just in (("#", "right"), ("bot", "left"), ("Elo", "right"), ("95% interval", "right"),
-                      ("games", "right"), ("W-D-L", "right"), ("score", "right")):
+                      ("games", "right"), ("W-D-L", "right"), ("score", "right"), ("forfeits", "left")):
         t.add_column(col, justify=just)  # type: ignore[arg-type]
     for r in st.table:
         lo, hi = r["elo_ci95"]
@@ -147,7 +166,10 @@ def leaderboard(st: Standings, title: str | None = None) -> Table:
         elo = "" if r["elo"] is None or not r["games"] else f"{r['elo']:+.0f}"
         pct = "" if r["score_pct"] is None else f" ({r['score_pct']:.1f}%)"
         wdl = f"{r['wins']}-{r['draws']}-{r['losses']}"
-        t.add_row(str(r["rank"]), r["bot"], elo, ci, str(r["games"]), wdl, f"{r['score']:g}{pct}")
+        forfeits = " ".join(f"{k} {n}" for k, n in (r.get("verdicts") or {}).items())
+        if r.get("withdrawn"):
+            forfeits = f"{forfeits}; {r['withdrawn']}".lstrip("; ")
+        t.add_row(str(r["rank"]), r["bot"], elo, ci, str(r["games"]), wdl, f"{r['score']:g}{pct}", forfeits)
     return t
 
 
@@ -212,6 +234,9 @@ class _Display:
                 self.console.print(leaderboard(self.runner.standings()))
         elif e.kind == "retry" and g is not None:
             self.line(f"Game {g.key} ({g.seat0} vs {g.seat1}) was aborted ({e.reason}); it will be replayed")
+        elif e.kind == "withdrawn":
+            i = e.info or {}
+            self.line(f"{i.get('bot')} struck out ({i.get('rule')}): {i.get('games')} game(s) withdrawn")
         elif e.kind == "sprt":
             i = e.info or {}
             self.line(f"SPRT: llr {i['llr']:.2f} ({i['lower']:.2f}, {i['upper']:.2f}) "
@@ -232,8 +257,13 @@ def run(args: argparse.Namespace) -> int:
     out = Console(stderr=True) if args.json else Console()
     from maag.server.compete.runner import TournamentRunner
 
+    try:
+        hosting = host_options(args)
+    except ValueError as e:
+        err.print(f"maag tournament: {e}", markup=False, soft_wrap=True)
+        return 2
     runner = TournamentRunner(spec, db, concurrency=args.concurrency, cluster=args.cluster,
-                              anchor=args.anchor, log_dir=args.log_dir)
+                              anchor=args.anchor, log_dir=args.log_dir, host=hosting.to_dict())
     display = _Display(runner, out, live=out.is_terminal and not args.json, interval=args.rating_interval)
     runner.on_event = display
     if not args.json:

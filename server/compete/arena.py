@@ -10,7 +10,9 @@ in:
     {host} {port} {connect} {token} {concurrency}      MAAG_HOST MAAG_PORT MAAG_CONNECT MAAG_TOKEN
                                                          MAAG_CONCURRENCY MAAG_BOT
 
-e.g. `--bot mine="python3 mybot.py --connect {connect} --token {token}"`. A bot process that
+e.g. `--bot mine="python3 mybot.py --connect {connect} --token {token}"`. A bot given as a
+package (`--bot mine=path/to/package`) is hosted instead: a fresh sandboxed process per game
+(maag.server.compete.hosting), with the limits of `host` (HostOptions.to_dict()). A bot process that
 exits while the arena runs is restarted (its games in progress are lost by disconnect, as
 the referee's policy says); after `max_restarts` exits the arena gives up with BotCrashed.
 
@@ -25,6 +27,7 @@ import contextlib
 import logging
 import os
 import secrets
+import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,6 +35,8 @@ from typing import Any
 
 from maag.engine import registry
 from maag.server.compete.formats import BotSpec
+from maag.server.compete.hosting import Host, HostedBot, HostOptions, hosted_bot
+from maag.server.sandbox.package import is_package
 from maag.server.compete.match import BotProcess
 from maag.server.net.server import GameSummary, RefereeServer, ServerConfig
 from maag.server.referee.clock import TimeControl
@@ -47,10 +52,13 @@ class BotCrashed(RuntimeError):
 
 def bot_spec_text(bot: BotSpec) -> str:
     """The bot as `maag match` names it: a bundled agent spec, or a command line (which
-    `maag match` recognises by its whitespace; a bare program gets an `exec` in front)."""
+    `maag match` recognises by its whitespace; a bare program gets an `exec` in front), or
+    the path of a bot package."""
     if bot.command is None:
         return bot.name
     cmd = bot.command.strip()
+    if is_package(cmd):
+        return cmd  # a bot package: hosted in the sandbox
     return cmd if any(ch.isspace() for ch in cmd) else f"exec {cmd}"
 
 
@@ -74,7 +82,8 @@ class Arena:
     def __init__(self, bots: Sequence[BotSpec], db_url: str, *, game: str | None = None,
                  game_config: dict[str, Any] | None = None, tc: str = "1s", slots: int = 1,
                  log_dir: str | os.PathLike[str] | None = None,
-                 max_restarts: int = 3, server_options: dict[str, Any] | None = None) -> None:
+                 max_restarts: int = 3, server_options: dict[str, Any] | None = None,
+                 host: dict[str, Any] | None = None) -> None:
         self.bots = list(bots)
         self.db_url = db_url
         self.config = ServerConfig(host="127.0.0.1", port=0, game=game or registry.default(),
@@ -85,6 +94,11 @@ class Arena:
         self.max_restarts = max_restarts
         self.server: RefereeServer | None = None
         self.procs: dict[str, BotProcess] = {}
+        self.host_options = HostOptions.from_dict(host or {})
+        self.hosted: dict[str, HostedBot] = {}
+        self.tokens: dict[str, str] = {}
+        self.host: Host | None = None
+        self._workdir: Path | None = None
         self._watch: asyncio.Task[None] | None = None
         self._failed: BotCrashed | None = None
 
@@ -101,14 +115,23 @@ class Arena:
         await self.server.start()
         log_dir = self.log_dir or _default_log_dir()
         log_dir.mkdir(parents=True, exist_ok=True)
+        self._workdir = Path(tempfile.mkdtemp(prefix="maag-hosted-"))
         for bot in self.bots:
             token = "arena_" + secrets.token_urlsafe(18)
             self.server.add_token(token, bot.name)  # in memory only: never stored
+            self.tokens[bot.name] = token
+            hosted = hosted_bot(bot_spec_text(bot), bot.name, self.host_options, self._workdir)
+            if hosted is not None:  # a package: a fresh sandboxed process per game
+                self.hosted[bot.name] = hosted
+                continue
             safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in bot.name)
-            p = BotProcess(bot_spec_text(bot), bot.name, token, self.slots, log_dir / f"{safe}.log")
+            p = BotProcess(bot_spec_text(bot), bot.name, token, self.slots, log_dir / f"{safe}.log",
+                           pass_env=self.host_options.pass_env)
             LOG.info("bot %s: %s", bot.name, p.spec)
             p.start(self.config.host, self.server.port)
             self.procs[bot.name] = p
+        if self.hosted:
+            self.host = Host(self.server, self.host_options, log_dir=log_dir)
         self._watch = asyncio.get_running_loop().create_task(self._watchdog())
 
     async def _watchdog(self) -> None:
@@ -137,6 +160,10 @@ class Arena:
         assert self.server is not None
         if self._failed is not None:
             raise self._failed
+        if self.host is not None and (seat0 in self.hosted or seat1 in self.hosted):
+            return await self.host.play((seat0, seat1), [self.hosted.get(seat0), self.hosted.get(seat1)],
+                                        [self.tokens[seat0], self.tokens[seat1]], match_id=match_id,
+                                        seed=seed, tags=tags)
         fut = self.server.request_game(seat0, seat1, match_id=match_id, tags=tags, seed=seed)
         return await fut
 
@@ -148,6 +175,10 @@ class Arena:
         if self.server is not None:
             await self.server.stop()
         await asyncio.get_running_loop().run_in_executor(None, self._stop_procs)
+        if self.host is not None:
+            self.host.close()
+        if self._workdir is not None:
+            shutil.rmtree(self._workdir, ignore_errors=True)
 
     def _stop_procs(self) -> None:
         for p in self.procs.values():

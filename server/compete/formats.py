@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from maag.engine import registry
+from maag.server.compete.strikes import DEFAULT_STRIKES, StrikePolicy, StrikeRule, histories
 from maag.server.storage.tournaments import GameRow, ScheduledGame
 
 if TYPE_CHECKING:  # maag.stats.ratings loads scipy: only when standings are computed
@@ -319,8 +320,11 @@ class Standings:
 
 def rate(event: str, fmt: str, names: Sequence[str], outcomes: Sequence[ratings.Outcome], *,
          scheduled: int | None = None, anchor: str | None = None, settings: dict[str, Any] | None = None,
-         description: str = "") -> Standings:
-    """Standings of `names` over `outcomes` (first, second, points of first)."""
+         description: str = "", verdicts: dict[str, dict[str, int]] | None = None,
+         withdrawn: dict[str, str] | None = None) -> Standings:
+    """Standings of `names` over `outcomes` (first, second, points of first); `verdicts`:
+    per bot, how many of its games it forfeited by each verdict; `withdrawn`: bots the
+    strike policy took out, with the rule."""
     wdl = {b: [0, 0, 0] for b in names}
     cross: dict[str, dict[str, dict[str, float]]] = {a: {} for a in names}
     for a, b, s in outcomes:
@@ -340,7 +344,9 @@ def rate(event: str, fmt: str, names: Sequence[str], outcomes: Sequence[ratings.
         ci = list(fit.ci95[b]) if fit else [-math.inf, math.inf]
         table.append({"bot": b, "games": n, "wins": w, "draws": d, "losses": lo, "score": w + d / 2,
                       "score_pct": (w + d / 2) / n * 100 if n else None,
-                      "elo": _round(elo), "elo_ci95": [_round(ci[0]), _round(ci[1])]})
+                      "elo": _round(elo), "elo_ci95": [_round(ci[0]), _round(ci[1])],
+                      "verdicts": dict(sorted((verdicts or {}).get(b, {}).items())),
+                      "withdrawn": (withdrawn or {}).get(b)})
     table.sort(key=lambda r: (-float(r["elo"] or 0.0), -float(r["score"]), str(r["bot"])))
     for i, r in enumerate(table):
         r["rank"] = i + 1
@@ -355,14 +361,33 @@ def standings(tid: str, spec: TournamentSpec, rows: Sequence[GameRow],
               anchor: str | None = None) -> Standings:
     """Standings of a tournament over the finished games among `rows`."""
     outcomes: list[ratings.Outcome] = []
+    verdicts: dict[str, dict[str, int]] = {}
     for row in rows:
         s = row.score0
         if s is not None:
             outcomes.append((row.game.seat0, row.game.seat1, s))
+            v = row.verdict
+            if v and v.get("kind"):
+                loser = row.game.seat0 if v.get("seat") == 1 else row.game.seat1
+                per = verdicts.setdefault(loser, {})
+                per[v["kind"]] = per.get(v["kind"], 0) + 1
+    withdrawn = {b: f"struck out ({rule})" for b, rule in struck(spec, rows).items()}
     desc = (f"{spec.format}, {len(outcomes)} of {len(rows)} games played, {spec.games_per_pair} games per "
             f"pairing, time control {spec.tc}.")
     return rate(tid, spec.format, spec.names, outcomes, scheduled=len(rows), anchor=anchor,
-                settings=spec.to_dict(), description=desc)
+                settings=spec.to_dict(), description=desc, verdicts=verdicts, withdrawn=withdrawn)
+
+
+def strike_policy(spec: TournamentSpec) -> StrikePolicy:
+    """The tournament's strike policy: `strikes` in its extras, else DEFAULT_STRIKES."""
+    return StrikePolicy.parse(str(dict(spec.extra).get("strikes", DEFAULT_STRIKES)))
+
+
+def struck(spec: TournamentSpec, rows: Sequence[GameRow]) -> dict[str, StrikeRule]:
+    """The bots the strike policy takes out, given the finished games among `rows` in
+    schedule order (the same answer on every resume)."""
+    done = [(r.game.seat0, r.game.seat1, r.verdict) for r in rows if r.status == "done"]
+    return strike_policy(spec).offenders(histories(done))
 
 
 def _round(x: float) -> float | None:

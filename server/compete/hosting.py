@@ -18,7 +18,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import shlex
 import shutil
 import socket
 import tempfile
@@ -58,6 +57,18 @@ class HostOptions:
     sandbox_commands: bool = False
     """Run command-line bots in the sandbox too (`--sandbox`); packages always are."""
     pin_cores: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data, for a Dask worker."""
+        return {"limits": self.limits.to_dict(), "ponder": self.ponder, "pass_env": list(self.pass_env),
+                "sandbox_commands": self.sandbox_commands, "pin_cores": self.pin_cores}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> HostOptions:
+        return cls(limits=Limits(**d["limits"]) if "limits" in d else DEFAULT_LIMITS,
+                   ponder=d.get("ponder", "allow"), pass_env=tuple(d.get("pass_env", ())),
+                   sandbox_commands=bool(d.get("sandbox_commands", False)),
+                   pin_cores=bool(d.get("pin_cores", True)))
 
 
 @dataclass(slots=True)
@@ -272,8 +283,8 @@ class Host:
                     assert j is not None
                     await j.wait(0.5)
                     v = j.verdict()
-                    detail = (f"no hello within {self.options.limits.hello_s:g} s" if isinstance(e, asyncio.TimeoutError)
-                              else f"closed before its hello ({e})")
+                    detail = (f"no hello within {self.options.limits.hello_s:g} s"
+                              if isinstance(e, asyncio.TimeoutError) else f"closed before its hello ({e})")
                     if v is not None:
                         detail += f"; {v.detail}"
                     LOG.warning("game %d: %s did not start: %s", n, seats[i], detail)
@@ -299,8 +310,8 @@ class Host:
                         j.freeze()
 
             def annotate() -> dict[str, Any]:
-                out: dict[str, Any] = {"sandboxed": [j is not None for j in jails], "ponder": self.options.ponder,
-                                       "cores": cores, **clock.report(),
+                out: dict[str, Any] = {"sandboxed": [j is not None for j in jails],
+                                       "ponder": self.options.ponder, "cores": cores, **clock.report(),
                                        **self.monitor.between(t_start, time.monotonic())}
                 out["memory_peak"] = [j.group.memory_peak() if j is not None and j.group is not None else None
                                       for j in jails]
@@ -312,18 +323,19 @@ class Host:
                                            annotate=annotate, requeue=False)
             try:
                 return await fut
-            except GameNotStarted as e:
+            except GameNotStarted as gone:
                 # A hosted process said hello, then ended before the game's first message.
                 for i, j in enumerate(jails):
                     if j is not None and not j.running:
                         v = j.verdict()
-                        kind, detail = (v.kind, v.detail) if v else ("startup", f"ended before its game began ({e})")
+                        kind, detail = ((v.kind, v.detail) if v else
+                                        ("startup", f"ended before its game began ({gone})"))
                         return await self.server.record_forfeit(seats, i, kind, detail, match_id=match_id,
                                                                 tags=tags, seed=seed)
                 raise
         finally:
-            for e in ends:
-                e.close()
+            for end in ends:
+                end.close()
             for j in jails:
                 if j is not None:
                     await j.close()

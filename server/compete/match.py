@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from maag.server.net.server import GameSummary, RefereeServer, ServerConfig
 from maag.server.compete.hosting import HostOptions
+from maag.server.net.server import GameSummary, RefereeServer, ServerConfig
 from maag.server.sandbox.environment import bot_environment
 from maag.server.sandbox.package import BotPackage, PackageError, is_package
 from maag.server.storage.base import Storage
@@ -163,7 +163,8 @@ def display_names(a: str, b: str) -> tuple[str, str]:
         s = spec.strip()
         if is_package(s):  # a package is named by its manifest (an archive by its file name)
             try:
-                return BotPackage.from_folder(Path(s)).name if Path(s).is_dir() else Path(s).name.split(".")[0]
+                p = Path(s)
+                return BotPackage.from_folder(p).name if p.is_dir() else p.name.split(".")[0]
             except PackageError:
                 return Path(s).name[:56]
         if any(ch.isspace() for ch in s):

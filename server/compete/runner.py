@@ -27,6 +27,7 @@ from maag.server.compete.formats import (
     rounds_total,
     schedule_round,
     standings,
+    struck,
 )
 from maag.server.referee.session import LatePolicy, Policy
 from maag.server.storage.base import Storage, open_storage
@@ -118,7 +119,7 @@ class TournamentRunner:
 
     def __init__(self, spec: TournamentSpec, db_url: str, *, concurrency: int = 1, cluster: str | None = None,
                  on_event: Callable[[Event], None] | None = None, anchor: str | None = None,
-                 log_dir: str | None = None) -> None:
+                 log_dir: str | None = None, host: dict[str, Any] | None = None) -> None:
         self.spec = spec
         self.tid = spec.id
         self.db_url = db_url
@@ -127,6 +128,8 @@ class TournamentRunner:
         self.on_event = on_event or (lambda e: None)
         self.anchor = anchor
         self.log_dir = log_dir
+        self.host = host
+        """HostOptions.to_dict() for hosted bots (packages, --sandbox), or None for the defaults."""
         self.store: TournamentStore | None = None
         self._done = 0
         self._total = 0
@@ -154,7 +157,7 @@ class TournamentRunner:
                 rows = store.rows(self.tid)
                 if not any(r.game.round == rnd for r in rows):
                     earlier = [r for r in rows if r.game.round < rnd]
-                    if any(r.status != "done" for r in earlier):
+                    if any(r.status not in ("done", "withdrawn") for r in earlier):
                         break  # stopped early (SPRT) in an earlier round
                     store.add_games(self.tid, schedule_round(self.spec, rnd, earlier, base))
                     rows = store.rows(self.tid)
@@ -223,12 +226,26 @@ class TournamentRunner:
                                  f"{res.get('reason')}")
             return
         if self.store.finish(self.tid, g.key, res["game_id"], int(winner), str(res["reason"]),
-                             search=res.get("search")):
+                             search=res.get("search"), verdict=res.get("verdict")):
             self._done += 1
+        self._apply_strikes()
         self.on_event(Event("finish", g, winner=int(winner), reason=str(res["reason"]),
                             game_id=res["game_id"], done=self._done, total=self._total))
         if dict(self.spec.extra).get("sprt"):
             self._check_sprt(self.store.rows(self.tid))
+
+    def _apply_strikes(self) -> None:
+        """Take out the bots the strike policy strikes: their games not yet played are
+        withdrawn (games in flight finish and count)."""
+        assert self.store is not None
+        rows = self.store.rows(self.tid)
+        for bot, rule in struck(self.spec, rows).items():
+            n = self.store.withdraw(self.tid, bot)
+            if n:
+                self._total -= n
+                LOG.warning("tournament %s: %s struck out (%s); %d game(s) withdrawn", self.tid, bot, rule, n)
+                self.on_event(Event("withdrawn", done=self._done, total=self._total,
+                                    info={"bot": bot, "rule": str(rule), "games": n}))
 
     def _tags(self, g: ScheduledGame) -> dict[str, Any]:
         return {"Tournament": self.tid, "Round": g.round, "GameKey": g.key}
@@ -240,7 +257,7 @@ class TournamentRunner:
         spec = self.spec
         async with Arena(spec.bots, self.db_url, game=spec.game, game_config=dict(spec.config), tc=spec.tc,
                          slots=self.concurrency, log_dir=self.log_dir,
-                         server_options=arena_options(spec)) as arena:
+                         server_options=arena_options(spec), host=self.host) as arena:
             inflight: dict[asyncio.Task[Any], ScheduledGame] = {}
             while True:
                 while len(inflight) < self.concurrency:
@@ -258,7 +275,7 @@ class TournamentRunner:
                     s = t.result()  # a crashed arena (BotCrashed) ends the run here
                     await asyncio.to_thread(self._record, g, {
                         "game_id": s.game_id, "winner": s.winner, "reason": s.reason, "stored": s.stored,
-                        "search": list(s.search)})
+                        "search": list(s.search), "verdict": s.verdict})
 
     # -- Dask: one task per game on the workers ---------------------------------------
     def _connect_dask(self) -> tuple[Any, Any]:
@@ -296,7 +313,8 @@ class TournamentRunner:
                 if g is None:
                     break
                 fut = client.submit(play_on_worker, spec_dict, self.db_url, self.tid, _game_dict(g),
-                                    self.log_dir, pure=False, key=f"maag-{self.tid}-{g.key}-{id(g)}")
+                                    self.log_dir, self.host, pure=False,
+                                    key=f"maag-{self.tid}-{g.key}-{id(g)}")
                 inflight[fut] = g
             if not inflight:
                 return
@@ -329,14 +347,14 @@ class _WorkerArena:
     died), and at the end of the tournament (`close_worker_arenas`)."""
 
     def __init__(self, spec: TournamentSpec, db_url: str, log_dir: str | None, slots: int,
-                 idle_s: float) -> None:
+                 idle_s: float, host: dict[str, Any] | None = None) -> None:
         from maag.server.compete.arena import Arena
 
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="maag-arena", daemon=True)
         self.thread.start()
         self.arena = Arena(spec.bots, db_url, game=spec.game, game_config=dict(spec.config), tc=spec.tc,
-                           slots=slots, log_dir=log_dir, server_options=arena_options(spec))
+                           slots=slots, log_dir=log_dir, server_options=arena_options(spec), host=host)
         self.idle_s = idle_s
         self.busy = 0
         self.last_used = time.monotonic()
@@ -409,7 +427,7 @@ def _worker_slots() -> int:
 
 
 def play_on_worker(spec_dict: dict[str, Any], db_url: str, tid: str, game: dict[str, Any],
-                   log_dir: str | None = None) -> dict[str, Any]:
+                   log_dir: str | None = None, host: dict[str, Any] | None = None) -> dict[str, Any]:
     """Play one scheduled game on this (Dask worker) process and return its summary:
     game_id, winner (0, 1, -1, None if aborted), reason, plies, stored, search (per seat, what
     its bot reported of its search), worker. The worker
@@ -420,7 +438,8 @@ def play_on_worker(spec_dict: dict[str, Any], db_url: str, tid: str, game: dict[
     with _WORKER_LOCK:
         arena = _WORKER_ARENAS.get(key)
         if arena is None or arena.closed:
-            arena = _WORKER_ARENAS[key] = _WorkerArena(spec, db_url, log_dir, _worker_slots(), WORKER_IDLE_S)
+            arena = _WORKER_ARENAS[key] = _WorkerArena(spec, db_url, log_dir, _worker_slots(), WORKER_IDLE_S,
+                                                       host)
         arena.busy += 1  # with the lookup, under the lock: the idle check cannot close it now
     try:
         s = arena.play(g, tid)
@@ -431,7 +450,7 @@ def play_on_worker(spec_dict: dict[str, Any], db_url: str, tid: str, game: dict[
         arena.close()
         raise
     return {"game_id": s.game_id, "winner": s.winner, "reason": s.reason, "plies": s.plies,
-            "stored": s.stored, "search": list(s.search), "worker": _worker_address()}
+            "stored": s.stored, "search": list(s.search), "verdict": s.verdict, "worker": _worker_address()}
 
 
 def close_worker_arenas(tid: str | None = None) -> int:

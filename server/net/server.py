@@ -693,7 +693,8 @@ class RefereeServer:
                   "tags": {**(tags or {}), "Game": cfg.game, "Seat1": seats[0], "Seat2": seats[1],
                            "Result": result_text, "Reason": "disconnect", "GameId": str(db_id),
                            **({"Match": match_id} if match_id else {})},
-                  "actions": [], "result": {"winner": winner, "reason": "disconnect", "plies": 0, "verdict": v}}
+                  "actions": [],
+                  "result": {"winner": winner, "reason": "disconnect", "plies": 0, "verdict": v}}
         stored = True
         try:
             await self.storage.finish_game(db_id, replay)
@@ -956,8 +957,10 @@ class RefereeServer:
         self._pair()
 
     # -- connections --------------------------------------------------------------------
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *,
-                      pinned: asyncio.Future[str] | None = None, probe: Callable[[], Any] | None = None) -> None:
+    async def _handle(self, reader: asyncio.StreamReader,
+                      writer: asyncio.StreamWriter, *,
+                      pinned: asyncio.Future[str] | None = None,
+                      probe: Callable[[], Any] | None = None) -> None:
         cfg = self.config
         c = _Client(self, reader, writer, cfg.max_frame, cfg.max_rate)
         if pinned is not None:
@@ -966,7 +969,8 @@ class RefereeServer:
                 await self._serve(c, reader)
             finally:
                 if not pinned.done():
-                    pinned.set_exception(ConnectionError(c.fault[1] if c.fault else "closed before its hello"))
+                    reason = c.fault[1] if c.fault else "closed before its hello"
+                    pinned.set_exception(ConnectionError(reason))
             return
         why = self._over_pending_limit(c)
         if why is not None:

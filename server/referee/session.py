@@ -524,10 +524,10 @@ class GameSession:
         verdict = None
         if winner in (0, 1) and reason in (Reason.TIMEOUT, Reason.ILLEGAL, Reason.DISCONNECT):
             loser = 1 - winner  # type: ignore[operator]
+            gone = self.faults[loser] or ("disconnect", "its connection closed and it did not come back")
             kind, detail = {Reason.TIMEOUT: ("time", "over its time allowance"),
                             Reason.ILLEGAL: ("illegal", f"{self.policy.max_illegal} illegal or malformed "
-                                                        "actions")}.get(
-                reason, self.faults[loser] or ("disconnect", "its connection closed and it did not come back"))
+                                                        "actions")}.get(reason, gone)
             verdict = {"seat": loser + 1, "kind": kind, "detail": detail}
         self.outcome = Outcome(winner, reason, len(self.log), verdict)
         for s in self.seats:

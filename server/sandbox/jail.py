@@ -92,7 +92,7 @@ def stage_package(folder: Path, into: Path) -> Path:
     the sandbox runs as an unprivileged user, and the host's copy may change under a match."""
     dest = into / "bot"
     shutil.copytree(folder, dest, symlinks=True)
-    for dirpath, dirnames, filenames in os.walk(dest):
+    for dirpath, _, filenames in os.walk(dest):
         os.chmod(dirpath, 0o755)
         for f in filenames:
             p = os.path.join(dirpath, f)
@@ -161,8 +161,9 @@ class Jail:
     def _bwrap_argv(self) -> list[str]:
         cfg = self.cfg
         uid = self.slot.uid
-        a = [BWRAP, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
-             "--die-with-parent", "--new-session", "--hostname", "maag-bot", "--clearenv"]
+        a = [BWRAP, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+             "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--hostname", "maag-bot",
+             "--clearenv"]
         if uid is None:
             # maag is not root: bubblewrap makes a user namespace, the bot keeps maag's uid
             # outside it (rlimits then count all of that user's processes).
@@ -203,7 +204,8 @@ class Jail:
         a += ["--proc", "/proc", "--dev", "/dev",
               "--size", str(cfg.limits.scratch), "--perms", "0777", "--tmpfs", "/scratch",
               "--symlink", "/scratch", "/tmp"]
-        a += ["--bind" if cfg.writable_folder else "--ro-bind", str(cfg.folder), "/bot", "--chdir", "/bot", "--"]
+        a += ["--bind" if cfg.writable_folder else "--ro-bind", str(cfg.folder), "/bot",
+              "--chdir", "/bot", "--"]
         if uid is not None:
             a += [SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs",
                   "--inh-caps=-all", "--bounding-set=-all", "--"]

@@ -119,7 +119,8 @@ class BotPackage:
                 raise PackageError(f"{where(key)}: {key!r} must be a string")
         name = data["name"]
         if not _NAME.match(name):
-            raise PackageError(f"{where('name')}: name {name!r} must be 1-64 letters, digits, '-', '_' or '.'")
+            raise PackageError(f"{where('name')}: name {name!r} must be 1-64 letters, digits, "
+                               "'-', '_' or '.'")
         for key in ("run", "build"):
             if key in data:
                 try:
@@ -172,7 +173,10 @@ def unpack(archive: Path, dest: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> 
                 m.mode = (m.mode & 0o755) | (0o700 if m.isdir() else 0o600)  # no setuid, owner-writable
                 m.uid = m.gid = 0
                 m.uname = m.gname = ""
-            tf.extractall(dest, members=members, filter="tar") if _has_filter() else tf.extractall(dest, members)
+            if _has_filter():
+                tf.extractall(dest, members=members, filter="tar")
+            else:  # Python < 3.11.4: the checks above are the filter
+                tf.extractall(dest, members=members)
     elif name.endswith(".zip"):
         try:
             zf = zipfile.ZipFile(archive)

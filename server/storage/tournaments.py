@@ -94,6 +94,8 @@ class GameRow:
     reason: str | None
     search: list[dict[str, Any] | None] | None = None
     """Per seat, what its bot reported of its search (the game's `search` report), if known."""
+    verdict: dict[str, Any] | None = None
+    """For a forfeit: {"seat": 1 or 2, "kind": ..., "detail": ...} (the game's verdict)."""
 
     @property
     def score0(self) -> float | None:
@@ -107,15 +109,16 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
 
 
-_COLS = "game_key, round, seq, seat0, seat1, seed, status, attempts, game_id, winner, reason, search"
+_COLS = "game_key, round, seq, seat0, seat1, seed, status, attempts, game_id, winner, reason, search, verdict"
 # Columns added after the tables' first release, for databases made by an older maag.
-_MIGRATIONS = (("tournament_games", "search", "TEXT"),)
+_MIGRATIONS = (("tournament_games", "search", "TEXT"), ("tournament_games", "verdict", "TEXT"))
 
 
 def _row(r: Sequence[Any]) -> GameRow:
     g = ScheduledGame(str(r[0]), int(r[1]), int(r[2]), str(r[3]), str(r[4]), int(r[5]))
     return GameRow(g, str(r[6]), int(r[7]), None if r[8] is None else int(r[8]),
-                   None if r[9] is None else int(r[9]), r[10], None if r[11] is None else json.loads(r[11]))
+                   None if r[9] is None else int(r[9]), r[10], None if r[11] is None else json.loads(r[11]),
+                   None if r[12] is None else json.loads(r[12]))
 
 
 class TournamentStore(abc.ABC):
@@ -218,20 +221,34 @@ class TournamentStore(abc.ABC):
     _for_update = ""
 
     def finish(self, tid: str, key: str, game_id: int | None, winner: int, reason: str,
-               search: Sequence[dict[str, Any] | None] | None = None) -> bool:
+               search: Sequence[dict[str, Any] | None] | None = None,
+               verdict: dict[str, Any] | None = None) -> bool:
         """Record the result of a claimed game (winner 0, 1 or -1; `search`: per seat, what
         its bot reported of its search). Returns False, changing nothing, if the game is not
         claimed (e.g. already done): a result counts once."""
         if winner not in (0, 1, -1):
             raise ValueError(f"winner must be 0, 1 or -1, not {winner!r}")
         search_text = None if search is None else json.dumps(list(search))
+        verdict_text = None if verdict is None else json.dumps(verdict)
 
         def tx(cur: Any) -> bool:
             c = self._exec(cur, "UPDATE tournament_games SET status = 'done', game_id = ?, winner = ?, "
-                                "reason = ?, search = ?, updated = ? "
+                                "reason = ?, search = ?, verdict = ?, updated = ? "
                                 "WHERE tournament = ? AND game_key = ? AND status = 'claimed'",
-                           (game_id, winner, reason, search_text, _now(), tid, key))
+                           (game_id, winner, reason, search_text, verdict_text, _now(), tid, key))
             return bool(c.rowcount == 1)
+
+        return self._tx(tx)
+
+    def withdraw(self, tid: str, bot: str) -> int:
+        """Take `bot` out of the tournament (the strike policy): its games not yet played
+        become `withdrawn` and are never played; returns how many."""
+
+        def tx(cur: Any) -> int:
+            c = self._exec(cur, "UPDATE tournament_games SET status = 'withdrawn', updated = ? "
+                                "WHERE tournament = ? AND status = 'pending' AND (seat0 = ? OR seat1 = ?)",
+                           (_now(), tid, bot, bot))
+            return int(c.rowcount)
 
         return self._tx(tx)
 
