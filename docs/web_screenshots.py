@@ -1,14 +1,17 @@
 """Make docs/web-standings.png, docs/web-game.png and docs/web-replay.png: a `maag serve --web`
 on heroes' 9x5 map, bundled agents as bot processes, the page in the system's headless
-Chromium (Playwright, nothing downloaded); and docs/web-conquest.png, a conquest game.
+Chromium (Playwright, nothing downloaded); docs/web-conquest.png, a conquest game; and
+docs/web-cards.png, a person's seat in the card game.
 
-    python docs/web_screenshots.py [OUT_DIR] [--only conquest]   (default: this file's folder)
+    python docs/web_screenshots.py [OUT_DIR] [--only heroes|conquest|cards]   (default: this file's folder)
 
 First greedy-action, random and first play each other until 12 games are stored (the
 standings), then mcts and greedy-turn play a game at 1 s a turn, which the game view shows
 as it goes; the replay view shows a stored game half-way through. For conquest, a second
 `maag serve --game conquest` where conquest-hard and conquest-easy play two games; the
-replay view shows the last one where a battle is pending, from a third of the way on.
+replay view shows the last one where a battle is pending, from a third of the way on. For the
+card game, a third `maag serve --game cards`: the page takes a seat against greedy-action and
+plays by clicking the table (`cards_shot`).
 """
 
 from __future__ import annotations
@@ -74,6 +77,9 @@ def main(out: Path, game: str = "heroes") -> None:
     try:
         while not (port_file.exists() and port_file.read_text().strip()):
             time.sleep(0.1)
+        if game == "cards":
+            cards_shot(url, out)
+            return
         if game == "conquest":
             # These agents answer at once: a game is over before a page can follow it live, so
             # the picture is a replay, at the first position from a third of the way on where a
@@ -137,6 +143,54 @@ def main(out: Path, game: str = "heroes") -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def cards_shot(url: str, out: Path) -> None:
+    """docs/web-cards.png: a person's seat against greedy-action, played by clicking the table
+    (minions attack first, then cards are played, the hero power last; damage on the enemy
+    hero when it may be hit) until both sides have minions from the fifth turn on; then a
+    card with targets is picked up, its targets outlined."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+        page = b.new_page(viewport={"width": 1200, "height": 1000})
+        for _attempt in range(5):  # a game lost early is played again
+            page.goto(url + "/#/play")
+            page.fill("input[name=opponent]", "greedy-action")
+            page.click("#start")
+            page.wait_for_selector("#cd-end-turn", timeout=90_000)
+            turns = 0
+            while page.query_selector("#replay-link") is None:
+                if page.query_selector("#cd-end-turn") is None:
+                    page.wait_for_timeout(40)
+                    continue
+                boards = [len(page.query_selector_all(f"#board .cd-board[data-seat='{s}'] .cd-minion"))
+                          for s in (1, 2)]
+                aimed = page.query_selector("#board .cd-card.pick.type-spell, #board .cd-power.pick")
+                if turns >= 5 and min(boards) >= 2 and aimed is not None:
+                    aimed.click()
+                    if page.query_selector("#board .target") is not None:
+                        page.mouse.move(0, 0)
+                        page.screenshot(path=str(out / "web-cards.png"))
+                        b.close()
+                        return
+                    continue
+                source = next(filter(None, (page.query_selector(f"#board .{c}.pick")
+                                            for c in ("cd-minion", "cd-hero", "cd-card", "cd-power"))), None)
+                if source is None:
+                    page.click("#cd-end-turn")
+                    turns += 1
+                    continue
+                source.click()
+                if page.query_selector("#board .cards .selected") is not None:
+                    target = (page.query_selector("#board .cd-side.top .cd-hero.target")
+                              or page.query_selector("#board .cd-side.top .target")
+                              or page.query_selector("#board .target"))
+                    target.click()
+                page.wait_for_timeout(20)
+        b.close()
+        raise RuntimeError("no game reached a position worth a picture")
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
     only = None
@@ -148,3 +202,5 @@ if __name__ == "__main__":
         main(folder)
     if only in (None, "conquest"):
         main(folder, "conquest")
+    if only in (None, "cards"):
+        main(folder, "cards")

@@ -113,8 +113,8 @@ def test_a_spectator_sees_no_hand_and_the_replay_draws_what_maag_replay_holds(ca
     page.on("websocket", on_ws)
     page.on("request", lambda r: catalog_requests.append(r.url) if "/api/catalog/" in r.url else None)
     page.goto(served.url + "/#/")
-    served.minibot("s1", "--delay", "25")
-    served.minibot("s2", "--delay", "25")
+    served.minibot("s1", "--delay", "40")
+    served.minibot("s2", "--delay", "40")
     row = page.wait_for_selector("#live-games tr[data-game]", timeout=60_000)
     gid = row.get_attribute("data-game")
     page.click(f"#live-games tr[data-game='{gid}'] a")
@@ -132,7 +132,7 @@ def test_a_spectator_sees_no_hand_and_the_replay_draws_what_maag_replay_holds(ca
                 assert faces == 0 and hidden, "a spectator never sees a card of a hand"
                 assert backs <= 10
             checked += 1
-        page.wait_for_timeout(150)
+        page.wait_for_timeout(100)
     served.stop_bots()
     assert checked > 3, "the page was watched while the game ran"
     snaps = [json.loads(f) for f in frames]
