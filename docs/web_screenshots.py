@@ -185,6 +185,7 @@ def cards_shot(url: str, out: Path) -> None:
                     target = (page.query_selector("#board .cd-side.top .cd-hero.target")
                               or page.query_selector("#board .cd-side.top .target")
                               or page.query_selector("#board .target"))
+                    assert target is not None, "a selected source has targets"
                     target.click()
                 page.wait_for_timeout(20)
         b.close()
