@@ -79,7 +79,7 @@ def side_of_json(state: dict[str, Any], seat: int, hands_shown: bool) -> dict[st
     }
 
 
-def test_the_card_table_is_the_pool_and_is_served_once(cards_served: Served) -> None:
+def test_the_card_table_is_the_pool_and_the_web_view_serves_it(cards_served: Served) -> None:
     cat = registry.get("cards").catalog
     assert cat is not None, "the card game's spec carries its card table"
     table = cat()
