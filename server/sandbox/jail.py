@@ -162,8 +162,7 @@ class Jail:
         cfg = self.cfg
         uid = self.slot.uid
         a = [BWRAP, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
-             "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--hostname", "maag-bot",
-             "--clearenv"]
+             "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--hostname", "maag-bot"]
         if uid is None:
             # maag is not root: bubblewrap makes a user namespace, the bot keeps maag's uid
             # outside it (rlimits then count all of that user's processes).
@@ -173,8 +172,6 @@ class Jail:
             # maag is root: bubblewrap sets the namespaces up with root's rights, then
             # setpriv drops to the sandbox's own uid with no capabilities at all.
             a += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
-        for k, v in cfg.env.items():
-            a += ["--setenv", k, v]
         a += ["--ro-bind", "/usr", "/usr"]
         for d in ("bin", "lib", "lib64", "sbin"):
             p = Path("/") / d
@@ -234,7 +231,10 @@ class Jail:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             self.proc = await asyncio.create_subprocess_exec(
                 *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT, env={"PATH": "/usr/bin:/bin"},
+                # The bot's environment is bwrap's own, which bwrap passes on: given as
+                # --setenv arguments, its token and any --pass-env secret would be in bwrap's
+                # command line, which every user of the host reads (`ps`, /proc/PID/cmdline).
+                stderr=asyncio.subprocess.STDOUT, env=dict(cfg.env),
                 pass_fds=cfg.extra_fds, preexec_fn=prepare, close_fds=True)
         except BaseException:
             self.close_sync()
