@@ -37,6 +37,7 @@ from maag.server.cli.common import (
     write_port_file,
 )
 from maag.server.cli.tournament import RESULT_TEXT, crosstable, leaderboard
+from maag.server.compete.strikes import DEFAULT_STRIKES
 from maag.server.net.server import ServerConfig
 from maag.server.storage.base import open_storage
 from rich.console import Console
@@ -69,6 +70,9 @@ def register(sub: Any) -> None:
     p.add_argument("--out-json", metavar="FILE", help="rewrite the standings as JSON after every game")
     p.add_argument("--rating-interval", type=int, default=10, metavar="N",
                    help="print the ranking every N games (default 10; 0 never)")
+    p.add_argument("--strikes", default=DEFAULT_STRIKES, metavar="KIND:N/M[,...]",
+                   help="the strike policy: a bot with N verdicts of KIND among its last M games is "
+                        f"paired no more (default {DEFAULT_STRIKES}; none: off; docs/hosting.md)")
     p.add_argument("--standings", action="store_true", help="print the standings from the database and exit")
     p.add_argument("--json", action="store_true",
                    help="progress lines go to stderr; at the end print one JSON summary object on stdout")
@@ -94,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
                        **service_options(args))
     ladder = Ladder(args.db, cfg, name=args.name, per_bot=args.per_bot, spread=args.spread, seed=args.seed,
                     max_games=args.max_games, anchor=args.anchor, out_html=args.out_html,
-                    out_csv=args.out_csv, out_json=args.out_json)
+                    out_csv=args.out_csv, out_json=args.out_json, strikes=args.strikes)
     ladder.on_event = _printer(ladder, out, args)
     try:
         asyncio.run(_run(ladder, args))
@@ -156,6 +160,8 @@ def _printer(ladder: Ladder, out: Console, args: argparse.Namespace) -> Any:
             say(f"Bot {e.bot} connected")
         elif e.kind == "leave":
             say(f"Bot {e.bot} left")
+        elif e.kind == "struck":
+            say(f"Bot {e.bot} struck out ({e.reason}): it is paired no more")
         elif e.kind == "start" and e.seats:
             say(f"Started game {ladder.started} ({e.seats[0]} vs {e.seats[1]})")
         elif e.kind == "finish" and e.seats:

@@ -12,7 +12,10 @@ Pairing, each time the scheduler looks (every `tick` seconds, and after each gam
 
 Ratings are refitted (maag.stats.ratings) after every game over all finished games of the
 ladder, which are stored with match id `ladder:NAME`; a restarted ladder picks its history
-up from the database. A bot that disconnects mid-game gets the referee's grace period to come
+up from the database. Forfeits are counted per bot and verdict in the standings, and the
+strike policy (maag.server.compete.strikes) takes a bot that keeps forfeiting out of the
+pairing for the rest of the run (and of any later run: the history decides). A bot that
+disconnects mid-game gets the referee's grace period to come
 back; the scheduler simply stops offering it games while it is away.
 """
 
@@ -34,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from maag.server.compete.formats import Standings, rate, to_csv, to_html
+from maag.server.compete.strikes import DEFAULT_STRIKES, StrikePolicy, StrikeRule, histories
 from maag.server.net.server import GameNotStarted, GameSummary, RefereeServer, ServerConfig
 from maag.server.referee.session import derive_seed
 from maag.server.storage.base import Storage, open_storage
@@ -52,7 +56,8 @@ def ladder_match_id(name: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class LadderEvent:
-    """kind: listening, join, leave, start, finish."""
+    """kind: listening, join, leave, start, finish, struck (the strike policy took `bot` out;
+    `reason` is the rule)."""
 
     kind: str
     bot: str | None = None
@@ -73,12 +78,26 @@ def ladder_standings(storage: Storage, name: str, anchor: str | None = None,
                      extra_bots: set[str] | None = None) -> Standings:
     """The ladder's standings from the database (every finished game of `ladder:NAME`)."""
     outcomes = []
-    for g in storage.list_games(match_id=ladder_match_id(name), status="finished", limit=2**62):
+    played = []
+    for g in reversed(storage.list_games(match_id=ladder_match_id(name), status="finished", limit=2**62)):
         o = _outcome(g.seats, g.winner)
         if o is not None:
             outcomes.append(o)
+            played.append((g.seats[0], g.seats[1], g.verdict))
     names = sorted({x for o in outcomes for x in o[:2]} | set(extra_bots or ()))
-    return rate(name, "ladder", names, outcomes, anchor=anchor, description=f"Ladder {name}.")
+    return rate(name, "ladder", names, outcomes, anchor=anchor, description=f"Ladder {name}.",
+                verdicts=verdict_counts(played))
+
+
+def verdict_counts(played: list[tuple[str, str, dict[str, Any] | None]]) -> dict[str, dict[str, int]]:
+    """Per bot, its forfeits by verdict, from (seat 1, seat 2, verdict) of games."""
+    out: dict[str, dict[str, int]] = {}
+    for a, b, v in played:
+        if v and v.get("kind"):
+            loser = a if v.get("seat") == 1 else b
+            per = out.setdefault(loser, {})
+            per[v["kind"]] = per.get(v["kind"], 0) + 1
+    return out
 
 
 def choose_pairs(cap: dict[str, int], elo: dict[str, float], idle_since: dict[str, float],
@@ -116,7 +135,8 @@ class Ladder:
                  spread: float = 100.0, seed: int | None = None, max_games: int | None = None,
                  tick: float = 0.25, anchor: str | None = None,
                  on_event: Callable[[LadderEvent], None] | None = None, out_html: str | None = None,
-                 out_csv: str | None = None, out_json: str | None = None) -> None:
+                 out_csv: str | None = None, out_json: str | None = None,
+                 strikes: str = DEFAULT_STRIKES) -> None:
         self.db_url = db_url
         self.config = dataclasses.replace(config, auto_pair=False)
         self.name = name
@@ -131,6 +151,9 @@ class Ladder:
         self.out_html, self.out_csv, self.out_json = out_html, out_csv, out_json
         self.server: RefereeServer | None = None
         self.outcomes: list[ratings.Outcome] = []
+        self.played: list[tuple[str, str, dict[str, Any] | None]] = []  # (seat 1, seat 2, verdict)
+        self.strikes = StrikePolicy.parse(strikes)
+        self.struck: dict[str, StrikeRule] = {}
         self.elo: dict[str, float] = {}
         self.playing: Counter[str] = Counter()  # ladder games in progress per bot
         self.idle_since: dict[str, float] = {}
@@ -161,7 +184,9 @@ class Ladder:
             o = _outcome(g.seats, g.winner) if g.status == "finished" else None
             if o is not None:
                 self.outcomes.append(o)
+                self.played.append((g.seats[0], g.seats[1], g.verdict))
         self._refit()
+        self._strike()
         self.server = RefereeServer(self.config, storage)
         await self.server.start()
         self.on_event(LadderEvent("listening", games=len(self.outcomes)))
@@ -211,7 +236,7 @@ class Ladder:
             if c.bot is not None and not c.closed and c.bot not in self.server.explicit_only:
                 free[c.bot] += max(0, c.free_slots)
         return {b: min(n, self.per_bot - self.playing[b]) for b, n in free.items()
-                if min(n, self.per_bot - self.playing[b]) > 0}
+                if min(n, self.per_bot - self.playing[b]) > 0 and b not in self.struck}
 
     def _track_connections(self) -> None:
         assert self.server is not None
@@ -282,11 +307,20 @@ class Ladder:
         o = _outcome(s.seats, s.winner) if s.stored else None
         if o is not None:
             self.outcomes.append(o)
+            self.played.append((s.seats[0], s.seats[1], s.verdict))
             self._refit()
+            self._strike()
         self.finished += 1
         self.on_event(LadderEvent("finish", seats=s.seats, winner=s.winner, reason=s.reason,
                                   game_id=s.game_id, games=len(self.outcomes)))
         self._publish()
+
+    def _strike(self) -> None:
+        """Take the bots the strike policy strikes out of the pairing."""
+        for bot, rule in self.strikes.offenders(histories(self.played), self.struck).items():
+            self.struck[bot] = rule
+            LOG.warning("ladder %s: %s struck out (%s)", self.name, bot, rule)
+            self.on_event(LadderEvent("struck", bot=bot, reason=str(rule), games=len(self.outcomes)))
 
     def _refit(self) -> None:
         if self.outcomes:
@@ -296,7 +330,9 @@ class Ladder:
     def standings(self) -> Standings:
         names = sorted({x for o in self.outcomes for x in o[:2]} | self.connected)
         return rate(self.name, "ladder", names, self.outcomes, anchor=self.anchor,
-                    description=f"Ladder {self.name}: {len(self.outcomes)} games.")
+                    description=f"Ladder {self.name}: {len(self.outcomes)} games.",
+                    verdicts=verdict_counts(self.played),
+                    withdrawn={b: f"struck out ({r})" for b, r in self.struck.items()})
 
     def _publish(self) -> None:
         if not (self.out_html or self.out_csv or self.out_json):

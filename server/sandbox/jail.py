@@ -71,11 +71,17 @@ class JailConfig:
 
 
 def sdk_paths() -> dict[str, Path]:
-    """The folders of the Python SDK (maag.protocol and maag.clients), wherever maag is installed."""
-    import maag.clients
+    """The folders of the Python SDK (maag.protocol and maag.clients), wherever maag is
+    installed: the SDK's folder lies beside the protocol's, in a checkout (clients/ beside
+    protocol/) as in site-packages (maag/clients beside maag/protocol). The server does not
+    import the SDK (tests/test_layers.py): it only lends its files to sandboxes."""
     import maag.protocol
 
-    return {"protocol": Path(maag.protocol.__file__).parent, "clients": Path(maag.clients.__file__).parent}
+    protocol = Path(maag.protocol.__file__).resolve().parent
+    clients = protocol.parent / "clients"
+    if not (clients / "__init__.py").is_file():
+        raise RuntimeError(f"the Python SDK (maag.clients) is not beside {protocol}")
+    return {"protocol": protocol, "clients": clients}
 
 
 def _python_roots() -> list[Path]:

@@ -75,6 +75,8 @@ class GameRecord:
     reason: str | None = None
     plies: int | None = None
     finished: str | None = None
+    verdict: dict[str, Any] | None = None
+    """For a forfeit: {"seat": 1 or 2, "kind": ..., "detail": ...} (docs/hosting.md, verdicts)."""
 
 
 def hash_token(token: str) -> str:
@@ -172,7 +174,7 @@ class Storage(abc.ABC):
 
 
 _GAME_COLS = ("g.id, g.game, g.config, g.seat0, g.seat1, g.time_control, g.match_id, g.status, g.created, "
-              "r.winner, r.reason, r.plies, r.finished")
+              "r.winner, r.reason, r.plies, r.finished, r.verdict")
 
 
 class SQLStorage(Storage):
@@ -263,9 +265,11 @@ class SQLStorage(Storage):
                     return  # stored already: a retry after a lost acknowledgement
                 raise StorageError(f"game {game_id} is not running" if row is None
                                    else f"game {game_id} has another result stored")
+            verdict = res.get("verdict")
             cur.execute(self._sql("INSERT INTO results (game_id, winner, reason, plies, think_ms0, "
-                                  "think_ms1, finished) VALUES (?, ?, ?, ?, ?, ?, ?)"),
-                        (game_id, res["winner"], res["reason"], res["plies"], think[0], think[1], _now()))
+                                  "think_ms1, finished, verdict) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+                        (game_id, res["winner"], res["reason"], res["plies"], think[0], think[1], _now(),
+                         None if verdict is None else json.dumps(verdict)))
             cur.execute(self._sql("INSERT INTO replays (game_id, seed, tags, data) VALUES (?, ?, ?, ?)"),
                         (game_id, str(replay["seed"]), json.dumps(replay.get("tags", {})),
                          json.dumps(replay, separators=(",", ":"))))
@@ -366,7 +370,7 @@ class SQLiteStorage(SQLStorage):
 def _game_record(r: tuple[Any, ...]) -> GameRecord:
     return GameRecord(id=int(r[0]), game=r[1], config=json.loads(r[2]), seats=(r[3], r[4]), time_control=r[5],
                       match_id=r[6], status=r[7], created=r[8], winner=r[9], reason=r[10], plies=r[11],
-                      finished=r[12])
+                      finished=r[12], verdict=None if r[13] is None else json.loads(r[13]))
 
 
 def open_storage(url: str | os.PathLike[str] | None = None) -> Storage:

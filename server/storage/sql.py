@@ -48,7 +48,8 @@ CREATE TABLE IF NOT EXISTS results (
     plies INTEGER NOT NULL,
     think_ms0 {real},
     think_ms1 {real},
-    finished TEXT NOT NULL
+    finished TEXT NOT NULL,
+    verdict TEXT
 );
 CREATE TABLE IF NOT EXISTS replays (
     game_id {ref} PRIMARY KEY REFERENCES games (id),
@@ -70,7 +71,7 @@ NOW_EPOCH = {
 }
 
 # Columns added after a table's first release, for databases made by an older maag.
-MIGRATIONS = (("games", "server", "TEXT"),)
+MIGRATIONS = (("games", "server", "TEXT"), ("results", "verdict", "TEXT"))
 
 
 def games_schema(dialect: str) -> str:
