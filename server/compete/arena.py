@@ -36,10 +36,10 @@ from typing import Any
 from maag.engine import registry
 from maag.server.compete.formats import BotSpec
 from maag.server.compete.hosting import Host, HostedBot, HostOptions, hosted_bot
-from maag.server.sandbox.package import is_package
 from maag.server.compete.match import BotProcess
 from maag.server.net.server import GameSummary, RefereeServer, ServerConfig
 from maag.server.referee.clock import TimeControl
+from maag.server.sandbox.package import is_package
 from maag.server.storage.base import Storage, open_storage
 
 __all__ = ["Arena", "BotCrashed", "bot_spec_text"]
@@ -132,6 +132,7 @@ class Arena:
             self.procs[bot.name] = p
         if self.hosted:
             self.host = Host(self.server, self.host_options, log_dir=log_dir)
+            await self.host.prepare(list(self.hosted.values()))
         self._watch = asyncio.get_running_loop().create_task(self._watchdog())
 
     async def _watchdog(self) -> None:

@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import io
 import logging
 import os
 import shutil
 import socket
+import tarfile
 import tempfile
 import time
 from collections import deque
@@ -33,7 +36,7 @@ from maag.server.sandbox import cgroups
 from maag.server.sandbox.environment import bot_environment
 from maag.server.sandbox.jail import Jail, JailConfig, stage_package
 from maag.server.sandbox.limits import DEFAULT_LIMITS, Limits
-from maag.server.sandbox.package import BotPackage, is_package
+from maag.server.sandbox.package import BotPackage, PackageError, extract_tar, is_package
 
 __all__ = ["HostOptions", "Host", "HostedBot", "SandboxUnavailable", "PONDER"]
 
@@ -111,6 +114,77 @@ def _small(folder: Path, limit: int = 50 * 1024 * 1024) -> bool:
             if total > limit:
                 return False
     return True
+
+
+BUILD_SPACE = 500 * 1000**2
+"""Bytes a package's build may occupy (its source included): /bot is a space in memory this big."""
+
+
+async def build(bot: HostedBot, options: HostOptions, cg: cgroups.Cgroups | None, log_dir: Path) -> None:
+    """Run the package's `build` command once, in the sandbox (no network), on a copy of the
+    package in a capped space in memory; what it leaves in /bot becomes the package the games
+    run. Its output goes to `log_dir/NAME-build.log`. RuntimeError (with the log's tail) if
+    it fails or runs out of its time (`limits.build_s`)."""
+    pkg = bot.package
+    if pkg is None or not pkg.build:
+        return
+    read_fd, write_fd = os.pipe()
+    script = f'cp -R /src/. /bot/ && {{ {pkg.build} ; }} && tar -C /bot -cf /proc/self/fd/{write_fd} .'
+    env = {"PATH": _sandbox_path(), "HOME": "/scratch", "TMPDIR": "/scratch", "LANG": "C.UTF-8",
+           "PYTHONPATH": "/opt/maag/sdk", "MAAG_BOT": bot.name, "MAAG_BUILD": "1"}
+    log_path = log_dir / f"{_safe(bot.name)}-build.log"
+    limits = dataclasses.replace(options.limits, log=max(options.limits.log, 4 * 1000**2))
+    jail = Jail(JailConfig(["/bin/sh", "-c", script], bot.folder, env, limits, threads=max(1, bot.threads),
+                           extra_fds=[write_fd], build_space=BUILD_SPACE), cg, log_path)
+    if jail.slot.uid is not None:  # the sandbox's user opens the pipe by its /proc path
+        os.fchown(write_fd, jail.slot.uid, -1)
+    data = bytearray()
+    loop = asyncio.get_running_loop()
+
+    def drain() -> None:  # the built tree, read as the build writes it (capped)
+        with os.fdopen(read_fd, "rb") as f:
+            while chunk := f.read(1 << 16):
+                if len(data) <= BUILD_SPACE:
+                    data.extend(chunk)
+
+    reader = loop.run_in_executor(None, drain)
+    try:
+        await jail.start()
+        os.close(write_fd)
+        write_fd = -1
+        rc = await jail.wait(options.limits.build_s)
+        if rc is None:
+            raise RuntimeError(f"{bot.name}: the build ran over its {options.limits.build_s:g} s; "
+                               f"its log {log_path} ends with:\n{jail.log_tail()}")
+    finally:
+        if write_fd >= 0:
+            os.close(write_fd)
+        await jail.close()
+        await reader
+    if rc != 0:
+        v = jail.verdict()
+        raise RuntimeError(f"{bot.name}: the build failed ({v.detail if v else f'exit code {rc}'}); "
+                           f"its log {log_path} ends with:\n{jail.log_tail()}")
+    built = bot.folder.parent / "built"
+    built.mkdir()
+    try:
+        with tarfile.open(fileobj=io.BytesIO(bytes(data)), mode="r:") as tf:
+            extract_tar(tf, built, max_bytes=BUILD_SPACE, what=f"{bot.name}'s build")
+    except (tarfile.TarError, PackageError) as e:
+        raise RuntimeError(f"{bot.name}: the build's result is unreadable: {e}") from None
+    for dirpath, _, files in os.walk(built):
+        os.chmod(dirpath, 0o755)
+        for f in files:
+            p = os.path.join(dirpath, f)
+            if not os.path.islink(p):
+                os.chmod(p, 0o755 if os.stat(p).st_mode & 0o111 else 0o644)
+    shutil.rmtree(bot.folder)
+    bot.folder = built
+    LOG.info("%s: built (%d bytes); log %s", bot.name, len(data), log_path)
+
+
+def _safe(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
 
 
 class _Monitor:
@@ -215,6 +289,11 @@ class Host:
         self.ncpu = len(os.sched_getaffinity(0))
         self._cores_busy: set[int] = set()
         self.games = 0
+
+    async def prepare(self, bots: Sequence[HostedBot]) -> None:
+        """Build the packages that have a build command (once each, before any game)."""
+        for b in bots:
+            await build(b, self.options, self.cg, self.log_dir)
 
     def _take_cores(self, n: int) -> list[int] | None:
         if not self.options.pin_cores:

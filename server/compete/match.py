@@ -223,6 +223,7 @@ async def run_match(server: RefereeServer | None, spec_a: str, spec_b: str, game
                                     pass_env=options.pass_env))
         if hosted:
             host = Host(server, options, log_dir=log_dir)
+            await host.prepare(list(hosted.values()))
         for p in procs:
             p.start(server.config.host, server.port)
         next_game = 0

@@ -68,6 +68,9 @@ class JailConfig:
     cores: list[int] | None = None
     writable_folder: bool = False
     extra_fds: list[int] = field(default_factory=list)
+    build_space: int | None = None
+    """For a build: /bot is a fresh space in memory of this many bytes (the package is read-only
+    at /src), so that a build can fill neither the host's disk nor more than its share."""
 
 
 def sdk_paths() -> dict[str, Path]:
@@ -207,8 +210,12 @@ class Jail:
         a += ["--proc", "/proc", "--dev", "/dev",
               "--size", str(cfg.limits.scratch), "--perms", "0777", "--tmpfs", "/scratch",
               "--symlink", "/scratch", "/tmp"]
-        a += ["--bind" if cfg.writable_folder else "--ro-bind", str(cfg.folder), "/bot",
-              "--chdir", "/bot", "--"]
+        if cfg.build_space is not None:
+            a += ["--ro-bind", str(cfg.folder), "/src", "--size", str(cfg.build_space), "--perms", "0777",
+                  "--tmpfs", "/bot", "--chdir", "/bot", "--"]
+        else:
+            a += ["--bind" if cfg.writable_folder else "--ro-bind", str(cfg.folder), "/bot",
+                  "--chdir", "/bot", "--"]
         if uid is not None:
             a += [SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs",
                   "--inh-caps=-all", "--bounding-set=-all", "--"]

@@ -137,7 +137,8 @@ class BotPackage:
 
 def _member_ok(name: str, dest: Path) -> Path:
     pure = PurePosixPath(name)
-    if pure.is_absolute() or ".." in pure.parts or name.startswith("\\") or ":" in pure.parts[0]:
+    drive = bool(pure.parts) and ":" in pure.parts[0]
+    if pure.is_absolute() or ".." in pure.parts or name.startswith("\\") or drive:
         raise PackageError(f"archive member {name!r}: a path outside the package")
     return dest / pure
 
@@ -153,30 +154,7 @@ def unpack(archive: Path, dest: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> 
         except (tarfile.TarError, OSError) as e:
             raise PackageError(f"{archive}: not a readable .tar.gz: {e}") from None
         with tf:
-            members = tf.getmembers()
-            for m in members:
-                target = _member_ok(m.name, dest)
-                if not (m.isfile() or m.isdir() or m.issym()):
-                    raise PackageError(f"archive member {m.name!r}: not a file, folder or symbolic link "
-                                       "(device files, fifos and hard links are refused)")
-                if m.issym():
-                    link = PurePosixPath(m.linkname)
-                    resolved = os.path.normpath(os.path.join(os.path.dirname(m.name), m.linkname))
-                    if link.is_absolute() or resolved.startswith(".."):
-                        raise PackageError(f"archive member {m.name!r}: a link out of the package "
-                                           f"({m.linkname!r})")
-                total += max(0, m.size)
-                if total > max_bytes:
-                    raise PackageError(f"{archive}: more than {max_bytes} bytes unpacked")
-                del target
-            for m in members:
-                m.mode = (m.mode & 0o755) | (0o700 if m.isdir() else 0o600)  # no setuid, owner-writable
-                m.uid = m.gid = 0
-                m.uname = m.gname = ""
-            if _has_filter():
-                tf.extractall(dest, members=members, filter="tar")
-            else:  # Python < 3.11.4: the checks above are the filter
-                tf.extractall(dest, members=members)
+            extract_tar(tf, dest, max_bytes=max_bytes, what=str(archive))
     elif name.endswith(".zip"):
         try:
             zf = zipfile.ZipFile(archive)
@@ -198,6 +176,35 @@ def unpack(archive: Path, dest: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> 
                     os.chmod(out, mode | 0o600)
     else:
         raise PackageError(f"{archive}: a package archive must be .tar.gz, .tgz or .zip")
+
+
+def extract_tar(tf: tarfile.TarFile, dest: Path, *, max_bytes: int, what: str = "archive") -> None:
+    """Extract `tf` into `dest` after checking every member (see `unpack`)."""
+    total = 0
+    members = tf.getmembers()
+    for m in members:
+        target = _member_ok(m.name, dest)
+        if not (m.isfile() or m.isdir() or m.issym()):
+            raise PackageError(f"archive member {m.name!r}: not a file, folder or symbolic link "
+                               "(device files, fifos and hard links are refused)")
+        if m.issym():
+            link = PurePosixPath(m.linkname)
+            resolved = os.path.normpath(os.path.join(os.path.dirname(m.name), m.linkname))
+            if link.is_absolute() or resolved.startswith(".."):
+                raise PackageError(f"archive member {m.name!r}: a link out of the package "
+                                   f"({m.linkname!r})")
+        total += max(0, m.size)
+        if total > max_bytes:
+            raise PackageError(f"{what}: more than {max_bytes} bytes unpacked")
+        del target
+    for m in members:
+        m.mode = (m.mode & 0o755) | (0o700 if m.isdir() else 0o600)  # no setuid, owner-writable
+        m.uid = m.gid = 0
+        m.uname = m.gname = ""
+    if _has_filter():
+        tf.extractall(dest, members=members, filter="tar")
+    else:  # Python < 3.11.4: the checks above are the filter
+        tf.extractall(dest, members=members)
 
 
 def _has_filter() -> bool:
