@@ -106,6 +106,27 @@ def run(args: argparse.Namespace) -> int:
             extra = " (auto)" if a.get("auto") else ""
             think = f" think {a['think_ms']:.1f} ms" if "think_ms" in a else ""
             print(f"{i:5d} seat {a['seat'] + 1} {a['t_ms']:10.1f} ms{think} {json.dumps(a['action'])}{extra}")
+    res = rp.get("result") or {}
+    if res.get("verdict"):
+        v = res["verdict"]
+        who = tags.get(f"Seat{v['seat']}", "?")
+        print(f"verdict: seat {v['seat']} ({who}) forfeited: {v['kind']}: {v.get('detail', '')}")
+    host = rp.get("host") or {}
+    for seat in (0, 1):
+        turns = (host.get("cpu_ms_per_turn") or [None, None])[seat]
+        if turns is not None:
+            off = (host.get("cpu_ms_off_turn") or [None, None])[seat]
+            per_turn = ", ".join(f"{t:g}" for t in turns)
+            print(f"seat {seat + 1} CPU per turn (ms): {per_turn}; off turn {off} ms")
+        tail = (host.get("log_tail") or [None, None])[seat]
+        if tail:
+            print(f"seat {seat + 1}'s log ends with:")
+            for line in tail.splitlines():
+                print(f"  | {line}")
+    if host:
+        print(f"host: ponder {host.get('ponder')}, cores {host.get('cores')}, CPU pressure up to "
+              f"{host.get('cpu_pressure_max')}%, referee lag up to {host.get('referee_lag_ms_max')} ms"
+              f"{' (OVERLOADED: consider voiding this game)' if host.get('overloaded') else ''}")
     # Seats are 1 and 2 wherever a person reads them (as on the wire and in the tags' Result).
     result = {None: "no result", -1: "a draw"}.get(check.winner, f"seat {(check.winner or 0) + 1} won")
     print(f"replay {args.id}: OK, {check.plies} actions re-simulated, {check.hashes_checked} state hashes "

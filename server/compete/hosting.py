@@ -213,6 +213,8 @@ class _Monitor:
 
     def between(self, t0: float, t1: float) -> dict[str, Any]:
         xs = [s for s in self.samples if t0 <= s[0] <= t1 + 0.3]
+        if not xs:  # a game shorter than a sampling period: the pressure now
+            xs = [(t1, _cpu_pressure(), 0.0)]
         pressure = max((s[1] for s in xs), default=0.0)
         lag = max((s[2] for s in xs), default=0.0)
         return {"cpu_pressure_max": round(pressure, 2), "referee_lag_ms_max": round(lag, 1),
@@ -395,6 +397,9 @@ class Host:
                 out["memory_peak"] = [j.group.memory_peak() if j is not None and j.group is not None else None
                                       for j in jails]
                 out["log_truncated"] = [bool(j and j.log_truncated) for j in jails]
+                # The end of each hosted bot's log, for its owner (`maag replay ID`; the web view
+                # leaves it out): what it printed before it crashed or lost.
+                out["log_tail"] = [j.log_tail(20)[-2000:] if j is not None else None for j in jails]
                 return out
 
             fut = self.server.request_game(seats[0], seats[1], match_id=match_id, seed=seed, tags=tags,

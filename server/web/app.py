@@ -160,7 +160,7 @@ class WebServer:
         st = self.referee.storage.storage
         rows = await asyncio.to_thread(st.list_games, None, None, 20)
         return [{"game_id": g.id, "game": g.game, "seats": list(g.seats), "status": g.status,
-                 "winner": g.winner, "reason": g.reason, "plies": g.plies} for g in rows
+                 "winner": g.winner, "reason": g.reason, "plies": g.plies, "verdict": g.verdict} for g in rows
                 if g.status != "running"]
 
     async def _load(self, gid: int) -> dict[str, Any] | None:
@@ -252,6 +252,8 @@ class WebServer:
                          "auto": bool(e.get("auto")), **({"text": texts[i]} if texts else {})}
                         for i, e in enumerate(rp["actions"])],
             "plies": len(rp["actions"]), "result": rp.get("result"), "values": vals,
+            # What the host measured (CPU per turn, overload); the bots' log tails are the owners' only.
+            "host": {k: v for k, v in (rp.get("host") or {}).items() if k != "log_tail"} or None,
             "value_scale": spec.value_scale, "layout": layout_of(rp["game"], rp["config"]),
             "reveal": self.config.reveal and rp.get("result") is not None})
 

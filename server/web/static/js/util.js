@@ -35,7 +35,12 @@ export function resultText(result, seats) {
   if (!result) return "running";
   if (result.winner === null || result.winner === undefined) return `aborted (${result.reason})`;
   if (result.winner === -1) return `draw (${result.reason})`;
-  return `${seats[result.winner] ?? "seat " + (result.winner + 1)} won (${result.reason})`;
+  const won = `${seats[result.winner] ?? "seat " + (result.winner + 1)} won (${result.reason})`;
+  // A forfeit says why (docs/hosting.md, verdicts): e.g. "… won (disconnect; B: crash, killed by SIGSEGV)".
+  const v = result.verdict;
+  if (!v) return won;
+  const loser = seats[v.seat - 1] ?? "seat " + v.seat;
+  return `${won.slice(0, -1)}; ${loser}: ${v.kind}${v.detail ? ", " + v.detail : ""})`;
 }
 
 // values: [[ply, value or null], ...] for seat 1; scale: what a won game is worth.
