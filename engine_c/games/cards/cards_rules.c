@@ -916,13 +916,16 @@ static int death_phase(cd_ctx *c)
     int ndr = 0;
     for (int s = 0; s < 2; s++) {
         cd_player *p = &st->p[s];
-        int kept = 0, n = p->nboard;
-        for (int i = 0; i < n; i++) {
+        int n = p->nboard, i = 0;
+        while (i < n && p->board[i].hp > 0)
+            i++;
+        if (i == n)
+            continue; /* nobody died on this side */
+        int kept = i;
+        for (; i < n; i++) {
             cd_minion *m = &p->board[i];
             if (m->hp > 0) {
-                if (kept != i)
-                    p->board[kept] = *m;
-                kept++;
+                p->board[kept++] = *m;
                 continue;
             }
             if (!m->silenced && has_trigger(m->card, CD_TR_DR)) { /* ascending eid: insertion */
@@ -936,8 +939,6 @@ static int death_phase(cd_ctx *c)
                 dr[j] = e;
             }
         }
-        if (kept == n)
-            continue;
         memset(&p->board[kept], 0, (size_t)(n - kept) * sizeof p->board[0]);
         p->nboard = (uint8_t)kept;
         any = 1;
