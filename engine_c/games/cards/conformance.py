@@ -69,7 +69,8 @@ def _drawn_first(st: dict[str, Any], nxt: dict[str, Any], action: dict[str, Any]
 def engine_state(st: dict[str, Any], game: int, drawn: list[list[str]]) -> dict[str, Any]:
     """A trace state in the engine's JSON form; each player's deck holds `drawn[seat]` on
     top, then the rest of its multiset in card order. Minion eids are renumbered from 3 in
-    the reference's order (its eids are not play order and are not compared)."""
+    the order of the reference's eids, which is the order of simultaneous deaths and triggers
+    (their values are not play order and are not compared)."""
     order = sorted((m["eid"], s, i) for s, p in enumerate(st["players"]) for i, m in enumerate(p["board"]))
     new_eid = {(s, i): 3 + k for k, (_, s, i) in enumerate(order)}
     players = []
