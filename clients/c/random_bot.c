@@ -1,19 +1,28 @@
 /* random_bot.c: a complete maag bot in C, written from docs/protocol.md alone. It speaks the
- * JSON-lines framing over TCP, asks the referee for the legal actions, and plays a random
- * one each time it is asked, so it knows no game's rules and plays any registered game.
+ * JSON-lines framing over a stream socket, asks the referee for the legal actions, and plays
+ * a random one each time it is asked, so it knows no game's rules and plays any registered
+ * game.
  *
  *   cc -O2 -Wall -Wextra -o random_bot random_bot.c -lcjson      (Debian: libcjson-dev)
- *   ./random_bot HOST:PORT TOKEN [GAMES] [GAME]
+ *   ./random_bot [ADDRESS TOKEN [GAMES] [GAME]]
  *
- * GAMES: leave after that many games (the hello says so, so the referee pairs it no more);
- * GAME: the game it offers to play (default heroes). Exit status 0 when it has played its
- * games or the referee closed the connection, 1 on an error the referee called fatal. */
+ * ADDRESS: HOST:PORT ([V6]:PORT, or :PORT for 127.0.0.1), unix:PATH (a Unix socket) or fd:N
+ * (an already connected socket inherited as file descriptor N, as a sandboxed bot gets its
+ * referee connection). ADDRESS and TOKEN left out, or given as "-", are read from
+ * $MAAG_CONNECT and $MAAG_TOKEN. GAMES: leave after that many games (the hello says so, so
+ * the referee pairs it no more); GAME: the game it offers to play (default $MAAG_GAME, else
+ * heroes). Exit status 0 when it has played its games or the referee closed the connection,
+ * 1 on an error the referee called fatal or a connection that could not be made, 2 on a bad
+ * command line. */
 #include <cjson/cJSON.h>
+#include <errno.h>
+#include <limits.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,16 +34,68 @@ typedef struct conn {
     size_t len;
 } conn;
 
-static int dial(const char *address)
+/* fd:N: the inherited socket N, if it is an open stream socket. */
+static int adopt(const char *address, const char *num)
+{
+    char *end;
+    errno = 0;
+    long n = strtol(num, &end, 10);
+    if (*num < '0' || *num > '9' || *end != '\0' || errno != 0 || n > INT_MAX) {
+        fprintf(stderr, "c-random: fd:N needs a file descriptor number N >= 0, not %s\n", address);
+        return -1;
+    }
+    int type = 0;
+    socklen_t len = sizeof type;
+    if (getsockopt((int)n, SOL_SOCKET, SO_TYPE, &type, &len) != 0) {
+        fprintf(stderr, "c-random: %s is not an open socket: %s\n", address, strerror(errno));
+        return -1;
+    }
+    if (type != SOCK_STREAM) {
+        fprintf(stderr, "c-random: %s is not a stream socket\n", address);
+        return -1;
+    }
+    return (int)n;
+}
+
+/* unix:PATH: a connection to the Unix stream socket at PATH. */
+static int dial_unix(const char *address, const char *path)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof sa.sun_path) {
+        fprintf(stderr, "c-random: unix:PATH needs a path of 1 to %zu bytes, not %s\n",
+                sizeof sa.sun_path - 1, address);
+        return -1;
+    }
+    memcpy(sa.sun_path, path, n + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        fprintf(stderr, "c-random: cannot connect to %s: %s\n", address, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* HOST:PORT, [V6]:PORT or :PORT (127.0.0.1) over TCP. */
+static int dial_tcp(const char *address)
 {
     char host[256];
     const char *colon = strrchr(address, ':');
-    if (!colon || (size_t)(colon - address) >= sizeof host) {
-        fprintf(stderr, "c-random: the address must be HOST:PORT, not %s\n", address);
+    size_t n = colon ? (size_t)(colon - address) : 0;
+    if (!colon || n >= sizeof host || colon[1] == '\0') {
+        fprintf(stderr, "c-random: the address must be HOST:PORT, unix:PATH or fd:N, not %s\n", address);
         return -1;
     }
-    memcpy(host, address, (size_t)(colon - address));
-    host[colon - address] = '\0';
+    if (n >= 2 && address[0] == '[' && address[n - 1] == ']') { /* [v6]:PORT */
+        memcpy(host, address + 1, n - 2);
+        host[n - 2] = '\0';
+    } else if (n == 0) {
+        strcpy(host, "127.0.0.1");
+    } else {
+        memcpy(host, address, n);
+        host[n] = '\0';
+    }
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *ai;
     int rc = getaddrinfo(host, colon + 1, &hints, &res);
     if (rc != 0) {
@@ -53,6 +114,25 @@ static int dial(const char *address)
     if (fd < 0)
         fprintf(stderr, "c-random: cannot connect to %s\n", address);
     return fd;
+}
+
+/* A connected stream socket for ADDRESS (see the top of this file), or -1. */
+static int dial(const char *address)
+{
+    if (strncmp(address, "fd:", 3) == 0)
+        return adopt(address, address + 3);
+    if (strncmp(address, "unix:", 5) == 0)
+        return dial_unix(address, address + 5);
+    return dial_tcp(address);
+}
+
+/* An argument, or the environment variable when it is missing or "-". */
+static const char *arg_or_env(int argc, char **argv, int i, const char *var)
+{
+    const char *v = i < argc ? argv[i] : NULL;
+    if (!v || strcmp(v, "-") == 0)
+        v = getenv(var);
+    return v && *v ? v : NULL;
 }
 
 static int send_all(conn *c, const char *data, size_t n)
@@ -137,22 +217,30 @@ static int play(conn *c, const cJSON *msg)
 
 int main(int argc, char **argv)
 {
-    if (argc < 3) {
-        fprintf(stderr, "usage: %s HOST:PORT TOKEN [GAMES] [GAME]\n", argv[0]);
+    const char *address = arg_or_env(argc, argv, 1, "MAAG_CONNECT");
+    const char *token = arg_or_env(argc, argv, 2, "MAAG_TOKEN");
+    if (!address || !token) {
+        fprintf(stderr, "usage: %s [ADDRESS TOKEN [GAMES] [GAME]]\n"
+                        "  ADDRESS: HOST:PORT, unix:PATH or fd:N (default $MAAG_CONNECT)\n"
+                        "  TOKEN: the bot's token (default $MAAG_TOKEN)\n", argv[0]);
         return 2;
     }
     int want = argc > 3 ? atoi(argv[3]) : 0;
-    const char *game = argc > 4 ? argv[4] : "heroes";
+    const char *game = argc > 4 ? argv[4] : getenv("MAAG_GAME");
+    if (!game || !*game)
+        game = "heroes";
     srand((unsigned)time(NULL) ^ (unsigned)getpid());
-    conn c = {.fd = dial(argv[1]), .buf = malloc(MAX_LINE), .len = 0};
-    if (c.fd < 0 || !c.buf)
+    conn c = {.fd = dial(address), .buf = malloc(MAX_LINE), .len = 0};
+    if (c.fd < 0 || !c.buf) {
+        free(c.buf);
         return 1;
+    }
 
     cJSON *hello = cJSON_CreateObject();
     cJSON_AddStringToObject(hello, "type", "hello");
     cJSON_AddNumberToObject(hello, "v", 1);
     cJSON_AddStringToObject(hello, "name", "c-random");
-    cJSON_AddStringToObject(hello, "token", argv[2]);
+    cJSON_AddStringToObject(hello, "token", token);
     cJSON *games = cJSON_AddArrayToObject(hello, "games");
     cJSON_AddItemToArray(games, cJSON_CreateString(game));
     cJSON_AddBoolToObject(hello, "want_legal", 1);
