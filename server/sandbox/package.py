@@ -33,7 +33,7 @@ except ModuleNotFoundError:  # Python 3.10
 __all__ = ["BotPackage", "PackageError", "MANIFEST", "is_package"]
 
 MANIFEST = "maag-bot.toml"
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")  # the whole name (fullmatch: no "\n" after it)
 _KEYS = {"name", "run", "build", "threads", "notes"}
 DEFAULT_MAX_BYTES = 200 * 1024 * 1024
 
@@ -103,7 +103,8 @@ class BotPackage:
 
         def where(key: str) -> str:
             for i, line in enumerate(text.splitlines(), 1):
-                if re.match(rf"\s*{re.escape(key)}\s*=", line):
+                # key = ..., "key" = ..., key.sub = ... or a table [key] / [[key]]
+                if re.match(rf"""\s*(\[\[?\s*)?["']?{re.escape(key)}["']?\s*[=.\]]""", line):
                     return f"{manifest}:{i}"
             return str(manifest)
 
@@ -118,7 +119,7 @@ class BotPackage:
             if key in data and not isinstance(data[key], str):
                 raise PackageError(f"{where(key)}: {key!r} must be a string")
         name = data["name"]
-        if not _NAME.match(name):
+        if not _NAME.fullmatch(name):
             raise PackageError(f"{where('name')}: name {name!r} must be 1-64 letters, digits, "
                                "'-', '_' or '.'")
         for key in ("run", "build"):
