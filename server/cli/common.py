@@ -211,6 +211,8 @@ def add_host_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--hello-timeout", type=float, default=d.hello_s, metavar="S",
                    help=f"seconds from a hosted bot's start to its hello, never charged to its clock "
                         f"(default {d.hello_s:g})")
+    g.add_argument("--build-timeout", type=float, default=d.build_s, metavar="S",
+                   help=f"seconds a package's build command may run (default {d.build_s:g})")
     g.add_argument("--pass-env", action="append", default=[], metavar="NAME",
                    help="pass this variable of the host's environment to every bot (repeatable); "
                         "nothing else of it is passed but PATH, HOME and the locale")
@@ -223,6 +225,6 @@ def host_options(args: argparse.Namespace) -> Any:
 
     limits = DEFAULT_LIMITS.with_overrides(memory=parse_size(args.memory), pids=args.pids,
                                            scratch=parse_size(args.scratch), log=parse_size(args.log_limit),
-                                           hello_s=args.hello_timeout)
+                                           hello_s=args.hello_timeout, build_s=args.build_timeout)
     return HostOptions(limits=limits, ponder=args.ponder, pass_env=tuple(args.pass_env),
                        sandbox_commands=args.sandbox)
