@@ -421,12 +421,18 @@ def to_json(st: Standings, rows: Sequence[GameRow]) -> str:
     return json.dumps({**st.summary(), "spec": st.settings, "game_list": games}, indent=1)
 
 
+def _forfeits(row: dict[str, Any]) -> str:
+    """A standings row's forfeits by verdict, and its withdrawal by the strike policy."""
+    kinds = ", ".join(f"{k} {n}" for k, n in (row.get("verdicts") or {}).items())
+    return "; ".join(x for x in (kinds, row.get("withdrawn") or "") if x)
+
+
 def to_html(st: Standings) -> str:
     """A static HTML page: the standings table and the crosstable."""
     e = html.escape
     names = [r["bot"] for r in st.table]
     head = "".join(f"<th>{e(c)}</th>" for c in ("#", "bot", "Elo", "95% interval", "games", "W", "D", "L",
-                                                 "score"))
+                                                 "score", "forfeits"))
     body = []
     for r in st.table:
         lo, hi = r["elo_ci95"]
@@ -435,7 +441,7 @@ def to_html(st: Standings) -> str:
         elo = "–" if r["elo"] is None else f"{r['elo']:+.0f}"
         body.append(f"<tr><td>{r['rank']}</td><td>{e(r['bot'])}</td><td>{elo}</td><td>{ci}</td>"
                     f"<td>{r['games']}</td><td>{r['wins']}</td><td>{r['draws']}</td><td>{r['losses']}</td>"
-                    f"<td>{r['score']:g}{pct}</td></tr>")
+                    f"<td>{r['score']:g}{pct}</td><td>{e(_forfeits(r))}</td></tr>")
     xhead = "".join(f"<th>{e(b)}</th>" for b in names)
     xrows = []
     for a in names:

@@ -7,13 +7,20 @@ function fmtElo(x) { return x === null || x === undefined ? "—" : (x > 0 ? "+"
 function standingsTable(st) {
   if (!st || !st.standings || st.standings.length === 0) return el("p", { class: "none" }, "no finished games yet");
   return el("table", { id: "standings" },
-    el("tr", {}, ["#", "bot", "games", "W-D-L", "score %", "Elo", "95% interval"].map((h) => el("th", {}, h))),
+    el("tr", {}, ["#", "bot", "games", "W-D-L", "score %", "Elo", "95% interval", "forfeits"].map((h) => el("th", {}, h))),
     st.standings.map((r) => el("tr", { "data-bot": r.bot },
       el("td", { class: "num" }, r.rank), el("td", {}, r.bot), el("td", { class: "num" }, r.games),
       el("td", { class: "num" }, `${r.wins}-${r.draws}-${r.losses}`),
       el("td", { class: "num" }, r.score_pct === null ? "—" : r.score_pct.toFixed(1)),
       el("td", { class: "num" }, fmtElo(r.elo)),
-      el("td", { class: "num" }, `[${fmtElo(r.elo_ci95[0])}, ${fmtElo(r.elo_ci95[1])}]`))));
+      el("td", { class: "num" }, `[${fmtElo(r.elo_ci95[0])}, ${fmtElo(r.elo_ci95[1])}]`),
+      el("td", { class: "forfeits" }, forfeits(r)))));
+}
+
+// A bot's forfeits by verdict (docs/hosting.md), and whether the strike policy took it out.
+function forfeits(r) {
+  const kinds = Object.entries(r.verdicts || {}).map(([k, n]) => `${k} ${n}`).join(", ");
+  return [kinds, r.withdrawn || ""].filter((x) => x).join("; ");
 }
 
 export function showLobby(main) {
