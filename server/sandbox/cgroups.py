@@ -280,11 +280,13 @@ def detect() -> Cgroups | None:
     return cg
 
 
-def probe() -> tuple[Cgroups | None, list[str]]:
-    """What this machine's cgroups allow maag: the mechanism (or None) and what is missing."""
+def probe(unified_root: Path | None = None) -> tuple[Cgroups | None, list[str]]:
+    """What this machine's cgroups allow maag: the mechanism (or None) and what is missing.
+    `unified_root`: use the cgroup v2 hierarchy mounted there (e.g. the v2 part of a hybrid
+    machine, /sys/fs/cgroup/unified, for tests) instead of looking at /sys/fs/cgroup."""
     problems: list[str] = []
     own = _own_paths()
-    unified = ROOT if (ROOT / "cgroup.controllers").exists() else None
+    unified = unified_root or (ROOT if (ROOT / "cgroup.controllers").exists() else None)
     if unified is not None:
         cur = unified / own.get("", "/").lstrip("/")
         avail = set(_read(cur / "cgroup.controllers").split())
