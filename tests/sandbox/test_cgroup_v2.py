@@ -34,7 +34,8 @@ def _procs_of_uid_range() -> set[int]:
     for d in os.listdir("/proc"):
         if d.isdigit():
             try:
-                uid_line = next(x for x in Path(f"/proc/{d}/status").read_text().splitlines() if x.startswith("Uid:"))
+                lines = Path(f"/proc/{d}/status").read_text().splitlines()
+                uid_line = next(x for x in lines if x.startswith("Uid:"))
             except (OSError, StopIteration):
                 continue
             if 61000 <= int(uid_line.split()[1]) < 61512:
