@@ -4,6 +4,7 @@
 // one fresh bot per game (see random_bot.js).
 'use strict';
 
+const fs = require('node:fs');
 const net = require('node:net');
 const { EventEmitter } = require('node:events');
 
@@ -64,7 +65,9 @@ function encode(msg) {
 }
 
 // One connection to a referee.
-//   options: host, port, token (required); name, games (['heroes']), concurrency (1),
+//   options: where (one of: host and port over TCP; path, a Unix socket; fd, an already
+//   connected socket inherited as that file descriptor; parseAddress gives one of these),
+//   token (required); name, games (['heroes']), concurrency (1),
 //   wantLegal (false), stopAfter (close once this many games are over and none runs),
 //   bot: a function returning a fresh bot object for each game.
 // A bot object has chooseTurn(observation, limit, game) returning (or resolving to)
@@ -94,13 +97,20 @@ class Client extends EventEmitter {
       const o = this.options;
       this.done = new Promise((res, rej) => { this._finish = res; this._fail = rej; });
       this.done.catch(() => {}); // rejections are delivered by run()
-      const socket = net.createConnection({ host: o.host, port: o.port });
+      let socket;
+      try {
+        socket = openSocket(o);
+      } catch (e) {
+        return reject(e);
+      }
       this.socket = socket;
-      socket.on('connect', () => {
+      const greet = () => {
         socket.write('MAAG 1 json\n');
         this._send({ type: 'hello', name: o.name, token: o.token, games: o.games,
           concurrency: o.concurrency, want_legal: Boolean(o.wantLegal) });
-      });
+      };
+      if (o.fd != null) greet(); // an inherited socket is connected already
+      else socket.on('connect', greet);
       socket.on('data', (chunk) => {
         let msgs;
         try {
@@ -257,12 +267,52 @@ class Client extends EventEmitter {
   }
 }
 
-// Parse "HOST:PORT" (":PORT" means 127.0.0.1).
+// The socket for a Client's options: {fd}, {path} or {host, port}.
+function openSocket(o) {
+  if (o.fd != null) {
+    const fd = o.fd;
+    if (!Number.isInteger(fd) || fd < 0) throw new BotError(`fd must be a file descriptor number, not ${fd}`);
+    let stat;
+    try {
+      stat = fs.fstatSync(fd);
+    } catch (e) {
+      throw new BotError(`fd:${fd}: no such open file descriptor (${e.code})`);
+    }
+    if (!stat.isSocket()) throw new BotError(`fd:${fd} is not a socket`);
+    try {
+      return new net.Socket({ fd, readable: true, writable: true });
+    } catch (e) {
+      throw new BotError(`fd:${fd} is not a stream socket (${e.message})`);
+    }
+  }
+  if (o.path != null) return net.createConnection({ path: o.path });
+  return net.createConnection({ host: o.host, port: o.port });
+}
+
+const ADDRESS_FORMS = 'HOST:PORT, [V6]:PORT, :PORT, unix:PATH or fd:N';
+
+// Parse a connect address (what $MAAG_CONNECT, --connect and {connect} hold) into Client
+// options: "HOST:PORT" ("[v6]:PORT"; ":PORT" means 127.0.0.1) -> {host, port};
+// "unix:PATH" (a Unix socket) -> {path}; "fd:N" (an already connected socket inherited as
+// file descriptor N, as a sandboxed bot gets it) -> {fd}. The prefixes win: a host really
+// named unix or fd is written "[unix]:PORT".
 function parseAddress(text) {
+  if (typeof text !== 'string') throw new BotError(`an address must look like ${ADDRESS_FORMS}, not ${text}`);
+  if (text.startsWith('fd:')) {
+    const n = text.slice(3);
+    if (!/^[0-9]{1,9}$/.test(n)) throw new BotError(`fd:N needs a file descriptor number N >= 0, not ${text}`);
+    return { fd: Number(n) };
+  }
+  if (text.startsWith('unix:')) {
+    const path = text.slice(5);
+    if (!path || path.includes('\0')) throw new BotError(`unix:PATH needs the path of a Unix socket, not ${text}`);
+    return { path };
+  }
   const i = text.lastIndexOf(':');
-  const port = Number(text.slice(i + 1));
-  if (i < 0 || !Number.isInteger(port) || port <= 0 || port > 65535) {
-    throw new BotError(`an address must look like HOST:PORT, not ${text}`);
+  const digits = text.slice(i + 1);
+  const port = Number(digits);
+  if (i < 0 || !/^[0-9]+$/.test(digits) || port <= 0 || port > 65535) {
+    throw new BotError(`an address must look like ${ADDRESS_FORMS}, not ${text}`);
   }
   return { host: text.slice(0, i).replace(/^\[|\]$/g, '') || '127.0.0.1', port };
 }

@@ -1,11 +1,16 @@
-"""A scripted server for SDK tests (python-chess's MockTransport, kept out of the package):
-`expect(message, replies)` in order, then `assert_done()`."""
+"""Helpers of the SDK tests: a scripted server (python-chess's MockTransport, kept out of the
+package: `expect(message, replies)` in order, then `assert_done()`), and a socket for a bot
+process to inherit that reaches a real referee (`fd_to_referee`), with the environment a
+sandboxed bot gets (`sandbox_env`)."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
 from collections import deque
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from maag.clients import Transport
@@ -88,3 +93,33 @@ class ScriptedTransport(Transport):
     def assert_done(self) -> None:
         assert not self.failures, self.failures
         assert not self.expectations, f"still expected: {list(self.expectations)}"
+
+
+async def fd_to_referee(port: int) -> tuple[socket.socket, asyncio.Task[None]]:
+    """One end of a socket pair for a bot process to inherit, the other relayed to the
+    referee's TCP port (the referee runs unchanged; the bot has no network of its own)."""
+    ours, bots = socket.socketpair()
+    r1, w1 = await asyncio.open_connection(sock=ours)
+    r2, w2 = await asyncio.open_connection("127.0.0.1", port)
+
+    async def pump(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+        while data := await r.read(65536):
+            w.write(data)
+            await w.drain()
+
+    async def relay() -> None:
+        try:
+            await asyncio.wait([asyncio.ensure_future(pump(r1, w2)), asyncio.ensure_future(pump(r2, w1))],
+                               return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            w1.close()
+            w2.close()
+
+    return bots, asyncio.create_task(relay())
+
+
+def sandbox_env(home: Path, connect: str, token: str, bot: str) -> dict[str, str]:
+    """What a sandboxed bot's environment holds, and no more."""
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "TMPDIR": str(home),
+            "LANG": "C.UTF-8", "MAAG_CONNECT": connect, "MAAG_TOKEN": token, "MAAG_BOT": bot,
+            "MAAG_CONCURRENCY": "1", "MAAG_GAME": "nim"}

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from client_helpers import fd_to_referee, sandbox_env
 from maag.clients import Bot as SdkBot
 from maag.clients import (
     BotError,
@@ -166,29 +167,6 @@ async def test_fd_that_is_no_stream_socket_is_a_clear_error_and_is_left_open() -
 
 # ---- whole games on a real referee, the bots holding only an inherited socket -------------------
 
-async def fd_to_referee(port: int) -> tuple[socket.socket, asyncio.Task[None]]:
-    """One end of a socket pair for a bot process to inherit, the other relayed to the
-    referee's TCP port (the referee runs unchanged; the bot has no network of its own)."""
-    ours, bots = socket.socketpair()
-    r1, w1 = await asyncio.open_connection(sock=ours)
-    r2, w2 = await asyncio.open_connection("127.0.0.1", port)
-
-    async def pump(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
-        while data := await r.read(65536):
-            w.write(data)
-            await w.drain()
-
-    async def relay() -> None:
-        try:
-            await asyncio.wait([asyncio.ensure_future(pump(r1, w2)), asyncio.ensure_future(pump(r2, w1))],
-                               return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            w1.close()
-            w2.close()
-
-    return bots, asyncio.create_task(relay())
-
-
 SDK_BOT = """
 import os, random
 from maag.clients import Bot, TurnResult, run_bot_blocking
@@ -202,13 +180,6 @@ class RandomBot(Bot):
 stats = run_bot_blocking(RandomBot, os.environ["MAAG_CONNECT"], token=os.environ["MAAG_TOKEN"], stop_after=1)
 print("games", len(stats.games), "scores", [g.score for g in stats.games])
 """
-
-
-def sandbox_env(home: Path, connect: str, token: str, bot: str) -> dict[str, str]:
-    """What a sandboxed bot's environment holds, and no more."""
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "TMPDIR": str(home),
-            "LANG": "C.UTF-8", "MAAG_CONNECT": connect, "MAAG_TOKEN": token, "MAAG_BOT": bot,
-            "MAAG_CONCURRENCY": "1", "MAAG_GAME": "nim"}
 
 
 async def test_bot_processes_play_a_referee_game_over_inherited_fds(tmp_path: Path) -> None:

@@ -3,7 +3,11 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
+const fs = require('node:fs');
 const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+const { spawn } = require('node:child_process');
 const { Client, LineDecoder, ServerError, BotError, parseAddress } = require('../maag');
 const { RandomBot } = require('../random_bot');
 
@@ -11,36 +15,56 @@ const LEGAL = [{ type: 'deploy', card: 'archer', to: [0, 0] }, { type: 'end_turn
 const OBS = { turn: 1, current: 1, ap: 3, observer: 1, hands: { 1: ['archer'], 2: [] } };
 const send = (sock, msg) => sock.write(JSON.stringify({ v: 1, ...msg }) + '\n');
 
-// A server that hands each received line (parsed; the greeting as a string) to `script`,
-// which answers on the socket. Resolves to {port, lines, close}.
-function scriptedServer(script) {
+// Hand each line received on `sock` (parsed; the greeting as a string) to `script`, which
+// answers on the socket; the lines are collected in `lines`.
+function serveOn(sock, script, lines) {
+  let buf = '';
+  sock.on('data', (chunk) => {
+    buf += chunk.toString('utf8');
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const text = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      const line = lines.length === 0 ? text : JSON.parse(text);
+      lines.push(line);
+      script(line, sock, lines.length - 1);
+    }
+  });
+  sock.on('error', () => {});
+}
+
+// A server that runs `script` on each connection (see serveOn), listening on 127.0.0.1 or,
+// with `path`, on a Unix socket. Resolves to {port, lines, close}.
+function scriptedServer(script, path) {
   return new Promise((resolve) => {
     const lines = [];
     const sockets = new Set();
     const server = net.createServer((sock) => {
       sockets.add(sock);
-      let buf = '';
-      sock.on('data', (chunk) => {
-        buf += chunk.toString('utf8');
-        let i;
-        while ((i = buf.indexOf('\n')) >= 0) {
-          const text = buf.slice(0, i);
-          buf = buf.slice(i + 1);
-          const line = lines.length === 0 ? text : JSON.parse(text);
-          lines.push(line);
-          script(line, sock, lines.length - 1);
-        }
-      });
-      sock.on('error', () => {});
+      serveOn(sock, script, lines);
     });
-    server.listen(0, '127.0.0.1', () => {
+    const ready = () => {
       const close = () => {
         for (const sock of sockets) sock.destroy();
         server.close();
       };
-      resolve({ port: server.address().port, lines, close });
-    });
+      resolve({ port: path ? undefined : server.address().port, lines, close });
+    };
+    if (path) server.listen(path, ready);
+    else server.listen(0, '127.0.0.1', ready);
   });
+}
+
+// The scripted referee side of one short game: welcome, one your_turn, game over.
+function oneGame(line, sock, i) {
+  if (i === 1) {
+    send(sock, { type: 'welcome', bot: 'js', server: 'scripted', max_frame: 65536 });
+    send(sock, { type: 'game_start', game_id: 'g', game: 'nim', seat: 1, config: {}, time_control: {},
+      opponent: 'x' });
+    send(sock, { type: 'your_turn', game_id: 'g', observation: OBS, time_left_ms: 900, legal: LEGAL });
+  } else if (i === 2) {
+    send(sock, { type: 'game_over', game_id: 'g', winner: 1, reason: 'rules' });
+  }
 }
 
 test('a whole game: greeting, hello, turn, game over', async (t) => {
@@ -216,5 +240,70 @@ test('line decoder: CRLF, blank lines, split chunks, bad input', () => {
 test('addresses', () => {
   assert.deepEqual(parseAddress('example.org:7878'), { host: 'example.org', port: 7878 });
   assert.deepEqual(parseAddress(':9'), { host: '127.0.0.1', port: 9 });
-  assert.throws(() => parseAddress('nohost'), BotError);
+  assert.deepEqual(parseAddress('[::1]:80'), { host: '::1', port: 80 });
+  assert.deepEqual(parseAddress('[unix]:80'), { host: 'unix', port: 80 });
+  assert.deepEqual(parseAddress('fd:3'), { fd: 3 });
+  assert.deepEqual(parseAddress('fd:0'), { fd: 0 });
+  assert.deepEqual(parseAddress('unix:/run/maag/bot.sock'), { path: '/run/maag/bot.sock' });
+  assert.deepEqual(parseAddress('unix:rel/a:b'), { path: 'rel/a:b' });
+  const refused = [['nohost', /HOST:PORT/], ['host:0', /HOST:PORT/], ['host:1e3', /HOST:PORT/],
+    ['fd:', /fd:N needs/], ['fd:x', /fd:N needs/], ['fd:-1', /fd:N needs/], ['fd:3.0', /fd:N needs/],
+    ['unix:', /unix:PATH needs/], ['', /unix:PATH or fd:N/]];
+  for (const [text, why] of refused) {
+    assert.throws(() => parseAddress(text), (e) => e instanceof BotError && why.test(e.message), text);
+  }
+});
+
+test('a Unix socket (unix:PATH)', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'maag-js-'));
+  const sockPath = path.join(dir, 'referee.sock');
+  const srv = await scriptedServer(oneGame, sockPath);
+  t.after(() => { srv.close(); fs.rmSync(dir, { recursive: true, force: true }); });
+  const client = new Client({ ...parseAddress(`unix:${sockPath}`), token: 'tok', wantLegal: true, stopAfter: 1,
+    games: ['nim'], bot: () => new RandomBot() });
+  assert.equal((await client.connect()).server, 'scripted');
+  const records = await client.run();
+  assert.equal(srv.lines[0], 'MAAG 1 json');
+  assert.equal(srv.lines[1].token, 'tok');
+  assert.equal(srv.lines[2].type, 'turn');
+  assert.equal(records[0].score, 1);
+  const missing = new Client({ path: path.join(dir, 'none.sock'), token: 't', bot: () => new RandomBot() });
+  await assert.rejects(missing.connect(), (e) => e instanceof BotError && /ENOENT/.test(e.message));
+});
+
+test('an inherited socket (fd:N): random_bot.js with only $MAAG_CONNECT=fd:3 and $MAAG_TOKEN', async () => {
+  // node gives a child's extra 'pipe' a connected socket pair: fd 3 in the child, a socket here
+  const bot = path.join(__dirname, '..', 'random_bot.js');
+  const child = spawn(process.execPath, [bot], {
+    stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+    env: { PATH: process.env.PATH, MAAG_CONNECT: 'fd:3', MAAG_TOKEN: 'fd-token', MAAG_GAME: 'nim' },
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => { out += d; });
+  child.stderr.on('data', (d) => { err += d; });
+  const lines = [];
+  serveOn(child.stdio[3], (line, sock, i) => {
+    oneGame(line, sock, i);
+    if (i === 2) sock.end(); // the referee closes the connection: the bot then exits
+  }, lines);
+  const code = await new Promise((resolve) => child.on('close', resolve));
+  assert.equal(code, 0, err);
+  assert.equal(lines[0], 'MAAG 1 json');
+  assert.deepEqual({ token: lines[1].token, games: lines[1].games }, { token: 'fd-token', games: ['nim'] });
+  assert.equal(lines[2].type, 'turn');
+  assert.match(out, /js-random: 1 games, score 1/);
+});
+
+test('an fd that is no socket is a clear error', async () => {
+  const file = fs.openSync(__filename, 'r');
+  try {
+    const c1 = new Client({ ...parseAddress(`fd:${file}`), token: 't', bot: () => new RandomBot() });
+    await assert.rejects(c1.connect(), (e) => e instanceof BotError && e.message === `fd:${file} is not a socket`);
+    fs.fstatSync(file); // left open: not the client's
+  } finally {
+    fs.closeSync(file);
+  }
+  const c2 = new Client({ fd: 999999, token: 't', bot: () => new RandomBot() });
+  await assert.rejects(c2.connect(), (e) => e instanceof BotError && /no such open file descriptor/.test(e.message));
 });
