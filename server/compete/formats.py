@@ -417,7 +417,7 @@ def to_json(st: Standings, rows: Sequence[GameRow]) -> str:
     games = [{"key": r.game.key, "round": r.game.round, "seat1": r.game.seat0, "seat2": r.game.seat1,
               "seed": r.game.seed, "status": r.status, "game_id": r.game_id,
               "winner": r.winner + 1 if r.winner in (0, 1) else None, "reason": r.reason,
-              "search": r.search} for r in rows]
+              "search": r.search, "verdict": r.verdict} for r in rows]
     return json.dumps({**st.summary(), "spec": st.settings, "game_list": games}, indent=1)
 
 
