@@ -188,6 +188,9 @@ class Jail:
                 a += ["--symlink", os.readlink(p), f"/{d}"]
             elif p.is_dir():
                 a += ["--ro-bind", str(p), f"/{d}"]
+        # /etc made by hand, readable by the sandbox's user (bubblewrap would make it root's
+        # only, and then neither the loader's cache nor /etc/alternatives, e.g. cc, is reachable).
+        a += ["--perms", "0755", "--dir", "/etc", "--perms", "0755", "--dir", "/etc/ssl"]
         for f in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
                   "/etc/localtime", "/etc/ssl/certs"):
             a += ["--ro-bind-try", f, f]
