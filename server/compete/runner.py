@@ -165,6 +165,9 @@ class TournamentRunner:
                     len(rows) + self._swiss_remaining(rnd, rows)
                 self._done = sum(r.status == "done" for r in rows)
                 self.on_event(Event("round", done=self._done, total=self._total, info={"round": rnd}))
+                # A bot struck out earlier plays none of this round's games: Swiss pairs it
+                # again, and a resumed run may find its games still pending.
+                self._apply_strikes()
                 if self._check_sprt(rows):
                     break
                 if self.cluster:
