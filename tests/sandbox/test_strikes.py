@@ -251,3 +251,28 @@ def test_a_crashing_package_is_struck_out_of_a_tournament(tmp_path: Path, sandbo
         assert len(st.list_games(limit=100)) == 6
     finally:
         st.close()
+
+
+def test_a_struck_package_plays_no_later_swiss_round(tmp_path: Path, sandbox_runs: None) -> None:
+    """Swiss pairs every bot again each round (two bots: each other, every round): the games
+    of a bot struck out in an earlier round are withdrawn before the new round is played,
+    never started."""
+    pkg = tmp_path / "crasher"
+    pkg.mkdir()
+    (pkg / "maag-bot.toml").write_text('name = "crasher"\nrun = "python3 bot.py"\n')
+    (pkg / "bot.py").write_text(CRASHER)
+    args = [sys.executable, "-m", "maag.server", "tournament", "--format", "swiss", "--rounds", "3",
+            "--game", "nim", "--bot", "greedy-action", "--bot", f"crasher={pkg}", "--games-per-pair", "2",
+            "--tc", "200ms", "--strikes", "crash:1/5", "--db", str(tmp_path / "swiss.sqlite3"),
+            "--out-json", str(tmp_path / "swiss.json"), "--json"]
+    r = subprocess.run(args, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    games = json.loads((tmp_path / "swiss.json").read_text())["game_list"]
+    assert sorted({g["round"] for g in games}) == [0, 1, 2] and len(games) == 6  # paired every round...
+    done = [g for g in games if g["status"] == "done"]
+    assert [g["key"] for g in done] == ["r0.p0-1.k0.g0"]  # ...but played only once
+    assert done[0]["verdict"]["kind"] == "crash"
+    assert [g["status"] for g in games if g is not done[0]] == ["withdrawn"] * 5
+    table = {row["bot"]: row for row in json.loads(r.stdout.strip().splitlines()[-1])["standings"]}
+    assert table["crasher"]["verdicts"] == {"crash": 1} and table["crasher"]["games"] == 1
+    assert table["crasher"]["withdrawn"] == "struck out (crash:1/5)"
