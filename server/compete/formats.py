@@ -385,9 +385,15 @@ def strike_policy(spec: TournamentSpec) -> StrikePolicy:
 
 def struck(spec: TournamentSpec, rows: Sequence[GameRow]) -> dict[str, StrikeRule]:
     """The bots the strike policy takes out, given the finished games among `rows` in
-    schedule order (the same answer on every resume)."""
+    schedule order (the same answer on every resume); once out, out (StrikePolicy.struck_ever)."""
     done = [(r.game.seat0, r.game.seat1, r.verdict) for r in rows if r.status == "done"]
-    return strike_policy(spec).offenders(histories(done))
+    policy = strike_policy(spec)
+    out = {}
+    for bot, history in histories(done).items():
+        rule = policy.struck_ever(history)
+        if rule is not None:
+            out[bot] = rule
+    return out
 
 
 def _round(x: float) -> float | None:

@@ -65,6 +65,24 @@ class StrikePolicy:
                 return r
         return None
 
+    def struck_ever(self, history: Sequence[str | None]) -> StrikeRule | None:
+        """The rule a bot broke first at any point of `history` (the first rule `struck`
+        names for the shortest prefix it names one for), or None. A bot struck out stays
+        out: games in flight then finish and count, and clean ones push its faults out of
+        the window."""
+        best: tuple[int, int, StrikeRule] | None = None
+        for k, r in enumerate(self.rules):
+            n = 0
+            for i, v in enumerate(history):
+                n += _counts(r, v)
+                if i >= r.window:
+                    n -= _counts(r, history[i - r.window])
+                if n >= r.count:
+                    if best is None or (i, k) < best[:2]:
+                        best = (i, k, r)
+                    break
+        return None if best is None else best[2]
+
     def offenders(self, histories: Mapping[str, Sequence[str | None]],
                   already: Iterable[str] = ()) -> dict[str, StrikeRule]:
         """Bots (not in `already`) that break a rule, with the rule."""
@@ -77,6 +95,10 @@ class StrikePolicy:
             if r is not None:
                 out[bot] = r
         return out
+
+
+def _counts(rule: StrikeRule, verdict: str | None) -> int:
+    return int(verdict is not None and (rule.kind == "any" or verdict == rule.kind))
 
 
 def histories(games: Iterable[tuple[str, str, dict | None]]) -> dict[str, list[str | None]]:
