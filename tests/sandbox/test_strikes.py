@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from maag.server.compete import formats
 from maag.server.compete.strikes import DEFAULT_STRIKES, StrikePolicy, StrikeRule, histories
 from maag.server.referee.session import VERDICTS
@@ -109,6 +111,21 @@ def test_struck(policy: str, history: list[str | None], rule: str | None) -> Non
     assert (None if got is None else str(got)) == rule
 
 
+RULES = st.lists(st.tuples(st.sampled_from([*VERDICTS, "any"]), st.integers(1, 4), st.integers(0, 4))
+                 .map(lambda t: f"{t[0]}:{t[1]}/{t[1] + t[2]}"), min_size=1, max_size=3).map(",".join)
+HISTORY = st.lists(st.sampled_from([None, None, None, C, M, T, "startup"]), max_size=30)
+
+
+@given(RULES, HISTORY)
+def test_struck_ever_is_struck_at_the_first_prefix_it_strikes(policy: str, history: list[str | None]) -> None:
+    p = StrikePolicy.parse(policy)
+    first = next((p.struck(history[:n]) for n in range(1, len(history) + 1)
+                  if p.struck(history[:n]) is not None), None)
+    assert p.struck_ever(history) == first
+    if p.struck(history) is not None:  # struck now: struck ever
+        assert first is not None
+
+
 def test_histories() -> None:
     games: list[tuple[str, str, dict[str, Any] | None]] = [
         ("a", "b", {"seat": 2, "kind": C, "detail": "killed by SIGABRT"}),
@@ -152,6 +169,23 @@ def test_the_tournament_reads_finished_games_in_schedule_order() -> None:
     assert str(formats.strike_policy(plain)) == DEFAULT_STRIKES
     rows = _rows([("x", "y", "done", crash)] * 3)
     assert {b: str(r) for b, r in formats.struck(plain, rows).items()} == {"x": "crash:3/10"}
+
+
+def test_struck_stays_struck_when_games_in_flight_finish_cleanly() -> None:
+    """With games played at once, a bot's games in flight when it is struck out finish and
+    count: clean ones push its crashes out of the window, but it stays struck out (its other
+    games were withdrawn) and the standings keep saying so."""
+    spec = formats.TournamentSpec("round-robin", (formats.BotSpec("x", None), formats.BotSpec("y", None)),
+                                  games_per_pair=8, extra=(("strikes", "crash:2/3"),))
+    crash = {"seat": 1, "kind": C, "detail": "killed by SIGABRT"}
+    rows = _rows([("x", "y", "done", crash), ("x", "y", "done", crash),   # struck out here
+                  ("y", "x", "done", None), ("x", "y", "done", None),      # in flight then: finished
+                  ("y", "x", "withdrawn", None), ("x", "y", "withdrawn", None)])
+    assert StrikePolicy.parse("crash:2/3").struck([C, C, None, None]) is None  # the window alone
+    assert {b: str(r) for b, r in formats.struck(spec, rows).items()} == {"x": "crash:2/3"}
+    table = {r["bot"]: r for r in formats.standings("t", spec, rows).table}
+    assert table["x"]["withdrawn"] == "struck out (crash:2/3)" and table["y"]["withdrawn"] is None
+    assert table["x"]["verdicts"] == {"crash": 2} and table["x"]["games"] == 4
 
 
 # -- a real tournament ------------------------------------------------------------------------
