@@ -27,6 +27,7 @@ import math
 import os
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from maag.server.cli.common import (
@@ -66,6 +67,9 @@ def register(sub: Any) -> None:
     add_db_argument(p)
     add_game_arguments(p, "1s")
     add_host_arguments(p)
+    p.add_argument("--log-dir", metavar="DIR", default=None,
+                   help="keep the bots' output in DIR (hosted bots: NAME-gameN-seatS.log, one per game; "
+                        "default: a new temporary folder, named in any error)")
     p.add_argument("-v", "--verbose", action="count", default=0, help="log the referee's work to stderr")
     p.set_defaults(func=run)
 
@@ -130,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
             return res
         return await run_match(None, args.bot_a, args.bot_b, args.games, args.concurrency, config=cfg,
                                storage=open_storage(args.db), seed=args.seed, on_game=on_game,
-                               host_options=hosting)
+                               host_options=hosting, log_dir=Path(args.log_dir) if args.log_dir else None)
 
     try:
         if progress is not None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import fcntl
 import io
 import logging
 import os
@@ -34,7 +35,7 @@ from typing import Any
 from maag.server.net.server import GameNotStarted, GameSummary, RefereeServer
 from maag.server.sandbox import cgroups
 from maag.server.sandbox.environment import bot_environment
-from maag.server.sandbox.jail import Jail, JailConfig, stage_package
+from maag.server.sandbox.jail import LOCK_DIR, Jail, JailConfig, stage_package
 from maag.server.sandbox.limits import DEFAULT_LIMITS, Limits
 from maag.server.sandbox.package import BotPackage, PackageError, extract_tar, is_package
 
@@ -290,6 +291,7 @@ class Host:
         self.monitor = _Monitor()
         self.ncpu = len(os.sched_getaffinity(0))
         self._cores_busy: set[int] = set()
+        self._core_locks: dict[int, int] = {}
         self.games = 0
 
     async def prepare(self, bots: Sequence[HostedBot]) -> None:
@@ -298,14 +300,40 @@ class Host:
             await build(b, self.options, self.cg, self.log_dir)
 
     def _take_cores(self, n: int) -> list[int] | None:
+        """`n` cores no other game holds, in this process or another maag process on the host
+        (each held with a lock file beside the sandbox uids'), or None when there are not enough."""
         if not self.options.pin_cores:
             return None
-        free = [c for c in sorted(os.sched_getaffinity(0)) if c not in self._cores_busy]
-        if len(free) < n:
+        got: list[int] = []
+        for c in sorted(os.sched_getaffinity(0)):
+            if len(got) == n:
+                break
+            if c in self._cores_busy:
+                continue
+            try:
+                LOCK_DIR.mkdir(parents=True, exist_ok=True, mode=0o700)
+                fd = os.open(LOCK_DIR / f"core-{c}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+            except OSError:
+                return None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            self._core_locks[c] = fd
+            got.append(c)
+        if len(got) < n:
+            self._release_cores(got)
             return None
-        got = free[:n]
         self._cores_busy.update(got)
         return got
+
+    def _release_cores(self, cores: list[int]) -> None:
+        for c in cores:
+            self._cores_busy.discard(c)
+            fd = self._core_locks.pop(c, None)
+            if fd is not None:
+                os.close(fd)
 
     async def play(self, seats: tuple[str, str], bots: Sequence[HostedBot | None], tokens: Sequence[str], *,
                    match_id: str | None = None, seed: int | None = None,
@@ -424,7 +452,7 @@ class Host:
                 if j is not None:
                     await j.close()
             if cores:
-                self._cores_busy.difference_update(cores)
+                self._release_cores(cores)
 
     def close(self) -> None:
         self.monitor.stop()
