@@ -201,6 +201,7 @@ async def run_match(server: RefereeServer | None, spec_a: str, spec_b: str, game
     names = display_names(spec_a, spec_b)
     match_id = match_id or secrets.token_hex(6)
     log_dir = log_dir or Path(tempfile.mkdtemp(prefix="maag-match-"))
+    log_dir.mkdir(parents=True, exist_ok=True)
     procs = []
     hosted: dict[str, Any] = {}
     tokens: dict[str, str] = {}
