@@ -124,8 +124,8 @@ def run(args: argparse.Namespace) -> int:
             for line in tail.splitlines():
                 print(f"  | {line}")
     if host:
-        print(f"host: ponder {host.get('ponder')}, cores {host.get('cores')}, CPU pressure up to "
-              f"{host.get('cpu_pressure_max')}%, referee lag up to {host.get('referee_lag_ms_max')} ms"
+        print(f"host: ponder {host.get('ponder')}, cores {host.get('cores')}, CPU pressure "
+              f"{host.get('cpu_pressure')}%, referee lag up to {host.get('referee_lag_ms_max')} ms"
               f"{' (OVERLOADED: consider voiding this game)' if host.get('overloaded') else ''}")
     # Seats are 1 and 2 wherever a person reads them (as on the wire and in the tags' Result).
     result = {None: "no result", -1: "a draw"}.get(check.winner, f"seat {(check.winner or 0) + 1} won")

@@ -44,7 +44,8 @@ __all__ = ["HostOptions", "Host", "HostedBot", "SandboxUnavailable", "PONDER"]
 LOG = logging.getLogger(__name__)
 PONDER = ("allow", "freeze")
 OVERLOAD_PRESSURE = 25.0
-"""CPU pressure (PSI "some" avg10, %) above which a game is marked as played on an overloaded machine."""
+"""CPU pressure (% of the game's wall time with a task waiting for a CPU, from PSI's "some"
+total) above which a game is marked as played on an overloaded machine."""
 OVERLOAD_LAG_MS = 50.0
 """Event-loop lag of the referee (ms) above which a game is marked the same way."""
 
@@ -189,14 +190,18 @@ def _safe(name: str) -> str:
 
 
 class _Monitor:
-    """Samples the machine's CPU pressure and the event loop's lag, for `overload`."""
+    """Samples the machine's CPU stall time and the event loop's lag, for `overload`: a game's
+    CPU pressure is the share of its wall time in which some runnable task waited for a CPU
+    (PSI's cumulative "some" total, differenced over the game), so a short burst before or
+    after it does not count, as a ten-second average would."""
 
     def __init__(self) -> None:
-        self.samples: deque[tuple[float, float, float]] = deque(maxlen=20_000)  # (t, pressure, lag ms)
+        self.samples: deque[tuple[float, float | None, float]] = deque(maxlen=20_000)  # (t, stall s, lag ms)
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
         if self._task is None:
+            self.samples.append((time.monotonic(), _cpu_stall_s(), 0.0))
             self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def _run(self) -> None:
@@ -205,31 +210,37 @@ class _Monitor:
             t0 = time.monotonic()
             await asyncio.sleep(period)
             lag = max(0.0, (time.monotonic() - t0 - period) * 1000)
-            self.samples.append((time.monotonic(), _cpu_pressure(), lag))
+            self.samples.append((time.monotonic(), _cpu_stall_s(), lag))
 
     def stop(self) -> None:
         if self._task is not None:
             self._task.cancel()
             self._task = None
 
-    def between(self, t0: float, t1: float) -> dict[str, Any]:
-        xs = [s for s in self.samples if t0 <= s[0] <= t1 + 0.3]
-        if not xs:  # a game shorter than a sampling period: the pressure now
-            xs = [(t1, _cpu_pressure(), 0.0)]
-        pressure = max((s[1] for s in xs), default=0.0)
-        lag = max((s[2] for s in xs), default=0.0)
-        return {"cpu_pressure_max": round(pressure, 2), "referee_lag_ms_max": round(lag, 1),
+    def mark(self) -> tuple[float, float | None]:
+        """(now, the stall total now): a game's start."""
+        return time.monotonic(), _cpu_stall_s()
+
+    def between(self, start: tuple[float, float | None]) -> dict[str, Any]:
+        t0, stall0 = start
+        t1, stall1 = self.mark()
+        if stall0 is not None and stall1 is not None and t1 > t0:
+            pressure = 100.0 * (stall1 - stall0) / (t1 - t0)
+        else:  # without PSI: the load above the machine's cores, as a percentage
+            pressure = max(0.0, (os.getloadavg()[0] / (os.cpu_count() or 1) - 1.0) * 100)
+        lag = max((s[2] for s in self.samples if t0 <= s[0] <= t1 + 0.3), default=0.0)
+        return {"cpu_pressure": round(pressure, 2), "referee_lag_ms_max": round(lag, 1),
                 "overloaded": pressure > OVERLOAD_PRESSURE or lag > OVERLOAD_LAG_MS}
 
 
-def _cpu_pressure() -> float:
+def _cpu_stall_s() -> float | None:
+    """Seconds in which some runnable task waited for a CPU, since boot (PSI), or None."""
     try:
         with open("/proc/pressure/cpu") as f:
             first = f.readline().split()
-        return float(first[1].split("=")[1])
+        return float(first[4].split("=")[1]) / 1e6
     except (OSError, IndexError, ValueError):
-        # Without PSI: the load above the machine's cores, as a percentage.
-        return max(0.0, (os.getloadavg()[0] / (os.cpu_count() or 1) - 1.0) * 100)
+        return None
 
 
 @dataclass
@@ -348,7 +359,7 @@ class Host:
         jails: list[Jail | None] = [None, None]
         handles: list[asyncio.Future[str] | None] = [None, None]
         ends: list[socket.socket] = []
-        t_start = time.monotonic()
+        t_start = self.monitor.mark()
         try:
             for i, bot in enumerate(bots):
                 if bot is None:
@@ -421,7 +432,7 @@ class Host:
             def annotate() -> dict[str, Any]:
                 out: dict[str, Any] = {"sandboxed": [j is not None for j in jails],
                                        "ponder": self.options.ponder, "cores": cores, **clock.report(),
-                                       **self.monitor.between(t_start, time.monotonic())}
+                                       **self.monitor.between(t_start)}
                 out["memory_peak"] = [j.group.memory_peak() if j is not None and j.group is not None else None
                                       for j in jails]
                 out["log_truncated"] = [bool(j and j.log_truncated) for j in jails]
