@@ -146,16 +146,57 @@ def _sandbox_bin_path() -> str:
     return ":".join([*bins, "/usr/bin", "/bin"])
 
 
-def run_sandbox_cost(n: int = 20, rounds: int = 3) -> dict[str, Any]:
-    """Start-up to hello, sandboxed and not, alternating `rounds` times `n` processes each."""
+async def _referee_cpu(sandboxed: bool, games: int, ponder: str) -> list[float]:
+    """The referee's CPU per message (ms, its event-loop thread) over `games` games of the
+    random package against the referee's random minibot, the package hosted or run as a
+    plain command line."""
+    from maag.server.compete.hosting import HostOptions
+    from maag.server.compete.match import run_match
+    from maag.server.net.server import RefereeServer, ServerConfig
+    from maag.server.referee.clock import TimeControl
+    from maag.server.storage.base import SQLiteStorage
+
+    pkg = PACKAGES / "random"
+    with tempfile.TemporaryDirectory(prefix="maag-bench-referee-") as tmp:
+        cfg = ServerConfig(port=0, tc=TimeControl.parse("1s"), auto_pair=False, record_latency=True)
+        server = RefereeServer(cfg, SQLiteStorage(Path(tmp) / "r.sqlite3"))
+        await server.start()
+        try:
+            spec = str(pkg) if sandboxed else f"cd {pkg} && exec {sys.executable} bot.py"
+            await run_match(server, spec, "random", games, 1, log_dir=Path(tmp) / "logs",
+                            host_options=HostOptions(ponder=ponder, pass_env=("PYTHONPATH",)))
+        finally:
+            await server.stop()
+        return list(server.cpu_ms)
+
+
+def run_sandbox_cost(n: int = 20, rounds: int = 3, games: int = 4) -> dict[str, Any]:
+    """Start-up to hello, sandboxed and not, alternating `rounds` times `n` processes each;
+    and the referee's CPU per message with the bot hosted (ponder allow and freeze) and not,
+    `games` games each round."""
     pkg = PACKAGES / "quiet"
     out: dict[str, list[float]] = {"plain": [], "sandboxed": []}
-    for _ in range(rounds):
-        for label, sb in (("plain", False), ("sandboxed", True)):
-            out[label] += asyncio.run(_start_cost(pkg, sb, n))["hello_ms"]
+    cpu: dict[str, list[float]] = {"plain": [], "sandboxed": [], "sandboxed, --ponder freeze": []}
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(_sdk_root())  # the plain command line's SDK (as the sandbox's)
+    try:
+        for _ in range(rounds):
+            for label, sb in (("plain", False), ("sandboxed", True)):
+                out[label] += asyncio.run(_start_cost(pkg, sb, n))["hello_ms"]
+            for label, sb, ponder in (("plain", False, "allow"), ("sandboxed", True, "allow"),
+                                      ("sandboxed, --ponder freeze", True, "freeze")):
+                cpu[label] += asyncio.run(_referee_cpu(sb, games, ponder))
+    finally:
+        if old is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old
     med = {k: round(statistics.median(v), 1) for k, v in out.items()}
+    cpu_med = {k: round(statistics.median(v) * 1000, 1) for k, v in cpu.items() if v}
     return {"processes": n * rounds, "hello_ms_median": med,
-            "sandbox_extra_ms": round(med["sandboxed"] - med["plain"], 1)}
+            "sandbox_extra_ms": round(med["sandboxed"] - med["plain"], 1),
+            "referee_cpu_us_per_message_median": cpu_med,
+            "messages": {k: len(v) for k, v in cpu.items()}}
 
 
 def register_cli(bsub: Any, machine: Any) -> None:
@@ -207,6 +248,8 @@ def register_cli(bsub: Any, machine: Any) -> None:
             m = res["hello_ms_median"]
             print(f"start to hello, median of {res['processes']} processes each: plain {m['plain']} ms, "
                   f"sandboxed {m['sandboxed']} ms: the sandbox adds {res['sandbox_extra_ms']} ms")
+            for k, v in res["referee_cpu_us_per_message_median"].items():
+                print(f"referee CPU per message, {k}: {v} µs (median of {res['messages'][k]} messages)")
         return 0
 
     s.set_defaults(func=cost)

@@ -258,6 +258,8 @@ class _Clock:
         self.marks = [j.cpu_ns() if j else 0 for j in self.jails]
 
     def advance(self, seat: int | None) -> None:
+        if seat is not None and seat == self.mover:
+            return  # the same turn goes on: nothing to read (the referee's cost per action stays)
         for i, j in enumerate(self.jails):
             if j is None:
                 continue
