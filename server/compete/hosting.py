@@ -406,7 +406,8 @@ class Host:
                     await j.wait(0.5)
                     v = j.verdict()
                     detail = (f"no hello within {self.options.limits.hello_s:g} s"
-                              if isinstance(e, asyncio.TimeoutError) else f"closed before its hello ({e})")
+                              if isinstance(e, asyncio.TimeoutError) else "closed before its hello"
+                              + ("" if str(e) == "closed before its hello" else f" ({e})"))
                     if v is not None:
                         detail += f"; {v.detail}"
                     LOG.warning("game %d: %s did not start: %s", n, seats[i], detail)
