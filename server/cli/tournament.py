@@ -31,6 +31,7 @@ from maag.server.cli.common import (
 )
 from maag.server.compete.formats import (
     FORMATS,
+    BotSpec,
     Standings,
     TournamentSpec,
     parse_bot,
@@ -84,7 +85,8 @@ def register(sub: Any) -> None:
     p = sub.add_parser("tournament", help="round robin, gauntlet or Swiss among bots (resumable)",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--bot", action="append", default=[], metavar="NAME[=COMMAND]", required=True,
-                   help="a participant: a bundled agent by name, NAME=COMMAND for an external bot "
+                   help="a participant: a bundled agent by name, a submitted bot by NAME (its active "
+                        "version) or NAME@VERSION, NAME=COMMAND for an external bot "
                         "(placeholders {host} {port} {connect} {token} {concurrency}), or NAME=PATH for a "
                         "bot package (a folder with maag-bot.toml, or a .tar.gz/.zip), run in the sandbox; "
                         "repeat")
@@ -136,8 +138,27 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
+def resolve_submitted(bots: tuple[BotSpec, ...], db_url: str) -> tuple[BotSpec, ...]:
+    """`--bot NAME` or `--bot NAME@VERSION` naming a submitted bot: its active (or that)
+    version, as NAME@VERSION run from its stored package; other names stay bundled agents."""
+    if all(b.command is not None for b in bots):
+        return bots
+    from maag.server.compete.submissions import resolve_bot
+    from maag.server.storage.submissions import open_submission_store
+
+    store = open_submission_store(db_url)
+    try:
+        out = []
+        for b in bots:
+            got = resolve_bot(store, b.name) if b.command is None else None
+            out.append(b if got is None else BotSpec(got[0], got[1]))
+        return tuple(out)
+    finally:
+        store.close()
+
+
 def spec_from_args(args: argparse.Namespace) -> TournamentSpec:
-    bots = tuple(parse_bot(b) for b in args.bot)
+    bots = resolve_submitted(tuple(parse_bot(b) for b in args.bot), db_url_arg(args.db))
     extra: dict[str, Any] = {"policy": policy(args).to_dict()}
     if args.sprt is not None:
         if len(bots) != 2:

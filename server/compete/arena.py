@@ -35,7 +35,7 @@ from typing import Any
 
 from maag.engine import registry
 from maag.server.compete.formats import BotSpec
-from maag.server.compete.hosting import Host, HostedBot, HostOptions, hosted_bot
+from maag.server.compete.hosting import STORED_PREFIX, Host, HostedBot, HostOptions, hosted_bot
 from maag.server.compete.match import BotProcess
 from maag.server.net.server import GameSummary, RefereeServer, ServerConfig
 from maag.server.referee.clock import TimeControl
@@ -57,8 +57,8 @@ def bot_spec_text(bot: BotSpec) -> str:
     if bot.command is None:
         return bot.name
     cmd = bot.command.strip()
-    if is_package(cmd):
-        return cmd  # a bot package: hosted in the sandbox
+    if is_package(cmd) or cmd.startswith(STORED_PREFIX):
+        return cmd  # a bot package (or a stored one): hosted in the sandbox
     return cmd if any(ch.isspace() for ch in cmd) else f"exec {cmd}"
 
 
@@ -120,7 +120,7 @@ class Arena:
             token = "arena_" + secrets.token_urlsafe(18)
             self.server.add_token(token, bot.name)  # in memory only: never stored
             self.tokens[bot.name] = token
-            hosted = hosted_bot(bot_spec_text(bot), bot.name, self.host_options, self._workdir)
+            hosted = hosted_bot(bot_spec_text(bot), bot.name, self.host_options, self._workdir, self.db_url)
             if hosted is not None:  # a package: a fresh sandboxed process per game
                 self.hosted[bot.name] = hosted
                 continue

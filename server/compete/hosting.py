@@ -87,9 +87,26 @@ class HostedBot:
     package: BotPackage | None = None
 
 
-def hosted_bot(spec: str, name: str, options: HostOptions, workdir: Path) -> HostedBot | None:
-    """`spec` as a hosted bot when it is one (a package; a command line with sandboxing on),
-    else None. A package is copied into `workdir` (readable by the sandbox's users)."""
+STORED_PREFIX = "package:sha256:"
+"""A bot given as a stored package (a submitted version): `package:sha256:HEX`."""
+
+
+def hosted_bot(spec: str, name: str, options: HostOptions, workdir: Path,
+               db_url: str | None = None) -> HostedBot | None:
+    """`spec` as a hosted bot when it is one (a package; a stored package, fetched from the
+    database `db_url` by its hash and cached; a command line with sandboxing on), else None.
+    A package is copied into `workdir` (readable by the sandbox's users)."""
+    if spec.startswith(STORED_PREFIX):
+        if db_url is None:
+            raise ValueError(f"{name}: a stored package needs the database that holds it")
+        from maag.server.compete.submissions import materialize
+        from maag.server.storage.submissions import open_submission_store
+
+        store = open_submission_store(db_url)
+        try:
+            spec = str(materialize(store, spec[len(STORED_PREFIX):]))
+        finally:
+            store.close()
     if is_package(spec):
         pkg = BotPackage.load(spec, unpack_to=workdir)
         stage = Path(tempfile.mkdtemp(prefix="stage-", dir=workdir))

@@ -23,18 +23,18 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from maag.server.compete.hosting import HostedBot, HostOptions, build
+from maag.server.compete.hosting import STORED_PREFIX, HostedBot, HostOptions, build
 from maag.server.sandbox import cgroups
 from maag.server.sandbox.jail import stage_package
 from maag.server.sandbox.package import MANIFEST, BotPackage, PackageError, is_package, unpack
 from maag.server.storage.submissions import SubmissionStore, Version, sha256_of
 
-__all__ = ["submit", "process", "process_pending", "materialize", "PACKAGE_PREFIX", "DEFAULT_MAX_UPLOAD",
-           "SubmissionRejected"]
+__all__ = ["submit", "process", "process_pending", "materialize", "resolve_bot", "PACKAGE_PREFIX",
+           "DEFAULT_MAX_UPLOAD", "SubmissionRejected"]
 
 LOG = logging.getLogger(__name__)
 DEFAULT_MAX_UPLOAD = 50 * 1000**2
-PACKAGE_PREFIX = "package:sha256:"
+PACKAGE_PREFIX = STORED_PREFIX
 """A bot given as a stored package: `package:sha256:HEX` (fetched from the database by hash)."""
 SMOKE_GAMES = 2
 
@@ -111,6 +111,30 @@ def materialize(store: SubmissionStore, digest: str) -> Path:
     except OSError:  # another process got there first
         shutil.rmtree(tmp, ignore_errors=True)
     return _root(target / "tree")
+
+
+def resolve_bot(store: SubmissionStore, text: str) -> tuple[str, str] | None:
+    """A participant written NAME or NAME@VERSION, when it names a submitted bot: (its label
+    NAME@VERSION, the spec that runs it: `package:sha256:HEX` of what the games run). NAME
+    alone is the bot's active version. None when nothing submitted has that name (a bundled
+    agent); ValueError for a version that does not exist or cannot play."""
+    name, sep, ver = text.partition("@")
+    if sep and not ver.isdigit():
+        raise ValueError(f"{text!r}: a version is a number (NAME@3)")
+    if sep:
+        v = store.get(name, int(ver))
+        if v is None:
+            raise ValueError(f"{text!r}: no such version")
+        if v.status not in ("active", "retired"):
+            raise ValueError(f"{text!r} is {v.status}{': ' + v.reason if v.reason else ''}; only active and "
+                             "retired versions play")
+    else:
+        v = store.get(name)
+        if v is None:
+            if store.versions(name):
+                raise ValueError(f"{name!r} has no active version (`maag bot versions {name}`)")
+            return None
+    return v.label, PACKAGE_PREFIX + v.run_sha256
 
 
 def _root(tree: Path) -> Path:
