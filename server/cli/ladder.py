@@ -27,9 +27,11 @@ from typing import TYPE_CHECKING, Any
 from maag.server.cli.common import (
     add_db_argument,
     add_game_arguments,
+    add_host_arguments,
     add_service_arguments,
     add_web_arguments,
     game_config,
+    host_options,
     policy,
     service_options,
     setup_logging,
@@ -73,6 +75,15 @@ def register(sub: Any) -> None:
     p.add_argument("--strikes", default=DEFAULT_STRIKES, metavar="KIND:N/M[,...]",
                    help="the strike policy: a bot with N verdicts of KIND among its last M games is "
                         f"paired no more (default {DEFAULT_STRIKES}; none: off; docs/hosting.md)")
+    p.add_argument("--submitted", choices=("no", "also", "only"), default="no",
+                   help="submitted bots (`maag bot submit`): their active versions play in the ladder, "
+                        "hosted in the sandbox on this machine, rated per version (NAME@VERSION); also: "
+                        "beside connected bots; only: without them (default no)")
+    p.add_argument("--slots", type=int, default=None, metavar="K",
+                   help="hosted games at once at most (default: this machine's cores)")
+    p.add_argument("--log-dir", default=None, metavar="DIR",
+                   help="hosted bots' logs (default: a temporary folder)")
+    add_host_arguments(p)
     p.add_argument("--standings", action="store_true", help="print the standings from the database and exit")
     p.add_argument("--json", action="store_true",
                    help="progress lines go to stderr; at the end print one JSON summary object on stdout")
@@ -96,9 +107,15 @@ def run(args: argparse.Namespace) -> int:
     cfg = ServerConfig(host=args.host, port=args.port, game=args.game, game_config=game_config(args),
                        tc=args.tc, policy=policy(args), seed=args.seed, auto_pair=False,
                        **service_options(args))
+    try:
+        hosting = host_options(args)
+    except ValueError as e:
+        print(f"maag ladder: {e}", file=sys.stderr)
+        return 2
     ladder = Ladder(args.db, cfg, name=args.name, per_bot=args.per_bot, spread=args.spread, seed=args.seed,
                     max_games=args.max_games, anchor=args.anchor, out_html=args.out_html,
-                    out_csv=args.out_csv, out_json=args.out_json, strikes=args.strikes)
+                    out_csv=args.out_csv, out_json=args.out_json, strikes=args.strikes,
+                    submitted=args.submitted, host_options=hosting, slots=args.slots, log_dir=args.log_dir)
     ladder.on_event = _printer(ladder, out, args)
     try:
         asyncio.run(_run(ladder, args))

@@ -29,6 +29,9 @@ import logging
 import math
 import os
 import random
+import secrets
+import shutil
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -37,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from maag.server.compete.formats import Standings, rate, to_csv, to_html
+from maag.server.compete.hosting import Host, HostedBot, HostOptions, hosted_bot
 from maag.server.compete.strikes import DEFAULT_STRIKES, StrikePolicy, StrikeRule, histories
 from maag.server.net.server import GameNotStarted, GameSummary, RefereeServer, ServerConfig
 from maag.server.referee.session import derive_seed
@@ -48,6 +52,9 @@ __all__ = ["Ladder", "LadderEvent", "choose_pairs", "ladder_match_id", "ladder_s
 LOG = logging.getLogger(__name__)
 
 REMATCH_WEIGHT = 0.25
+SUBMITTED = ("no", "also", "only")
+HOSTED_REFRESH_S = 5.0
+"""How often the ladder looks for newly active (and retired) versions of submitted bots."""
 
 
 def ladder_match_id(name: str) -> str:
@@ -136,7 +143,11 @@ class Ladder:
                  tick: float = 0.25, anchor: str | None = None,
                  on_event: Callable[[LadderEvent], None] | None = None, out_html: str | None = None,
                  out_csv: str | None = None, out_json: str | None = None,
-                 strikes: str = DEFAULT_STRIKES) -> None:
+                 strikes: str = DEFAULT_STRIKES, submitted: str = "no",
+                 host_options: HostOptions | None = None, slots: int | None = None,
+                 log_dir: str | None = None) -> None:
+        if submitted not in SUBMITTED:
+            raise ValueError(f"submitted must be one of {', '.join(SUBMITTED)}")
         self.db_url = db_url
         self.config = dataclasses.replace(config, auto_pair=False)
         self.name = name
@@ -169,6 +180,18 @@ class Ladder:
         self.failed: str | None = None
         self.on_close: list[Callable[[], Awaitable[None]]] = []
         """Called (awaited) before the server stops: the web view stops with the ladder."""
+        self.submitted = submitted
+        """Submitted bots' active versions in the ladder: no, also (with connected bots) or only."""
+        self.host_options = host_options or HostOptions()
+        self.slots = slots or len(os.sched_getaffinity(0))
+        """Hosted games at once on this machine at most."""
+        self.log_dir = Path(log_dir) if log_dir else Path(tempfile.mkdtemp(prefix="maag-ladder-"))
+        self.hosted: dict[str, HostedBot] = {}  # NAME@VERSION -> its package, while it is active
+        self._tokens: dict[str, str] = {}
+        self.host: Host | None = None
+        self._hosted_games = 0
+        self._refreshed = -math.inf
+        self._workdir: Path | None = None
 
     @property
     def port(self) -> int:
@@ -189,6 +212,10 @@ class Ladder:
         self._strike()
         self.server = RefereeServer(self.config, storage)
         await self.server.start()
+        if self.submitted != "no":
+            self.host = Host(self.server, self.host_options, log_dir=self.log_dir)
+            self._workdir = Path(tempfile.mkdtemp(prefix="maag-ladder-packages-"))
+            self._refresh_hosted()
         self.on_event(LadderEvent("listening", games=len(self.outcomes)))
 
     async def run(self) -> None:
@@ -226,15 +253,60 @@ class Ladder:
         if self.server is not None:
             await self.server.stop()
             self.server = None
+        if self.host is not None:
+            self.host.close()
+            self.host = None
+        if self._workdir is not None:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            self._workdir = None
 
     # -- scheduling -------------------------------------------------------------------
+    def _refresh_hosted(self) -> None:
+        """The submitted bots' active versions, as hosted participants (NAME@VERSION): a new
+        version joins (unrated: it starts from no games, its earlier versions keep theirs),
+        a retired one plays no new game (those in progress finish)."""
+        assert self.server is not None and self._workdir is not None and self.db_url is not None
+        from maag.server.compete.submissions import PACKAGE_PREFIX
+        from maag.server.storage.submissions import open_submission_store
+
+        store = open_submission_store(self.db_url)
+        try:
+            active = {v.label: v for v in store.versions(status="active")}
+        finally:
+            store.close()
+        for label in sorted(set(self.hosted) - set(active)):
+            del self.hosted[label]
+            self.on_event(LadderEvent("leave", bot=label))
+        for label, v in sorted(active.items()):
+            if label in self.hosted:
+                continue
+            try:
+                bot = hosted_bot(PACKAGE_PREFIX + v.run_sha256, label, self.host_options, self._workdir,
+                                 self.db_url)
+            except (ValueError, KeyError, OSError) as e:
+                LOG.error("ladder %s: %s cannot be hosted: %s", self.name, label, e)
+                continue
+            assert bot is not None
+            if label not in self._tokens:
+                self._tokens[label] = "ladder_" + secrets.token_urlsafe(18)
+                self.server.add_token(self._tokens[label], label)  # in memory only
+            self.hosted[label] = bot
+            self.idle_since.setdefault(label, time.monotonic())
+            self.on_event(LadderEvent("join", bot=label))
+        self._refreshed = time.monotonic()
+
     def free_slots(self) -> dict[str, int]:
-        """Games each connected bot can take now (its free slots, capped by `per_bot`)."""
+        """Games each connected bot can take now (its free slots, capped by `per_bot`), and
+        each hosted one (per_bot, while this machine has hosted slots free)."""
         assert self.server is not None
         free: Counter[str] = Counter()
-        for c in self.server.clients:
-            if c.bot is not None and not c.closed and c.bot not in self.server.explicit_only:
-                free[c.bot] += max(0, c.free_slots)
+        if self.submitted != "only":
+            for c in self.server.clients:
+                if c.bot is not None and not c.closed and c.bot not in self.server.explicit_only:
+                    free[c.bot] += max(0, c.free_slots)
+        if self._hosted_games < self.slots:
+            for label in self.hosted:
+                free[label] += self.per_bot
         return {b: min(n, self.per_bot - self.playing[b]) for b, n in free.items()
                 if min(n, self.per_bot - self.playing[b]) > 0 and b not in self.struck}
 
@@ -262,6 +334,13 @@ class Ladder:
         assert self.server is not None
         if not self.server.storage_ok:  # paused while the database is away
             return
+        if self.host is not None and time.monotonic() - self._refreshed > HOSTED_REFRESH_S:
+            self._refresh_hosted()
+        if self.hosted:  # hosted games take this machine's slots: no more at once than it has
+            room = self.slots - self._hosted_games
+            left = room if left is None else min(left, room)
+            if left <= 0:
+                return
         pairs = choose_pairs(self.free_slots(), self.elo, self.idle_since, self.last_opponent, self.rng,
                              self.spread, limit=left)
         for seats in pairs:
@@ -278,8 +357,26 @@ class Ladder:
         self.started += 1
         for x in seats:
             self.playing[x] += 1
-        fut = self.server.request_game(seats[0], seats[1], match_id=ladder_match_id(self.name), seed=seed,
-                                       tags={"Ladder": self.name}, requeue=False)
+        fut: asyncio.Future[GameSummary]
+        if any(s in self.hosted for s in seats):
+            assert self.host is not None
+            bots = [self.hosted.get(seats[0]), self.hosted.get(seats[1])]
+            self._hosted_games += 1
+
+            async def hosted_game() -> GameSummary:
+                assert self.host is not None
+                try:
+                    return await self.host.play(seats, bots, [self._tokens.get(seats[0], ""),
+                                                              self._tokens.get(seats[1], "")],
+                                                match_id=ladder_match_id(self.name), seed=seed,
+                                                tags={"Ladder": self.name})
+                finally:
+                    self._hosted_games -= 1
+
+            fut = asyncio.ensure_future(hosted_game())
+        else:
+            fut = self.server.request_game(seats[0], seats[1], match_id=ladder_match_id(self.name), seed=seed,
+                                           tags={"Ladder": self.name}, requeue=False)
         self.on_event(LadderEvent("start", seats=seats, games=len(self.outcomes)))
         task = asyncio.ensure_future(self._finish(seats, fut))
         self._tasks.add(task)
@@ -328,7 +425,7 @@ class Ladder:
 
     # -- standings and files ----------------------------------------------------------
     def standings(self) -> Standings:
-        names = sorted({x for o in self.outcomes for x in o[:2]} | self.connected)
+        names = sorted({x for o in self.outcomes for x in o[:2]} | self.connected | set(self.hosted))
         return rate(self.name, "ladder", names, self.outcomes, anchor=self.anchor,
                     description=f"Ladder {self.name}: {len(self.outcomes)} games.",
                     verdicts=verdict_counts(self.played),
