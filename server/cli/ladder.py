@@ -80,7 +80,12 @@ def register(sub: Any) -> None:
                         "hosted in the sandbox on this machine, rated per version (NAME@VERSION); also: "
                         "beside connected bots; only: without them (default no)")
     p.add_argument("--slots", type=int, default=None, metavar="K",
-                   help="hosted games at once at most (default: this machine's cores)")
+                   help="hosted games at once at most (default: this machine's cores; with --cluster local, "
+                        "its workers)")
+    p.add_argument("--cluster", default=None, metavar="ADDRESS",
+                   help="with --submitted: play the games between two submitted bots on a Dask scheduler "
+                        "(tcp://HOST:8786), or `local` for a LocalCluster of --slots workers; each worker "
+                        "fetches the packages by hash from the database and caches them")
     p.add_argument("--log-dir", default=None, metavar="DIR",
                    help="hosted bots' logs (default: a temporary folder)")
     add_host_arguments(p)
@@ -115,7 +120,8 @@ def run(args: argparse.Namespace) -> int:
     ladder = Ladder(args.db, cfg, name=args.name, per_bot=args.per_bot, spread=args.spread, seed=args.seed,
                     max_games=args.max_games, anchor=args.anchor, out_html=args.out_html,
                     out_csv=args.out_csv, out_json=args.out_json, strikes=args.strikes,
-                    submitted=args.submitted, host_options=hosting, slots=args.slots, log_dir=args.log_dir)
+                    submitted=args.submitted, host_options=hosting, slots=args.slots, log_dir=args.log_dir,
+                    cluster=args.cluster)
     ladder.on_event = _printer(ladder, out, args)
     try:
         asyncio.run(_run(ladder, args))

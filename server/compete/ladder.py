@@ -145,7 +145,7 @@ class Ladder:
                  out_csv: str | None = None, out_json: str | None = None,
                  strikes: str = DEFAULT_STRIKES, submitted: str = "no",
                  host_options: HostOptions | None = None, slots: int | None = None,
-                 log_dir: str | None = None) -> None:
+                 log_dir: str | None = None, cluster: str | None = None) -> None:
         if submitted not in SUBMITTED:
             raise ValueError(f"submitted must be one of {', '.join(SUBMITTED)}")
         self.db_url = db_url
@@ -192,6 +192,11 @@ class Ladder:
         self._hosted_games = 0
         self._refreshed = -math.inf
         self._workdir: Path | None = None
+        self.cluster = cluster
+        """A Dask scheduler (or "local": a LocalCluster of `slots` workers) on which games between
+        two hosted bots are played; each worker fetches the packages by hash and caches them."""
+        self._dask: tuple[Any, Any] | None = None
+        self._versions: dict[str, str] = {}  # NAME@VERSION -> package spec (package:sha256:HEX)
 
     @property
     def port(self) -> int:
@@ -216,6 +221,8 @@ class Ladder:
             self.host = Host(self.server, self.host_options, log_dir=self.log_dir)
             self._workdir = Path(tempfile.mkdtemp(prefix="maag-ladder-packages-"))
             self._refresh_hosted()
+            if self.cluster:
+                self._dask = await asyncio.to_thread(self._connect_dask)
         self.on_event(LadderEvent("listening", games=len(self.outcomes)))
 
     async def run(self) -> None:
@@ -256,6 +263,16 @@ class Ladder:
         if self.host is not None:
             self.host.close()
             self.host = None
+        if self._dask is not None:
+            from maag.server.compete.runner import close_worker_arenas
+
+            client, cluster = self._dask
+            self._dask = None
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(client.run, close_worker_arenas)
+            await asyncio.to_thread(client.close)
+            if cluster is not None:
+                await asyncio.to_thread(cluster.close)
         if self._workdir is not None:
             shutil.rmtree(self._workdir, ignore_errors=True)
             self._workdir = None
@@ -291,6 +308,7 @@ class Ladder:
                 self._tokens[label] = "ladder_" + secrets.token_urlsafe(18)
                 self.server.add_token(self._tokens[label], label)  # in memory only
             self.hosted[label] = bot
+            self._versions[label] = PACKAGE_PREFIX + v.run_sha256
             self.idle_since.setdefault(label, time.monotonic())
             self.on_event(LadderEvent("join", bot=label))
         self._refreshed = time.monotonic()
@@ -366,6 +384,8 @@ class Ladder:
             async def hosted_game() -> GameSummary:
                 assert self.host is not None
                 try:
+                    if self._dask is not None and all(s in self.hosted for s in seats):
+                        return await self._play_on_cluster(seats, seed)
                     return await self.host.play(seats, bots, [self._tokens.get(seats[0], ""),
                                                               self._tokens.get(seats[1], "")],
                                                 match_id=ladder_match_id(self.name), seed=seed,
@@ -411,6 +431,47 @@ class Ladder:
         self.on_event(LadderEvent("finish", seats=s.seats, winner=s.winner, reason=s.reason,
                                   game_id=s.game_id, games=len(self.outcomes)))
         self._publish()
+
+    def _connect_dask(self) -> tuple[Any, Any]:
+        from distributed import Client, LocalCluster
+
+        if self.cluster == "local":
+            cluster = LocalCluster(n_workers=self.slots, threads_per_worker=1, processes=True,
+                                   dashboard_address=":0")
+            return Client(cluster), cluster
+        return Client(self.cluster), None
+
+    async def _play_on_cluster(self, seats: tuple[str, str], seed: int | None) -> GameSummary:
+        """One game between two hosted bots on a Dask worker: the worker's arena (its own
+        referee on the same database, the bots in its sandbox, the packages fetched by hash)
+        stores the game under this ladder's match id. A worker that dies mid-game: Dask plays
+        the game again elsewhere; the dead worker's row is marked aborted once its lease lapses."""
+        from maag.server.compete.formats import BotSpec, TournamentSpec
+        from maag.server.compete.runner import play_on_worker
+
+        assert self._dask is not None and self.db_url is not None
+        client = self._dask[0]
+        bots = tuple(BotSpec(s, self._versions[s]) for s in sorted(set(seats)))
+        spec = TournamentSpec(format="round-robin", bots=bots, games_per_pair=2, tc=str(self.config.tc),
+                              seed=None, game=self.config.game,
+                              config=tuple(sorted(self.config.game_config.items())),
+                              name=f"ladder-{self.name}-{'-'.join(b.name for b in bots)}",
+                              extra=(("policy", self.config.policy.to_dict()),))
+        key = f"ladder-{self._requests}-{secrets.token_hex(4)}"
+        game = {"key": key, "round": 0, "seq": 0, "seat0": seats[0], "seat1": seats[1],
+                "seed": seed if seed is not None else secrets.randbits(63)}
+
+        def run() -> dict[str, Any]:
+            fut = client.submit(play_on_worker, spec.to_dict(), self.db_url, spec.id, game,
+                                str(self.log_dir), self.host_options.to_dict(), ladder_match_id(self.name),
+                                {"Ladder": self.name}, pure=False, key=f"maag-{key}")
+            return dict(fut.result())
+
+        res = await asyncio.to_thread(run)
+        w = res.get("winner")
+        return GameSummary(int(res["game_id"]), (seats[0], seats[1]), None if w is None else int(w),
+                           str(res["reason"]), int(res.get("plies") or 0), (0.0, 0.0), (0.0, 0.0),
+                           bool(res["stored"]), verdict=res.get("verdict"))
 
     def _strike(self) -> None:
         """Take the bots the strike policy strikes out of the pairing."""

@@ -393,12 +393,13 @@ class _WorkerArena:
         await self.arena.stop()
         self.loop.stop()
 
-    def play(self, g: ScheduledGame, tid: str) -> GameSummary:
+    def play(self, g: ScheduledGame, tid: str, match: str | None = None,
+             tags: dict[str, Any] | None = None) -> GameSummary:
         """Play one game; the caller has counted it in `busy` (under _WORKER_LOCK)."""
         try:
             return cast("GameSummary", self._run(self.arena.play(
-                g.seat0, g.seat1, seed=g.seed, match_id=match_id(tid, g.key),
-                tags={"Tournament": tid, "Round": g.round, "GameKey": g.key})))
+                g.seat0, g.seat1, seed=g.seed, match_id=match or match_id(tid, g.key),
+                tags=tags or {"Tournament": tid, "Round": g.round, "GameKey": g.key})))
         finally:
             with _WORKER_LOCK:
                 self.busy -= 1
@@ -430,11 +431,13 @@ def _worker_slots() -> int:
 
 
 def play_on_worker(spec_dict: dict[str, Any], db_url: str, tid: str, game: dict[str, Any],
-                   log_dir: str | None = None, host: dict[str, Any] | None = None) -> dict[str, Any]:
+                   log_dir: str | None = None, host: dict[str, Any] | None = None,
+                   match: str | None = None, tags: dict[str, Any] | None = None) -> dict[str, Any]:
     """Play one scheduled game on this (Dask worker) process and return its summary:
     game_id, winner (0, 1, -1, None if aborted), reason, plies, stored, search (per seat, what
-    its bot reported of its search), worker. The worker
-    keeps one arena per tournament (referee and bot processes) across games."""
+    its bot reported of its search), verdict, seats, worker. The worker keeps one arena per
+    tournament (referee and bot processes) across games. `match` and `tags`: the stored
+    game's match id and tags, when not the tournament's (the hosted ladder's games)."""
     spec = TournamentSpec.from_dict(spec_dict)
     g = ScheduledGame(**game)
     key = (tid, db_url)
@@ -445,7 +448,7 @@ def play_on_worker(spec_dict: dict[str, Any], db_url: str, tid: str, game: dict[
                                                        host)
         arena.busy += 1  # with the lookup, under the lock: the idle check cannot close it now
     try:
-        s = arena.play(g, tid)
+        s = arena.play(g, tid, match, tags)
     except Exception:
         with _WORKER_LOCK:  # a broken arena (a bot that keeps crashing) is not reused
             if _WORKER_ARENAS.get(key) is arena:
@@ -453,7 +456,8 @@ def play_on_worker(spec_dict: dict[str, Any], db_url: str, tid: str, game: dict[
         arena.close()
         raise
     return {"game_id": s.game_id, "winner": s.winner, "reason": s.reason, "plies": s.plies,
-            "stored": s.stored, "search": list(s.search), "verdict": s.verdict, "worker": _worker_address()}
+            "stored": s.stored, "search": list(s.search), "verdict": s.verdict, "seats": list(s.seats),
+            "worker": _worker_address()}
 
 
 def close_worker_arenas(tid: str | None = None) -> int:

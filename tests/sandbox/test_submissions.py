@@ -174,3 +174,64 @@ def test_hosted_ladder_and_tournament_play_submitted_versions(tmp_path: Path) ->
     assert r.returncode == 0, r.stderr[-2000:]
     names = {row["bot"] for row in json.loads(r.stdout.splitlines()[-1])["standings"]}
     assert names == {"alice@1", "bob@1"}
+
+
+def _worker_pids(client: object) -> list[int]:
+    return list(client.run(os.getpid).values())  # type: ignore[attr-defined]
+
+
+def test_hosted_ladder_on_dask_survives_a_worker_killed(tmp_path: Path) -> None:
+    """Three submitted bots on a local Dask cluster of two workers; one worker is killed with
+    -9 while it plays: every finished game is stored once, the ladder plays on to its count,
+    and the killed worker's game is not counted (it stays running or aborted, never finished)."""
+    _need_sandbox()
+    import signal
+    import threading
+    import time
+
+    from maag.server.compete.ladder import Ladder
+    from maag.server.net.server import ServerConfig
+    from maag.server.referee.clock import TimeControl
+
+    db = tmp_path / "db.sqlite3"
+    store = open_submission_store(db)
+    try:
+        for name in ("alice", "bob", "carol"):
+            data, pkg = pack(GOOD)
+            submit(store, name, data, pkg)
+        done = asyncio.run(process_pending(store, str(db), game="nim", game_config={}, tc="300ms",
+                                           options=HostOptions(), log_dir=tmp_path / "logs"))
+        assert [x.status for x in done] == ["active"] * 3
+    finally:
+        store.close()
+    cfg = ServerConfig(port=0, game="nim", tc=TimeControl.parse("300ms"))
+    ladder = Ladder(str(db), cfg, max_games=8, submitted="only", slots=2, cluster="local",
+                    log_dir=str(tmp_path / "ladder-logs"))
+    killed: list[int] = []
+
+    def killer() -> None:  # once both workers play, kill one
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not killed:
+            time.sleep(0.2)
+            d = ladder._dask
+            if d is None or ladder.finished < 1:
+                continue
+            pids = _worker_pids(d[0])
+            if len(pids) >= 2:
+                os.kill(pids[0], signal.SIGKILL)
+                killed.append(pids[0])
+
+    t = threading.Thread(target=killer, daemon=True)
+    t.start()
+    asyncio.run(ladder.run())
+    t.join(5)
+    assert killed, "no worker was killed: the test did not test anything"
+    st = open_storage(db)
+    try:
+        games = st.list_games(match_id="ladder:main", limit=1000)
+    finally:
+        st.close()
+    finished = [g for g in games if g.status == "finished"]
+    assert len({g.id for g in finished}) == len(finished)
+    assert len(ladder.outcomes) == len(finished) >= 8 - 1  # a game lost with the worker is not counted
+    assert all(g.status in ("finished", "running", "aborted") for g in games)
