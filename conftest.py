@@ -4,6 +4,7 @@ a deterministic hypothesis profile and the shared-data location."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,12 @@ settings.register_profile(
 settings.load_profile(os.environ.get("MAAG_HYPOTHESIS_PROFILE", "maag"))
 
 REPO = Path(__file__).resolve().parent
+
+# Every message the referee builds is checked as the constructor checks it (Message.built
+# skips that outside the tests), here and in the servers the tests start as processes.
+os.environ["MAAG_CHECK_MESSAGES"] = "1"
+if "maag.protocol._messages" in sys.modules:  # imported before this file (a plugin): set it there too
+    sys.modules["maag.protocol._messages"].check_built_messages(True)
 
 
 def shared_dir() -> Path:

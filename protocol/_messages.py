@@ -11,6 +11,7 @@ Seats are numbered 1 and 2, as the player numbers of the games' observations.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, fields
 from typing import Any, ClassVar, TypeVar
@@ -32,6 +33,30 @@ MAX_INFO = 16          # act.info / turn.info entries
 MAX_INFO_TEXT = 256    # a text entry of act.info / turn.info
 
 _M = TypeVar("_M", bound="Message")
+
+_check_built = os.environ.get("MAAG_CHECK_MESSAGES", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def check_built_messages(on: bool | None = None) -> bool:
+    """Whether `Message.built` checks what it builds like the constructor does (off by
+    default; on with $MAAG_CHECK_MESSAGES=1, which the test suite sets, so that every
+    message the referee sends in a test is checked). `on` sets it; returns the setting."""
+    global _check_built
+    if on is not None:
+        _check_built = bool(on)
+    return _check_built
+
+
+_WIRE_FIELDS: dict[type, tuple[tuple[str, bool, Any], ...]] = {}
+
+
+def _wire_fields(cls: type) -> tuple[tuple[str, bool, Any], ...]:
+    """(name, optional, default) of each field of a message class, in order (cached)."""
+    got = _WIRE_FIELDS.get(cls)
+    if got is None:
+        got = _WIRE_FIELDS[cls] = tuple((f.name, f.default is not MISSING, f.default)
+                                        for f in fields(cls))
+    return got
 
 
 def _fail(msg: Message | type[Message], field: str, text: str) -> LocalProtocolError:
@@ -290,15 +315,33 @@ class Message:
                 continue
             _CHECKS[r.kind](self, r, v)
 
+    @classmethod
+    def built(cls: type[_M], **values: Any) -> _M:
+        """The message, from values its sender made itself and trusts (the referee's own
+        game state): the same object the constructor makes, without the checks, unless
+        `check_built_messages()` is on (the tests), when it is the constructor."""
+        if _check_built:
+            return cls(**values)
+        msg = object.__new__(cls)
+        for name, optional, default in _wire_fields(cls):
+            if name in values:
+                v = values[name]
+                object.__setattr__(msg, name, tuple(v) if type(v) is list else v)
+            elif optional:
+                object.__setattr__(msg, name, default)
+            else:
+                raise TypeError(f"{cls.TYPE} needs field {name!r}")
+        return msg
+
     def to_wire(self) -> dict[str, Any]:
         """The message as a plain map: `type`, `v`, then every field (tuples become lists);
         an optional field (one with a default) is left out when it is None."""
         out: dict[str, Any] = {"type": self.TYPE, "v": PROTOCOL_VERSION}
-        for f in fields(self):  # type: ignore[arg-type]
-            v = getattr(self, f.name)
-            if v is None and f.default is not MISSING:
+        for name, optional, _ in _wire_fields(type(self)):
+            v = getattr(self, name)
+            if v is None and optional:
                 continue
-            out[f.name] = list(v) if isinstance(v, tuple) else v
+            out[name] = list(v) if isinstance(v, tuple) else v
         return out
 
     @classmethod

@@ -99,6 +99,8 @@ class _Bot:
             sent = self.sent_at.pop(gid, None)
             if sent is not None and self.stats["measuring"]:
                 self.stats["rtt"].append((now - sent) * 1000)
+            if self.stats["measuring"]:
+                self.stats["messages"] += 1
             if self.mode == "act":
                 action = self.rng.choice(m["legal"])
                 self._send(writer, {"type": "act", "v": 1, "game_id": gid, "action": action})
@@ -136,7 +138,8 @@ class _Bot:
 
 
 async def _client(port: int, tokens: list[str], warmup: float, seconds: float, mode: str) -> dict[str, Any]:
-    stats: dict[str, Any] = {"measuring": False, "actions": 0, "rtt": [], "errors": 0, "bots": len(tokens),
+    stats: dict[str, Any] = {"measuring": False, "actions": 0, "messages": 0, "rtt": [], "errors": 0,
+                             "bots": len(tokens),
                              "welcomed": 0, "all_welcomed": asyncio.Event()}
     rng = random.Random(1)
     tasks = [asyncio.create_task(_Bot(t, random.Random(rng.random()), stats, mode).run(port)) for t in tokens]
@@ -152,9 +155,11 @@ async def _client(port: int, tokens: list[str], warmup: float, seconds: float, m
     await asyncio.sleep(seconds)
     stats["measuring"] = False
     elapsed = time.perf_counter() - t0
+    print("stopped", flush=True)
     for t in tasks:
         t.cancel()
-    return {"actions": stats["actions"], "seconds": elapsed, "rtt": stats["rtt"], "errors": stats["errors"]}
+    return {"actions": stats["actions"], "messages": stats["messages"], "seconds": elapsed,
+            "rtt": stats["rtt"], "errors": stats["errors"]}
 
 
 # -- one level --------------------------------------------------------------------------------
@@ -209,7 +214,7 @@ def start_clients(tmp: Path, port: int, tokens: list[str], k: int, warmup: float
 def client_counts(out: str) -> dict[str, Any]:
     """What a bench client printed at its end: its counts, the JSON object on its last line
     (after its `measuring` line, if the caller has not read that already)."""
-    return dict(json.loads(out.splitlines()[-1]))
+    return dict(json.loads(next(x for x in reversed(out.splitlines()) if x.startswith("{"))))
 
 
 def _expect_line(proc: subprocess.Popen[str], line: str, what: str) -> None:
@@ -220,6 +225,28 @@ def _expect_line(proc: subprocess.Popen[str], line: str, what: str) -> None:
         proc.kill()
         err = proc.stderr.read() if proc.stderr else ""
         raise RuntimeError(f"{what} failed before its {line!r} line: {got!r} {err[-2000:]}")
+
+
+def start_bare(tmp: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """The bare exchange (server/bench/bare.py) as its own process; returns it once it
+    listens, and its port."""
+    port_file = tmp / "bare.port"
+    proc = subprocess.Popen([sys.executable, "-m", "maag.server.bench.bare", str(port_file)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    end = time.monotonic() + 30
+    while not (port_file.exists() and port_file.read_text().strip()):
+        if time.monotonic() > end or proc.poll() is not None:
+            proc.kill()
+            proc.wait()
+            raise RuntimeError("the bare exchange did not start")
+        time.sleep(0.05)
+    return proc, int(port_file.read_text())
+
+
+def process_cpu_s(pid: int) -> float:
+    """CPU time (user and system) process `pid` has used, in seconds (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _free_port() -> int:
@@ -235,10 +262,11 @@ def _lowest_priority() -> None:
 
 
 def run_level(games: int, warmup: float, seconds: float, mode: str = "act",
-              servers: int = 1, spectators: int = 0) -> dict[str, Any]:
+              servers: int = 1, spectators: int = 0, bare: bool = False) -> dict[str, Any]:
     """One measurement at `games` concurrent games (see the module docstring), refereed by
     `servers` processes on one port (SO_REUSEPORT) and one database, watched by
-    `spectators` WebSocket spectators (through the first referee's web view)."""
+    `spectators` WebSocket spectators (through the first referee's web view); with `bare`,
+    the same bots against the bare exchange (server/bench/bare.py) instead of a referee."""
     with tempfile.TemporaryDirectory(prefix="maag-bench-") as d:
         tmp = Path(d)
         db, tokens = bench_db(tmp, 2 * games, "b")
@@ -246,8 +274,12 @@ def run_level(games: int, warmup: float, seconds: float, mode: str = "act",
         stats_files = [tmp / f"stats{i}.json" for i in range(servers)]
         port = 0
         try:
-            web = _free_port() if spectators > 0 else 0
-            for i in range(servers):
+            web = _free_port() if spectators > 0 and not bare else 0
+            if bare:
+                proc, port = start_bare(tmp)
+                procs.append(proc)
+                stats_files = []
+            for i in range(servers if not bare else 0):
                 proc, port = start_referee(tmp, db, f"referee{i}", port, "--stats-out", str(stats_files[i]),
                                            *(["--reuse-port"] if servers > 1 else []),
                                            *(["--web", f"127.0.0.1:{web}"] if web and i == 0 else []))
@@ -268,17 +300,26 @@ def run_level(games: int, warmup: float, seconds: float, mode: str = "act",
             clients = start_clients(tmp, port, tokens, k, warmup, seconds, mode)
             for c in clients:  # each prints `measuring` when its window opens
                 _expect_line(c, "measuring", "bench client")
+            cpu0, t0 = sum(process_cpu_s(p.pid) for p in procs), time.perf_counter()
             if watchers is not None:
                 assert watchers.stdin is not None
                 watchers.stdin.write("measure\n")
                 watchers.stdin.flush()
-            res: dict[str, Any] = {"actions": 0, "seconds": 0.0, "rtt": [], "errors": 0}
+            for c in clients:  # and `stopped` when it closes
+                _expect_line(c, "stopped", "bench client")
+            cpu_s = sum(process_cpu_s(p.pid) for p in procs) - cpu0
+            cpu_window = time.perf_counter() - t0
+            res: dict[str, Any] = {"actions": 0, "messages": 0, "seconds": 0.0, "rtt": [], "errors": 0}
             for c in clients:
-                out, err = c.communicate(timeout=seconds + 120)
+                # (Not communicate(): readline may already hold the rest of its output.)
+                assert c.stdout is not None and c.stderr is not None
+                out, err = c.stdout.read(), c.stderr.read()
+                c.wait(120)
                 if c.returncode != 0:
                     raise RuntimeError(f"bench client failed: {err[-2000:]}")
                 r = client_counts(out)
                 res["actions"] += r["actions"]
+                res["messages"] += r["messages"]
                 res["seconds"] = max(res["seconds"], r["seconds"])
                 res["rtt"] += r["rtt"]
                 res["errors"] += r["errors"]
@@ -300,27 +341,58 @@ def run_level(games: int, warmup: float, seconds: float, mode: str = "act",
             lat += stats["latencies_ms"]
             cpu += stats["cpu_ms"]
     rtt = res["rtt"]
-    return {"actions_per_s": res["actions"] / res["seconds"], "p50_ms": _pct(lat, 0.5),
+    # The server's CPU per bot message: its processes' CPU per second over the window
+    # (read by this process, so the two windows differ by a few milliseconds) over the
+    # messages per second the bots sent in theirs.
+    per_s = res["messages"] / res["seconds"]
+    cpu_us = (cpu_s / cpu_window) / per_s * 1e6 if per_s else float("nan")
+    return {"actions_per_s": res["actions"] / res["seconds"], "messages_per_s": per_s,
+            "cpu_us_per_message": cpu_us, "cpu_load": cpu_s / cpu_window,
+            "p50_ms": _pct(lat, 0.5),
             "p99_ms": _pct(lat, 0.99), "cpu_p50_ms": _pct(cpu, 0.5), "cpu_p99_ms": _pct(cpu, 0.99),
             "rtt_p50_ms": _pct(rtt, 0.5), "rtt_p99_ms": _pct(rtt, 0.99),
             "errors": res["errors"], "spectators": spectators,
             "spectator_frames_per_s": res.get("spectator_frames_per_s", 0.0)}
 
 
+def _median(xs: list[float]) -> float:
+    return sorted(xs)[len(xs) // 2]
+
+
 def run(levels: tuple[int, ...] = LEVELS, runs: int = 1, warmup: float = 1.0, seconds: float = 5.0,
         progress: Callable[[int, int], None] | None = None, mode: str = "act",
-        servers: int = 1, spectators: int = 0) -> dict[str, dict[str, float]]:
-    """Medians over `runs` runs of each level, keyed by the number of games (as a string)."""
+        servers: int = 1, spectators: int = 0, bare: bool = True) -> dict[str, dict[str, float]]:
+    """Medians over `runs` runs of each level, keyed by the number of games (as a string).
+    With `bare`, each run of the referee is followed by one of the bare exchange with the
+    same bots (server/bench/bare.py): `bare_cpu_us_per_message` and `cpu_ratio`, the median
+    of the runs' ratios of the referee's CPU per message to the bare exchange's."""
     out: dict[str, dict[str, float]] = {}
     done = 0
+    steps = len(levels) * runs * (2 if bare else 1)
     for g in levels:
         results = []
+        bares = []
         for _ in range(runs):
             results.append(run_level(g, warmup, seconds, mode, servers, spectators))
             done += 1
             if progress:
-                progress(done, len(levels) * runs)
-        out[str(g)] = {k: round(sorted(r[k] for r in results)[len(results) // 2], 3) for k in results[0]}
+                progress(done, steps)
+            if bare:
+                bares.append(run_level(g, warmup, seconds, mode, bare=True))
+                done += 1
+                if progress:
+                    progress(done, steps)
+        level = {k: round(_median([r[k] for r in results]), 3) for k in results[0]}
+        # Messages a referee core would take per second: the throughput over the referee's
+        # CPU load (whole turns in turn mode).
+        level["messages_per_core_s"] = round(_median([r["messages_per_s"] / r["cpu_load"]
+                                                      for r in results if r["cpu_load"] > 0] or [0.0]), 1)
+        if bare:
+            level["bare_cpu_us_per_message"] = round(_median([b["cpu_us_per_message"] for b in bares]), 3)
+            level["bare_messages_per_s"] = round(_median([b["messages_per_s"] for b in bares]), 1)
+            level["cpu_ratio"] = round(_median([r["cpu_us_per_message"] / b["cpu_us_per_message"]
+                                                for r, b in zip(results, bares, strict=True)]), 2)
+        out[str(g)] = level
     return out
 
 
@@ -380,6 +452,10 @@ def register_cli(bsub: Any, machine: Callable[[], dict[str, Any]]) -> None:
     p.add_argument("--spectators", type=int, default=0, metavar="N",
                    help="also measure each level with N WebSocket spectators of the live games (the referee "
                         "serves its web view); reports both throughputs and their ratio (default 0: none)")
+    p.add_argument("--no-bare", action="store_true",
+                   help="leave out the bare exchange (by default each run of the referee is followed by one "
+                        "of a bare asyncio server answering the same bots, and the CPU per message of both "
+                        "is reported with their ratio)")
     p.add_argument("--json", action="store_true",
                    help="one JSON object keyed by the number of games (act mode; turn mode under 'turn'; "
                         "with --spectators, the watched runs under 'watched')")
@@ -398,15 +474,16 @@ def _run_cli(args: argparse.Namespace, machine: Callable[[], dict[str, Any]]) ->
     if args.spectators > 0:
         return _run_watched_cli(args, levels, modes, console, machine)
     with Progress(console=console, transient=True) as prog:
-        task = prog.add_task("bench server", total=len(levels) * args.runs * len(modes))
+        per_mode = len(levels) * args.runs * (1 if args.no_bare else 2)
+        task = prog.add_task("bench server", total=per_mode * len(modes))
         for i, mode in enumerate(modes):
-            base = i * len(levels) * args.runs
+            base = i * per_mode
 
             def step(done: int, _total: int, base: int = base) -> None:
                 prog.update(task, completed=base + done)
 
             results[mode] = run(levels, args.runs, 1.0, args.seconds, mode=mode, progress=step,
-                                servers=args.servers)
+                                servers=args.servers, bare=not args.no_bare)
     if args.json:
         first = results[modes[0]]
         out: dict[str, Any] = {**first, "mode": modes[0], "machine": machine()}
@@ -414,14 +491,18 @@ def _run_cli(args: argparse.Namespace, machine: Callable[[], dict[str, Any]]) ->
             out["turn"] = results["turn"]
         print(json.dumps(out))
         return 0
+    nan = float("nan")
     for mode in modes:
         t = Table(title=f"maag bench server ({mode} mode, {args.servers} referee process(es)): medians of "
                         f"{args.runs} run(s) of {args.seconds:g} s")
-        for col in ("games", "actions/s", "referee p50 ms", "referee p99 ms", "cpu p50 ms", "cpu p99 ms",
-                    "bot rtt p50 ms", "bot rtt p99 ms"):
+        for col in ("games", "actions/s", f"{mode}s per referee core/s", "referee CPU µs per " + mode,
+                    "bare CPU µs per message", "ratio", "referee p50 ms", "referee p99 ms", "cpu p50 ms",
+                    "cpu p99 ms", "bot rtt p50 ms", "bot rtt p99 ms"):
             t.add_column(col, justify="right")
         for g, r in results[mode].items():
-            t.add_row(g, f"{r['actions_per_s']:,.0f}", f"{r['p50_ms']:.3f}", f"{r['p99_ms']:.3f}",
+            t.add_row(g, f"{r['actions_per_s']:,.0f}", f"{r['messages_per_core_s']:,.0f}",
+                      f"{r['cpu_us_per_message']:.1f}", f"{r.get('bare_cpu_us_per_message', nan):.1f}",
+                      f"{r.get('cpu_ratio', nan):.2f}", f"{r['p50_ms']:.3f}", f"{r['p99_ms']:.3f}",
                       f"{r['cpu_p50_ms']:.3f}", f"{r['cpu_p99_ms']:.3f}",
                       f"{r['rtt_p50_ms']:.2f}", f"{r['rtt_p99_ms']:.2f}")
         console.print(t)

@@ -350,7 +350,7 @@ class GameSession:
         if o is None:
             raise RuntimeError("the game is not over")
         winner = o.winner + 1 if o.winner in (0, 1) else None  # type: ignore[operator]
-        msg = GameOver(game_id=self.game_id, winner=winner, reason=o.reason.value,
+        msg = GameOver.built(game_id=self.game_id, winner=winner, reason=o.reason.value,
                        replay_id=None if replay_id is None else str(replay_id))
         return [Out(0, msg), Out(1, msg)]
 
@@ -438,8 +438,8 @@ class GameSession:
     def _result(self, seat: int, accepted: int, code: ErrorCode | None = None,
                 text: str | None = None) -> Out:
         if code is None:
-            return Out(seat, Result(game_id=self.game_id, accepted=accepted))
-        return Out(seat, Result(game_id=self.game_id, accepted=accepted, error=code.value,
+            return Out(seat, Result.built(game_id=self.game_id, accepted=accepted))
+        return Out(seat, Result.built(game_id=self.game_id, accepted=accepted, error=code.value,
                                 message=text or ""))
 
     def _illegal(self, seat: int, code: ErrorCode, text: str, applied: int, events: list[Out]) -> list[Out]:
@@ -482,7 +482,7 @@ class GameSession:
         return d
 
     def _event(self, seat: int, kind: str, action: dict[str, Any] | None = None) -> GameEvent:
-        return GameEvent(game_id=self.game_id, seat=seat + 1, kind=kind, action=action)
+        return GameEvent.built(game_id=self.game_id, seat=seat + 1, kind=kind, action=action)
 
     def _close_turn(self, seat: int) -> None:
         s = self.seats[seat]
@@ -511,12 +511,13 @@ class GameSession:
         # Read from the seat's observation, so that they can tell nothing it may not see.
         obs = self.state.observation(seat)
         groups = grouper(obs) if s.want_groups and grouper is not None else None
-        return YourTurn(game_id=self.game_id, observation=obs.to_json(),
+        return YourTurn.built(game_id=self.game_id, observation=obs.to_json(),
                         time_left_ms=left, bank_ms=bank, legal=legal, groups=groups)
 
     def _game_start(self, seat: int) -> GameStart:
-        return GameStart(game_id=self.game_id, game=self.game.name, seat=seat + 1, config=self.game.config,
-                         time_control=self.tc.to_wire(), opponent=self.seats[1 - seat].name)
+        return GameStart.built(game_id=self.game_id, game=self.game.name, seat=seat + 1,
+                               config=self.game.config, time_control=self.tc.to_wire(),
+                               opponent=self.seats[1 - seat].name)
 
     def _finish(self, winner: int | None, reason: Reason | None) -> None:
         if reason is None:

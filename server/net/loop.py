@@ -1,0 +1,43 @@
+"""The event loop the referee runs on: uvloop's when it is installed (the `fast` extra), else
+asyncio's own; `run(coro)` is asyncio.run on it."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+__all__ = ["new_event_loop", "run", "name"]
+
+T = TypeVar("T")
+
+
+def _uvloop() -> Any:
+    try:
+        import uvloop  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return None
+    return uvloop
+
+
+def new_event_loop() -> asyncio.AbstractEventLoop:
+    """A new event loop: uvloop's if it is installed, else asyncio's default."""
+    uv = _uvloop()
+    return uv.new_event_loop() if uv is not None else asyncio.new_event_loop()  # type: ignore[no-any-return]
+
+
+def name() -> str:
+    """Which loop `new_event_loop` makes: "uvloop" or "asyncio"."""
+    return "uvloop" if _uvloop() is not None else "asyncio"
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    """asyncio.run(coro) on `new_event_loop()`'s kind of loop."""
+    if sys.version_info >= (3, 11):
+        with asyncio.Runner(loop_factory=new_event_loop) as runner:
+            return runner.run(coro)
+    uv = _uvloop()  # pragma: no cover (Python 3.10)
+    if uv is not None:
+        asyncio.set_event_loop_policy(uv.EventLoopPolicy())
+    return asyncio.run(coro)

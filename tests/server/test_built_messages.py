@@ -1,0 +1,46 @@
+"""Message.built (the referee's messages, unchecked outside the tests) makes the same
+messages and the same bytes as the checked constructor, over whole games of every game."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from maag.engine import registry
+from maag.protocol import YourTurn, check_built_messages
+from maag.protocol._framing import JsonLinesCodec, MsgpackCodec
+from maag.server.referee.session import GameSession
+
+
+def _frames(game: str, seed: int) -> list[tuple[object, bytes, bytes]]:
+    s = GameSession("7", game, ("a", "b"), want_legal=(True, True), seed=seed)
+    rng = random.Random(seed)
+    outs = list(s.start(0.0))
+    got = []
+    while True:
+        turn = None
+        for o in outs:
+            got.append((o.msg, MsgpackCodec().encode(o.msg.to_wire()), JsonLinesCodec().encode(o.msg.to_wire())))
+            if isinstance(o.msg, YourTurn):
+                turn = o
+        if s.finished or turn is None or len(got) > 600:
+            return got
+        assert isinstance(turn.msg, YourTurn) and turn.msg.legal is not None
+        outs = s.submit(turn.seat, [rng.choice(turn.msg.legal)], 0.0)
+
+
+@pytest.mark.parametrize("game", registry.names())
+def test_built_messages_are_the_checked_ones(game: str) -> None:
+    was = check_built_messages()
+    try:
+        check_built_messages(False)
+        fast = _frames(game, 5)
+        check_built_messages(True)
+        checked = _frames(game, 5)
+    finally:
+        check_built_messages(was)
+    assert len(fast) == len(checked) > 3
+    for (m1, b1, j1), (m2, b2, j2) in zip(fast, checked, strict=True):
+        assert m1 == m2
+        assert b1 == b2 and j1 == j2
