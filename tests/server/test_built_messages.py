@@ -6,7 +6,6 @@ from __future__ import annotations
 import random
 
 import pytest
-
 from maag.engine import registry
 from maag.protocol import YourTurn, check_built_messages
 from maag.protocol._framing import JsonLinesCodec, MsgpackCodec
@@ -21,7 +20,8 @@ def _frames(game: str, seed: int) -> list[tuple[object, bytes, bytes]]:
     while True:
         turn = None
         for o in outs:
-            got.append((o.msg, MsgpackCodec().encode(o.msg.to_wire()), JsonLinesCodec().encode(o.msg.to_wire())))
+            wire = o.msg.to_wire()
+            got.append((o.msg, MsgpackCodec().encode(wire), JsonLinesCodec().encode(wire)))
             if isinstance(o.msg, YourTurn):
                 turn = o
         if s.finished or turn is None or len(got) > 600:
