@@ -139,10 +139,14 @@ class _UidSlot:
             self._fd = None
 
 
-def _rlimits(limits: Limits, cg: Cgroups | None) -> list[tuple[int, int]]:
+def _rlimits(limits: Limits, cg: Cgroups | None, own_uid: bool) -> list[tuple[int, int]]:
+    """The rlimits of a sandbox: always no core dumps, files no larger than the scratch space;
+    without the cgroup controllers, processes per uid (`own_uid`: the sandbox's own uid,
+    whose processes are the bot's alone; else maag's, where bubblewrap's count too) and
+    address space per process."""
     out = [(resource.RLIMIT_CORE, 0), (resource.RLIMIT_FSIZE, limits.scratch), (resource.RLIMIT_NOFILE, 1024)]
     if cg is None or "pids" not in cg.controllers:
-        out.append((resource.RLIMIT_NPROC, limits.pids + 4))  # + bwrap's own processes
+        out.append((resource.RLIMIT_NPROC, limits.pids if own_uid else limits.pids + 4))
     if cg is None or "memory" not in cg.controllers:
         out.append((resource.RLIMIT_AS, limits.memory))
     return out
@@ -233,7 +237,7 @@ class Jail:
                 self.group.limit(memory=cfg.limits.memory, pids=cfg.limits.pids,
                                  cpus=float(cfg.threads), cores=cfg.cores)
             procs_files = self.group.procs_files if self.group is not None else []
-            rl = _rlimits(cfg.limits, self.cg)
+            rl = _rlimits(cfg.limits, self.cg, self.slot.uid is not None)
 
             def prepare() -> None:  # in the child, before exec: plain os calls only
                 for f in procs_files:
