@@ -9,6 +9,7 @@ import argparse
 import logging
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from maag.engine import registry
@@ -178,17 +179,30 @@ def add_web_arguments(p: argparse.ArgumentParser) -> None:
                    help="the most a bundled agent thinks per turn against a person (default 1000)")
     g.add_argument("--web-max-players", type=int, default=8, metavar="N",
                    help="people playing at once (default 8)")
+    g.add_argument("--upload-max-size", default="50MB", metavar="SIZE",
+                   help="largest bot package a participant may upload (default 50MB; docs/web.md)")
+    g.add_argument("--uploads-per-hour", type=int, default=10, metavar="N",
+                   help="uploads a bot may make in an hour (default 10; 0: no limit)")
+    g.add_argument("--upload-log-dir", default=None, metavar="DIR",
+                   help="keep uploaded versions' build and smoke-game logs here (default: a temporary "
+                        "folder)")
 
 
 def web_config(args: argparse.Namespace) -> Any:
     """The WebConfig of add_web_arguments' options, or None without --web."""
     if args.web is None:
         return None
+    from maag.server.sandbox.limits import parse_size
     from maag.server.web.app import WebConfig
+    from maag.server.web.submissions import UploadConfig
 
     host, port = args.web
+    # Uploads are built and validated under the command's sandbox options when it has them (ladder).
+    uploads = UploadConfig(max_bytes=parse_size(args.upload_max_size), per_hour=args.uploads_per_hour,
+                           log_dir=Path(args.upload_log_dir) if args.upload_log_dir else None,
+                           host=host_options(args) if hasattr(args, "memory") else None)
     return WebConfig(host=host, port=port, reveal=args.web_reveal, human_tc=args.web_tc,
-                     agent_ms=args.web_agent_ms, max_sessions=args.web_max_players)
+                     agent_ms=args.web_agent_ms, max_sessions=args.web_max_players, uploads=uploads)
 
 
 def add_host_arguments(p: argparse.ArgumentParser) -> None:

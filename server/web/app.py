@@ -22,6 +22,8 @@ Routes:
                                     fetched once by its drawing module, never sent per frame
     GET  /api/people                people's results by stated experience (people.py)
     GET  /api/standings             the standings (the ladder's, or of every stored game)
+    ...  /api/session, /api/bots/NAME[/versions[/N[/logs]]]: hosted bots' uploads and pages
+                                    (submissions.py)
 
 Every stored game shown is re-simulated by the referee's replay module
 (maag.server.referee.replay); nothing here knows a game's rules.
@@ -47,6 +49,7 @@ from maag.server.referee.spectator import public_value, public_view
 from maag.server.web.live import LiveGames, layout_of
 from maag.server.web.people import people_summary
 from maag.server.web.play import PLAY_MATCH, PlayError, Seats
+from maag.server.web.submissions import Submissions, UploadConfig
 
 __all__ = ["WebConfig", "WebServer", "STATIC"]
 
@@ -75,6 +78,8 @@ class WebConfig:
     """WebSockets of spectators at once."""
     interval: float = 0.25
     """Seconds between two pushes of one game (changes in between are sent together)."""
+    uploads: UploadConfig = field(default_factory=UploadConfig)
+    """Hosted bots' uploads and pages (submissions.py)."""
 
 
 class WebServer:
@@ -112,6 +117,8 @@ class WebServer:
         r.add_get("/api/catalog/{game}", self._catalog)
         r.add_get("/api/people", self._people)
         r.add_get("/api/standings", self._standings_route)
+        self.submissions = Submissions(self.referee, self.config.uploads)
+        self.submissions.setup(app)  # /api/session, /api/bots/...: uploads and the bots' pages
         return app
 
     async def start(self) -> None:
@@ -141,7 +148,8 @@ class WebServer:
         def compute() -> dict[str, Any] | None:
             outcomes = [(g.seats[0], g.seats[1], {0: 1.0, 1: 0.0, -1: 0.5}[g.winner])
                         for g in st.list_games(status="finished", limit=10_000)
-                        if g.winner is not None and g.match_id != PLAY_MATCH]
+                        if g.winner is not None and g.match_id != PLAY_MATCH
+                        and not (g.match_id or "").startswith("validate:")]  # uploads' smoke games
             if not outcomes:
                 return None
             names = sorted({x for o in outcomes for x in o[:2]})

@@ -2,6 +2,9 @@
 // over /ws/lobby whenever a game starts or ends.
 import { el, socket, resultText } from "./util.js";
 
+// A bot's name, linked to its page (#/bot/NAME: versions, games, score history).
+export function botLink(name) { return el("a", { class: "bot-link", href: `#/bot/${encodeURIComponent(name)}` }, name); }
+
 function fmtElo(x) { return x === null || x === undefined ? "—" : (x > 0 ? "+" : "") + Math.round(x); }
 
 function standingsTable(st) {
@@ -9,7 +12,7 @@ function standingsTable(st) {
   return el("table", { id: "standings" },
     el("tr", {}, ["#", "bot", "games", "W-D-L", "score %", "Elo", "95% interval", "forfeits"].map((h) => el("th", {}, h))),
     st.standings.map((r) => el("tr", { "data-bot": r.bot },
-      el("td", { class: "num" }, r.rank), el("td", {}, r.bot), el("td", { class: "num" }, r.games),
+      el("td", { class: "num" }, r.rank), el("td", {}, botLink(r.bot)), el("td", { class: "num" }, r.games),
       el("td", { class: "num" }, `${r.wins}-${r.draws}-${r.losses}`),
       el("td", { class: "num" }, r.score_pct === null ? "—" : r.score_pct.toFixed(1)),
       el("td", { class: "num" }, fmtElo(r.elo)),
@@ -43,7 +46,7 @@ export function showLobby(main) {
       el("table", { id: "finished-games" },
         el("tr", {}, ["game", "seats", "result", "actions", ""].map((h) => el("th", {}, h))),
         m.finished.map((g) => el("tr", { "data-game": g.game_id },
-          el("td", {}, `${g.game} #${g.game_id}`), el("td", {}, `${g.seats[0]} – ${g.seats[1]}`),
+          el("td", {}, `${g.game} #${g.game_id}`), el("td", {}, botLink(g.seats[0]), " – ", botLink(g.seats[1])),
           el("td", {}, resultText(g.status === "aborted" ? { winner: null, reason: "aborted" } : g, g.seats)),
           el("td", { class: "num" }, g.plies ?? ""),
           el("td", {}, el("a", { href: `#/replay/${g.game_id}` }, "replay"))))));

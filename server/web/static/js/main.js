@@ -1,9 +1,10 @@
-// The page's router: one view per hash (#/, #/game/ID, #/replay/ID, #/play, #/people).
+// The page's router: one view per hash (#/, #/game/ID, #/replay/ID, #/play, #/people, #/bot/NAME).
 import { showLobby } from "./lobby.js";
 import { showGame } from "./game.js";
 import { showReplay } from "./replay.js";
 import { showPlay } from "./play.js";
 import { showPeople } from "./people.js";
+import { showBot } from "./bot.js";
 
 let leave = null;
 
@@ -17,6 +18,7 @@ function route() {
   else if (view === "replay") leave = showReplay(main, parts[1], parts[2]);
   else if (view === "play") leave = showPlay(main, parts[1]);
   else if (view === "people") leave = showPeople(main);
+  else if (view === "bot") leave = showBot(main, parts.slice(1).join("/"));
   else leave = showLobby(main);
 }
 
