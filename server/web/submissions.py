@@ -144,6 +144,7 @@ class Submissions:
         rc = referee.config
         self.throttle = _Throttle(rc.auth_delay_ms, rc.auth_delay_max_ms, rc.auth_window_s)
         self.sessions: dict[str, _Session] = {}
+        self._hosts: collections.OrderedDict[int, dict[str, Any]] = collections.OrderedDict()
         self._uploads: dict[str, collections.deque[float]] = {}
         self._store: SubmissionStore | None = None
         self._queue: asyncio.Queue[tuple[str, int]] = asyncio.Queue()
@@ -425,11 +426,11 @@ class Submissions:
                                  "status": g.status, "winner": g.winner, "reason": g.reason, "plies": g.plies,
                                  "verdict": g.verdict, "finished": g.finished, "match_id": g.match_id,
                                  "validation": is_validation(g, name)}
-            rp = st.get_replay(g.id) if owner or is_validation(g, name) else None
-            seats = owner_seats(g, name, rp)
+            host = self._host_of(g) if owner else None
+            seats = owner_seats(g, name, None if host is None else {"host": host})
             d["bot_seats"] = [i + 1 for i in seats]
-            if owner:
-                tails = ((rp or {}).get("host") or {}).get("log_tail") or []
+            if host is not None:
+                tails = host.get("log_tail") or []
                 d["log_tails"] = {str(i + 1): tails[i] for i in seats
                                   if i < len(tails) and tails[i] is not None}
             recent.append(d)
@@ -453,6 +454,18 @@ class Submissions:
                 "limits": {"max_bytes": self.config.max_bytes, "per_hour": self.config.per_hour},
                 "versions": [self._vdict(v, owner) for v in reversed(versions)],
                 "games": recent, "history": history}
+
+    def _host_of(self, g: GameRecord) -> dict[str, Any]:
+        """A stored game's `host` part (sandboxed seats, log tails), kept once it is over."""
+        got = self._hosts.get(g.id)
+        if got is None:
+            rp = self.referee.storage.storage.get_replay(g.id) if g.status != "running" else None
+            got = dict((rp or {}).get("host") or {})
+            if rp is not None:
+                self._hosts[g.id] = got
+                while len(self._hosts) > 2000:
+                    self._hosts.popitem(last=False)
+        return got
 
     def _vdict(self, v: Version, owner: bool) -> dict[str, Any]:
         d = v.to_dict(logs=owner)

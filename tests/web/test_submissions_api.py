@@ -10,12 +10,15 @@ stay readable; the per-bot rate limit; the bot's page keeps logs for the signed-
 from __future__ import annotations
 
 import http.cookiejar
+import io
 import json
 import os
 import secrets
 import subprocess
 import sys
+import urllib.error
 import urllib.request
+import zipfile
 from pathlib import Path
 
 from .conftest import maag
@@ -32,6 +35,14 @@ from .uploads import (
     upload_chunked,
     wait_final,
 )
+
+
+def zipped(folder: Path) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for p in sorted(folder.rglob("*")):
+            zf.write(p, "bot/" + str(p.relative_to(folder)))
+    return buf.getvalue()
 
 
 def test_upload_activate_retire_and_the_owners_page(tmp_path: Path) -> None:
@@ -88,11 +99,42 @@ def test_upload_activate_retire_and_the_owners_page(tmp_path: Path) -> None:
         with opener.open(s.url + "/api/bots/alice/versions/2/logs", timeout=30) as r:
             logs = json.loads(r.read())
         assert any("LOGMARK" in f["text"] for f in logs["files"]), [f["file"] for f in logs["files"]]
+        # A zip, sent by the signed-in owner as a multipart form (as the page's form does).
+        boundary = secrets.token_hex(8)
+        form = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"package\"; filename=\"bot.zip\"\r\n"
+                "Content-Type: application/zip\r\n\r\n").encode() + zipped(GOOD)
+        form += f"\r\n--{boundary}--\r\n".encode()
+        req = urllib.request.Request(s.url + "/api/bots/alice/versions", data=form, method="POST",
+                                     headers={"Content-Type": f"multipart/form-data; boundary={boundary}",
+                                              "Origin": s.url})
+        with opener.open(req, timeout=60) as r:
+            assert r.status == 202
+            assert json.loads(r.read())["version"]["version"] == 3
+        assert wait_final(s, "alice", 3)["status"] == "active"
+        # A cookie sent from another site's page is refused.
+        req = urllib.request.Request(s.url + "/api/bots/alice/versions", data=form, method="POST",
+                                     headers={"Content-Type": f"multipart/form-data; boundary={boundary}",
+                                              "Origin": "http://evil.example"})
+        try:
+            opener.open(req, timeout=60)
+            raise AssertionError("a cross-site upload was accepted")
+        except urllib.error.HTTPError as e:
+            assert e.code == 403
         # Signed out: a visitor again.
         req = urllib.request.Request(s.url + "/api/session", method="DELETE")
         opener.open(req, timeout=30).close()
         with opener.open(s.url + "/api/bots/alice", timeout=30) as r:
             assert not json.loads(r.read())["owner"]
+        # A new token (the old one revoked) ends the sessions signed in with the old one.
+        req = urllib.request.Request(s.url + "/api/session", data=json.dumps({"token": token}).encode(),
+                                     headers={"Content-Type": "application/json"}, method="POST")
+        opener.open(req, timeout=30).close()
+        with opener.open(s.url + "/api/bots/alice", timeout=30) as r:
+            assert json.loads(r.read())["owner"]
+        s.token("alice")
+        with opener.open(s.url + "/api/bots/alice", timeout=30) as r:
+            assert not json.loads(r.read())["owner"]
+        assert stored(s.db)[0] == 3
     finally:
         s.stop()
 

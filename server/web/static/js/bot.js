@@ -170,7 +170,19 @@ export function showBot(main, rawName) {
           d.history.length ? historyGraph(d.history) : el("p", { class: "none" }, "no finished game against another bot yet")),
         el("div", {}, el("h2", {}, "Recent games"), gamesTable(d))));
     clearTimeout(timer);
-    if (d.versions.some((v) => !FINAL.includes(v.status))) timer = setTimeout(() => { if (alive) load(); }, 1000);
+    const waiting = d.versions.filter((v) => !FINAL.includes(v.status)).pop();  // the oldest not done
+    if (waiting) follow(waiting);
+  }
+
+  // A version being built or validated: its own (small) URL is polled, the page reloaded when
+  // its status changes.
+  function follow(v) {
+    timer = setTimeout(async () => {
+      if (!alive) return;
+      const now = await json(await fetch(v.url));
+      if (!alive) return;
+      if (now.status !== v.status) load(); else follow(v);
+    }, 1000);
   }
   load();
   return () => { alive = false; clearTimeout(timer); };

@@ -2,8 +2,12 @@
 // over /ws/lobby whenever a game starts or ends.
 import { el, socket, resultText } from "./util.js";
 
-// A bot's name, linked to its page (#/bot/NAME: versions, games, score history).
-export function botLink(name) { return el("a", { class: "bot-link", href: `#/bot/${encodeURIComponent(name)}` }, name); }
+// A bot's name, linked to its page (#/bot/NAME: versions, games, score history); a hosted
+// version NAME@N links to NAME's page.
+export function botLink(name) {
+  const bot = String(name).replace(/@\d+$/, "");
+  return el("a", { class: "bot-link", href: `#/bot/${encodeURIComponent(bot)}` }, name);
+}
 
 function fmtElo(x) { return x === null || x === undefined ? "—" : (x > 0 ? "+" : "") + Math.round(x); }
 
