@@ -163,8 +163,10 @@ async def _referee_cpu(sandboxed: bool, games: int, ponder: str) -> list[float]:
         await server.start()
         try:
             spec = str(pkg) if sandboxed else f"cd {pkg} && exec {sys.executable} bot.py"
+            # The plain command line finds the SDK on the PYTHONPATH it is passed; the sandbox has its own.
+            passed = () if sandboxed else ("PYTHONPATH",)
             await run_match(server, spec, "random", games, 1, log_dir=Path(tmp) / "logs",
-                            host_options=HostOptions(ponder=ponder, pass_env=("PYTHONPATH",)))
+                            host_options=HostOptions(ponder=ponder, pass_env=passed))
         finally:
             await server.stop()
         return list(server.cpu_ms)

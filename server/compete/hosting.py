@@ -399,8 +399,10 @@ class Host:
                        "MAAG_CONNECT": f"fd:{theirs.fileno()}", "MAAG_TOKEN": tokens[i], "MAAG_BOT": bot.name,
                        "MAAG_CONCURRENCY": "1", "MAAG_GAME": self.server.config.game,
                        "MAAG_THREADS": str(bot.threads)}
-                env.update(bot_environment({}, self.options.pass_env, host={
-                    k: v for k, v in os.environ.items() if k in self.options.pass_env}))
+                # What the host passes on purpose (--pass-env), never over the sandbox's own.
+                passed = bot_environment({}, self.options.pass_env, host={
+                    k: v for k, v in os.environ.items() if k in self.options.pass_env})
+                env = {**passed, **env}
                 safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in bot.name)
                 jail = Jail(JailConfig(bot.argv, bot.folder, env, self.options.limits, threads=bot.threads,
                                        cores=cores, extra_fds=[theirs.fileno()]),
