@@ -1,0 +1,341 @@
+"""The games' life cycle: a paired game's row and session set up (or called off), what a seat
+sends handed to its `GameSession` and the session's messages written to the seats, one
+timer per game for its deadlines, and the game's end: stored, then `game_over`.
+
+Each game row is created in storage when the game starts; its result and replay are
+committed before `game_over` is sent (while the database is away, the result waits with the
+storage keeper, `game_over` goes out without a `replay_id`). A game whose seat's connection
+closes between the pairing and the game's first message is stored as aborted and its
+request goes back to the front of the queue (see `start`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from maag.engine import Game
+from maag.protocol import Act, Error, ErrorCode, Resign, Result, Turn, YourTurn
+from maag.server.net.model import GameNotStarted, GameRequest, GameSummary
+from maag.server.referee.session import REPLAY_VERSION, GameSession, Out, derive_seed
+from maag.server.storage.base import StorageUnavailable
+
+if TYPE_CHECKING:
+    from maag.server.net.server import RefereeServer
+    from maag.server.net.transport import Client
+
+__all__ = ["LiveGame", "Games"]
+
+LOG = logging.getLogger("maag.server.net.server")
+
+
+@dataclass(slots=True, eq=False)
+class LiveGame:
+    session: GameSession
+    clients: list[Client | None]
+    bots: tuple[str, str]
+    db_id: int
+    request: GameRequest | None
+    timer: asyncio.TimerHandle | None = None
+    timer_at: float = 0.0  # clock time the timer fires at
+    ending: bool = False
+
+
+def _not_played(*clients: Client) -> None:
+    """A paired game that does not start does not count against hello.max_games."""
+    for c in clients:
+        c.begun -= 1
+
+
+class Games:
+    """The running games of one referee, by id (see the module)."""
+
+    def __init__(self, server: RefereeServer) -> None:
+        self.server = server
+        self.config = server.config
+        self.games: dict[str, LiveGame] = {}
+
+    # -- start --------------------------------------------------------------------------
+    async def start(self, req: GameRequest, a: Client, b: Client, index: int) -> None:
+        srv, cfg = self.server, self.config
+        try:
+            full_config = Game(cfg.game, cfg.game_config).config
+            db_id = await srv.storage.create_game(cfg.game, full_config, req.seats, str(req.tc or cfg.tc),
+                                                  req.match_id, srv.server_id)
+        except Exception as e:
+            # Nothing was played: an explicit request waits at the front of the queue until
+            # the database is back (pairing is paused meanwhile); an automatic pairing is
+            # made again then.
+            a.reserved -= 1
+            b.reserved -= 1
+            _not_played(a, b)
+            if req.future is not None and not req.future.done():
+                srv.lobby.requests.appendleft(req)
+            srv.keeper.lost(e)
+            return
+        a.reserved -= 1
+        b.reserved -= 1
+        gid = str(db_id)
+        seed = req.seed if req.seed is not None else (
+            derive_seed(cfg.seed, index) if cfg.seed is not None else None)
+        tags = {**req.tags, "Date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "Index": index,
+                # The names the bots gave in hello, beside the registered names (Seat1, Seat2).
+                "Seat1Hello": a.display or "", "Seat2Hello": b.display or ""}
+        if req.match_id:
+            tags["Match"] = req.match_id
+        try:
+            session = GameSession(gid, cfg.game, req.seats, config=cfg.game_config, tc=req.tc or cfg.tc,
+                                  policy=cfg.policy, seed=seed, start_state=req.start_state,
+                                  want_legal=(a.want_legal, b.want_legal),
+                                  want_groups=(a.want_groups, b.want_groups), tags=tags)
+        except Exception as e:  # e.g. a start state the engine refuses: no game, stored aborted
+            _not_played(a, b)
+            await self._refuse(req, db_id, seed, tags, e)
+            return
+        if a.closing or b.closing:
+            # A seat's connection closed while the game's row was being written (typically a
+            # bot leaving right after its previous game, just as the referee paired it
+            # again). Nothing has been sent about this game, so it is not played: starting it
+            # would only record a forfeit by disconnect that says nothing about the bots.
+            _not_played(a, b)
+            await self._cancel(req, session, db_id, a if a.closing else b)
+            return
+        game = LiveGame(session, [a, b], req.seats, db_id, req)
+        self.games[gid] = game
+        for seat, c in enumerate((a, b)):
+            entry = c.games.setdefault(gid, (game, []))
+            entry[1].append(seat)
+        srv.stats["games_started"] += 1
+        LOG.info("game %s: %s vs %s (seed %d)", gid, req.seats[0], req.seats[1], session.seed)
+        if req.on_start is not None:
+            req.on_start(db_id)
+        self.dispatch(game, session.start(time.monotonic()))
+        if srv.watchers:
+            srv.watchers.tell("start", session)
+        self.after(game)
+
+    async def _refuse(self, req: GameRequest, db_id: int, seed: int | None, tags: dict[str, Any],
+                      error: Exception) -> None:
+        """A paired game whose session cannot be set up (its start state or configuration is
+        refused): the request fails with GameNotStarted naming the reason, the row is stored
+        as aborted (with the reason in its replay), and both seats are free again."""
+        why = f"game {db_id} could not start: {type(error).__name__}: {error}"
+        LOG.warning("%s", why)
+        if req.future is not None and not req.future.done():
+            req.future.set_exception(GameNotStarted(why))
+        self.server.lobby.pair()
+        replay = {"version": REPLAY_VERSION, "game": self.config.game, "config": self.config.game_config,
+                  "seed": seed, "start_state": req.start_state, "tags": {**tags, "Reason": "aborted"},
+                  "actions": [], "result": {"winner": None, "reason": "aborted", "plies": 0}, "error": why}
+        try:
+            await self.server.storage.finish_game(db_id, replay)
+        except Exception:
+            LOG.exception("game %s: could not be stored as aborted", db_id)
+
+    async def _cancel(self, req: GameRequest, session: GameSession, db_id: int, gone: Client) -> None:
+        """Call off a paired game before its first message: its row is stored as aborted, an
+        explicit request goes back to the front of the queue (as if it had never been
+        paired: it is played once its bots have free slots again) or, without `requeue`,
+        fails with GameNotStarted; an automatic pairing is simply dropped, and the other
+        seat's slot is offered again."""
+        LOG.info("game %s not started: %s closed its connection before the game's first message",
+                 session.game_id, gone)
+        session.abort("a seat's connection closed before the game started")
+        if req.future is not None and not req.future.done():  # (stop() cancels what is queued)
+            if req.requeue:
+                self.server.lobby.requests.appendleft(req)
+            else:
+                why = f"{gone.bot} left before game {session.game_id} started"
+                req.future.set_exception(GameNotStarted(why))
+        self.server.lobby.pair()
+        try:
+            await self.server.storage.finish_game(db_id, session.replay())
+        except Exception:
+            LOG.exception("game %s: could not be stored as aborted", session.game_id)
+
+    # -- play ---------------------------------------------------------------------------
+    def play(self, c: Client, m: Act | Turn | Resign, now: float) -> None:
+        """A seat's act, turn or resignation."""
+        srv = self.server
+        entry = c.games.get(m.game_id)
+        if entry is None:
+            self._game_error(c, m, ErrorCode.UNKNOWN_GAME, f"no game {m.game_id!r} of yours is running")
+            return
+        game, seats = entry
+        s = game.session
+        if m.seat is not None:
+            if m.seat - 1 not in seats:
+                self._game_error(c, m, ErrorCode.WRONG_SEAT, f"you do not hold seat {m.seat} here")
+                return
+            seat = m.seat - 1
+        elif len(seats) == 1:
+            seat = seats[0]
+        else:
+            seat = s.to_move
+        if game.ending:
+            self._game_error(c, m, ErrorCode.UNKNOWN_GAME, "the game is over")
+            return
+        if isinstance(m, Resign):
+            outs = s.resign(seat, now)
+        else:
+            actions = [m.action] if isinstance(m, Act) else list(m.actions)
+            outs = s.submit(seat, actions, now, transport_ms=c.rtt_ms(), info=m.info)
+            srv.stats["actions"] += len(actions)
+            if s.finished or s.to_move != seat:
+                c.turn_passed()
+        self.dispatch(game, outs)
+        self.after(game)
+
+    def _game_error(self, c: Client, m: Act | Turn | Resign, code: ErrorCode, text: str) -> None:
+        self.server.stats["errors_sent"] += 1
+        if isinstance(m, Resign):
+            c.queue(Error(code=code.value, message=text, game_id=m.game_id))
+        else:
+            c.queue(Result(game_id=m.game_id, accepted=0, error=code.value, message=text))
+        c.flush()
+
+    def dispatch(self, game: LiveGame, outs: list[Out]) -> None:
+        """Write the session's messages to the seats (one write per connection)."""
+        touched: list[Client] = []
+        hook = game.request.on_prompt if game.request is not None else None
+        stats = self.server.stats
+        for o in outs:
+            c = game.clients[o.seat]
+            if hook is not None and isinstance(o.msg, YourTurn) and not game.session.finished:
+                try:
+                    hook(o.seat)
+                except Exception:
+                    LOG.exception("game %s: the host's turn hook failed", game.session.game_id)
+            if c is None or c.closed:
+                continue
+            c.queue(o.msg)  # a protocol message built by the referee
+            stats["messages_out"] += 1
+            if c not in touched:
+                touched.append(c)
+        for c in touched:
+            c.flush()
+
+    def after(self, game: LiveGame) -> None:
+        """After any change to a game: end it, or make sure its timer fires by its next
+        deadline. The timer is moved only when the deadline comes earlier than it fires (a
+        timer that fires early finds nothing to do and is armed again)."""
+        s = game.session
+        srv = self.server
+        if srv.watchers and not game.ending:
+            srv.watchers.tell("move", s)
+        if s.finished:
+            if not game.ending:
+                game.ending = True
+                if game.timer is not None:
+                    game.timer.cancel()
+                    game.timer = None
+                srv.spawn(self._end(game))
+            return
+        dl = s.next_deadline()
+        if dl is None or (game.timer is not None and game.timer_at <= dl):
+            return
+        if game.timer is not None:
+            game.timer.cancel()
+        loop = asyncio.get_running_loop()
+        # The event loop's clock is time.monotonic on every platform asyncio supports.
+        game.timer_at = dl
+        when = loop.time() + max(0.0, dl - time.monotonic()) + 0.0005
+        game.timer = loop.call_at(when, self._on_timer, game)
+
+    def _on_timer(self, game: LiveGame) -> None:
+        game.timer = None
+        if game.ending:
+            return
+        self.dispatch(game, game.session.tick(time.monotonic()))
+        self.after(game)
+
+    # -- end ----------------------------------------------------------------------------
+    async def _end(self, game: LiveGame) -> None:
+        srv = self.server
+        s = game.session
+        replay = s.replay()
+        req = game.request
+        if req is not None and req.annotate is not None:
+            try:
+                replay["host"] = req.annotate()
+            except Exception:
+                LOG.exception("game %s: the host's annotation failed", s.game_id)
+        stored = True
+        waiting = False
+        try:
+            await srv.storage.finish_game(game.db_id, replay)
+        except StorageUnavailable as e:
+            # Kept (in memory and in the spill file) and written when the database is back;
+            # the bots are told now (replay_id null): their game is over either way.
+            stored = False
+            waiting = True
+            srv.keeper.keep(game.db_id, replay)
+            LOG.warning("game %s: result kept until storage is back", s.game_id)
+            srv.keeper.lost(e)
+        except Exception:
+            stored = False
+            LOG.exception("game %s: result could not be stored", s.game_id)
+        o = s.outcome
+        assert o is not None
+        self.dispatch(game, s.game_over_messages(s.game_id if stored else None))
+        self.games.pop(s.game_id, None)
+        for c in set(game.clients):
+            if c is not None:
+                c.games.pop(s.game_id, None)
+                c.free_since = time.monotonic()
+        srv.stats["games_finished"] += 1
+        rep = s.clock_report()
+        srch = s.search_report()
+        LOG.info("game %s over: %s (%s) after %d actions", s.game_id, o.result_text, o.reason.value, o.plies)
+        summary = GameSummary(game.db_id, game.bots, o.winner, o.reason.value, o.plies,
+                              (rep["think_ms"][0], rep["think_ms"][1]),
+                              (rep["transport_ms"][0], rep["transport_ms"][1]), stored,
+                              search=(srch[0], srch[1]), verdict=o.verdict, host=replay.get("host"))
+        if srv.watchers:
+            srv.watchers.tell("over", s, summary)
+        if waiting and srv.keeper.waiting(game.db_id):  # the request's future waits for the write
+            srv.keeper.pending[game.db_id] = (replay, req, summary)
+        elif req is not None and req.future is not None and not req.future.done():
+            req.future.set_result(summary)
+        srv.lobby.pair()
+
+    def abort_all(self, why: str) -> None:
+        """Stop every running game without a winner (stored as aborted, `game_over` sent)."""
+        for g in list(self.games.values()):
+            if not g.ending:
+                g.session.abort(why)
+                self.after(g)
+
+    # -- seats --------------------------------------------------------------------------
+    def reattach(self, c: Client) -> None:
+        """Give `c` the disconnected seats of its bot in running games (reconnection)."""
+        now = time.monotonic()
+        for game in list(self.games.values()):
+            if game.ending or c.free_slots <= 0:
+                continue
+            for seat in (0, 1):
+                if game.bots[seat] == c.bot and game.clients[seat] is None:
+                    game.clients[seat] = c
+                    entry = c.games.setdefault(game.session.game_id, (game, []))
+                    entry[1].append(seat)
+                    game.session.set_want_legal(seat, c.want_legal)
+                    game.session.set_want_groups(seat, c.want_groups)
+                    LOG.info("game %s: seat %d reconnected (%s)", game.session.game_id, seat + 1, c)
+                    self.dispatch(game, game.session.reconnect(seat, now))
+                    self.after(game)
+                    break
+
+    def leave(self, c: Client) -> None:
+        """`c` is gone: its seats are disconnected (a hosted process's for good)."""
+        now = time.monotonic()
+        for gid, (game, seats) in list(c.games.items()):
+            if game.ending:
+                continue
+            for seat in seats:
+                game.clients[seat] = None
+                self.dispatch(game, game.session.disconnect(seat, now, c.fault, final=c.pinned))
+            self.after(game)
+            del c.games[gid]

@@ -1,0 +1,171 @@
+"""The storage keeper: holds this referee's lease in the database and rides out the
+database's outages, keeping results that cannot be written (in memory and in a spill file)
+until it answers again.
+
+It knows no sockets and no games, only the storage (an `AsyncStorage`), the results waiting
+and two callbacks: `on_back` (the database answers again: the server resumes pairing) and
+`on_fail` (away longer than the outage limit: the server gives up). Pairing pauses while
+`ok` is false. `tests/server/test_keeper.py` drives it with a storage that fails on demand.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+from maag.server.net.model import GameRequest, GameSummary
+from maag.server.storage.base import AsyncStorage, StorageUnavailable
+from maag.server.storage.spill import Spill
+
+__all__ = ["StorageKeeper"]
+
+LOG = logging.getLogger("maag.server.net.server")
+
+
+class StorageKeeper:
+    """The lease, the outages and the results waiting for the database (see the module)."""
+
+    def __init__(self, storage: AsyncStorage, server_id: str, *, lease_s: float, outage_limit_s: float,
+                 spill_dir: str | None, on_back: Callable[[], None], on_fail: Callable[[str], None]) -> None:
+        self.storage = storage
+        self.server_id = server_id
+        self.lease_s = lease_s
+        self.outage_limit_s = outage_limit_s
+        self.spill_dir = spill_dir
+        self.on_back = on_back
+        self.on_fail = on_fail
+        self.ok = True
+        self.down_since: float | None = None
+        self.pending: dict[int, tuple[dict[str, Any], GameRequest | None, GameSummary | None]] = {}
+        """Results waiting for the database: game id -> (replay, its request, its summary)."""
+        self.spill: Spill | None = None
+        self._wake = asyncio.Event()
+
+    async def start(self, description: str) -> None:
+        """Register this server's lease, abort the games of servers whose lease lapsed, and
+        adopt the results a stopped server left in the spill directory."""
+        st = self.storage.storage
+        await self.storage.run(st.register_server, self.server_id, description, self.lease_s)
+        n = await self.storage.run(st.abort_lapsed)
+        if n:
+            LOG.warning("%d game(s) of servers whose lease has lapsed were marked aborted", n)
+        if self.spill_dir is not None:
+            self.spill = Spill(self.spill_dir, self.server_id)
+            adopted = self.spill.adopt()
+            for gid, replay in adopted.items():
+                self.pending[gid] = (replay, None, None)
+            if adopted:
+                self.save_spill()
+                LOG.warning("%d result(s) left by a server that could not store them will be stored",
+                            len(adopted))
+            self.spill.forget_adopted()
+
+    def lost(self, e: BaseException) -> None:
+        """Something could not reach the database: pause pairing, let the keeper retry."""
+        if self.ok:
+            self.ok = False
+            self.down_since = time.monotonic()
+            LOG.error("storage unavailable: %s; pairing paused, results kept until it is back", e)
+        self._wake.set()
+
+    def keep(self, game_id: int, replay: dict[str, Any], request: GameRequest | None = None,
+             summary: GameSummary | None = None) -> None:
+        """Keep a result the database did not take, until it does (`request`'s future is
+        resolved with `summary` then)."""
+        self.pending[game_id] = (replay, request, summary)
+        self.save_spill()
+
+    def waiting(self, game_id: int) -> bool:
+        return game_id in self.pending
+
+    async def run(self) -> None:
+        """Renew the lease, abort the games of servers whose lease lapsed, and, while the
+        database is away, retry with exponential backoff and jitter: write the results that
+        wait, call `on_back` when it answers, `on_fail` after `outage_limit_s`. Logs one line
+        per attempt at most, at most every 30 s."""
+        beat = self.lease_s / 3
+        backoff = 0.25
+        last_log = 0.0
+        while True:
+            wait = beat if self.ok and not self.pending else backoff * random.uniform(0.5, 1.5)
+            self._wake.clear()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), wait)
+            try:
+                st = self.storage.storage
+                await self.storage.run(st.heartbeat, self.server_id)
+                n = await self.storage.run(st.abort_lapsed)
+                if n:
+                    LOG.warning("%d game(s) of servers whose lease has lapsed were marked aborted", n)
+                await self.flush(raise_errors=True)
+            except Exception as e:
+                self.lost(e)
+                down = time.monotonic() - (self.down_since or time.monotonic())
+                if time.monotonic() - last_log >= 30.0:
+                    last_log = time.monotonic()
+                    LOG.error("storage still unavailable after %.0f s (%d result(s) waiting): %s", down,
+                              len(self.pending), e)
+                if down > self.outage_limit_s:
+                    self.fail(f"storage unavailable for {down:.0f} s (limit {self.outage_limit_s:g} s)")
+                    return
+                backoff = min(10.0, backoff * 2)
+                continue
+            backoff = 0.25
+            if not self.ok:
+                down = time.monotonic() - (self.down_since or time.monotonic())
+                self.ok = True
+                self.down_since = None
+                LOG.warning("storage is back after %.1f s; pairing resumed", down)
+                self.on_back()
+
+    async def flush(self, raise_errors: bool = False) -> None:
+        """Write the results that wait for the database, oldest first."""
+        for gid in sorted(self.pending):
+            if gid not in self.pending:  # written meanwhile by another flush
+                continue
+            replay, req, summary = self.pending[gid]
+            try:
+                await self.storage.finish_game(gid, replay)
+            except StorageUnavailable:
+                if raise_errors:
+                    raise
+                return
+            except Exception:  # refused for good (another result is stored): say so, drop it
+                LOG.exception("game %s: its result was refused by storage", gid)
+                stored = False
+            else:
+                stored = True
+                LOG.info("game %s: result stored after the database came back", gid)
+            if self.pending.pop(gid, None) is None:
+                continue
+            self.save_spill()
+            if req is not None and req.future is not None and not req.future.done() and summary is not None:
+                req.future.set_result(dataclasses.replace(summary, stored=stored))
+
+    def save_spill(self) -> None:
+        """Write the results still waiting to this server's spill file (if it has one)."""
+        if self.spill is not None:
+            self.spill.save({g: r for g, (r, _, _) in self.pending.items()})
+
+    def fail(self, why: str) -> None:
+        LOG.critical("giving up: %s", why)
+        self.on_fail(why)
+
+    async def stop(self) -> None:
+        """At the server's stop: a last try to write what waits, then the lease is given back
+        (if nothing waits) and the spill file closed."""
+        await self.flush()
+        if not self.pending and self.ok:
+            with contextlib.suppress(Exception):
+                await self.storage.run(self.storage.storage.unregister_server, self.server_id)
+        if self.pending:
+            LOG.error("%d result(s) could not be stored; they wait in %s for the next server",
+                      len(self.pending), self.spill.path if self.spill else "memory (lost: no spill_dir)")
+        if self.spill is not None:
+            self.spill.close()

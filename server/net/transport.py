@@ -1,0 +1,327 @@
+"""The transport: one `Client` per TCP connection, an asyncio.Protocol that turns the bytes it
+is fed into protocol events for the server and writes what the server queues for it.
+
+No read task: `data_received` feeds the connection's sans-IO `maag.protocol.Connection` and
+hands every whole message to the server (`RefereeServer.on_message`) in the same callback.
+A `hello` is the one message the server answers asynchronously (it asks storage): reading
+pauses until it is answered, so messages are handled in order and a peer cannot pile up
+input meanwhile. The peer's EOF is seen the moment the transport reports it (`peer_gone`),
+so a closing connection is never paired. Limits kept here: the message rate (a token
+bucket), the bytes buffered for a peer that does not read; the frame size is the protocol's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import socket
+import struct
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from maag.protocol import (
+    NEED_DATA,
+    Connection,
+    ConnectionClosed,
+    Error,
+    ErrorCode,
+    Greeting,
+    Hello,
+    LocalProtocolError,
+    Message,
+    RemoteProtocolError,
+    Role,
+)
+
+if TYPE_CHECKING:
+    from maag.server.net.games import LiveGame
+    from maag.server.net.server import RefereeServer
+
+__all__ = ["Client", "RateLimiter"]
+
+LOG = logging.getLogger("maag.server.net.server")
+
+
+class RateLimiter:
+    __slots__ = ("rate", "tokens", "last")
+
+    def __init__(self, rate: int) -> None:
+        self.rate = float(rate)
+        self.tokens = float(rate)
+        self.last = time.monotonic()
+
+    def take(self, now: float) -> bool:
+        if self.rate <= 0:
+            return True
+        self.tokens = min(self.rate, self.tokens + (now - self.last) * self.rate)
+        self.last = now
+        if self.tokens < 1.0:
+            return False
+        self.tokens -= 1.0
+        return True
+
+
+_TCP_INFO_RTT = struct.Struct("=I")
+_RTT_OFFSET = 8 + 15 * 4  # struct tcp_info: 8 one-byte fields, then u32 fields; tcpi_rtt is the 16th
+LINGER_S = 2.0  # after a fatal error: how long the peer's input is drained before closing
+
+
+class Client(asyncio.Protocol):
+    """One connection: the protocol state, the bot it logged in as, its game slots."""
+
+    _ids = itertools.count(1)
+
+    def __init__(self, server: RefereeServer, *, pinned: asyncio.Future[str] | None = None,
+                 probe: Callable[[], Any] | None = None) -> None:
+        cfg = server.config
+        self.id = next(self._ids)
+        self.server = server
+        self.conn = Connection(Role.SERVER, max_frame=cfg.max_frame)
+        self.rate = RateLimiter(cfg.max_rate)
+        self.transport: asyncio.Transport | None = None
+        self.peer: Any = None
+        self.sock: socket.socket | None = None
+        self.bot: str | None = None
+        self.token_hash: str | None = None  # of a token from storage (checked for revocation)
+        self.display: str | None = None  # hello.name: how the bot calls itself (shown beside `bot`)
+        self.concurrency = 0
+        self.want_legal = False
+        self.want_groups = False
+        self.max_games: int | None = None  # hello.max_games: no pairing past this many games
+        self.begun = 0  # games paired on this connection (in flight or started)
+        self.games: dict[str, tuple[LiveGame, list[int]]] = {}
+        self.reserved = 0
+        self.free_since = 0.0
+        self.closed = False
+        self.linger = False  # after a fatal error: half-close, drain the input, then close
+        self.peer_gone = False  # the peer's EOF (or the connection's loss) has arrived
+        self.cpu0 = 0.0  # thread CPU time when the current input was read (benchmarks)
+        self.out: list[bytes] = []
+        self.pinned = pinned is not None
+        """Handed in by `attach`: one game, only by a request naming this connection."""
+        self.hello_future = pinned
+        self.probe = probe  # awaitable: why a hosted process ended
+        self.fault: tuple[str, str] | None = None  # (verdict, detail) known when it closes
+        self._busy = False  # a hello is being answered: input waits
+        self._ended = False
+        self._hello_timer: asyncio.TimerHandle | None = None
+        self._hello_late = False
+        self._rtt: float | None = None
+
+    def __repr__(self) -> str:
+        return f"<client {self.id} {self.bot or '-'} {self.peer}>"
+
+    # -- asyncio.Protocol ---------------------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.peer = transport.get_extra_info("peername")
+        self.sock = transport.get_extra_info("socket")
+        if not self.server.opened(self):
+            self.close()
+            self._ended = True
+            return
+        # A hosted process's start-up has the host's own budget (it awaits attach's future).
+        wait = 3600.0 if self.pinned else self.server.config.hello_timeout_ms / 1000
+        self._hello_timer = asyncio.get_running_loop().call_later(wait, self._hello_expired)
+
+    def data_received(self, data: bytes) -> None:
+        if self._ended:
+            return  # lingering after a fatal error: the input is discarded
+        self.conn.receive_data(data)
+        if not self._busy:
+            self._process()
+
+    def eof_received(self) -> bool:
+        self.peer_gone = True
+        if self._ended:
+            self.close()
+            return False
+        self.conn.receive_data(b"")
+        if not self._busy:
+            self._process()
+        return True  # our side stays open until the server closes it
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.peer_gone = True
+        if self._hello_timer is not None:
+            self._hello_timer.cancel()
+        if not self._ended:
+            with contextlib.suppress(RuntimeError):  # (after an EOF already fed)
+                self.conn.receive_data(b"")
+            self._end()
+
+    # -- input --------------------------------------------------------------------------
+    def _process(self) -> None:
+        server = self.server
+        now = time.monotonic()
+        if server.config.record_latency:
+            self.cpu0 = time.thread_time()
+        try:
+            while not self.closed:
+                try:
+                    ev = self.conn.next_event()
+                except RemoteProtocolError as e:
+                    server.violation(self, e.code, e.message)
+                    break
+                if ev is NEED_DATA:
+                    return
+                if isinstance(ev, ConnectionClosed):
+                    break
+                if isinstance(ev, Greeting):
+                    continue
+                assert isinstance(ev, Message)
+                if not self.rate.take(now):
+                    server.violation(self, ErrorCode.RATE_LIMITED,
+                                     f"more than {server.config.max_rate} messages per second")
+                    break
+                server.stats["messages_in"] += 1
+                if LOG.isEnabledFor(logging.DEBUG):
+                    LOG.debug("%d << %s", self.id, ev.to_wire())
+                if isinstance(ev, Hello):
+                    self._busy = True
+                    if self.transport is not None:
+                        self.transport.pause_reading()
+                    server.spawn(self._hello(ev))
+                    return
+                server.on_message(self, ev, now)
+        except Exception:
+            LOG.exception("%s: internal error", self)
+            if self.bot is not None and self.conn.our_error is None and not self.closed:
+                self.queue(Error(code=ErrorCode.INTERNAL_ERROR.value,
+                                 message="internal error; please report"))
+                self.flush()
+        self._end()
+
+    async def _hello(self, h: Hello) -> None:
+        try:
+            await self.server.hello(self, h)
+        except Exception:
+            LOG.exception("%s: internal error", self)
+            self._end()
+            return
+        finally:
+            self._busy = False
+        if self._ended:
+            return
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.resume_reading()
+        if self.bot is None and self._hello_late:
+            LOG.info("%s: no hello in time; closing", self)
+            self._end()
+            return
+        self._process()
+
+    def _hello_expired(self) -> None:
+        self._hello_timer = None
+        if self.bot is not None or self._ended:
+            return
+        if self._busy:
+            self._hello_late = True
+            return
+        LOG.info("%s: no hello in time; closing", self)
+        self._end()
+
+    def _end(self) -> None:
+        """The connection is over for the server (EOF, fatal error, no hello in time)."""
+        if self._ended:
+            return
+        self._ended = True
+        if self._hello_timer is not None:
+            self._hello_timer.cancel()
+            self._hello_timer = None
+        self.server.spawn(self.server.ended(self))
+
+    async def linger_and_close(self) -> None:
+        """Close gracefully after a fatal error: end our side (so the error is delivered and
+        not lost to a reset caused by unread input), discard input until the peer closes or
+        LINGER_S pass."""
+        t = self.transport
+        if t is None or t.is_closing():
+            return
+        with contextlib.suppress(Exception):
+            if t.can_write_eof():
+                t.write_eof()
+        if self.peer_gone:
+            return
+        with contextlib.suppress(Exception):
+            t.resume_reading()
+        end = time.monotonic() + LINGER_S
+        while not self.peer_gone and not t.is_closing() and time.monotonic() < end:
+            await asyncio.sleep(0.05)
+
+    # -- output -------------------------------------------------------------------------
+    @property
+    def closing(self) -> bool:
+        """No new game may start on this connection: we closed it or stopped sending (after
+        a fatal error), its peer has sent EOF or vanished, or the transport is closing."""
+        return self.closed or self.peer_gone or self.transport is None or self.transport.is_closing()
+
+    @property
+    def free_slots(self) -> int:
+        if self.bot is None or self.closing:
+            return 0
+        free = self.concurrency - len(self.games) - self.reserved
+        return free if self.max_games is None else min(free, self.max_games - self.begun)
+
+    def rtt_ms(self) -> float:
+        """Smoothed round-trip time of the TCP connection as the kernel measures it (0 if
+        unknown), read once per turn of the bot (`turn_passed` forgets it)."""
+        if self._rtt is None:
+            self._rtt = self._read_rtt()
+        return self._rtt
+
+    def turn_passed(self) -> None:
+        """The next message starts a new exchange: read the round-trip time again then."""
+        self._rtt = None
+
+    def _read_rtt(self) -> float:
+        if self.sock is None or not hasattr(socket, "TCP_INFO"):
+            return 0.0
+        try:
+            raw = self.sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _RTT_OFFSET + 4)
+            return float(_TCP_INFO_RTT.unpack_from(raw, _RTT_OFFSET)[0]) / 1000.0
+        except (OSError, struct.error):
+            return 0.0
+
+    def queue(self, msg: Message) -> None:
+        """Encode `msg` for this connection (written on flush)."""
+        if self.closed:
+            return
+        try:
+            self.out.append(self.conn.send(msg))
+        except LocalProtocolError as e:  # a server bug: never send a bad message
+            LOG.error("%s cannot send %s: %s", self, msg.TYPE, e)
+            return
+        if LOG.isEnabledFor(logging.DEBUG):
+            LOG.debug("%d >> %s %s", self.id, getattr(msg, "game_id", "-"), msg.to_wire())
+
+    def flush(self) -> None:
+        if not self.out or self.closed:
+            self.out.clear()
+            return
+        data = b"".join(self.out) if len(self.out) > 1 else self.out[0]
+        self.out.clear()
+        t = self.transport
+        if t is None or t.is_closing():
+            self.close()
+            return
+        try:
+            t.write(data)
+        except (ConnectionError, RuntimeError):
+            self.close()
+            return
+        if t.get_write_buffer_size() > self.server.config.max_out_buffer:
+            LOG.warning("%s does not read its messages; dropping it", self)
+            self.close()
+
+    def close(self) -> None:
+        """Close the socket. Idempotent, and independent of `closed`, which only says that
+        nothing more may be sent (set early by the server's drop and after fatal errors)."""
+        self.closed = True
+        if self.transport is not None:
+            with contextlib.suppress(Exception):
+                self.transport.close()
