@@ -1,0 +1,148 @@
+"""The lobby's pairing and its limits on who connects, without a socket: connections are
+stand-ins with the attributes the lobby reads (server/net/lobby.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from maag.server.net.lobby import Lobby
+from maag.server.net.model import GameRequest, ServerConfig
+
+
+@dataclass(eq=False)
+class Conn:
+    bot: str | None
+    concurrency: int = 1
+    pinned: bool = False
+    hello_future: Any = None
+    free_since: float = 0.0
+    reserved: int = 0
+    begun: int = 0
+    playing: int = 0
+    closed: bool = False
+    peer: Any = ("10.0.0.1", 5000)
+
+    @property
+    def free_slots(self) -> int:
+        return 0 if self.bot is None or self.closed else self.concurrency - self.playing - self.reserved
+
+
+@dataclass
+class Run:
+    """A lobby whose `begin` starts the game at once (the slot goes from reserved to playing)."""
+
+    config: ServerConfig = field(default_factory=ServerConfig)
+    games: list[tuple[str, str]] = field(default_factory=list)
+    timers: list[float] = field(default_factory=list)
+    blocked: bool = False
+
+    def __post_init__(self) -> None:
+        self.lobby = Lobby(self.config, begin=self.begin, call_later=self.later,
+                           blocked=lambda: self.blocked)
+
+    def later(self, delay: float, fn: Any) -> object:
+        self.timers.append(delay)
+        return object()
+
+    def begin(self, req: GameRequest, a: Conn, b: Conn) -> None:
+        for c in (a, b):
+            c.reserved -= 1
+            c.playing += 1
+        self.games.append((str(a.bot), str(b.bot)))
+
+    def add(self, *conns: Conn) -> None:
+        self.lobby.clients.update(conns)
+
+
+def test_free_bots_are_paired_first_come_first_served_never_with_themselves() -> None:
+    r = Run()
+    a1, a2 = Conn("a", free_since=1.0), Conn("a", free_since=2.0)
+    b = Conn("b", free_since=3.0, concurrency=2)
+    r.add(a1, a2, b)
+    r.lobby.pair()
+    assert sorted(r.games[0]) == ["a", "b"] and sorted(r.games[1]) == ["a", "b"]
+    assert len(r.games) == 2  # the two connections of a are never paired together
+    assert r.games[0] != r.games[1]  # seats alternate from one game to the next
+    r.lobby.pair()
+    assert len(r.games) == 2
+
+
+def test_requests_come_first_in_order_and_wait_for_their_bots() -> None:
+    r = Run()
+    a, b, c = Conn("a"), Conn("b"), Conn("c")
+    r.add(a, b)
+    r.lobby.requests.extend([GameRequest(("a", "c")), GameRequest(("b", "a"))])
+    r.lobby.pair()
+    assert r.games == [("b", "a")]  # c is not connected: its request waits, the next one is played
+    assert [q.seats for q in r.lobby.requests] == [("a", "c")]
+    a.playing = 0
+    r.add(c)
+    r.lobby.pair()
+    assert r.games[-1] == ("a", "c") and not r.lobby.requests
+
+
+def test_no_automatic_pairing_while_a_request_waits_nor_for_explicit_only_bots() -> None:
+    r = Run()
+    a, b, p = Conn("a"), Conn("b"), Conn("person")
+    r.add(a, b, p)
+    r.lobby.explicit_only.add("person")
+    r.lobby.requests.append(GameRequest(("person", "nobody")))
+    r.lobby.pair()
+    assert r.games == []
+    r.lobby.requests.clear()
+    r.lobby.pair()
+    assert sorted(r.games[0]) == ["a", "b"] and len(r.games) == 1
+
+
+def test_attached_connections_play_only_the_request_naming_them() -> None:
+    r = Run()
+    h1, h2 = object(), object()
+    x = Conn("host-bot", pinned=True, hello_future=h1)
+    y = Conn("other", pinned=True, hello_future=h2)
+    free = Conn("host-bot")
+    r.add(x, free, Conn("z"))
+    r.lobby.requests.append(GameRequest(("host-bot", "other"), clients=(h1, h2)))
+    r.lobby.pair()
+    assert r.games == [] and len(r.lobby.requests) == 1  # y has not connected yet: x waits for it
+    r.add(y)
+    r.lobby.pair()
+    assert r.games[0] == ("host-bot", "other") and x.playing == 1 and y.playing == 1
+    assert sorted(r.games[1]) == ["host-bot", "z"] and free.playing == 1  # then the free ones, automatically
+    assert r.lobby.connections_of("host-bot") == 1  # attached ones do not count
+
+
+def test_pairing_waits_while_blocked_or_paused() -> None:
+    r = Run(blocked=True)
+    r.add(Conn("a"), Conn("b"))
+    r.lobby.pair()
+    assert r.games == []
+    r.blocked = False
+    r.lobby.stop()
+    r.lobby.pair()
+    assert r.games == []
+
+
+def test_games_per_minute_limit_and_the_pairing_it_schedules() -> None:
+    r = Run(ServerConfig(max_games_per_minute=2))
+    a, b = Conn("a", concurrency=5), Conn("b", concurrency=5)
+    r.add(a, b)
+    r.lobby.pair()
+    assert len(r.games) == 2
+    assert len(r.timers) == 1 and 59.0 < r.timers[0] <= 60.1  # paired again when a minute has passed
+
+
+def test_connections_before_hello_are_limited_per_address_and_in_all() -> None:
+    r = Run(ServerConfig(max_pending_per_address=2, max_pending=3))
+    r.add(Conn(None), Conn(None))
+    assert r.lobby.over_pending_limit(("10.0.0.1", 1)) is not None
+    assert r.lobby.over_pending_limit(("10.0.0.2", 1)) is None
+    r.add(Conn(None, peer=("10.0.0.3", 1)))
+    assert "max_pending" in str(r.lobby.over_pending_limit(("10.0.0.2", 1)))
+
+
+def test_failed_logins_are_answered_later_and_later() -> None:
+    r = Run(ServerConfig(auth_delay_ms=250, auth_delay_max_ms=1000))
+    delays = [r.lobby.auth_delay(["address 1.2.3.4", "name x"]) for _ in range(4)]
+    assert delays == [0.25, 0.5, 1.0, 1.0]
+    assert r.lobby.auth_delay(["address 5.6.7.8", "name y"]) == 0.25
