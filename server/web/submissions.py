@@ -56,6 +56,10 @@ COOKIE = "maag_session"
 MULTIPART_SLACK = 64 * 1024
 """What a multipart form may add around the package (boundaries, headers)."""
 RECENT_GAMES = 30
+ELO_K = 24.0
+UNRATED = ("validate:", "web:")
+"""Match ids left out of the rating history: smoke games of uploads, people's games."""
+"""The online Elo of the bot's page: each game moves both ratings by K x (score - expected)."""
 LOG_FILE_CAP = 64 * 1024
 
 
@@ -416,8 +420,8 @@ class Submissions:
         st = self.referee.storage.storage
         registered = any(b.name == name for b in st.list_bots())
         versions = self.store.versions(name)
-        mine = [g for g in st.list_games(limit=20_000)
-                if any(_seat_is(s, name) for s in g.seats) or is_validation(g, name)]
+        every = st.list_games(limit=20_000)
+        mine = [g for g in every if any(_seat_is(s, name) for s in g.seats) or is_validation(g, name)]
         if not (registered or versions or mine):
             return None
         recent = []
@@ -434,19 +438,28 @@ class Submissions:
                 d["log_tails"] = {str(i + 1): tails[i] for i in seats
                                   if i < len(tails) and tails[i] is not None}
             recent.append(d)
-        # The score history: the bot's finished games (its smoke games left out), oldest first.
+        # The rating history: after each of the bot's finished games (its smoke games left
+        # out), oldest first, its running score and its Elo as the games came, an online Elo
+        # over every stored game between bots (each name, NAME@VERSION included, from 0).
         history: list[dict[str, Any]] = []
         points = 0.0
-        for g in reversed(mine):
-            if is_validation(g, name) or g.winner is None or g.status != "finished":
+        elo: dict[str, float] = collections.defaultdict(float)
+        for g in reversed(every):
+            if g.winner is None or g.status != "finished" or (g.match_id or "").startswith(UNRATED):
                 continue
+            a, b = g.seats
+            s = 0.5 if g.winner == -1 else float(g.winner == 0)
+            delta = ELO_K * (s - 1 / (1 + 10 ** ((elo[b] - elo[a]) / 400)))
+            elo[a] += delta
+            elo[b] -= delta
             seats = owner_seats(g, name, None)
             if len(seats) != 1:
                 continue
-            s = 0.5 if g.winner == -1 else float(g.winner == seats[0])
+            i = seats[0]
+            s = 0.5 if g.winner == -1 else float(g.winner == i)
             points += s
-            history.append({"game_id": g.id, "finished": g.finished, "score": s,
-                            "opponent": g.seats[1 - seats[0]],
+            history.append({"game_id": g.id, "finished": g.finished, "score": s, "as": g.seats[i],
+                            "opponent": g.seats[1 - i], "elo": round(elo[g.seats[i]], 1),
                             "score_pct": round(100 * points / (len(history) + 1), 2)})
         return {"bot": name, "registered": registered, "owner": owner,
                 "processing": self.processing if self.processing and self.processing.startswith(name + "@")

@@ -8,12 +8,15 @@ retires the one before."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from .conftest import Served
 from .uploads import GOOD, need_sandbox, package, serve, targz, upload, wait_final
@@ -36,9 +39,12 @@ def _play_games(s: Served, tokens: dict[str, str], n: int) -> None:
         while sum(1 for g in st.list_games(status="finished") if "alice" in g.seats) < n:
             assert time.monotonic() < end, s.log()
             time.sleep(0.2)
+        s.stop_bots()
+        while any(g.status == "running" for g in st.list_games()):  # a game left is ended by the referee
+            assert time.monotonic() < end, s.log()
+            time.sleep(0.2)
     finally:
         st.close()
-    s.stop_bots()
 
 
 def test_owner_sees_logs_visitor_does_not_and_the_form_uploads(tmp_path: Path, browser: Any) -> None:
@@ -73,6 +79,22 @@ def test_owner_sees_logs_visitor_does_not_and_the_form_uploads(tmp_path: Path, b
         assert "smoke games in the sandbox" in report and "passed" in report
         assert visitor.query_selector_all("#versions .report a[href^='#/replay/']")
         assert len(visitor.query_selector_all("svg.history circle")) >= 3
+        assert visitor.query_selector("svg.history polyline[data-as='alice']") is not None
+        # The rating history: every finished game against bob, in order; two bots' online Elo
+        # is zero-sum.
+        alice, bob = (json.loads(s.get(f"/api/bots/{n}")) for n in ("alice", "bob"))
+        from maag.server.storage.base import open_storage
+
+        st = open_storage(s.db)
+        try:
+            played = sorted(g.id for g in st.list_games(status="finished")
+                            if set(g.seats) == {"alice", "bob"})
+        finally:
+            st.close()
+        assert [p["game_id"] for p in alice["history"]] == played == [p["game_id"] for p in bob["history"]]
+        assert alice["history"][-1]["elo"] == pytest.approx(-bob["history"][-1]["elo"], abs=0.2)
+        wins = sum(p["score"] for p in alice["history"])
+        assert alice["history"][-1]["score_pct"] == pytest.approx(100 * wins / len(played), abs=0.01)
         assert visitor.query_selector_all("#bot-games tr[data-game] a[href^='#/replay/']")
         assert visitor.query_selector("#signin") is not None and visitor.query_selector("#upload") is None
         assert not visitor.query_selector_all(".build-log, .log-tail, .version-logs")

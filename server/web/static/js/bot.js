@@ -12,9 +12,11 @@ async function json(res) {
   try { return JSON.parse(text); } catch { return { error: text || res.statusText }; }
 }
 
-// The running score (percent) after each game, with a 50% line: an SVG like valueGraph.
+// The rating history: the bot's Elo after each of its games (an online Elo over every stored
+// game; one line per name it played under, NAME@VERSION for hosted versions), each game a dot
+// coloured by its result; the running score in the title. An SVG like util.js's valueGraph.
 export function historyGraph(history) {
-  const W = 420, H = 140, NS = "http://www.w3.org/2000/svg";
+  const W = 420, H = 160, NS = "http://www.w3.org/2000/svg";
   const svg = document.createElementNS(NS, "svg");
   svg.setAttribute("class", "graph history");
   svg.setAttribute("width", W);
@@ -26,16 +28,27 @@ export function historyGraph(history) {
     svg.append(e);
     return e;
   };
+  const elos = history.map((p) => p.elo).concat([0]);
+  const lo = Math.min(...elos) - 10, hi = Math.max(...elos) + 10;
   const n = Math.max(1, history.length - 1);
-  const x = (i) => 6 + (W - 12) * i / n;
-  const y = (pct) => H - 8 - (H - 24) * pct / 100;
-  add("line", { x1: 0, x2: W, y1: y(50), y2: y(50), stroke: "#bbb" });
-  add("polyline", { points: history.map((p, i) => `${x(i).toFixed(1)},${y(p.score_pct).toFixed(1)}`).join(" "),
-    fill: "none", stroke: "#2f6fd0", "stroke-width": 2 });
-  history.forEach((p, i) => add("circle", { cx: x(i).toFixed(1), cy: y(p.score_pct).toFixed(1), r: 2.5,
+  const x = (i) => 8 + (W - 16) * i / n;
+  const y = (e) => H - 8 - (H - 30) * (e - lo) / (hi - lo);
+  add("line", { x1: 0, x2: W, y1: y(0), y2: y(0), stroke: "#bbb" });
+  add("text", { x: W - 4, y: y(0) - 3, "font-size": 10, "text-anchor": "end", fill: "#888" }, "Elo 0");
+  const colours = ["#2f6fd0", "#8a4fc0", "#1c8c8c", "#c07a1c"];
+  const names = [...new Set(history.map((p) => p.as))];
+  names.forEach((name, k) => {
+    const pts = history.map((p, i) => [p, i]).filter(([p]) => p.as === name);
+    add("polyline", { points: pts.map(([p, i]) => `${x(i).toFixed(1)},${y(p.elo).toFixed(1)}`).join(" "),
+      fill: "none", stroke: colours[k % colours.length], "stroke-width": 2, "data-as": name });
+    const [lp, li] = pts[pts.length - 1];
+    add("text", { x: Math.min(x(li) + 3, W - 60), y: y(lp.elo) - 5, "font-size": 10, fill: colours[k % colours.length] },
+      `${name} ${lp.elo > 0 ? "+" : ""}${Math.round(lp.elo)}`);
+  });
+  history.forEach((p, i) => add("circle", { cx: x(i).toFixed(1), cy: y(p.elo).toFixed(1), r: 2.5,
     fill: p.score === 1 ? "#1c8c3a" : p.score === 0 ? "#c8462f" : "#888", "data-game": p.game_id }));
   const last = history.length ? history[history.length - 1].score_pct.toFixed(1) + "%" : "";
-  add("text", { x: 6, y: 13, "font-size": 11 }, `score over ${history.length} games ${last} (50% line)`);
+  add("text", { x: 6, y: 13, "font-size": 11 }, `Elo after each of ${history.length} games; score ${last}`);
   return svg;
 }
 
@@ -149,39 +162,43 @@ export function showBot(main, rawName) {
   main.append(head, account, body);
   let alive = true;
   let timer = null;
+  let shownOwner = null;
+  let gen = 0;  // the latest load: an older one's answer and polling stop
 
   async function load() {
+    const my = ++gen;
     const res = await fetch(`/api/bots/${encodeURIComponent(name)}`);
     const d = await json(res);
-    if (!alive) return;
+    if (!alive || my !== gen) return;
     if (!res.ok) { body.replaceChildren(el("p", { class: "msg" }, d.error)); return; }
-    account.replaceChildren(d.owner ?
+    if (d.owner !== shownOwner) account.replaceChildren(d.owner ?
       el("div", { class: "panel", id: "owner" }, `Signed in as the owner of ${name}. `,
         el("button", { id: "signout", onclick: async () => { await fetch("/api/session", { method: "DELETE" }); load(); } }, "sign out"),
         uploadForm(d, () => { load(); })) :
       signInForm(name, () => load()));
+    shownOwner = d.owner;  // the forms stay (with their messages) while the page reloads its data
     const active = d.versions.find((v) => v.status === "active");
     body.replaceChildren(
       el("p", { id: "bot-summary" }, active ? `active version: ${active.version}` : "no active version",
         d.processing ? ` — processing ${d.processing}` : ""),
       el("h2", {}, "Versions"), versionsTable(d),
       el("div", { class: "cols" },
-        el("div", {}, el("h2", {}, "Score over its games"),
+        el("div", {}, el("h2", {}, "Rating over its games"),
           d.history.length ? historyGraph(d.history) : el("p", { class: "none" }, "no finished game against another bot yet")),
         el("div", {}, el("h2", {}, "Recent games"), gamesTable(d))));
     clearTimeout(timer);
     const waiting = d.versions.filter((v) => !FINAL.includes(v.status)).pop();  // the oldest not done
-    if (waiting) follow(waiting);
+    if (waiting) follow(waiting, my);
   }
 
   // A version being built or validated: its own (small) URL is polled, the page reloaded when
   // its status changes.
-  function follow(v) {
+  function follow(v, my) {
     timer = setTimeout(async () => {
-      if (!alive) return;
+      if (!alive || my !== gen) return;
       const now = await json(await fetch(v.url));
-      if (!alive) return;
-      if (now.status !== v.status) load(); else follow(v);
+      if (!alive || my !== gen) return;
+      if (now.status !== v.status) load(); else follow(v, my);
     }, 1000);
   }
   load();
