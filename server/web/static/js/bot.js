@@ -144,10 +144,12 @@ function uploadForm(d, onStored) {
     if (f.size > d.limits.max_bytes) { msg.textContent = `${f.size} bytes: more than the limit of ${d.limits.max_bytes}`; return; }
     const body = new FormData();
     body.append("package", f, f.name);
+    msg.className = "msg";
     msg.textContent = "uploading…";
     const res = await fetch(`/api/bots/${encodeURIComponent(d.bot)}/versions`, { method: "POST", body });
     const r = await json(res);
     if (!res.ok) { msg.textContent = `rejected: ${r.error}`; return; }
+    msg.className = "msg ok";
     msg.textContent = `stored as version ${r.version.version}: ${r.version.status}`;
     onStored(r);
   });
