@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         name = args.name
         if name is None:
-            name = _call("POST", f"{base}/api/session", token, json.dumps({"token": token}).encode())["bot"]
+            name = _call("GET", f"{base}/api/session", token)["bot"]
         print(f"maag bot upload: sending {len(data)} bytes ({pkg.name}: {pkg.run}) as a new version of "
               f"{name}", file=sys.stderr, flush=True)
         url = f"{base}/api/bots/{urllib.parse.quote(name, safe='')}/versions"

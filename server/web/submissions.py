@@ -7,7 +7,8 @@ Routes (registered by WebServer through `Submissions.setup`):
 
     POST   /api/session                {token} -> {bot}; sets the HttpOnly, SameSite=Strict
                                        cookie `maag_session` (a random id mapped here to the bot)
-    GET    /api/session                {bot}: who this page is signed in as (null: nobody)
+    GET    /api/session                {bot}: who this page is signed in as (null: nobody), or
+                                       whose token `Authorization: Bearer T` is
     DELETE /api/session                sign out
     GET    /api/bots/NAME              versions (status, reason, report), recent games with
                                        verdicts and replay ids, the score history; for the
@@ -311,6 +312,9 @@ class Submissions:
         return resp
 
     async def _whoami(self, request: web.Request) -> web.Response:
+        if "Authorization" in request.headers:  # whose token is this (`maag bot upload`)
+            who = await self._bearer(request)
+            return web.json_response({"bot": who}) if who else _error(401, "unknown or revoked token")
         return web.json_response({"bot": await self._signed_in(request)})
 
     async def _sign_out(self, request: web.Request) -> web.Response:

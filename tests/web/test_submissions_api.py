@@ -224,6 +224,9 @@ def test_rate_limit_per_bot(tmp_path: Path) -> None:
         assert st == 429 and "2 uploads in the last hour" in ans["error"], ans
         assert stored(s.db) == (0, 0)
         assert upload(s, "bob", bad, bob)[0] == 400  # another bot has its own allowance
+        assert call(s, "GET", "/api/bots/nobody")[0] == 404
+        st, ans, _ = call(s, "GET", "/api/session", token=bob)  # whose token is this
+        assert st == 200 and ans == {"bot": "bob"}
     finally:
         s.stop()
 
