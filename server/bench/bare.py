@@ -57,8 +57,7 @@ class _Bare(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = transport  # type: ignore[assignment]  # (uvloop's are no asyncio.Transport)
 
     def data_received(self, data: bytes) -> None:
         buf = self.buf

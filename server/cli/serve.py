@@ -73,7 +73,9 @@ def run(args: argparse.Namespace) -> int:
                        max_frame=args.max_frame, max_rate=args.max_rate, record_latency=bool(args.stats_out),
                        **service_options(args))
     try:
-        return asyncio.run(_serve(cfg, args))
+        from maag.server.net.loop import run as run_loop
+
+        return run_loop(_serve(cfg, args))
     except KeyboardInterrupt:
         return 0
 

@@ -116,8 +116,7 @@ class Client(asyncio.Protocol):
 
     # -- asyncio.Protocol ---------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = transport  # type: ignore[assignment]  # (uvloop's are no asyncio.Transport)
         self.peer = transport.get_extra_info("peername")
         self.sock = transport.get_extra_info("socket")
         if not self.server.opened(self):
