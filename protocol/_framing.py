@@ -148,13 +148,60 @@ class MsgpackCodec(Codec):
 
     def encode(self, data: dict[str, Any]) -> bytes:
         try:
-            body: bytes = msgpack.packb(data, use_bin_type=True)
+            legal = data.get("legal")
+            if type(legal) is list and len(legal) >= _PACK_ONCE_MIN:
+                body = _pack_with_legal(data)
+            else:
+                body = msgpack.packb(data, use_bin_type=True)
         except (TypeError, ValueError, OverflowError) as e:
             raise LocalProtocolError(ErrorCode.BAD_ENCODING, f"not msgpack data: {e}") from None
         if len(body) >= 2**32:
             raise LocalProtocolError(ErrorCode.FRAME_TOO_LARGE,
                                      f"message of {len(body)} bytes cannot be framed")
         return len(body).to_bytes(4, "big") + body
+
+
+_PACK_ONCE_MIN = 4  # a `legal` list this long is written from the packed maps below
+_PACKED: dict[int, tuple[object, bytes]] = {}  # id of an action map -> (the map, its msgpack bytes)
+_PACKED_MAX = 1 << 16
+
+
+def _packed(d: Any) -> bytes:
+    """The msgpack bytes of an action map of a `legal` list, packed once per map object (the
+    referee shares one map per action code and never modifies it; the map is kept with its
+    bytes, so its id stays its own)."""
+    got = _PACKED.get(id(d))
+    if got is not None and got[0] is d:
+        return got[1]
+    b: bytes = msgpack.packb(d, use_bin_type=True)
+    if len(_PACKED) >= _PACKED_MAX:
+        _PACKED.clear()
+    _PACKED[id(d)] = (d, b)
+    return b
+
+
+def _header(n: int, small: int, b16: int) -> bytes:
+    """A msgpack map (small 0x80) or array (small 0x90) header for n entries."""
+    if n < 16:
+        return bytes((small | n,))
+    if n < 1 << 16:
+        return bytes((b16,)) + n.to_bytes(2, "big")
+    return bytes((b16 + 1,)) + n.to_bytes(4, "big")
+
+
+def _pack_with_legal(data: dict[str, Any]) -> bytes:
+    """msgpack.packb(data), with the maps of its `legal` list packed once each (msgpack is
+    compositional: a map's bytes are its header and its keys' and values' bytes in order)."""
+    packb = msgpack.packb
+    parts = [_header(len(data), 0x80, 0xDE)]
+    for k, v in data.items():
+        parts.append(packb(k, use_bin_type=True))
+        if k == "legal":
+            parts.append(_header(len(v), 0x90, 0xDC))
+            parts.extend([_packed(d) for d in v])
+        else:
+            parts.append(packb(v, use_bin_type=True))
+    return b"".join(parts)
 
 
 def _no_constant(name: str) -> Any:

@@ -506,7 +506,13 @@ class GameSession:
         else:
             left = int(max(0.0, min(self.tc.turn_ms - s.clock.used_ms, s.clock.available_ms())))
             bank = int(max(0.0, min(s.clock.bank_ms, s.clock.available_ms())))
-        legal = [self._dict(c) for c in self.state.legal_codes()] if s.want_legal else None
+        legal = None
+        if s.want_legal:
+            codes = self.state.legal_codes()
+            try:
+                legal = list(map(self._dicts.__getitem__, codes))
+            except KeyError:
+                legal = [self._dict(c) for c in codes]
         grouper = self.game.spec.groups
         # Read from the seat's observation, so that they can tell nothing it may not see.
         obs = self.state.observation(seat)

@@ -1,10 +1,12 @@
 """Message.built (the referee's messages, unchecked outside the tests) makes the same
-messages and the same bytes as the checked constructor, over whole games of every game."""
+messages and the same bytes as the checked constructor, over whole games of every game; and
+the msgpack framing, which packs each legal action's map once, writes what msgpack writes."""
 
 from __future__ import annotations
 
 import random
 
+import msgpack
 import pytest
 from maag.engine import registry
 from maag.protocol import YourTurn, check_built_messages
@@ -44,3 +46,5 @@ def test_built_messages_are_the_checked_ones(game: str) -> None:
     for (m1, b1, j1), (m2, b2, j2) in zip(fast, checked, strict=True):
         assert m1 == m2
         assert b1 == b2 and j1 == j2
+        # A your_turn's legal maps are packed once each: the same bytes as packing it whole.
+        assert b1[4:] == msgpack.packb(m1.to_wire(), use_bin_type=True)
