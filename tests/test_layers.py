@@ -13,7 +13,9 @@ ones (resolved), module names handed to `importlib.import_module`, `__import__` 
 `find_spec` (strings, or f-strings read as far as they can be: a name this check cannot
 read is a violation too), and strings written "maag.x.y:function" (the form entry points
 and registries use).
-A process launch (`[sys.executable, "-m", "maag.server", ...]`) is not an import. The
+A process launch (`[sys.executable, "-m", "maag.server", ...]`) is not an import, and a bot
+package's program (a folder with `maag-bot.toml`, such as server/bench/packages/*) is not a
+module of the part it ships with: it runs as its own process, in the sandbox. The
 entry points of pyproject.toml register commands from any part (that is how `maag arena`
 and `maag bot run` reach the command line from bots/); each must name a function that
 exists."""
@@ -143,6 +145,9 @@ def check_tree(root: Path) -> list[Violation]:
             rel = path.relative_to(base)
             if "tests" in rel.parts[:-1]:
                 continue  # a game's own tests (engine_c/games/<name>/tests) are tests, not engine
+            folders = (base / Path(*rel.parts[:i]) for i in range(1, len(rel.parts)))
+            if any((f / "maag-bot.toml").is_file() for f in folders):
+                continue  # a bot package (server/bench/packages/*): a program of its own, sandboxed
             module = _module_name(root, folder, path)
             tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
             for line, name, how in _imports(tree, module, path.name == "__init__.py"):
