@@ -22,10 +22,8 @@ import os
 import resource
 import shutil
 import signal
-import stat
 import sys
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -168,7 +166,6 @@ class Jail:
         self._pump: asyncio.Task[None] | None = None
         self.returncode: int | None = None
         self.killed_by_host = False
-        self.on_exit: list[Callable[[], None]] = []
 
     # -- the command -------------------------------------------------------------------
     def _bwrap_argv(self) -> list[str]:
@@ -409,10 +406,3 @@ class Jail:
         except OSError:
             return ""
         return "\n".join(text.splitlines()[-n:])
-
-
-def world_readable(p: Path) -> bool:
-    try:
-        return bool(os.stat(p).st_mode & stat.S_IROTH)
-    except OSError:
-        return False
