@@ -42,8 +42,9 @@ def render(state: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def describe(action: dict[str, Any], state: dict[str, Any]) -> str:
-    """An action in words, read against the JSON of the state it was played in."""
+def describe(state: dict[str, Any], action: dict[str, Any]) -> str:
+    """An action in words, read against the JSON of the state it was played in (the order of
+    GameSpec.describe: state, then action, as `maag replay --show` and the web view call it)."""
     who = state["player"]
     if action.get("type") == "end_phase":
         after = " (battles follow)" if state["phase"] == "combat" else ""

@@ -30,12 +30,12 @@ def test_actions_in_words() -> None:
     red = [f"R{i}" for i in range(1, 8)]
     st = position({"R3": RED_TANK[:1], "B3": BLUE_INF[:1]}, red=red)
     js = st.to_json()
-    assert describe({"type": "end_phase"}, js) == "Red ends the combat move (battles follow)"
-    assert describe({"type": "move", "unit": RED_TANK[0], "path": ["R3", "R4", "R5"]}, js) == \
+    assert describe(js, {"type": "end_phase"}) == "Red ends the combat move (battles follow)"
+    assert describe(js, {"type": "move", "unit": RED_TANK[0], "path": ["R3", "R4", "R5"]}) == \
         f"Red moves tank {RED_TANK[0]} R3 -> R4 -> R5"
     blitz = position({"R5": RED_TANK[:2], "B3": BLUE_INF[:1]}).to_json()
     joined = {"type": "move", "unit": RED_TANK[1], "path": ["R5", "B5", "B4"], "join": True}
-    assert describe(joined, blitz) == \
+    assert describe(blitz, joined) == \
         f"Red moves tank {RED_TANK[1]} R5 -> B5 -> B4 (blitz through B5) (joining the move before)"
 
 
