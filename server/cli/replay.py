@@ -64,10 +64,11 @@ def show(rp: dict[str, Any], seat: int | None) -> int:
     print(spec.render(view()))
     for i, entry in enumerate(rp["actions"]):
         before = st.to_json()
+        mover = st.current_player  # (each game names it its own way in its JSON)
         words = spec.describe(before, entry["action"]) if spec.describe else json.dumps(entry["action"])
         print(f"  {i:4d} seat {entry['seat'] + 1}: {words}{' (auto)' if entry.get('auto') else ''}")
         st.apply(entry["action"])
-        if st.is_terminal or st.current_player != before["current"] - 1:
+        if st.is_terminal or st.current_player != mover:
             print()
             print(spec.render(view()))
     return 0
