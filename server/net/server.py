@@ -302,7 +302,7 @@ class RefereeServer:
         """A message after the hello."""
         if isinstance(m, (Act, Turn, Resign)):
             self.rooms.play(c, m, now)
-            if self.config.record_latency:
+            if self.config.record_latency and c.cpu0:
                 self.latencies_ms.append((time.monotonic() - now) * 1000)
                 self.cpu_ms.append((time.thread_time() - c.cpu0) * 1000)
         elif isinstance(m, Ping):
