@@ -212,8 +212,11 @@ class Jail:
         for k, p in sdk_paths().items():
             a += [*parents(f"/opt/maag/sdk/maag/{k}"), "--ro-bind", str(p), f"/opt/maag/sdk/maag/{k}"]
         a += ["--proc", "/proc", "--dev", "/dev",
-              "--size", str(cfg.limits.scratch), "--perms", "0777", "--tmpfs", "/scratch",
-              "--symlink", "/scratch", "/tmp"]
+              "--size", str(cfg.limits.scratch), "--perms", "0777", "--tmpfs", "/scratch"]
+        if "/tmp" not in made:
+            a += ["--symlink", "/scratch", "/tmp"]
+        # else the Python lives under /tmp (a venv there): /tmp is then a folder holding only it,
+        # read-only to the bot, whose temporary files go to $TMPDIR, /scratch.
         if cfg.build_space is not None:
             a += ["--ro-bind", str(cfg.folder), "/src", "--size", str(cfg.build_space), "--perms", "0777",
                   "--tmpfs", "/bot", "--chdir", "/bot", "--"]
