@@ -251,6 +251,8 @@ class RefereeServer:
         of the process (crash, memory) or None."""
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[str] = loop.create_future()
+        # A host that gave up on this process (its opponent failed first) may never await it.
+        fut.add_done_callback(lambda f: f.cancelled() or f.exception())
         self.spawn(loop.connect_accepted_socket(lambda: Client(self, pinned=fut, probe=probe), sock))
         return fut
 
