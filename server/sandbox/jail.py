@@ -43,13 +43,12 @@ LOCK_DIR = Path(os.environ.get("MAAG_SANDBOX_STATE", "/run/maag" if os.geteuid()
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """Why a bot's game was lost when it was not lost on the board: one of KINDS, with a
+    """What ended a hosted bot's process, as a verdict of the referee's list
+    (maag.server.referee.session.VERDICTS: here `memory` or `crash`), with a
     human detail (the signal, the exit code, the limit)."""
 
     kind: str
     detail: str = ""
-
-    KINDS = ("time", "memory", "crash", "illegal", "protocol", "disconnect", "startup")
 
     def to_dict(self) -> dict[str, str]:
         return {"kind": self.kind, "detail": self.detail}
