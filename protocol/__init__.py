@@ -23,6 +23,7 @@ from ._connection import (
     Event,
     Sentinel,
     event_key,
+    read_events,
 )
 from ._errors import FATAL, ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
 from ._framing import ENCODINGS, MAX_GREETING, Greeting
@@ -68,7 +69,7 @@ __all__ = [
     "Greeting", "Message", "Hello", "Act", "Turn", "Resign", "Ping",
     "Welcome", "GameStart", "YourTurn", "GameEvent", "Result", "GameOver", "Error", "Pong",
     "CLIENT_MESSAGES", "SERVER_MESSAGES", "MESSAGE_TYPES", "message_from_wire", "message_from_dict",
-    "check_built_messages",
+    "check_built_messages", "read_events",
     "MAX_NAME", "MAX_TOKEN", "MAX_ID", "MAX_TEXT", "MAX_GAMES", "MAX_CONCURRENCY", "MAX_TURN_ACTIONS",
     "MAX_DEPTH", "MAX_INFO", "MAX_INFO_TEXT",
 ]

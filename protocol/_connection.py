@@ -3,8 +3,10 @@ No sockets, clocks or tasks: the caller moves the bytes (see docs/protocol.md)."
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from enum import Enum
+from typing import Protocol
 
 from ._errors import FATAL, ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
 from ._framing import Codec, Greeting, JsonLinesCodec, extract_greeting, make_codec
@@ -133,6 +135,21 @@ class Connection:
             self._set_encoding(event.encoding)
         return event
 
+    def events(self, data: bytes | None = None) -> Iterator[Event]:
+        """Feed `data` if given (b"" for the end of the stream), then yield every whole event
+        buffered: up to NEED_DATA, or up to ConnectionClosed, which is yielded last. The one
+        way every reader of this protocol takes events from its bytes (see `read_events`).
+        Raises what `next_event` raises, after the events before the error."""
+        if data is not None:
+            self.receive_data(data)
+        while True:
+            ev = self.next_event()
+            if ev is NEED_DATA:
+                return
+            yield ev
+            if isinstance(ev, ConnectionClosed):
+                return
+
     # -- sending ---------------------------------------------------------------------------
     def send(self, event: Event) -> bytes:
         """The bytes that carry `event` to the peer (b"" for ConnectionClosed, which only
@@ -183,3 +200,24 @@ class Connection:
     def _set_encoding(self, encoding: str) -> None:
         self.encoding = encoding
         self._codec = make_codec(encoding)
+
+
+class Reader(Protocol):
+    """Anything with asyncio.StreamReader's `read`."""
+
+    async def read(self, n: int = -1) -> bytes: ...
+
+
+async def read_events(reader: Reader, conn: Connection, size: int = 65536) -> AsyncIterator[Event]:
+    """The client read loop of the protocol: read `reader` and yield `conn`'s events as they
+    come, ending after ConnectionClosed (the peer's EOF). Used by every asyncio client of
+    maag that reads a stream (the minibot, the web view's seat); the caller writes
+    (`conn.send`) and decides what each event means. Raises what `next_event` raises."""
+    while True:
+        data = await reader.read(size)
+        for ev in conn.events(data):
+            yield ev
+            if isinstance(ev, ConnectionClosed):
+                return
+        if not data:  # (not reached: the end of the stream always gives ConnectionClosed)
+            return

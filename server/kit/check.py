@@ -31,7 +31,6 @@ from maag.engine import registry
 from maag.engine.registry import Situation
 from maag.protocol import (
     FATAL,
-    NEED_DATA,
     Act,
     Connection,
     ConnectionClosed,
@@ -93,16 +92,16 @@ class Tap:
     def bot_bytes(self, data: bytes) -> None:
         if self.bot_dead:
             return
-        self.from_bot.receive_data(data)
+        events = self.from_bot.events(data)
         while True:
             try:
-                ev = self.from_bot.next_event()
+                ev = next(events, None)
             except RemoteProtocolError as e:
                 self.bot_dead = True
                 where = f" (field {e.field!r})" if e.field else ""
                 self.problems.append(f"protocol error {e.code.value}{where}: {e.message}")
                 return
-            if ev is NEED_DATA or isinstance(ev, ConnectionClosed):
+            if ev is None or isinstance(ev, ConnectionClosed):
                 return
             with contextlib.suppress(ProtocolError):
                 self.from_server.send(ev)  # keep the mirror's state in step
@@ -117,14 +116,14 @@ class Tap:
                     g.notes.append("resigned")
 
     def server_bytes(self, data: bytes) -> None:
-        self.from_server.receive_data(data)
+        events = self.from_server.events(data)
         while True:
             try:
-                ev = self.from_server.next_event()
+                ev = next(events, None)
             except ProtocolError as e:  # a referee bug: report it, it is not the bot's fault
                 self.problems.append(f"(referee) {e}")
                 return
-            if ev is NEED_DATA or isinstance(ev, ConnectionClosed):
+            if ev is None or isinstance(ev, ConnectionClosed):
                 return
             if not self.bot_dead:
                 with contextlib.suppress(ProtocolError):

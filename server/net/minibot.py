@@ -23,7 +23,6 @@ from typing import Any
 
 from maag.engine import Game, State, registry
 from maag.protocol import (
-    NEED_DATA,
     Act,
     Connection,
     ConnectionClosed,
@@ -37,6 +36,7 @@ from maag.protocol import (
     Role,
     Turn,
     YourTurn,
+    read_events,
 )
 
 __all__ = ["MiniBot", "main"]
@@ -100,22 +100,15 @@ class MiniBot:
         self._send(Greeting(encoding=self.encoding))
         self._send(Hello(name=self.name, token=self.token, games=registry.names(),
                          concurrency=self.concurrency, want_legal=self.want_legal))
-        while True:
-            data = await reader.read(65536)
-            self.conn.receive_data(data)
-            while True:
-                ev = self.conn.next_event()
-                if ev is NEED_DATA:
-                    break
-                if isinstance(ev, ConnectionClosed):
-                    self._writer.close()
-                    return 0
-                self._on(ev)
-                if self.max_games is not None and self.finished >= self.max_games:
-                    self._writer.close()
-                    return 0
-            if not data:
+        async for ev in read_events(reader, self.conn):
+            if isinstance(ev, ConnectionClosed):
+                self._writer.close()
                 return 0
+            self._on(ev)
+            if self.max_games is not None and self.finished >= self.max_games:
+                self._writer.close()
+                return 0
+        return 0
 
     def _on(self, ev: Any) -> None:
         if isinstance(ev, GameStart):

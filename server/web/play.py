@@ -35,7 +35,6 @@ from typing import Any
 
 from aiohttp import web
 from maag.protocol import (
-    NEED_DATA,
     Connection,
     ConnectionClosed,
     GameOver,
@@ -46,6 +45,7 @@ from maag.protocol import (
     ProtocolError,
     Role,
     message_from_dict,
+    read_events,
 )
 from maag.server.compete.match import BotProcess
 from maag.server.net.server import RateLimiter, RefereeServer
@@ -103,30 +103,26 @@ class HumanSeat:
             self.writer.write(self.conn.send(msg))
 
     async def _read(self, reader: asyncio.StreamReader) -> None:
+        events = read_events(reader, self.conn)
         while True:
-            data = await reader.read(65536)
-            self.conn.receive_data(data)
-            while True:
-                try:
-                    ev = self.conn.next_event()
-                except ProtocolError as e:
-                    self.to_page({"type": "error", "message": f"referee: {e}"})
-                    return
-                if ev is NEED_DATA:
-                    break
-                if isinstance(ev, ConnectionClosed):
-                    return
-                if isinstance(ev, Greeting):
-                    continue
-                assert isinstance(ev, Message)
-                if isinstance(ev, GameStart):
-                    self.game_id = ev.game_id
-                wire = ev.to_wire()
-                if isinstance(ev, GameOver):
-                    self.over = wire
-                self.to_page(wire)
-            if not data:
+            try:
+                ev = await anext(events)
+            except StopAsyncIteration:
                 return
+            except ProtocolError as e:
+                self.to_page({"type": "error", "message": f"referee: {e}"})
+                return
+            if isinstance(ev, ConnectionClosed):
+                return
+            if isinstance(ev, Greeting):
+                continue
+            assert isinstance(ev, Message)
+            if isinstance(ev, GameStart):
+                self.game_id = ev.game_id
+            wire = ev.to_wire()
+            if isinstance(ev, GameOver):
+                self.over = wire
+            self.to_page(wire)
 
     def to_page(self, msg: dict[str, Any]) -> None:
         frame = json.dumps(msg)
