@@ -16,7 +16,15 @@ game after game. Once every bot is logged in, after a warm-up, for `seconds`:
 - cpu_p50_ms / cpu_p99_ms: the same interval in CPU time of the referee's thread (the
   work itself, without preemption);
 - rtt_p50_ms / rtt_p99_ms: the same seen by the bots, from writing an act to reading the
-  next your_turn of that game (includes both processes' event loops and the kernel).
+  next your_turn of that game (includes both processes' event loops and the kernel);
+- cpu_us_per_message: the referee process's whole CPU time (user and system, all threads:
+  /proc) per bot message (`act` or `turn`) over the measured window; messages_per_core_s:
+  the messages one referee core takes per second at that cost;
+- bare_cpu_us_per_message and cpu_ratio: each run of the referee is followed by one of the
+  bare exchange (server/bench/bare.py: an asyncio server on the same event loop that decodes
+  each frame and answers it with a ready-made `your_turn`) with the same bots; the ratio of
+  the referee's CPU per message to the bare exchange's is taken per run, then the median
+  (`--no-bare` leaves it out).
 
 With `spectators` N > 0 the referee also serves its web view (`--web`) and one more process
 holds N WebSocket spectators of the running games (server/bench/spectators.py), started
