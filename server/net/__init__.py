@@ -1,2 +1,5 @@
-"""The network: the asyncio TCP server that connects bots to referee sessions (server.py)
-and the referee's own minimal test bot (minibot.py)."""
+"""The network: the referee server (server.py, `RefereeServer`) in rooms, one job each: the
+transport (transport.py: one asyncio.Protocol per connection), the lobby (lobby.py: who is
+free, who plays whom), the games' life cycle (games.py), the storage keeper (keeper.py:
+lease, outages, spill file), the watchers (watchers.py), its data (model.py) and its event
+loop (loop.py); and the referee's own minimal test bot (minibot.py)."""
