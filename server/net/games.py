@@ -302,6 +302,35 @@ class Games:
             req.future.set_result(summary)
         srv.lobby.pair()
 
+    async def record_forfeit(self, seats: tuple[str, str], loser: int, verdict: str, detail: str, *,
+                             match_id: str | None = None, tags: dict[str, Any] | None = None,
+                             seed: int | None = None) -> GameSummary:
+        """Store a game that could not start because seat `loser`'s bot failed before it
+        (its process never said hello in time: verdict `startup`): lost by that seat, no
+        actions, the verdict in its result."""
+        cfg = self.config
+        srv = self.server
+        full_config = Game(cfg.game, cfg.game_config).config
+        db_id = await srv.storage.create_game(cfg.game, full_config, seats, str(cfg.tc), match_id,
+                                              srv.server_id)
+        winner = 1 - loser
+        v = {"seat": loser + 1, "kind": verdict, "detail": detail}
+        result_text = "1-0" if winner == 0 else "0-1"
+        replay = {"version": REPLAY_VERSION, "game": cfg.game, "config": full_config, "seed": seed,
+                  "start_state": None, "time_control": cfg.tc.to_dict(), "policy": cfg.policy.to_dict(),
+                  "tags": {**(tags or {}), "Game": cfg.game, "Seat1": seats[0], "Seat2": seats[1],
+                           "Result": result_text, "Reason": "disconnect", "GameId": str(db_id),
+                           **({"Match": match_id} if match_id else {})},
+                  "actions": [],
+                  "result": {"winner": winner, "reason": "disconnect", "plies": 0, "verdict": v}}
+        stored = True
+        try:
+            await srv.storage.finish_game(db_id, replay)
+        except Exception:
+            LOG.exception("game %s: the forfeit could not be stored", db_id)
+            stored = False
+        return GameSummary(db_id, seats, winner, "disconnect", 0, (0.0, 0.0), (0.0, 0.0), stored, verdict=v)
+
     def abort_all(self, why: str) -> None:
         """Stop every running game without a winner (stored as aborted, `game_over` sent)."""
         for g in list(self.games.values()):

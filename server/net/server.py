@@ -55,7 +55,7 @@ from maag.server.net.model import SERVER_NAME, GameNotStarted, GameRequest, Game
 from maag.server.net.transport import Client, RateLimiter
 from maag.server.net.watchers import GameChange, Watchers
 from maag.server.referee.clock import TimeControl
-from maag.server.referee.session import REPLAY_VERSION, GameSession
+from maag.server.referee.session import GameSession
 from maag.server.storage.base import AsyncStorage, Storage, hash_token
 
 __all__ = ["ServerConfig", "RefereeServer", "GameRequest", "GameSummary", "GameNotStarted", "GameChange",
@@ -262,27 +262,8 @@ class RefereeServer:
         """Store a game that could not start because seat `loser`'s bot failed before it
         (its process never said hello in time: verdict `startup`): lost by that seat, no
         actions, the verdict in its result."""
-        cfg = self.config
-        full_config = Game(cfg.game, cfg.game_config).config
-        db_id = await self.storage.create_game(cfg.game, full_config, seats, str(cfg.tc), match_id,
-                                               self.server_id)
-        winner = 1 - loser
-        v = {"seat": loser + 1, "kind": verdict, "detail": detail}
-        result_text = "1-0" if winner == 0 else "0-1"
-        replay = {"version": REPLAY_VERSION, "game": cfg.game, "config": full_config, "seed": seed,
-                  "start_state": None, "time_control": cfg.tc.to_dict(), "policy": cfg.policy.to_dict(),
-                  "tags": {**(tags or {}), "Game": cfg.game, "Seat1": seats[0], "Seat2": seats[1],
-                           "Result": result_text, "Reason": "disconnect", "GameId": str(db_id),
-                           **({"Match": match_id} if match_id else {})},
-                  "actions": [],
-                  "result": {"winner": winner, "reason": "disconnect", "plies": 0, "verdict": v}}
-        stored = True
-        try:
-            await self.storage.finish_game(db_id, replay)
-        except Exception:
-            LOG.exception("game %s: the forfeit could not be stored", db_id)
-            stored = False
-        return GameSummary(db_id, seats, winner, "disconnect", 0, (0.0, 0.0), (0.0, 0.0), stored, verdict=v)
+        return await self.rooms.record_forfeit(seats, loser, verdict, detail, match_id=match_id, tags=tags,
+                                               seed=seed)
 
     # -- connections (called by the transport) -------------------------------------------
     def opened(self, c: Client) -> bool:
