@@ -394,15 +394,7 @@ class Host:
                     return None if v is None else (v.kind, v.detail)
 
                 handles[i] = self.server.attach(ours, probe=probe)
-                env = {"PATH": _sandbox_path(), "HOME": "/scratch", "TMPDIR": "/scratch", "LANG": "C.UTF-8",
-                       "PYTHONPATH": "/opt/maag/sdk", "PYTHONDONTWRITEBYTECODE": "1",
-                       "MAAG_CONNECT": f"fd:{theirs.fileno()}", "MAAG_TOKEN": tokens[i], "MAAG_BOT": bot.name,
-                       "MAAG_CONCURRENCY": "1", "MAAG_GAME": self.server.config.game,
-                       "MAAG_THREADS": str(bot.threads)}
-                # What the host passes on purpose (--pass-env), never over the sandbox's own.
-                passed = bot_environment({}, self.options.pass_env, host={
-                    k: v for k, v in os.environ.items() if k in self.options.pass_env})
-                env = {**passed, **env}
+                env = sandbox_env(bot, tokens[i], self.server.config.game, theirs.fileno(), self.options)
                 safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in bot.name)
                 jail = Jail(JailConfig(bot.argv, bot.folder, env, self.options.limits, threads=bot.threads,
                                        cores=cores, extra_fds=[theirs.fileno()]),
@@ -489,6 +481,74 @@ class Host:
 
     def close(self) -> None:
         self.monitor.stop()
+
+
+def sandbox_env(bot: HostedBot, token: str, game: str, fd: int, options: HostOptions) -> dict[str, str]:
+    """A hosted bot's whole environment: the sandbox's own variables, the documented MAAG_*
+    ones, and what the host passes on purpose (--pass-env), never over the former."""
+    env = {"PATH": _sandbox_path(), "HOME": "/scratch", "TMPDIR": "/scratch", "LANG": "C.UTF-8",
+           "PYTHONPATH": "/opt/maag/sdk", "PYTHONDONTWRITEBYTECODE": "1",
+           "MAAG_CONNECT": f"fd:{fd}", "MAAG_TOKEN": token, "MAAG_BOT": bot.name,
+           "MAAG_CONCURRENCY": "1", "MAAG_GAME": game, "MAAG_THREADS": str(bot.threads)}
+    passed = bot_environment({}, options.pass_env,
+                             host={k: v for k, v in os.environ.items() if k in options.pass_env})
+    return {**passed, **env}
+
+
+class RelayedJail:
+    """A hosted bot for a tool that connects bots over TCP (the bot kit): the bot runs in its
+    sandbox with its socket pair as always, and the host relays that socket to an address.
+    Looks like a process: returncode, terminate(), kill(), wait()."""
+
+    def __init__(self, jail: Jail, pumps: list[asyncio.Task[None]]) -> None:
+        self.jail = jail
+        self.pumps = pumps
+
+    @property
+    def returncode(self) -> int | None:
+        return None if self.jail.proc is None else self.jail.proc.returncode
+
+    def terminate(self) -> None:
+        self.jail.kill()
+
+    def kill(self) -> None:
+        self.jail.kill()
+
+    async def wait(self) -> int | None:
+        rc = await self.jail.wait()
+        for t in self.pumps:
+            t.cancel()
+        await self.jail.close()
+        return rc
+
+
+async def launch_relayed(bot: HostedBot, options: HostOptions, cg: cgroups.Cgroups | None, address: str,
+                         token: str, log_path: Path, game: str) -> RelayedJail:
+    """Start `bot` in its sandbox and relay its connection to `address` (HOST:PORT)."""
+    ours, theirs = socket.socketpair()
+    env = sandbox_env(bot, token, game, theirs.fileno(), options)
+    jail = Jail(JailConfig(bot.argv, bot.folder, env, options.limits, threads=bot.threads,
+                           extra_fds=[theirs.fileno()]), cg, log_path)
+    try:
+        await jail.start()
+    finally:
+        theirs.close()
+    host, _, port = address.rpartition(":")
+    r1, w1 = await asyncio.open_connection(sock=ours)
+    r2, w2 = await asyncio.open_connection(host, int(port))
+
+    async def pump(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+        try:
+            while data := await src.read(1 << 16):
+                dst.write(data)
+                await dst.drain()
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            dst.close()
+
+    loop = asyncio.get_running_loop()
+    return RelayedJail(jail, [loop.create_task(pump(r1, w2)), loop.create_task(pump(r2, w1))])
 
 
 def _sandbox_path() -> str:

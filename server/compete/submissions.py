@@ -1,9 +1,11 @@
 """Submissions: a participant's bot package becomes a version of their bot, is built once in
-the sandbox, validated by smoke games in the sandbox, and only then becomes the bot's active
+the sandbox, validated in the sandbox (the bot kit's scripted situations, then smoke games
+against random and against itself), and only then becomes the bot's active
 version, which tournaments (`--bot NAME`, `--bot NAME@VERSION`) and the hosted ladder play.
 
     submit()   check the package (manifest, archive safety, size), store it (pending)
     process()  building -> validating -> active, or rejected with the reason and the report
+               (the kit's situations, each smoke game with its verdict and replay id)
 
 The build's log and the validation report (each smoke game with its verdict and replay id)
 are kept with the version. A package is fetched from the database by its SHA-256 and
@@ -23,7 +25,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from maag.server.compete.hosting import STORED_PREFIX, HostedBot, HostOptions, build
+from maag.server.compete.hosting import STORED_PREFIX, HostedBot, HostOptions, build, launch_relayed
+from maag.server.kit.check import run_check
 from maag.server.sandbox import cgroups
 from maag.server.sandbox.jail import stage_package
 from maag.server.sandbox.package import MANIFEST, BotPackage, PackageError, is_package, unpack
@@ -197,6 +200,21 @@ async def process(store: SubmissionStore, db_url: str, v: Version, *, game: str,
             run_dir = pkg.root
         store.move(v.bot, v.version, ("building",), "validating", build_log=build_log or None,
                    built=built_bytes)
+        # The bot kit's scripted situations, the bot in its sandbox (relayed to the kit's referee).
+        run_pkg = BotPackage.from_folder(run_dir)
+        hb_run = HostedBot(v.bot, run_dir, run_pkg.argv, run_pkg.threads, run_pkg)
+        cg = cgroups.detect()
+        kit = await run_check([run_pkg.run], tc=tc, game=game, game_config=dict(game_config),
+                              launch=lambda addr, tok, path: launch_relayed(hb_run, options, cg, addr, tok,
+                                                                            path, game))
+        check = kit.to_json()
+        if not kit.ok:
+            failed = [s["name"] for s in check["situations"] if not s.get("ok", True)]
+            why = "; ".join(kit.problems) or f"situations failed: {', '.join(failed)}"
+            store.move(v.bot, v.version, ("validating",), "rejected",
+                       reason=f"bot check failed: {why[:1500]}",
+                       report={"check": check, "passed": False, "games": []})
+            return _get(store, v)
         # Smoke games in the sandbox, at the competition's time control: against random, then itself.
         cfg = ServerConfig(port=0, game=game, game_config=dict(game_config), tc=TimeControl.parse(tc),
                            auto_pair=False)
@@ -215,8 +233,9 @@ async def process(store: SubmissionStore, db_url: str, v: Version, *, game: str,
                               "game_id": g.game_id,
                               "seats": list(g.seats), "winner": g.winner, "reason": g.reason,
                               "verdict": verdict, "passed": not against_us})
-        report = {"game": game, "tc": tc, "games": games, "passed": ok,
-                  "checks": "smoke games in the sandbox: against random and against itself"}
+        report = {"game": game, "tc": tc, "games": games, "passed": ok, "check": check,
+                  "checks": "maag bot check's situations, then smoke games in the sandbox: against "
+                            "random and against itself"}
         if ok:
             store.move(v.bot, v.version, ("validating",), "active", report=report)
         else:

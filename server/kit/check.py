@@ -22,7 +22,7 @@ import os
 import shlex
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -298,6 +298,7 @@ def old_placeholders(command: Sequence[str]) -> list[str]:
 async def run_check(command: Sequence[str], *, tc: str = "1s", game: str | None = None,
                     game_config: dict[str, Any] | None = None,
                     seed: int = 1, connect_timeout_s: float = 20.0, situations: Sequence[str] | None = None,
+                    launch: Callable[[str, str, Path], Awaitable[Any]] | None = None,
                     log: Callable[[str], None] = lambda s: None) -> CheckReport:
     """Run the kit; `log` gets one line per event. Never raises for the bot's faults."""
     from maag.server.net.server import RefereeServer, ServerConfig
@@ -320,14 +321,22 @@ async def run_check(command: Sequence[str], *, tc: str = "1s", game: str | None 
         srv.add_token(opp_token, OPPONENT)
         for warning in old_placeholders(command):
             log(f"warning: {warning}")
-        cmd = bot_command(command, f"127.0.0.1:{proxy.port}", token)
-        log(f"starting the bot: {shlex.join(cmd)}")
         stderr_path = Path(tmp) / "bot.stderr"
-        with open(stderr_path, "wb") as err:
-            proc = await asyncio.create_subprocess_exec(
-                *cmd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=err,
-                env=bot_environment({"MAAG_ADDRESS": f"127.0.0.1:{proxy.port}",
-                                     "MAAG_CONNECT": f"127.0.0.1:{proxy.port}", "MAAG_TOKEN": token}))
+        proc: Any
+        cmd = list(command)
+        if launch is not None:
+            # The host starts the bot its own way (a package in the sandbox, relayed to this
+            # address); it gives back something with returncode, terminate, kill and wait.
+            log(f"starting the bot: {' '.join(command) or 'by the host'}")
+            proc = await launch(f"127.0.0.1:{proxy.port}", token, stderr_path)
+        else:
+            cmd = bot_command(command, f"127.0.0.1:{proxy.port}", token)
+            log(f"starting the bot: {shlex.join(cmd)}")
+            with open(stderr_path, "wb") as err:
+                proc = await asyncio.create_subprocess_exec(
+                    *cmd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=err,
+                    env=bot_environment({"MAAG_ADDRESS": f"127.0.0.1:{proxy.port}",
+                                         "MAAG_CONNECT": f"127.0.0.1:{proxy.port}", "MAAG_TOKEN": token}))
         # The kit's opponent: the referee's own random bot, in this process.
         opponent = MiniBot("127.0.0.1", srv.port, opp_token, agent="random", concurrency=4, name=OPPONENT,
                            quiet=True)
@@ -367,7 +376,8 @@ async def run_check(command: Sequence[str], *, tc: str = "1s", game: str | None 
                 exit_code = proc.returncode
             await proxy.stop()
             await srv.stop()
-        stderr = stderr_path.read_bytes().decode("utf-8", "replace")[-4000:]
+        stderr = (stderr_path.read_bytes().decode("utf-8", "replace")[-4000:]
+                  if stderr_path.exists() else "")
         if exit_code not in (None, 0):
             killed = f" (killed by signal {-exit_code})" if exit_code < 0 else ""
             problems.append(f"the bot exited with code {exit_code}{killed}")

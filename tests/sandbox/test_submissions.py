@@ -69,13 +69,14 @@ def test_submit_build_validate_activate_retire(tmp_path: Path) -> None:
         assert store.get("alice").version == 1  # type: ignore[union-attr]
     finally:
         store.close()
-    # One that crashes: rejected by validation, with its report naming the verdict.
+    # One that crashes: rejected by the bot kit's situations, run in the sandbox, with its report.
     crash = _pkg(tmp_path / "crash", 'name = "x"\nrun = "python3 -c \'import os; os.abort()\'"\n')
     r = maag("bot", "submit", "alice", str(crash), "--json", *common)
     v3 = json.loads(r.stdout.splitlines()[-1])
-    assert v3["status"] == "rejected" and "validation failed" in v3["reason"]
-    assert not v3["report"]["passed"]
-    assert any(g["verdict"] and g["verdict"]["kind"] == "startup" for g in v3["report"]["games"])
+    assert v3["status"] == "rejected" and "bot check failed" in v3["reason"] and "134" in v3["reason"]
+    assert not v3["report"]["passed"] and not v3["report"]["check"]["ok"]
+    # The good one's report holds the kit's situations, passed.
+    assert v1["report"]["check"]["ok"] and v1["report"]["check"]["situations"]
     # A newer good version (the C bot, built by make) retires version 1; its games stay.
     r = maag("bot", "submit", "alice", str(C_BOT), "--json", *common)
     assert r.returncode == 0, r.stderr[-2000:]

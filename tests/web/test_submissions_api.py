@@ -202,8 +202,8 @@ def test_rejections_oversized_escaping_broken_build_crash(tmp_path: Path) -> Non
         st, ans, _ = upload(s, "alice", targz(crash), token)
         assert st == 202, ans
         v = wait_final(s, "alice", ans["version"]["version"])
-        assert v["status"] == "rejected" and v["reason"].startswith("validation failed"), v
-        assert not v["report"]["passed"] and any(not g["passed"] for g in v["report"]["games"])
+        assert v["status"] == "rejected" and v["reason"].startswith("bot check failed"), v
+        assert not v["report"]["passed"] and not v["report"]["check"]["ok"]
         st, page, _ = call(s, "GET", "/api/bots/alice")
         assert [x["status"] for x in page["versions"]] == ["rejected", "rejected"]
         assert all(x["status"] != "building" for x in page["versions"])
