@@ -48,3 +48,11 @@ def test_built_messages_are_the_checked_ones(game: str) -> None:
         assert b1 == b2 and j1 == j2
         # A your_turn's legal maps are packed once each: the same bytes as packing it whole.
         assert b1[4:] == msgpack.packb(m1.to_wire(), use_bin_type=True)
+
+
+def test_the_suite_checks_every_message_the_referee_builds() -> None:
+    """The root conftest.py turns the checks on, for this process and the servers the tests
+    start as processes ($MAAG_CHECK_MESSAGES)."""
+    import os
+
+    assert check_built_messages() and os.environ.get("MAAG_CHECK_MESSAGES") == "1"
