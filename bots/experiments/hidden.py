@@ -22,7 +22,7 @@ import random
 import statistics
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -302,5 +302,3 @@ def preset_pairs(name: str, best: str, k: int = 8,
     raise ValueError(f"unknown preset {name!r}; known: {', '.join(PRESETS)}")
 
 
-def config_dict(cfg: HiddenConfig) -> dict[str, Any]:
-    return asdict(cfg)

@@ -16,10 +16,6 @@ FIELDS = ("round", "player", "phase", "owner", "units", "moved", "result")
 _NOW: dict[str, Any] = {"game": None, "state": None}
 
 
-def _fields(js: dict[str, Any]) -> dict[str, Any]:
-    return {k: js.get(k) for k in FIELDS}
-
-
 def _diff(want: dict[str, Any], got: dict[str, Any]) -> list[str]:
     return [f"{k}: recorded {want.get(k)!r}, engine {got.get(k)!r}"
             for k in FIELDS if want.get(k) != got.get(k)]
