@@ -32,6 +32,21 @@ int cd_play_ok(const cd_state *st, int seat, int hand_slot);
 void cd_do_action(cd_state *st, mg_action a, mg_rng *rng);
 void cd_start_turn(cd_state *st, mg_rng *rng);
 
+/* Whether selector `sel` (CD_S_*), used by `seat`, may choose character `t`: one copy for
+ * the legal-action generator (cards_legal.c) and the rules (cards_rules.c), inlined in both. */
+static inline int cd_selector_allows(const cd_state *st, int seat, int sel, cd_ref t)
+{
+    if (!cd_spell_target_ok(st, seat, t))
+        return 0;
+    switch (sel) {
+    case CD_S_ANY_CHAR: return 1;
+    case CD_S_ANY_MINION: return t.slot != CD_HERO_SLOT;
+    case CD_S_ENEMY_MINION: return t.slot != CD_HERO_SLOT && t.seat != seat;
+    case CD_S_FRIENDLY_MINION: return t.slot != CD_HERO_SLOT && t.seat == seat;
+    default: return 0;
+    }
+}
+
 /* cards_legal.c */
 int cd_legal(const void *vst, mg_action *out);
 int cd_check(const void *vst, mg_action a);

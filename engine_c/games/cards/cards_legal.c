@@ -20,19 +20,6 @@ static int canonical(const cd_state *st, cd_ref *out)
     return n;
 }
 
-static int allows(const cd_state *st, int seat, int sel, cd_ref t)
-{
-    if (!cd_spell_target_ok(st, seat, t))
-        return 0;
-    switch (sel) {
-    case CD_S_ANY_CHAR: return 1;
-    case CD_S_ANY_MINION: return t.slot != CD_HERO_SLOT;
-    case CD_S_ENEMY_MINION: return t.slot != CD_HERO_SLOT && t.seat != seat;
-    case CD_S_FRIENDLY_MINION: return t.slot != CD_HERO_SLOT && t.seat == seat;
-    default: return 0;
-    }
-}
-
 static int play_actions(const cd_state *st, int h, const cd_ref *chars, int nchars, mg_action *out)
 {
     int seat = st->current, card = st->p[seat].hand[h], sel, n = 0;
@@ -40,7 +27,7 @@ static int play_actions(const cd_state *st, int h, const cd_ref *chars, int ncha
         return 0;
     if (cd_card_needs_target(st, seat, card, &sel))
         for (int i = 0; i < nchars; i++)
-            if (allows(st, seat, sel, chars[i]))
+            if (cd_selector_allows(st, seat, sel, chars[i]))
                 out[n++] = CD_ACTION(CD_A_PLAY, h, CD_TARGET(chars[i].seat, chars[i].slot), card);
     if (n == 0) /* no target needed, or a battlecry without one (spells were refused) */
         out[n++] = CD_ACTION(CD_A_PLAY, h, 0, card);
@@ -128,14 +115,14 @@ static int check_play(const cd_state *st, int h, int tcode, int card)
     if (!cd_card_needs_target(st, seat, card, &sel))
         return tcode == 0 ? MG_OK : CD_ERR_TARGET;
     if (tcode != 0)
-        return allows(st, seat, sel, decode_target(tcode)) ? MG_OK : CD_ERR_TARGET;
+        return cd_selector_allows(st, seat, sel, decode_target(tcode)) ? MG_OK : CD_ERR_TARGET;
     /* A battlecry may go without a target only if no character allows one. */
     for (int k = 0; k < 2; k++) {
         cd_ref t = {seat ^ k, CD_HERO_SLOT};
-        if (allows(st, seat, sel, t))
+        if (cd_selector_allows(st, seat, sel, t))
             return CD_ERR_TARGET;
         for (t.slot = 0; t.slot < st->p[t.seat].nboard; t.slot++)
-            if (allows(st, seat, sel, t))
+            if (cd_selector_allows(st, seat, sel, t))
                 return CD_ERR_TARGET;
     }
     return MG_OK;

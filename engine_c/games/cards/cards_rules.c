@@ -178,19 +178,6 @@ static int chosen_selector(int sel)
            sel == CD_S_FRIENDLY_MINION;
 }
 
-static int selector_allows(const cd_state *st, int seat, int sel, cd_ref t)
-{
-    if (!cd_spell_target_ok(st, seat, t))
-        return 0;
-    switch (sel) {
-    case CD_S_ANY_CHAR: return 1;
-    case CD_S_ANY_MINION: return t.slot != CD_HERO_SLOT;
-    case CD_S_ENEMY_MINION: return t.slot != CD_HERO_SLOT && t.seat != seat;
-    case CD_S_FRIENDLY_MINION: return t.slot != CD_HERO_SLOT && t.seat == seat;
-    default: return 0;
-    }
-}
-
 /* Whether the card, played now by `seat`, takes a chosen target: 1 (and *sel), or 0. */
 int cd_card_needs_target(const cd_state *st, int seat, int card, int *sel)
 {
@@ -211,10 +198,10 @@ static int any_target(const cd_state *st, int seat, int sel)
 {
     for (int s = 0; s < 2; s++) {
         cd_ref t = {s, CD_HERO_SLOT};
-        if (selector_allows(st, seat, sel, t))
+        if (cd_selector_allows(st, seat, sel, t))
             return 1;
         for (t.slot = 0; t.slot < st->p[s].nboard; t.slot++)
-            if (selector_allows(st, seat, sel, t))
+            if (cd_selector_allows(st, seat, sel, t))
                 return 1;
     }
     return 0;
