@@ -95,6 +95,8 @@ async def _start_cost(pkg: Path, sandboxed: bool, n: int) -> dict[str, list[floa
         hellos: list[float] = []
         try:
             if sandboxed:
+                from maag.server.compete.hosting import sandbox_env
+
                 host = Host(server, HostOptions(), log_dir=Path(tmp))
                 bot = hosted_bot(str(pkg), "pkg", HostOptions(), Path(tmp))
                 assert bot is not None
@@ -103,9 +105,7 @@ async def _start_cost(pkg: Path, sandboxed: bool, n: int) -> dict[str, list[floa
                 for _ in range(n):
                     ours, theirs = socket.socketpair()
                     fut = server.attach(ours)
-                    env = {"PATH": _sandbox_bin_path(), "HOME": "/scratch", "PYTHONPATH": "/opt/maag/sdk",
-                           "MAAG_CONNECT": f"fd:{theirs.fileno()}", "MAAG_TOKEN": token,
-                           "MAAG_GAME": cfg.game}
+                    env = sandbox_env(bot, token, cfg.game, theirs.fileno(), HostOptions())
                     j = Jail(JailConfig(bot.argv, bot.folder, env, HostOptions().limits,
                                         extra_fds=[theirs.fileno()]), host.cg, Path(tmp) / "j.log")
                     t0 = time.perf_counter()
@@ -136,14 +136,10 @@ async def _start_cost(pkg: Path, sandboxed: bool, n: int) -> dict[str, list[floa
 
 
 def _sdk_root() -> Path:
-    import maag.protocol
+    """The folder that holds maag/protocol and maag/clients (a plain bot's PYTHONPATH)."""
+    from maag.server.sandbox.jail import sdk_paths
 
-    return Path(maag.protocol.__file__).resolve().parent.parent
-
-
-def _sandbox_bin_path() -> str:
-    bins = [str(Path(p) / "bin") for p in {sys.prefix, sys.base_prefix} if not p.startswith("/usr")]
-    return ":".join([*bins, "/usr/bin", "/bin"])
+    return sdk_paths()["protocol"].parent
 
 
 async def _referee_cpu(sandboxed: bool, games: int, ponder: str) -> list[float]:

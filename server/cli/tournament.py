@@ -34,6 +34,7 @@ from maag.server.compete.formats import (
     BotSpec,
     Standings,
     TournamentSpec,
+    forfeits_text,
     parse_bot,
     to_csv,
     to_html,
@@ -187,10 +188,8 @@ def leaderboard(st: Standings, title: str | None = None) -> Table:
         elo = "" if r["elo"] is None or not r["games"] else f"{r['elo']:+.0f}"
         pct = "" if r["score_pct"] is None else f" ({r['score_pct']:.1f}%)"
         wdl = f"{r['wins']}-{r['draws']}-{r['losses']}"
-        forfeits = " ".join(f"{k} {n}" for k, n in (r.get("verdicts") or {}).items())
-        if r.get("withdrawn"):
-            forfeits = f"{forfeits}; {r['withdrawn']}".lstrip("; ")
-        t.add_row(str(r["rank"]), r["bot"], elo, ci, str(r["games"]), wdl, f"{r['score']:g}{pct}", forfeits)
+        t.add_row(str(r["rank"]), r["bot"], elo, ci, str(r["games"]), wdl, f"{r['score']:g}{pct}",
+                  forfeits_text(r))
     return t
 
 

@@ -35,7 +35,7 @@ from typing import Any
 
 from maag.engine import registry
 from maag.server.compete.formats import BotSpec
-from maag.server.compete.hosting import STORED_PREFIX, Host, HostedBot, HostOptions, hosted_bot
+from maag.server.compete.hosting import STORED_PREFIX, Host, HostedBot, HostOptions, hosted_bot, safe_name
 from maag.server.compete.match import BotProcess
 from maag.server.net.server import GameSummary, RefereeServer, ServerConfig
 from maag.server.referee.clock import TimeControl
@@ -124,9 +124,8 @@ class Arena:
             if hosted is not None:  # a package: a fresh sandboxed process per game
                 self.hosted[bot.name] = hosted
                 continue
-            safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in bot.name)
-            p = BotProcess(bot_spec_text(bot), bot.name, token, self.slots, log_dir / f"{safe}.log",
-                           pass_env=self.host_options.pass_env)
+            p = BotProcess(bot_spec_text(bot), bot.name, token, self.slots,
+                           log_dir / f"{safe_name(bot.name)}.log", pass_env=self.host_options.pass_env)
             LOG.info("bot %s: %s", bot.name, p.spec)
             p.start(self.config.host, self.server.port)
             self.procs[bot.name] = p

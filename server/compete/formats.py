@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from maag.engine import registry
-from maag.server.compete.strikes import DEFAULT_STRIKES, StrikePolicy, StrikeRule, histories
+from maag.server.compete.strikes import DEFAULT_STRIKES, StrikePolicy, StrikeRule, histories, verdict_counts
 from maag.server.storage.tournaments import GameRow, ScheduledGame
 
 if TYPE_CHECKING:  # maag.stats.ratings loads scipy: only when standings are computed
@@ -361,16 +361,11 @@ def standings(tid: str, spec: TournamentSpec, rows: Sequence[GameRow],
               anchor: str | None = None) -> Standings:
     """Standings of a tournament over the finished games among `rows`."""
     outcomes: list[ratings.Outcome] = []
-    verdicts: dict[str, dict[str, int]] = {}
     for row in rows:
         s = row.score0
         if s is not None:
             outcomes.append((row.game.seat0, row.game.seat1, s))
-            v = row.verdict
-            if v and v.get("kind"):
-                loser = row.game.seat0 if v.get("seat") == 1 else row.game.seat1
-                per = verdicts.setdefault(loser, {})
-                per[v["kind"]] = per.get(v["kind"], 0) + 1
+    verdicts = verdict_counts((r.game.seat0, r.game.seat1, r.verdict) for r in rows if r.score0 is not None)
     withdrawn = {b: f"struck out ({rule})" for b, rule in struck(spec, rows).items()}
     desc = (f"{spec.format}, {len(outcomes)} of {len(rows)} games played, {spec.games_per_pair} games per "
             f"pairing, time control {spec.tc}.")
@@ -427,7 +422,7 @@ def to_json(st: Standings, rows: Sequence[GameRow]) -> str:
     return json.dumps({**st.summary(), "spec": st.settings, "game_list": games}, indent=1)
 
 
-def _forfeits(row: dict[str, Any]) -> str:
+def forfeits_text(row: dict[str, Any]) -> str:
     """A standings row's forfeits by verdict, and its withdrawal by the strike policy."""
     kinds = ", ".join(f"{k} {n}" for k, n in (row.get("verdicts") or {}).items())
     return "; ".join(x for x in (kinds, row.get("withdrawn") or "") if x)
@@ -447,7 +442,7 @@ def to_html(st: Standings) -> str:
         elo = "–" if r["elo"] is None else f"{r['elo']:+.0f}"
         body.append(f"<tr><td>{r['rank']}</td><td>{e(r['bot'])}</td><td>{elo}</td><td>{ci}</td>"
                     f"<td>{r['games']}</td><td>{r['wins']}</td><td>{r['draws']}</td><td>{r['losses']}</td>"
-                    f"<td>{r['score']:g}{pct}</td><td>{e(_forfeits(r))}</td></tr>")
+                    f"<td>{r['score']:g}{pct}</td><td>{e(forfeits_text(r))}</td></tr>")
     xhead = "".join(f"<th>{e(b)}</th>" for b in names)
     xrows = []
     for a in names:

@@ -39,7 +39,8 @@ from maag.server.sandbox.jail import LOCK_DIR, Jail, JailConfig, stage_package
 from maag.server.sandbox.limits import DEFAULT_LIMITS, Limits
 from maag.server.sandbox.package import BotPackage, PackageError, extract_tar, is_package
 
-__all__ = ["HostOptions", "Host", "HostedBot", "SandboxUnavailable", "PONDER"]
+__all__ = ["HostOptions", "Host", "HostedBot", "SandboxUnavailable", "PONDER", "safe_name", "sandbox_env",
+           "sandbox_path", "launch_relayed", "hosted_bot", "build"]
 
 LOG = logging.getLogger(__name__)
 PONDER = ("allow", "freeze")
@@ -149,9 +150,9 @@ async def build(bot: HostedBot, options: HostOptions, cg: cgroups.Cgroups | None
         return
     read_fd, write_fd = os.pipe()
     script = f'cp -R /src/. /bot/ && {{ {pkg.build} ; }} && tar -C /bot -cf /proc/self/fd/{write_fd} .'
-    env = {"PATH": _sandbox_path(), "HOME": "/scratch", "TMPDIR": "/scratch", "LANG": "C.UTF-8",
+    env = {"PATH": sandbox_path(), "HOME": "/scratch", "TMPDIR": "/scratch", "LANG": "C.UTF-8",
            "PYTHONPATH": "/opt/maag/sdk", "MAAG_BOT": bot.name, "MAAG_BUILD": "1"}
-    log_path = log_dir / f"{_safe(bot.name)}-build.log"
+    log_path = log_dir / f"{safe_name(bot.name)}-build.log"
     limits = dataclasses.replace(options.limits, log=max(options.limits.log, 4 * 1000**2))
     jail = Jail(JailConfig(["/bin/sh", "-c", script], bot.folder, env, limits, threads=max(1, bot.threads),
                            extra_fds=[write_fd], build_space=BUILD_SPACE), cg, log_path)
@@ -202,7 +203,8 @@ async def build(bot: HostedBot, options: HostOptions, cg: cgroups.Cgroups | None
     LOG.info("%s: built (%d bytes); log %s", bot.name, len(data), log_path)
 
 
-def _safe(name: str) -> str:
+def safe_name(name: str) -> str:
+    """`name` as a file name (bot logs): letters, digits, '-', '_' and '.', the rest '_'."""
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
 
 
@@ -395,7 +397,7 @@ class Host:
 
                 handles[i] = self.server.attach(ours, probe=probe)
                 env = sandbox_env(bot, tokens[i], self.server.config.game, theirs.fileno(), self.options)
-                safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in bot.name)
+                safe = safe_name(bot.name)
                 jail = Jail(JailConfig(bot.argv, bot.folder, env, self.options.limits, threads=bot.threads,
                                        cores=cores, extra_fds=[theirs.fileno()]),
                             self.cg, self.log_dir / f"{safe}-game{n}-seat{i + 1}.log")
@@ -486,7 +488,7 @@ class Host:
 def sandbox_env(bot: HostedBot, token: str, game: str, fd: int, options: HostOptions) -> dict[str, str]:
     """A hosted bot's whole environment: the sandbox's own variables, the documented MAAG_*
     ones, and what the host passes on purpose (--pass-env), never over the former."""
-    env = {"PATH": _sandbox_path(), "HOME": "/scratch", "TMPDIR": "/scratch", "LANG": "C.UTF-8",
+    env = {"PATH": sandbox_path(), "HOME": "/scratch", "TMPDIR": "/scratch", "LANG": "C.UTF-8",
            "PYTHONPATH": "/opt/maag/sdk", "PYTHONDONTWRITEBYTECODE": "1",
            "MAAG_CONNECT": f"fd:{fd}", "MAAG_TOKEN": token, "MAAG_BOT": bot.name,
            "MAAG_CONCURRENCY": "1", "MAAG_GAME": game, "MAAG_THREADS": str(bot.threads)}
@@ -551,7 +553,7 @@ async def launch_relayed(bot: HostedBot, options: HostOptions, cg: cgroups.Cgrou
     return RelayedJail(jail, [loop.create_task(pump(r1, w2)), loop.create_task(pump(r2, w1))])
 
 
-def _sandbox_path() -> str:
+def sandbox_path() -> str:
     import sys
 
     bins = [str(Path(p) / "bin") for p in {sys.prefix, sys.base_prefix} if not p.startswith("/usr")]

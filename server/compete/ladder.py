@@ -41,7 +41,7 @@ from typing import Any
 
 from maag.server.compete.formats import Standings, rate, to_csv, to_html
 from maag.server.compete.hosting import Host, HostedBot, HostOptions, hosted_bot
-from maag.server.compete.strikes import DEFAULT_STRIKES, StrikePolicy, StrikeRule, histories
+from maag.server.compete.strikes import DEFAULT_STRIKES, StrikePolicy, StrikeRule, histories, verdict_counts
 from maag.server.net.server import GameNotStarted, GameSummary, RefereeServer, ServerConfig
 from maag.server.referee.session import derive_seed
 from maag.server.storage.base import Storage, open_storage
@@ -95,16 +95,6 @@ def ladder_standings(storage: Storage, name: str, anchor: str | None = None,
     return rate(name, "ladder", names, outcomes, anchor=anchor, description=f"Ladder {name}.",
                 verdicts=verdict_counts(played))
 
-
-def verdict_counts(played: list[tuple[str, str, dict[str, Any] | None]]) -> dict[str, dict[str, int]]:
-    """Per bot, its forfeits by verdict, from (seat 1, seat 2, verdict) of games."""
-    out: dict[str, dict[str, int]] = {}
-    for a, b, v in played:
-        if v and v.get("kind"):
-            loser = a if v.get("seat") == 1 else b
-            per = out.setdefault(loser, {})
-            per[v["kind"]] = per.get(v["kind"], 0) + 1
-    return out
 
 
 def choose_pairs(cap: dict[str, int], elo: dict[str, float], idle_since: dict[str, float],
@@ -433,13 +423,10 @@ class Ladder:
         self._publish()
 
     def _connect_dask(self) -> tuple[Any, Any]:
-        from distributed import Client, LocalCluster
+        from maag.server.compete.runner import connect_dask
 
-        if self.cluster == "local":
-            cluster = LocalCluster(n_workers=self.slots, threads_per_worker=1, processes=True,
-                                   dashboard_address=":0")
-            return Client(cluster), cluster
-        return Client(self.cluster), None
+        assert self.cluster is not None
+        return connect_dask(self.cluster, self.slots)
 
     async def _play_on_cluster(self, seats: tuple[str, str], seed: int | None) -> GameSummary:
         """One game between two hosted bots on a Dask worker: the worker's arena (its own

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from maag.server.compete.hosting import HostOptions
+from maag.server.compete.hosting import HostOptions, safe_name
 from maag.server.net.server import GameSummary, RefereeServer, ServerConfig
 from maag.server.sandbox.environment import bot_environment
 from maag.server.sandbox.package import BotPackage, PackageError, is_package
@@ -219,8 +219,7 @@ async def run_match(server: RefereeServer | None, spec_a: str, spec_b: str, game
             if bot is not None:
                 hosted[name] = bot
                 continue
-            safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
-            procs.append(BotProcess(spec, name, token, concurrency, log_dir / f"{safe}.log",
+            procs.append(BotProcess(spec, name, token, concurrency, log_dir / f"{safe_name(name)}.log",
                                     pass_env=options.pass_env))
         if hosted:
             host = Host(server, options, log_dir=log_dir)
@@ -267,6 +266,8 @@ async def run_match(server: RefereeServer | None, spec_a: str, spec_b: str, game
     finally:
         for fut in pending:
             fut.cancel()
+        if pending:  # let hosted games end their sandboxes (processes, groups) before returning
+            await asyncio.gather(*pending, return_exceptions=True)
         for p in procs:
             p.stop()
         if own:
@@ -443,7 +444,7 @@ async def run_remote_match(host: str, port: int, spec_a: str, spec_b: str, token
     for i, (spec, relay) in enumerate(zip((spec_a, spec_b), relays, strict=True)):
         await relay.start()
         name = disp[i]
-        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
+        safe = safe_name(name)
         procs.append(BotProcess(spec, name, tokens[i], concurrency, log_dir / f"{safe}.log"))
     loop = asyncio.get_running_loop()
     started = loop.time()

@@ -284,13 +284,8 @@ class TournamentRunner:
     def _connect_dask(self) -> tuple[Any, Any]:
         """The Dask client (and, for "local", its LocalCluster) of the whole run: made once,
         not once a round (a LocalCluster starts its worker processes anew each time)."""
-        from distributed import Client, LocalCluster
-
-        if self.cluster == "local":
-            cluster = LocalCluster(n_workers=self.concurrency, threads_per_worker=1, processes=True,
-                                   dashboard_address=":0")
-            return Client(cluster), cluster
-        return Client(self.cluster), None
+        assert self.cluster is not None
+        return connect_dask(self.cluster, self.concurrency)
 
     def _close_dask(self) -> None:
         if self._dask is None:
@@ -328,6 +323,18 @@ class TournamentRunner:
                 if res.get("worker"):
                     self.workers[res["worker"]] = self.workers.get(res["worker"], 0) + 1
                 self._record(g, res)
+
+
+def connect_dask(address: str, workers: int) -> tuple[Any, Any]:
+    """A Dask client of the scheduler at `address`, or for "local" of a new LocalCluster of
+    `workers` single-threaded worker processes: (client, cluster or None)."""
+    from distributed import Client, LocalCluster
+
+    if address == "local":
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                               dashboard_address=":0")
+        return Client(cluster), cluster
+    return Client(address), None
 
 
 def _game_dict(g: ScheduledGame) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from maag.server.referee.session import VERDICTS
 
-__all__ = ["StrikeRule", "StrikePolicy", "DEFAULT_STRIKES"]
+__all__ = ["StrikeRule", "StrikePolicy", "DEFAULT_STRIKES", "histories", "verdict_counts"]
 
 DEFAULT_STRIKES = "crash:3/10,memory:3/10,startup:3/10,protocol:3/10"
 """Three of these faults among a bot's last ten games take it out. Losses on time are left
@@ -110,3 +110,8 @@ def histories(games: Iterable[tuple[str, str, dict | None]]) -> dict[str, list[s
         for bot in (a, b):
             out.setdefault(bot, []).append(v.get("kind") if v and bot == loser else None)
     return out
+
+
+def verdict_counts(games: Iterable[tuple[str, str, dict | None]]) -> dict[str, dict[str, int]]:
+    """Per bot, its forfeits by verdict (standings), from the same triples as `histories`."""
+    return {bot: {k: h.count(k) for k in sorted({x for x in h if x})} for bot, h in histories(games).items()}

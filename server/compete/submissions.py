@@ -25,7 +25,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from maag.server.compete.hosting import STORED_PREFIX, HostedBot, HostOptions, build, launch_relayed
+from maag.server.compete.hosting import (
+    STORED_PREFIX,
+    HostedBot,
+    HostOptions,
+    build,
+    launch_relayed,
+    safe_name,
+)
 from maag.server.kit.check import run_check
 from maag.server.sandbox import cgroups
 from maag.server.sandbox.jail import stage_package
@@ -183,8 +190,7 @@ async def process(store: SubmissionStore, db_url: str, v: Version, *, game: str,
                 ok, why = True, ""
             except RuntimeError as e:
                 ok, why = False, str(e)
-            safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in v.bot)
-            log_file = log_dir / f"{safe}-build.log"
+            log_file = log_dir / f"{safe_name(v.bot)}-build.log"
             build_log = log_file.read_text(errors="replace")[-200_000:] if log_file.exists() else ""
             if not ok:
                 store.move(v.bot, v.version, ("building",), "rejected", reason=f"build failed: {why[:2000]}",

@@ -90,10 +90,6 @@ def _error(status: int, message: str, **extra: Any) -> web.Response:
     return web.json_response({"error": message, **extra}, status=status)
 
 
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
-
-
 def is_validation(g: GameRecord, bot: str) -> bool:
     return (g.match_id or "").startswith(f"validate:{bot}@")
 
@@ -221,7 +217,9 @@ class Submissions:
     # -- processing ----------------------------------------------------------------------
     def version_log_dir(self, bot: str, version: int) -> Path:
         assert self.log_root is not None
-        return self.log_root / _safe(bot) / f"v{version}"
+        from maag.server.compete.hosting import safe_name
+
+        return self.log_root / safe_name(bot) / f"v{version}"
 
     async def _work(self) -> None:
         from maag.server.compete.hosting import HostOptions
