@@ -384,13 +384,15 @@ class Jail:
     async def close(self) -> None:
         """Kill, wait for the process and its output, remove the group, free the uid."""
         self.kill()
-        if self.proc is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.proc.wait(), 5)
-        if self._pump is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._pump, 2)
-        self.close_sync()
+        try:
+            if self.proc is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(self.proc.wait(), 5)
+            if self._pump is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(self._pump, 2)
+        finally:  # even when the caller is cancelled meanwhile (a match stopped with Ctrl-C)
+            self.close_sync()
 
     def close_sync(self) -> None:
         if self.group is not None:

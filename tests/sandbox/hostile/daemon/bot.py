@@ -18,6 +18,7 @@ COMM = targets.get("comm", "hostile-daemon")[:15]
 first = os.fork()
 if first == 0:
     os.setsid()
+    middle = os.getpid()
     if os.fork() != 0:
         os._exit(0)
     try:
@@ -26,6 +27,10 @@ if first == 0:
         for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
             signal.signal(sig, signal.SIG_IGN)
         os.closerange(3, 1024)
+        # Report once the middle process is gone (a loaded machine may run this first).
+        settle = time.monotonic() + 5
+        while os.getppid() == middle and time.monotonic() < settle:
+            time.sleep(0.01)
         print("PROBE " + json.dumps({"probe": "daemon", "pid": os.getpid(), "ppid": os.getppid(),
                                      "comm": COMM}), flush=True)
         deadline = time.monotonic() + 3600
