@@ -69,6 +69,8 @@ class AgentSpec:
     presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     """Named settings chosen with `preset=NAME`, applied over the (per-game) defaults, under
     what a user sets; "paper" is the source paper's settings."""
+    positional: str | None = None
+    """The parameter a bare setting (no "=") sets: `openspiel:mcts` is algorithm=mcts."""
 
     def param(self, name: str) -> Option:
         for p in self.params:
@@ -530,13 +532,16 @@ def make_agent(name: str, *settings: str, **options: Any) -> Agent:
     if name not in AGENTS:
         raise AgentError(f"unknown agent {name!r}; known: {', '.join(AGENTS)}")
     given: dict[str, Any] = {}
+    spec = AGENTS[name]
     for item in settings:
         key, sep, value = item.partition("=")
+        if not sep and spec.positional is not None and key.strip() and spec.positional not in given:
+            given[spec.positional] = key.strip()
+            continue
         if not sep or not key.strip():
             raise AgentError(f"a setting must look like key=value, not {item!r}")
         given[key.strip()] = value.strip()
     given.update(options)
-    spec = AGENTS[name]
     return (spec.factory or Agent)(spec, given)
 
 

@@ -4,7 +4,7 @@
     protocol  (protocol/)  imports nothing of maag
     stats     (stats/)     imports nothing of maag
     clients   (clients/)   protocol only: a Python bot runs without the C core
-    bots      (bots/)      engine, clients, protocol, stats
+    bots      (bots/)      engine, clients, protocol, stats, rl (OpenSpiel's agents use its door)
     server    (server/)    protocol, engine, stats; it starts bundled bots as processes
     rl        (rl/)        engine only: the games as learning environments
 
@@ -37,7 +37,7 @@ ALLOWED: dict[str, set[str]] = {
     "protocol": set(),
     "stats": set(),
     "clients": {"protocol"},
-    "bots": {"engine", "clients", "protocol", "stats"},
+    "bots": {"engine", "clients", "protocol", "stats", "rl"},
     "server": {"protocol", "engine", "stats"},
     "rl": {"engine"},
 }

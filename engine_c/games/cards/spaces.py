@@ -32,3 +32,10 @@ def action_codes(game: Game) -> list[int]:
 def limit_reached(state: dict[str, Any]) -> bool:
     """The game was cut by the ply limit (a tie)."""
     return bool(state["terminal"]) and bool(state.get("capped"))
+
+
+def max_game_length(game: Game) -> int:
+    """At most this many actions in a game (OpenSpiel's MaxGameLength), a loose bound: a ply
+    plays at most a full hand and the cards it draws (10 + 30), attacks with each minion and
+    the hero at most twice (2 * 8), uses the power and ends: under 64 actions a ply."""
+    return int(game.config["ply_limit"]) * 64

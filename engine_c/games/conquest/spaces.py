@@ -38,6 +38,12 @@ def limit_reached(state: dict[str, Any]) -> bool:
     return isinstance(result, dict) and result.get("by") == "round_limit"
 
 
+def max_game_length(game: Game) -> int:
+    """At most this many actions in a game (OpenSpiel's MaxGameLength): a round is two turns
+    of two phases, and a phase moves each unit of the map at most once and ends."""
+    return int(game.config["rounds"]) * 2 * 2 * (len(game_map(game.config).units) + 1)
+
+
 # Fields of the C state that are no features of a position (maag.rl.encoding): name numbers
 # (a process-wide table: another process may number another map's names otherwise).
 NOT_FEATURES = ("tname", "pname", "types.name")

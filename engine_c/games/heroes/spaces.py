@@ -37,5 +37,12 @@ def limit_reached(state: dict[str, Any]) -> bool:
     return bool(state["terminal"]) and state["turn"] >= state["turn_limit"]
 
 
+def max_game_length(game: Game) -> int:
+    """At most this many actions in a game (OpenSpiel's MaxGameLength): every action but
+    END_TURN costs an action point, so a turn is at most its points and END_TURN."""
+    c = game.config
+    return int(c["turn_limit"]) * (max(int(c["ap"]), int(c["start_ap"])) + 1)
+
+
 # Fields of the C state that are no features of a position (maag.rl.encoding): the hash.
 NOT_FEATURES = ("zob",)

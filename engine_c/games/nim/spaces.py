@@ -21,3 +21,9 @@ def action_codes(game: Game) -> list[int]:
 def limit_reached(state: dict[str, Any]) -> bool:
     """A draw at the turn limit (the only draw nim has)."""
     return bool(state["terminal"]) and state["winner"] == 0 and state["turn"] >= state["turn_limit"]
+
+
+def max_game_length(game: Game) -> int:
+    """At most this many actions in a game (OpenSpiel's MaxGameLength): `ap` takes and
+    END_TURN a turn."""
+    return int(game.config["turn_limit"]) * (int(game.config["ap"]) + 1)
