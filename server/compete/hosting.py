@@ -475,9 +475,8 @@ class Host:
         finally:
             for end in ends:
                 end.close()
-            for j in jails:
-                if j is not None:
-                    await j.close()
+            # Together: cancelled while closing the first, the second would not be closed.
+            await asyncio.gather(*(j.close() for j in jails if j is not None), return_exceptions=True)
             if cores:
                 self._release_cores(cores)
 

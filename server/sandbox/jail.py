@@ -248,14 +248,25 @@ class Jail:
 
             argv = self._bwrap_argv()
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            self.proc = await asyncio.create_subprocess_exec(
+            spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
                 *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
                 # The bot's environment is bwrap's own, which bwrap passes on: given as
                 # --setenv arguments, its token and any --pass-env secret would be in bwrap's
                 # command line, which every user of the host reads (`ps`, /proc/PID/cmdline).
                 stderr=asyncio.subprocess.STDOUT, env=dict(cfg.env),
-                pass_fds=cfg.extra_fds, preexec_fn=prepare, close_fds=True)
+                pass_fds=cfg.extra_fds, preexec_fn=prepare, close_fds=True))
+            try:
+                # Shielded: cancelled while its pipes connect, asyncio would kill bwrap alone
+                # and then wait, with no time limit, for the pipes to close; the sandbox's
+                # init could outlive bwrap (its parent-death signal not yet set) and hold
+                # them open for ever. Let the start finish; the group then kills them all.
+                self.proc = await asyncio.shield(spawn)
+            except asyncio.CancelledError:
+                with contextlib.suppress(Exception):
+                    self.proc = await asyncio.wait_for(spawn, 5)
+                raise
         except BaseException:
+            self.kill()
             self.close_sync()
             raise
         self._pump = asyncio.get_running_loop().create_task(self._read_log())
