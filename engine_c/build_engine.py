@@ -54,6 +54,7 @@ def include_dirs(root: Path = HERE) -> list[Path]:
 CDEF = """
 typedef uint32_t mg_action;
 typedef struct mg_rng { uint64_t s[4]; } mg_rng;
+typedef struct mg_wire { uint8_t *buf; size_t cap; size_t len; } mg_wire;
 
 #define MG_OK ...
 #define MG_ERR_CONFIG ...
@@ -95,6 +96,7 @@ typedef struct mg_game_vt {
     double value_scale;
     int n_features;
     void (*features)(const void *st, int player, double *out);
+    void (*write_msgpack)(const void *st, const char *const *names, struct mg_wire *w);
     ...;
 } mg_game_vt;
 
@@ -204,7 +206,7 @@ def make_ffi(module: str = "maag.engine._core", extra_cflags: list[str] | None =
     game_cdefs = "".join((HERE / "games" / n / "cdef.h").read_text() for n in names)
     ffi.cdef(CDEF + game_cdefs + "const char *mg_build_version(void);")
     flags = CFLAGS + shlex.split(os.environ.get("MAAG_CFLAGS", "")) + (extra_cflags or [])
-    headers = ["mg_game.h", "mg_kernels.h", "mg_search.h", "mg_hidden.h", "mg_eval_net.h"]
+    headers = ["mg_game.h", "mg_wire.h", "mg_kernels.h", "mg_search.h", "mg_hidden.h", "mg_eval_net.h"]
     headers += [f"mg_{n}.h" for n in names]
     ffi.set_source(
         module,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -117,6 +117,11 @@ class GameSpec:
     card game: each card's name, cost, type, stats and text, the heroes' powers): a JSON map
     the web view fetches once (`GET /api/catalog/GAME`) instead of with every frame. None: the
     game has none."""
+
+    wire_names: Callable[[], Sequence[str]] | None = None
+    """The name table the game's C `write_msgpack` reads names from, by number, when its names
+    live in this codec (conquest's interned territory, player and unit-type names); None for
+    a game whose C knows its names. The table may grow; it is passed afresh when it does."""
 
     def option(self, name: str) -> GameOption:
         for o in self.options:

@@ -60,6 +60,7 @@ from ._messages import (
     message_from_dict,
     message_from_wire,
 )
+from ._packed import Packed, plain
 from ._state import TRANSITIONS, ConnState, Role
 
 __all__ = [
@@ -69,7 +70,7 @@ __all__ = [
     "Greeting", "Message", "Hello", "Act", "Turn", "Resign", "Ping",
     "Welcome", "GameStart", "YourTurn", "GameEvent", "Result", "GameOver", "Error", "Pong",
     "CLIENT_MESSAGES", "SERVER_MESSAGES", "MESSAGE_TYPES", "message_from_wire", "message_from_dict",
-    "check_built_messages", "read_events",
+    "check_built_messages", "read_events", "Packed", "plain",
     "MAX_NAME", "MAX_TOKEN", "MAX_ID", "MAX_TEXT", "MAX_GAMES", "MAX_CONCURRENCY", "MAX_TURN_ACTIONS",
     "MAX_DEPTH", "MAX_INFO", "MAX_INFO_TEXT",
 ]

@@ -184,7 +184,7 @@ class Connection:
                                      f"{event.TYPE} is a {event.SENDER} message")
         new_state = self._transition(self.role, event, LocalProtocolError)
         # Before the greeting (refusing a bad one) the server answers in JSON lines.
-        data = (self._codec or JsonLinesCodec()).encode(event.to_wire())
+        data = (self._codec or JsonLinesCodec()).encode(event.to_wire(packed=True))
         self.state = new_state
         return data
 

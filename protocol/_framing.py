@@ -8,6 +8,7 @@ and encodes plain data into one frame. It knows nothing of message types or stat
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -15,6 +16,7 @@ import msgpack
 
 from ._errors import ErrorCode, LocalProtocolError, RemoteProtocolError
 from ._messages import PROTOCOL_VERSION
+from ._packed import Packed, header
 
 ENCODINGS = ("msgpack", "json")
 MAX_GREETING = 64  # bytes of the greeting line, its newline included
@@ -122,6 +124,11 @@ class MsgpackCodec(Codec):
 
     name = "msgpack"
 
+    def __init__(self) -> None:
+        # One packer per connection (msgpack.packb makes one per call); it starts afresh after
+        # an error.
+        self._pack = msgpack.Packer(use_bin_type=True).pack
+
     def extract(self, buf: bytearray, max_frame: int) -> bytes | None:
         if len(buf) < 4:
             return None
@@ -148,11 +155,10 @@ class MsgpackCodec(Codec):
 
     def encode(self, data: dict[str, Any]) -> bytes:
         try:
-            legal = data.get("legal")
-            if type(legal) is list and len(legal) >= _PACK_ONCE_MIN:
-                body = _pack_with_legal(data)
+            if any(type(v) is Packed for v in data.values()):
+                body = _pack_spliced(data, self._pack)
             else:
-                body = msgpack.packb(data, use_bin_type=True)
+                body = self._pack(data)
         except (TypeError, ValueError, OverflowError) as e:
             raise LocalProtocolError(ErrorCode.BAD_ENCODING, f"not msgpack data: {e}") from None
         if len(body) >= 2**32:
@@ -161,47 +167,25 @@ class MsgpackCodec(Codec):
         return len(body).to_bytes(4, "big") + body
 
 
-_PACK_ONCE_MIN = 4  # a `legal` list this long is written from the packed maps below
-_PACKED: dict[int, tuple[object, bytes]] = {}  # id of an action map -> (the map, its msgpack bytes)
-_PACKED_MAX = 1 << 16
-
-
-def _packed(d: Any) -> bytes:
-    """The msgpack bytes of an action map of a `legal` list, packed once per map object (the
-    referee shares one map per action code and never modifies it; the map is kept with its
-    bytes, so its id stays its own)."""
-    got = _PACKED.get(id(d))
-    if got is not None and got[0] is d:
-        return got[1]
-    b: bytes = msgpack.packb(d, use_bin_type=True)
-    if len(_PACKED) >= _PACKED_MAX:
-        _PACKED.clear()
-    _PACKED[id(d)] = (d, b)
-    return b
-
-
-def _header(n: int, small: int, b16: int) -> bytes:
-    """A msgpack map (small 0x80) or array (small 0x90) header for n entries."""
-    if n < 16:
-        return bytes((small | n,))
-    if n < 1 << 16:
-        return bytes((b16,)) + n.to_bytes(2, "big")
-    return bytes((b16 + 1,)) + n.to_bytes(4, "big")
-
-
-def _pack_with_legal(data: dict[str, Any]) -> bytes:
-    """msgpack.packb(data), with the maps of its `legal` list packed once each (msgpack is
-    compositional: a map's bytes are its header and its keys' and values' bytes in order)."""
-    packb = msgpack.packb
-    parts = [_header(len(data), 0x80, 0xDE)]
+def _pack_spliced(data: dict[str, Any], pack: Callable[[Any], bytes]) -> bytes:
+    """msgpack.packb(data), its Packed values copied in as they are."""
+    parts = [header(len(data), 0x80, 0xDE)]
     for k, v in data.items():
-        parts.append(packb(k, use_bin_type=True))
-        if k == "legal":
-            parts.append(_header(len(v), 0x90, 0xDC))
-            parts.extend([_packed(d) for d in v])
-        else:
-            parts.append(packb(v, use_bin_type=True))
+        kb = _KEYS.get(k)
+        if kb is None:
+            kb = _KEYS[k] = pack(k)  # the keys are the messages' field names: a few dozen
+        parts.append(kb)
+        parts.append(v.data if type(v) is Packed else pack(v))
     return b"".join(parts)
+
+
+_KEYS: dict[str, bytes] = {}
+
+
+def _plain(o: Any) -> Any:
+    if type(o) is Packed:
+        return o.value
+    raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
 
 
 def _no_constant(name: str) -> Any:
@@ -260,7 +244,8 @@ class JsonLinesCodec(Codec):
 
     def encode(self, data: dict[str, Any]) -> bytes:
         try:
-            text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+            text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False,
+                              default=_plain)
         except (TypeError, ValueError) as e:
             raise LocalProtocolError(ErrorCode.BAD_ENCODING, f"not JSON data: {e}") from None
         return text.encode("utf-8") + b"\n"

@@ -17,6 +17,7 @@ from dataclasses import MISSING, dataclass, fields
 from typing import Any, ClassVar, TypeVar
 
 from ._errors import ErrorCode, LocalProtocolError, RemoteProtocolError
+from ._packed import Packed
 
 PROTOCOL_VERSION = 1
 
@@ -319,9 +320,17 @@ class Message:
     def built(cls: type[_M], **values: Any) -> _M:
         """The message, from values its sender made itself and trusts (the referee's own
         game state): the same object the constructor makes, without the checks, unless
-        `check_built_messages()` is on (the tests), when it is the constructor."""
+        `check_built_messages()` is on (the tests), when it is the constructor. A value may
+        be `Packed` (already msgpack: the referee's observations and legal lists); the
+        field then holds it as such (read it with `plain`, or `to_wire()`)."""
         if _check_built:
-            return cls(**values)
+            # Checked on the plain values; the Packed ones are kept, so the framing's splicing
+            # of them is what the tests exercise too.
+            msg = cls(**{k: v.value if type(v) is Packed else v for k, v in values.items()})
+            for k, v in values.items():
+                if type(v) is Packed:
+                    object.__setattr__(msg, k, v)
+            return msg
         msg = object.__new__(cls)
         for name, optional, default in _wire_fields(cls):
             if name in values:
@@ -333,15 +342,21 @@ class Message:
                 raise TypeError(f"{cls.TYPE} needs field {name!r}")
         return msg
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self, packed: bool = False) -> dict[str, Any]:
         """The message as a plain map: `type`, `v`, then every field (tuples become lists);
-        an optional field (one with a default) is left out when it is None."""
+        an optional field (one with a default) is left out when it is None. `packed`: a
+        field the sender holds in msgpack form (`Packed`, see `built`) stays so, for the
+        framing to copy."""
         out: dict[str, Any] = {"type": self.TYPE, "v": PROTOCOL_VERSION}
         for name, optional, _ in _wire_fields(type(self)):
             v = getattr(self, name)
             if v is None and optional:
                 continue
-            out[name] = list(v) if isinstance(v, tuple) else v
+            if isinstance(v, tuple):
+                v = list(v)
+            elif type(v) is Packed and not packed:
+                v = v.value
+            out[name] = v
         return out
 
     @classmethod

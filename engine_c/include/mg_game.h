@@ -7,6 +7,8 @@
 
 #include "mg_rng.h"
 
+struct mg_wire; /* mg_wire.h */
+
 /* ---- Status codes (SQLite style) ------------------------------------------------------
  * MG_OK is 0. Primary codes say what broke; detail codes are primary | (n << 8), so
  * (code & 0xff) recovers the primary class. Codes may be added later; callers must
@@ -119,9 +121,16 @@ typedef struct mg_game_vt {
      * each entry. */
     int n_features;
     void (*features)(const void *st, int player, double *out);
+    /* Optional, version >= 7 (NULL: the Python codec's state_to_json is packed). Write st's
+     * JSON form (a full state or an observation) as msgpack into w (mg_wire.h): exactly the
+     * bytes msgpack-python's packb(state_to_json(st), use_bin_type=True) gives, which the
+     * suite checks for every game. The referee sends every observation this way, with no
+     * Python object in between. `names` is the name table of a game whose names live in its
+     * Python codec (conquest's interned names, by number); NULL for the others. */
+    void (*write_msgpack)(const void *st, const char *const *names, struct mg_wire *w);
 } mg_game_vt;
 
-#define MG_VT_VERSION 6
+#define MG_VT_VERSION 7
 
 /* Upper bound on mg_game_vt.n_features. */
 #define MG_MAX_FEATURES 256

@@ -56,8 +56,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgpack
+
 from maag.engine import Action, Game, GameOverError, IllegalActionError
-from maag.protocol import Error, ErrorCode, GameEvent, GameOver, GameStart, Message, Result, YourTurn
+from maag.protocol import Error, ErrorCode, GameEvent, GameOver, GameStart, Message, Packed, Result, YourTurn
 from maag.server.referee.clock import SeatClock, TimeControl
 from maag.server.referee.policy import LatePolicy, Policy
 
@@ -118,10 +120,16 @@ UNLIMITED_MS = 2**31 - 1
 
 
 _ACTION_DICTS: dict[str, dict[int, dict[str, Any]]] = {}
+_ACTION_BYTES: dict[str, dict[int, bytes]] = {}
 
 
 def _action_dicts(game: str) -> dict[int, dict[str, Any]]:
     return _ACTION_DICTS.setdefault(game, {})
+
+
+def _action_bytes(game: str) -> dict[int, bytes]:
+    """Each action code's map in msgpack, packed once per game (for `legal` lists)."""
+    return _ACTION_BYTES.setdefault(game, {})
 
 
 def _now_ms(t: float) -> float:
@@ -173,6 +181,7 @@ class GameSession:
             self.state = self.game.new_state(self.seed)
         self._public = self.game.spec.public_action  # what the opponent sees of an action
         self._dicts = _action_dicts(self.game.name)
+        self._bytes = _action_bytes(self.game.name)
         if len(names) != 2 or len(want_legal) != 2 or len(want_groups) != 2:
             raise ValueError("a game has two seats")
         self.seats = [_Seat(str(n), SeatClock(self.tc), want_legal=bool(w), want_groups=bool(g))
@@ -481,6 +490,12 @@ class GameSession:
             d = self._dicts[code] = self.game.action(code).to_dict()
         return d
 
+    def _packed(self, code: int) -> bytes:
+        b = self._bytes.get(code)
+        if b is None:
+            b = self._bytes[code] = msgpack.packb(self._dict(code), use_bin_type=True)
+        return b
+
     def _event(self, seat: int, kind: str, action: dict[str, Any] | None = None) -> GameEvent:
         return GameEvent.built(game_id=self.game_id, seat=seat + 1, kind=kind, action=action)
 
@@ -510,15 +525,18 @@ class GameSession:
         if s.want_legal:
             codes = self.state.legal_codes()
             try:
-                legal = list(map(self._dicts.__getitem__, codes))
+                items = list(map(self._bytes.__getitem__, codes))
             except KeyError:
-                legal = [self._dict(c) for c in codes]
+                items = [self._packed(c) for c in codes]
+            legal = Packed.array(items, len(items))
         grouper = self.game.spec.groups
         # Read from the seat's observation, so that they can tell nothing it may not see.
         obs = self.state.observation(seat)
         groups = grouper(obs) if s.want_groups and grouper is not None else None
-        return YourTurn.built(game_id=self.game_id, observation=obs.to_json(),
-                        time_left_ms=left, bank_ms=bank, legal=legal, groups=groups)
+        # Both already msgpack: the observation written by the game's C, the legal list from
+        # each action's bytes (the framing copies them; see maag.protocol.Packed).
+        return YourTurn.built(game_id=self.game_id, observation=Packed(obs.to_msgpack()),
+                              time_left_ms=left, bank_ms=bank, legal=legal, groups=groups)
 
     def _game_start(self, seat: int) -> GameStart:
         return GameStart.built(game_id=self.game_id, game=self.game.name, seat=seat + 1,

@@ -16,6 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import msgpack
 import pytest
 from maag.engine import Game, GameOverError, IllegalActionError, Observation, State, registry
 from maag.engine.hidden import ismcts, pimc, run_on_state
@@ -144,6 +145,33 @@ def test_json_round_trips(name: str) -> None:
         for a in st.legal_actions():
             assert st.game.action(a.to_dict()) == a
             assert st.game.action(str(a)) == a
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_the_c_msgpack_writer_writes_the_json_form_byte_for_byte(name: str) -> None:
+    """The referee sends each observation as the game's C `write_msgpack` wrote it: the very
+    bytes msgpack-python makes of the codec's `state_to_json`, for full states and both
+    seats' observations, openings to ends (every registered game has the writer)."""
+    game = Game(name, {})
+    from maag.engine._lowlevel import ffi
+
+    assert game.vt.version >= 7 and game.vt.write_msgpack != ffi.NULL
+    for st in samples(name):
+        for s in (st, st.observation(0), st.observation(1)):
+            assert s.to_msgpack() == msgpack.packb(s.to_json(), use_bin_type=True)
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_the_msgpack_writer_grows_a_buffer_that_is_too_small(name: str) -> None:
+    game = Game(name, {})
+    st = samples(name)[0].observation(0)
+    want = st.to_msgpack()
+    from maag.engine._lowlevel import ffi
+
+    game._wire.cap = 3  # as if the last write had needed only 3 bytes
+    game._wire_buf = ffi.new("uint8_t[]", 3)
+    game._wire.buf = game._wire_buf
+    assert st.to_msgpack() == want and game._wire.cap >= len(want)
 
 
 @pytest.mark.parametrize("name", GAMES)

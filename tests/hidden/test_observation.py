@@ -15,6 +15,7 @@ import pytest
 from maag.bots import AGENTS, AgentError, make_agent, parse_agent
 from maag.bots.cheating import CheatingAgent
 from maag.engine import Observation
+from maag.protocol import plain
 from maag.server.referee.clock import TimeControl
 from maag.server.referee.session import GameSession
 
@@ -92,7 +93,7 @@ def test_the_wire_observation_carries_nothing_hidden() -> None:
         yt = [o for o in outs if o.msg.TYPE == "your_turn"]
         assert len(yt) == 1
         seat, msg = yt[0].seat, yt[0].msg
-        wire = msg.observation  # type: ignore[attr-defined]
+        wire = plain(msg.observation)  # type: ignore[attr-defined]
         _hidden_keys(wire, seat)
         truth = s.state.to_json()
         opp = str(2 - seat)

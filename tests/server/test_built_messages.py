@@ -1,6 +1,7 @@
 """Message.built (the referee's messages, unchecked outside the tests) makes the same
 messages and the same bytes as the checked constructor, over whole games of every game; and
-the msgpack framing, which packs each legal action's map once, writes what msgpack writes."""
+the msgpack framing, which copies the observation the game's C wrote and each legal action's
+map packed once (`Packed`), writes what msgpack writes of the plain message."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import random
 import msgpack
 import pytest
 from maag.engine import registry
-from maag.protocol import YourTurn, check_built_messages
+from maag.protocol import Packed, YourTurn, check_built_messages, plain
 from maag.protocol._framing import JsonLinesCodec, MsgpackCodec
 from maag.server.referee.session import GameSession
 
@@ -22,14 +23,14 @@ def _frames(game: str, seed: int) -> list[tuple[object, bytes, bytes]]:
     while True:
         turn = None
         for o in outs:
-            wire = o.msg.to_wire()
+            wire = o.msg.to_wire(packed=True)
             got.append((o.msg, MsgpackCodec().encode(wire), JsonLinesCodec().encode(wire)))
             if isinstance(o.msg, YourTurn):
                 turn = o
         if s.finished or turn is None or len(got) > 600:
             return got
         assert isinstance(turn.msg, YourTurn) and turn.msg.legal is not None
-        outs = s.submit(turn.seat, [rng.choice(turn.msg.legal)], 0.0)
+        outs = s.submit(turn.seat, [rng.choice(plain(turn.msg.legal))], 0.0)
 
 
 @pytest.mark.parametrize("game", registry.names())
@@ -46,8 +47,10 @@ def test_built_messages_are_the_checked_ones(game: str) -> None:
     for (m1, b1, j1), (m2, b2, j2) in zip(fast, checked, strict=True):
         assert m1 == m2
         assert b1 == b2 and j1 == j2
-        # A your_turn's legal maps are packed once each: the same bytes as packing it whole.
+        # The Packed fields copied in: the same bytes as packing the plain message whole.
         assert b1[4:] == msgpack.packb(m1.to_wire(), use_bin_type=True)
+        if isinstance(m1, YourTurn):
+            assert type(m1.observation) is Packed and type(m2.observation) is Packed
 
 
 def test_the_suite_checks_every_message_the_referee_builds() -> None:

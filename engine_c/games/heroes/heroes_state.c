@@ -489,4 +489,5 @@ const mg_game_vt mg_heroes_vt = {
     HR_WIN_VALUE,
     HR_NFEATURES,
     hr_features,
+    hr_write_msgpack,
 };

@@ -157,6 +157,10 @@ int hr_reference_legal_count(const hr_state *st);
 #define HR_NFEATURES (2 * HR_FEAT_SIDE + 3)
 void hr_features(const void *st, int player, double *out);
 
+/* The state's JSON form as msgpack (mg_game_vt.write_msgpack, heroes_wire.c). */
+struct mg_wire;
+void hr_write_msgpack(const void *st, const char *const *names, struct mg_wire *w);
+
 /* Detail codes of MG_ERR_ILLEGAL, naming the rule broken (see mg_errstr). */
 #define HR_ILL(n) (MG_ERR_ILLEGAL | ((n) << 8))
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "mg_nim.h"
+#include "mg_wire.h"
 
 static void nm_default_config(void *vcfg)
 {
@@ -242,6 +243,32 @@ static int nm_action_groups(const void *vst, const mg_action *acts, int n, int *
 
 static int nm_observer(const void *vst) { return ((const nm_state *)vst)->observer; }
 
+/* The JSON form of codec.py's state_to_json, as msgpack: the same keys in the same order. */
+static void nm_write_msgpack(const void *vst, const char *const *names, mg_wire *w)
+{
+    const nm_state *st = vst;
+    (void)names;
+    mw_map(w, st->observer >= 0 ? 11 : 10);
+    mw_str(w, "piles");
+    mw_array(w, st->npiles);
+    for (int i = 0; i < st->npiles; i++) mw_int(w, st->pile[i]);
+    mw_str(w, "current"); mw_int(w, st->current + 1);
+    mw_str(w, "ap"); mw_int(w, st->ap);
+    mw_str(w, "ap_per_turn"); mw_int(w, st->ap_per_turn);
+    mw_str(w, "taken");
+    mw_array(w, st->npiles);
+    for (int i = 0; i < st->npiles; i++) mw_bool(w, st->taken >> i & 1);
+    mw_str(w, "turn"); mw_int(w, st->turn);
+    mw_str(w, "turn_limit"); mw_int(w, st->turn_limit);
+    mw_str(w, "misere"); mw_bool(w, st->misere);
+    mw_str(w, "terminal"); mw_bool(w, st->terminal);
+    mw_str(w, "winner"); mw_int(w, st->terminal && st->winner >= 0 ? st->winner + 1 : 0);
+    if (st->observer >= 0) {
+        mw_str(w, "observer");
+        mw_int(w, st->observer + 1);
+    }
+}
+
 const mg_game_vt mg_nim_vt = {
     MG_VT_VERSION,
     "nim",
@@ -272,4 +299,5 @@ const mg_game_vt mg_nim_vt = {
     NM_WIN_VALUE,
     0,    /* n_features: no feature vector */
     NULL, /* features */
+    nm_write_msgpack,
 };

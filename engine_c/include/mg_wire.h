@@ -1,0 +1,104 @@
+/* mg_wire.h: a msgpack writer for the games' `write_msgpack` entry (mg_game.h), header only.
+ *
+ * The referee sends every observation as msgpack. A game that writes its JSON form straight
+ * into msgpack saves the dict the Python codec builds and the packing of it. The bytes must
+ * be the ones msgpack-python's packb(obj, use_bin_type=True) makes of the codec's
+ * state_to_json (the suite compares them for every game), so every value takes its
+ * smallest form, as packb chooses it: fixint / uint8..64 / int8..64, fixstr / str8..32,
+ * fixmap / map16 / map32, fixarray / array16 / array32, float64.
+ *
+ * The writer never fails: past `cap` it only counts, so a caller whose buffer was too small
+ * sees len > cap, grows the buffer to len and writes again. */
+#ifndef MG_WIRE_H
+#define MG_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct mg_wire {
+    uint8_t *buf; /* caller-owned, cap bytes */
+    size_t cap;
+    size_t len;   /* bytes the value needs so far (may exceed cap) */
+} mg_wire;
+
+static inline void mw_raw(mg_wire *w, const void *p, size_t n) {
+    if (w->len + n <= w->cap) memcpy(w->buf + w->len, p, n);
+    w->len += n;
+}
+
+static inline void mw_byte(mg_wire *w, uint8_t b) {
+    if (w->len < w->cap) w->buf[w->len] = b;
+    w->len++;
+}
+
+/* A marker byte then v in n big-endian bytes. */
+static inline void mw_be(mg_wire *w, uint8_t marker, uint64_t v, int n) {
+    uint8_t b[9];
+    b[0] = marker;
+    for (int i = 0; i < n; i++) b[1 + i] = (uint8_t)(v >> (8 * (n - 1 - i)));
+    mw_raw(w, b, (size_t)n + 1);
+}
+
+static inline void mw_nil(mg_wire *w) { mw_byte(w, 0xc0); }
+static inline void mw_bool(mg_wire *w, int v) { mw_byte(w, v ? 0xc3 : 0xc2); }
+
+static inline void mw_int(mg_wire *w, int64_t v) {
+    if (v >= 0) {
+        uint64_t u = (uint64_t)v;
+        if (u < 128) mw_byte(w, (uint8_t)u);
+        else if (u <= 0xff) mw_be(w, 0xcc, u, 1);
+        else if (u <= 0xffff) mw_be(w, 0xcd, u, 2);
+        else if (u <= 0xffffffffu) mw_be(w, 0xce, u, 4);
+        else mw_be(w, 0xcf, u, 8);
+    } else if (v >= -32) {
+        mw_byte(w, (uint8_t)(0xe0 | (uint8_t)(v + 32)));
+    } else if (v >= -128) {
+        mw_be(w, 0xd0, (uint64_t)v, 1);
+    } else if (v >= -32768) {
+        mw_be(w, 0xd1, (uint64_t)v, 2);
+    } else if (v >= -2147483647LL - 1) {
+        mw_be(w, 0xd2, (uint64_t)v, 4);
+    } else {
+        mw_be(w, 0xd3, (uint64_t)v, 8);
+    }
+}
+
+static inline void mw_double(mg_wire *w, double d) {
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    mw_be(w, 0xcb, u, 8);
+}
+
+/* A header of n entries: small | n below 16, else the 16- or 32-bit form at b16, b16 + 1. */
+static inline void mw_header(mg_wire *w, uint32_t n, uint8_t small, uint8_t b16) {
+    if (n < 16) mw_byte(w, (uint8_t)(small | n));
+    else if (n <= 0xffff) mw_be(w, b16, n, 2);
+    else mw_be(w, (uint8_t)(b16 + 1), n, 4);
+}
+
+static inline void mw_map(mg_wire *w, uint32_t n) { mw_header(w, n, 0x80, 0xde); }
+static inline void mw_array(mg_wire *w, uint32_t n) { mw_header(w, n, 0x90, 0xdc); }
+
+static inline void mw_strn(mg_wire *w, const char *s, size_t n) {
+    if (n < 32) mw_byte(w, (uint8_t)(0xa0 | n));
+    else if (n <= 0xff) mw_be(w, 0xd9, n, 1);
+    else if (n <= 0xffff) mw_be(w, 0xda, n, 2);
+    else mw_be(w, 0xdb, n, 4);
+    mw_raw(w, s, n);
+}
+
+static inline void mw_str(mg_wire *w, const char *s) { mw_strn(w, s, strlen(s)); }
+
+/* The decimal text of a small non-negative number as a string ("1", "2": JSON map keys). */
+static inline void mw_numstr(mg_wire *w, int v) {
+    char t[12];
+    int n = 0;
+    char r[12];
+    if (v < 0) v = 0;
+    do { r[n++] = (char)('0' + v % 10); v /= 10; } while (v > 0 && n < 11);
+    for (int i = 0; i < n; i++) t[i] = r[n - 1 - i];
+    mw_strn(w, t, (size_t)n);
+}
+
+#endif
