@@ -1,3 +1,19 @@
-"""Storage of bots, games, replays and tournaments: one interface with SQLite (default, a
-file) and PostgreSQL (hosted competitions) behind it (base.py, postgres.py), and the
-tournaments' schedule tables (tournaments.py)."""
+"""Storage of bots, games, replays, tournaments and submitted bots: three stores written once
+over one backend interface, opened through one URL dispatcher.
+
+- backend.py: `Database`, what a backend implements (transactions, reads, its SQL dialect,
+  schema and migrations, a lock held until the process dies); the errors; `open_database`,
+  the dispatcher from a `--db` value (a path, `sqlite:///PATH`, `postgresql://...`) to its
+  backend module; the default database's path.
+- sqlite.py: the SQLite backend (one file, WAL, durable commits, `flock` locks).
+- postgres.py: the PostgreSQL backend (reconnection, schema under an advisory lock,
+  advisory locks).
+- base.py: the games store `Storage` (bots and tokens, games, results, replays, the referees'
+  leases), `open_storage`, and `AsyncStorage` (a Storage on one worker thread).
+- tournaments.py: the tournaments' schedule (`TournamentStore`, `open_tournament_store`).
+- submissions.py: submitted bots' versions and packages (`SubmissionStore`,
+  `open_submission_store`).
+- spill.py: results waiting on disk for their database.
+
+A new backend is one module beside sqlite.py and postgres.py and one line of
+backend.BACKENDS (docs/architecture.md, "Adding a storage backend")."""

@@ -1,13 +1,16 @@
-"""PostgreSQL implementation of `maag.server.storage.base.Storage`, for hosted competitions
-(`--db postgresql://USER:PASSWORD@HOST:PORT/DB`).
+"""The PostgreSQL backend (`postgresql://USER:PASSWORD@HOST:PORT/DB`), for hosted
+competitions.
 
-Same tables and semantics as the SQLite storage: a game row is written `running` when the
-game starts; its result and replay are written with the status change in one transaction,
-committed before the call returns (PostgreSQL's default `synchronous_commit=on` makes the
-commit durable), so the referee sends `game_over` only for stored games. One connection per
-object, used under a lock, and opened again after it is lost (`Reconnecting`); open one
-object per process. The schema is created on first use under an advisory lock, so several
-processes may open a fresh database at once.
+One connection per object, used under a lock, autocommit with explicit transactions
+(PostgreSQL's default `synchronous_commit=on` makes a commit durable), opened again after it
+is lost (a server restart, a network cut): an operation on a broken connection raises
+StorageUnavailable (it did not happen, or its commit's outcome is unknown) and the next one
+reconnects and ensures the schema again. Retrying, with backoff, is the caller's: the
+referee's storage keeper, a runner's next claim. A connection that holds a lock is not
+replaced (a new session would not hold it): once lost, it stays unavailable. The schema is
+created under an advisory lock, so several processes may open a fresh database at once; a
+lock of `try_lock` is a session-level advisory lock, which the database releases when the
+connection ends.
 """
 
 from __future__ import annotations
@@ -18,14 +21,14 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import psycopg
-from maag.server.storage.base import SQLStorage, StorageUnavailable
-from maag.server.storage.sql import MIGRATIONS, games_schema
+from maag.server.storage.backend import Columns, Database, StorageUnavailable, lock_digest
 
-__all__ = ["PostgresStorage", "Reconnecting", "SCHEMA_LOCK"]
+__all__ = ["PostgresDatabase", "open_url", "SCHEMA_LOCK"]
 
 T = TypeVar("T")
 
 SCHEMA_LOCK = 0x6D616167  # pg_advisory_xact_lock key held while creating the schema ("maag")
+
 
 def connect(url: str, timeout: int = 10) -> psycopg.Connection[Any]:
     """An autocommit connection (transactions are explicit), or StorageUnavailable."""
@@ -33,10 +36,6 @@ def connect(url: str, timeout: int = 10) -> psycopg.Connection[Any]:
         return psycopg.connect(url, autocommit=True, connect_timeout=timeout)
     except psycopg.Error as e:
         raise StorageUnavailable(f"cannot connect to PostgreSQL: {e}") from e
-
-
-Columns = Sequence[tuple[str, str, str]]
-"""Column migrations: (table, column, SQL type) added to tables made before the column."""
 
 
 def _has_column(conn: psycopg.Connection[Any], table: str, column: str) -> bool:
@@ -62,39 +61,42 @@ def ensure_schema(conn: psycopg.Connection[Any], ddl: str, columns: Columns = ()
                 conn.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {kind}")  # type: ignore[call-overload]
 
 
-class Reconnecting:
-    """One PostgreSQL connection that is opened again after it is lost (a server restart, a
-    network cut): an operation on a broken connection raises StorageUnavailable (and did not
-    happen, or its commit's outcome is unknown) and the next operation reconnects. Retrying,
-    with backoff, is the caller's: the referee's storage keeper, a runner's next claim."""
+class PostgresDatabase(Database):
+    DIALECT = "postgresql"
+    PARAM = "%s"
+    NOW = "EXTRACT(EPOCH FROM clock_timestamp())::DOUBLE PRECISION"
+    TYPES = {"key": "BIGSERIAL PRIMARY KEY", "ref": "BIGINT", "real": "DOUBLE PRECISION", "blob": "BYTEA"}
+    SKIP_LOCKED = " FOR UPDATE SKIP LOCKED"
 
-    def __init__(self, url: str, ddl: str, columns: Columns = ()) -> None:
+    def __init__(self, url: str) -> None:
         self.url = url
-        self.ddl = ddl
-        self.columns = columns
-        self.lock = threading.Lock()
-        self._conn: psycopg.Connection[Any] | None = None
-        with self.lock:
-            self._connected()
+        self._lock = threading.Lock()
+        self._schemas: list[tuple[str, Columns]] = []
+        self._locks = 0
+        self._conn: psycopg.Connection[Any] | None = connect(url)
 
     def _connected(self) -> psycopg.Connection[Any]:
-        if self._conn is None or self._conn.closed or self._conn.broken:
-            if self._conn is not None:
-                with contextlib.suppress(Exception):
-                    self._conn.close()
-                self._conn = None
-            conn = connect(self.url, timeout=5)
-            try:
-                ensure_schema(conn, self.ddl, self.columns)
-            except psycopg.OperationalError as e:
-                conn.close()
-                raise StorageUnavailable(f"PostgreSQL: {e}") from e
-            self._conn = conn
-        return self._conn
+        if self._conn is not None and not self._conn.closed and not self._conn.broken:
+            return self._conn
+        if self._locks:
+            raise StorageUnavailable("lost the connection to PostgreSQL, and the locks it held")
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                self._conn.close()
+            self._conn = None
+        conn = connect(self.url, timeout=5)
+        try:
+            for ddl, columns in self._schemas:
+                ensure_schema(conn, ddl, columns)
+        except psycopg.OperationalError as e:
+            conn.close()
+            raise StorageUnavailable(f"PostgreSQL: {e}") from e
+        self._conn = conn
+        return conn
 
-    def run(self, fn: Callable[[psycopg.Connection[Any]], T]) -> T:
+    def _run(self, fn: Callable[[psycopg.Connection[Any]], T]) -> T:
         """fn(connection) under the lock, on a live connection."""
-        with self.lock:
+        with self._lock:
             conn = self._connected()
             try:
                 return fn(conn)
@@ -103,44 +105,45 @@ class Reconnecting:
                     raise StorageUnavailable(f"lost the connection to PostgreSQL: {e}") from e
                 raise
 
-    def tx(self, fn: Callable[[psycopg.Cursor[Any]], T]) -> T:
-        """fn(cursor) in one transaction, committed before returning."""
+    def ensure(self, ddl: str, columns: Columns = ()) -> None:
+        text = ddl.format(**self.TYPES)
+        try:
+            self._run(lambda conn: ensure_schema(conn, text, columns))
+        except psycopg.OperationalError as e:
+            raise StorageUnavailable(f"PostgreSQL: {e}") from e
+        self._schemas.append((text, columns))
+
+    def tx(self, fn: Callable[[Any], T]) -> T:
         def body(conn: psycopg.Connection[Any]) -> T:
             with conn.transaction(), conn.cursor() as cur:
                 return fn(cur)
 
-        return self.run(body)
+        return self._run(body)
 
-    def query(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    def query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         def body(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
             with conn.cursor() as cur:
-                cur.execute(sql, args)  # type: ignore[call-overload]
+                cur.execute(self.sql(sql), tuple(args))  # type: ignore[call-overload]
                 return cur.fetchall()
 
-        return self.run(body)
+        return self._run(body)
+
+    def try_lock(self, kind: str, name: str) -> bool:
+        key = int.from_bytes(lock_digest(kind, name)[:8], "big", signed=True)
+        row = self._run(lambda conn: conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone())
+        if not row or not row[0]:
+            return False
+        self._locks += 1
+        return True
 
     def close(self) -> None:
-        with self.lock:
+        with self._lock:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
 
 
-class PostgresStorage(SQLStorage):
-    """Storage in a PostgreSQL database given by URL (the queries are SQLStorage's)."""
-
-    PARAM = "%s"
-    DIALECT = "postgresql"
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self._pg = Reconnecting(url, games_schema("postgresql"), MIGRATIONS)
-
-    def _tx(self, fn: Callable[[psycopg.Cursor[Any]], T]) -> T:
-        return self._pg.tx(fn)
-
-    def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        return self._pg.query(sql, args)
-
-    def close(self) -> None:
-        self._pg.close()
+def open_url(url: str, *, busy_timeout_s: float = 30.0) -> PostgresDatabase:
+    """The database of `postgresql://...` (a write waits for others as PostgreSQL's locks
+    make it; `busy_timeout_s` is SQLite's)."""
+    return PostgresDatabase(url)

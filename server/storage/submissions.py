@@ -16,22 +16,18 @@ in a working state forever.
 
 from __future__ import annotations
 
-import abc
 import datetime as _dt
 import hashlib
 import json
 import os
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from maag.server.storage.sql import postgres_tx, sqlite_connect, sqlite_tx
+from maag.server.storage.backend import Database, open_database
 
 __all__ = ["Version", "SubmissionStore", "open_submission_store", "STATUSES", "sha256_of"]
 
-T = TypeVar("T")
 STATUSES = ("pending", "building", "validating", "active", "rejected", "retired")
 
 _SCHEMA = """
@@ -54,7 +50,7 @@ CREATE INDEX IF NOT EXISTS bot_versions_status ON bot_versions (status);
 CREATE TABLE IF NOT EXISTS bot_packages (
     sha256 TEXT PRIMARY KEY,
     data {blob} NOT NULL
-);
+)
 """
 
 
@@ -109,27 +105,21 @@ def _version(r: Sequence[Any]) -> Version:
                    None if r[8] is None else json.loads(r[8]), str(r[9]), str(r[10]), r[11])
 
 
-class SubmissionStore(abc.ABC):
-    """The versions and packages tables; SQL with `?` placeholders (translated per backend)."""
+class SubmissionStore:
+    """The versions and packages tables, on any backend (backend.py)."""
 
-    @abc.abstractmethod
-    def _tx(self, fn: Callable[[Any], T]) -> T: ...
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        db.ensure(_SCHEMA)
 
-    @abc.abstractmethod
-    def _q(self, sql: str) -> str: ...
-
-    @abc.abstractmethod
-    def close(self) -> None: ...
-
-    def _exec(self, cur: Any, sql: str, args: Sequence[Any] = ()) -> Any:
-        cur.execute(self._q(sql), tuple(args))
-        return cur
+    def close(self) -> None:
+        self.db.close()
 
     def _put_package(self, cur: Any, data: bytes) -> str:
         """Store an archive once per content; its SHA-256."""
         digest = sha256_of(data)
-        if self._exec(cur, "SELECT 1 FROM bot_packages WHERE sha256 = ?", (digest,)).fetchone() is None:
-            self._exec(cur, "INSERT INTO bot_packages (sha256, data) VALUES (?, ?)", (digest, data))
+        if self.db.execute(cur, "SELECT 1 FROM bot_packages WHERE sha256 = ?", (digest,)).fetchone() is None:
+            self.db.execute(cur, "INSERT INTO bot_packages (sha256, data) VALUES (?, ?)", (digest, data))
         return digest
 
     def add(self, bot: str, data: bytes, manifest: dict[str, Any]) -> Version:
@@ -139,29 +129,30 @@ class SubmissionStore(abc.ABC):
 
         def tx(cur: Any) -> Version:
             self._put_package(cur, data)
-            row = self._exec(cur, "SELECT MAX(version) FROM bot_versions WHERE bot = ?", (bot,)).fetchone()
+            row = self.db.execute(cur, "SELECT MAX(version) FROM bot_versions WHERE bot = ?",
+                                  (bot,)).fetchone()
             n = (int(row[0]) if row and row[0] is not None else 0) + 1
             now = _now()
-            self._exec(cur, f"INSERT INTO bot_versions ({_COLS}) VALUES "
-                            "(?, ?, ?, ?, ?, 'pending', NULL, NULL, NULL, ?, ?, NULL)",
-                       (bot, n, digest, len(data), json.dumps(manifest), now, now))
+            self.db.execute(cur, f"INSERT INTO bot_versions ({_COLS}) VALUES "
+                                 "(?, ?, ?, ?, ?, 'pending', NULL, NULL, NULL, ?, ?, NULL)",
+                            (bot, n, digest, len(data), json.dumps(manifest), now, now))
             return Version(bot, n, digest, len(data), manifest, "pending", None, None, None, now, now)
 
-        return self._tx(tx)
+        return self.db.tx(tx)
 
     def get(self, bot: str, version: int | None = None) -> Version | None:
         """Version `version` of `bot`, or its active one when `version` is None."""
 
         def tx(cur: Any) -> Version | None:
             if version is None:
-                r = self._exec(cur, f"SELECT {_COLS} FROM bot_versions WHERE bot = ? AND status = 'active'",
-                               (bot,)).fetchone()
+                r = self.db.execute(cur, f"SELECT {_COLS} FROM bot_versions WHERE bot = ? "
+                                         "AND status = 'active'", (bot,)).fetchone()
             else:
-                r = self._exec(cur, f"SELECT {_COLS} FROM bot_versions WHERE bot = ? AND version = ?",
-                               (bot, version)).fetchone()
+                r = self.db.execute(cur, f"SELECT {_COLS} FROM bot_versions WHERE bot = ? AND version = ?",
+                                    (bot, version)).fetchone()
             return None if r is None else _version(r)
 
-        return self._tx(tx)
+        return self.db.tx(tx)
 
     def versions(self, bot: str | None = None, status: str | None = None) -> list[Version]:
         """Versions (of `bot`, with `status`), oldest first."""
@@ -174,14 +165,14 @@ class SubmissionStore(abc.ABC):
             args.append(status)
         sql = f"SELECT {_COLS} FROM bot_versions" + (" WHERE " + " AND ".join(where) if where else "") + \
             " ORDER BY created, bot, version"
-        return self._tx(lambda cur: [_version(r) for r in self._exec(cur, sql, args).fetchall()])
+        return self.db.tx(lambda cur: [_version(r) for r in self.db.execute(cur, sql, args).fetchall()])
 
     def package(self, digest: str) -> bytes | None:
         def tx(cur: Any) -> bytes | None:
-            r = self._exec(cur, "SELECT data FROM bot_packages WHERE sha256 = ?", (digest,)).fetchone()
+            r = self.db.execute(cur, "SELECT data FROM bot_packages WHERE sha256 = ?", (digest,)).fetchone()
             return None if r is None else bytes(r[0])
 
-        return self._tx(tx)
+        return self.db.tx(tx)
 
     def move(self, bot: str, version: int, frm: Sequence[str], to: str, *, reason: str | None = None,
              build_log: str | None = None, report: dict[str, Any] | None = None,
@@ -193,83 +184,39 @@ class SubmissionStore(abc.ABC):
             raise ValueError(f"no status {to!r}")
 
         def tx(cur: Any) -> bool:
-            r = self._exec(cur, "SELECT status FROM bot_versions WHERE bot = ? AND version = ?",
-                           (bot, version)).fetchone()
+            r = self.db.execute(cur, "SELECT status FROM bot_versions WHERE bot = ? AND version = ?",
+                                (bot, version)).fetchone()
             if r is None or r[0] not in frm:
                 return False
             now = _now()
             built_sha = None if built is None else self._put_package(cur, built)
             if to == "active":
-                self._exec(cur, "UPDATE bot_versions SET status = 'retired', updated = ? "
-                                "WHERE bot = ? AND status = 'active'", (now, bot))
+                self.db.execute(cur, "UPDATE bot_versions SET status = 'retired', updated = ? "
+                                     "WHERE bot = ? AND status = 'active'", (now, bot))
             sets, args = ["status = ?", "updated = ?"], [to, now]
             for col, val in (("reason", reason), ("build_log", build_log), ("built", built_sha),
                              ("report", None if report is None else json.dumps(report))):
                 if val is not None:
                     sets.append(f"{col} = ?")
                     args.append(val)
-            self._exec(cur, f"UPDATE bot_versions SET {', '.join(sets)} WHERE bot = ? AND version = ?",
-                       (*args, bot, version))
+            self.db.execute(cur, f"UPDATE bot_versions SET {', '.join(sets)} WHERE bot = ? AND version = ?",
+                            (*args, bot, version))
             return True
 
-        return self._tx(tx)
+        return self.db.tx(tx)
 
     def recover(self) -> int:
         """Put back to pending every version left building or validating (a process died
         during its step); returns how many. Call when no pipeline runs on this database."""
 
         def tx(cur: Any) -> int:
-            c = self._exec(cur, "UPDATE bot_versions SET status = 'pending', updated = ? "
-                                "WHERE status IN ('building', 'validating')", (_now(),))
+            c = self.db.execute(cur, "UPDATE bot_versions SET status = 'pending', updated = ? "
+                                     "WHERE status IN ('building', 'validating')", (_now(),))
             return int(c.rowcount)
 
-        return self._tx(tx)
+        return self.db.tx(tx)
 
 
-class SQLiteSubmissionStore(SubmissionStore):
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite_connect(path, timeout=60)
-        self._lock = threading.Lock()
-        self._db.executescript(_SCHEMA.format(blob="BLOB"))
-
-    def _q(self, sql: str) -> str:
-        return sql
-
-    def _tx(self, fn: Callable[[Any], T]) -> T:
-        return sqlite_tx(self._db, self._lock, fn)
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
-
-
-class PostgresSubmissionStore(SubmissionStore):
-    def __init__(self, url: str) -> None:
-        from maag.server.storage import postgres as storage_pg
-
-        self._db = storage_pg.connect(url)
-        self._lock = threading.Lock()
-        storage_pg.ensure_schema(self._db, _SCHEMA.format(blob="BYTEA"), ())
-
-    def _q(self, sql: str) -> str:
-        return sql.replace("?", "%s")
-
-    def _tx(self, fn: Callable[[Any], T]) -> T:
-        return postgres_tx(self._db, self._lock, fn)
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
-
-
-def open_submission_store(url: str | os.PathLike[str]) -> SubmissionStore:
-    """The submissions store for a `--db` value: `postgresql://...`, `sqlite:///PATH` or a path."""
-    text = str(url)
-    if text.startswith(("postgresql://", "postgres://")):
-        return PostgresSubmissionStore(text)
-    if text.startswith("sqlite:///"):
-        return SQLiteSubmissionStore(text[len("sqlite:///"):])
-    if "://" in text:
-        raise ValueError(f"unsupported database URL {text!r} (use sqlite:///PATH or postgresql://...)")
-    return SQLiteSubmissionStore(text)
+def open_submission_store(url: str | os.PathLike[str] | None) -> SubmissionStore:
+    """The submissions store of a `--db` value (backend.py's `open_database`)."""
+    return SubmissionStore(open_database(url, busy_timeout_s=60))

@@ -11,26 +11,19 @@ SQLite file; a session-level advisory lock in PostgreSQL).
 
 from __future__ import annotations
 
-import abc
 import contextlib
 import datetime as _dt
-import fcntl
-import hashlib
 import json
 import os
 import secrets
-import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from maag.server.storage.sql import postgres_tx, sqlite_connect, sqlite_tx
+from maag.server.storage.backend import Database, open_database
 
 __all__ = ["ScheduledGame", "GameRow", "TournamentStore", "TournamentBusy", "SpecMismatch",
            "open_tournament_store"]
-
-T = TypeVar("T")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tournaments (
@@ -121,27 +114,20 @@ def _row(r: Sequence[Any]) -> GameRow:
                    None if r[12] is None else json.loads(r[12]))
 
 
-class TournamentStore(abc.ABC):
-    """The schedule tables; SQL written with `?` placeholders (translated per backend)."""
+class TournamentStore:
+    """The schedule tables, on any backend (backend.py)."""
 
-    @abc.abstractmethod
-    def _tx(self, fn: Callable[[Any], T]) -> T:
-        """Run fn(cursor) in one write transaction, committed (durably) before returning."""
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        db.ensure(_SCHEMA, _MIGRATIONS)
 
-    @abc.abstractmethod
-    def _q(self, sql: str) -> str:
-        """The SQL in this backend's placeholder style."""
-
-    @abc.abstractmethod
     def lock_runner(self, tid: str) -> None:
         """Hold tournament `tid` for this process until close(); TournamentBusy if taken."""
+        if not self.db.try_lock("tournament", tid):
+            raise TournamentBusy(f"another runner is playing tournament {tid!r}")
 
-    @abc.abstractmethod
-    def close(self) -> None: ...
-
-    def _exec(self, cur: Any, sql: str, args: Sequence[Any] = ()) -> Any:
-        cur.execute(self._q(sql), tuple(args))
-        return cur
+    def close(self) -> None:
+        self.db.close()
 
     def open_tournament(self, tid: str, spec: dict[str, Any]) -> bool:
         """Create tournament `tid` with `spec`, or check that the stored one is the same.
@@ -149,17 +135,17 @@ class TournamentStore(abc.ABC):
         text = json.dumps(spec, sort_keys=True, separators=(",", ":"))
 
         def tx(cur: Any) -> bool:
-            row = self._exec(cur, "SELECT spec FROM tournaments WHERE id = ?", (tid,)).fetchone()
+            row = self.db.execute(cur, "SELECT spec FROM tournaments WHERE id = ?", (tid,)).fetchone()
             if row is None:
-                self._exec(cur, "INSERT INTO tournaments (id, spec, created) VALUES (?, ?, ?)",
-                           (tid, text, _now()))
+                self.db.execute(cur, "INSERT INTO tournaments (id, spec, created) VALUES (?, ?, ?)",
+                                (tid, text, _now()))
                 return True
             if json.loads(row[0]) != json.loads(text):
                 raise SpecMismatch(f"tournament {tid!r} exists with another specification; "
                                    "use another --name, or the same options as before")
             return False
 
-        return self._tx(tx)
+        return self.db.tx(tx)
 
     def secret(self, tid: str) -> int:
         """The tournament's secret base seed: drawn from the OS's secure random source the
@@ -168,57 +154,56 @@ class TournamentStore(abc.ABC):
         fresh = secrets.randbits(63)
 
         def tx(cur: Any) -> int:
-            row = self._exec(cur, "SELECT secret FROM tournament_secrets WHERE tournament = ?",
-                             (tid,)).fetchone()
+            row = self.db.execute(cur, "SELECT secret FROM tournament_secrets WHERE tournament = ?",
+                                  (tid,)).fetchone()
             if row is not None:
                 return int(row[0])
-            self._exec(cur, "INSERT INTO tournament_secrets (tournament, secret) VALUES (?, ?)",
-                       (tid, str(fresh)))
+            self.db.execute(cur, "INSERT INTO tournament_secrets (tournament, secret) VALUES (?, ?)",
+                            (tid, str(fresh)))
             return fresh
 
-        return self._tx(tx)
+        return self.db.tx(tx)
 
     def spec(self, tid: str) -> dict[str, Any] | None:
         def tx(cur: Any) -> dict[str, Any] | None:
-            row = self._exec(cur, "SELECT spec FROM tournaments WHERE id = ?", (tid,)).fetchone()
+            row = self.db.execute(cur, "SELECT spec FROM tournaments WHERE id = ?", (tid,)).fetchone()
             return None if row is None else dict(json.loads(row[0]))
 
-        return self._tx(tx)
+        return self.db.tx(tx)
 
     def add_games(self, tid: str, games: Sequence[ScheduledGame]) -> int:
         """Schedule `games` (those already scheduled are left alone); returns how many were new."""
 
         def tx(cur: Any) -> int:
             sql = "SELECT game_key FROM tournament_games WHERE tournament = ?"
-            have = {r[0] for r in self._exec(cur, sql, (tid,)).fetchall()}
+            have = {r[0] for r in self.db.execute(cur, sql, (tid,)).fetchall()}
             now = _now()
             new = [g for g in games if g.key not in have]
             for g in new:
-                self._exec(cur, "INSERT INTO tournament_games (tournament, game_key, round, seq, seat0, "
-                                "seat1, seed, status, attempts, updated) "
-                                "VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?)",
-                           (tid, g.key, g.round, g.seq, g.seat0, g.seat1, g.seed, now))
+                self.db.execute(cur, "INSERT INTO tournament_games (tournament, game_key, round, seq, seat0, "
+                                     "seat1, seed, status, attempts, updated) "
+                                     "VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?)",
+                                (tid, g.key, g.round, g.seq, g.seat0, g.seat1, g.seed, now))
             return len(new)
 
-        return self._tx(tx)
+        return self.db.tx(tx)
 
     def claim(self, tid: str, limit: int = 1) -> list[ScheduledGame]:
         """Mark up to `limit` pending games (in `seq` order) claimed and return them."""
 
         def tx(cur: Any) -> list[ScheduledGame]:
-            rows = self._exec(cur, f"SELECT {_COLS} FROM tournament_games WHERE tournament = ? AND status = "
-                                   f"'pending' ORDER BY seq, game_key LIMIT ?{self._for_update}",
-                              (tid, int(limit))).fetchall()
+            rows = self.db.execute(cur, f"SELECT {_COLS} FROM tournament_games WHERE tournament = ? "
+                                        f"AND status = 'pending' ORDER BY seq, game_key LIMIT ?"
+                                        f"{self.db.SKIP_LOCKED}", (tid, int(limit))).fetchall()
             out = [_row(r).game for r in rows]
             now = _now()
             for g in out:
-                self._exec(cur, "UPDATE tournament_games SET status = 'claimed', attempts = attempts + 1, "
-                                "updated = ? WHERE tournament = ? AND game_key = ?", (now, tid, g.key))
+                self.db.execute(cur, "UPDATE tournament_games SET status = 'claimed', attempts = "
+                                     "attempts + 1, updated = ? WHERE tournament = ? AND game_key = ?",
+                                (now, tid, g.key))
             return out
 
-        return self._tx(tx)
-
-    _for_update = ""
+        return self.db.tx(tx)
 
     def finish(self, tid: str, key: str, game_id: int | None, winner: int, reason: str,
                search: Sequence[dict[str, Any] | None] | None = None,
@@ -232,133 +217,62 @@ class TournamentStore(abc.ABC):
         verdict_text = None if verdict is None else json.dumps(verdict)
 
         def tx(cur: Any) -> bool:
-            c = self._exec(cur, "UPDATE tournament_games SET status = 'done', game_id = ?, winner = ?, "
-                                "reason = ?, search = ?, verdict = ?, updated = ? "
-                                "WHERE tournament = ? AND game_key = ? AND status = 'claimed'",
-                           (game_id, winner, reason, search_text, verdict_text, _now(), tid, key))
+            c = self.db.execute(cur, "UPDATE tournament_games SET status = 'done', game_id = ?, winner = ?, "
+                                     "reason = ?, search = ?, verdict = ?, updated = ? "
+                                     "WHERE tournament = ? AND game_key = ? AND status = 'claimed'",
+                                (game_id, winner, reason, search_text, verdict_text, _now(), tid, key))
             return bool(c.rowcount == 1)
 
-        return self._tx(tx)
+        return self.db.tx(tx)
 
     def withdraw(self, tid: str, bot: str) -> int:
         """Take `bot` out of the tournament (the strike policy): its games not yet played
         become `withdrawn` and are never played; returns how many."""
 
         def tx(cur: Any) -> int:
-            c = self._exec(cur, "UPDATE tournament_games SET status = 'withdrawn', updated = ? "
-                                "WHERE tournament = ? AND status = 'pending' AND (seat0 = ? OR seat1 = ?)",
-                           (_now(), tid, bot, bot))
+            c = self.db.execute(cur, "UPDATE tournament_games SET status = 'withdrawn', updated = ? "
+                                     "WHERE tournament = ? AND status = 'pending' "
+                                     "AND (seat0 = ? OR seat1 = ?)",
+                                (_now(), tid, bot, bot))
             return int(c.rowcount)
 
-        return self._tx(tx)
+        return self.db.tx(tx)
 
     def release(self, tid: str, key: str) -> bool:
         """Put a claimed game back to pending (it will be played again)."""
 
         def tx(cur: Any) -> bool:
-            c = self._exec(cur, "UPDATE tournament_games SET status = 'pending', updated = ? "
-                                "WHERE tournament = ? AND game_key = ? AND status = 'claimed'",
-                           (_now(), tid, key))
+            c = self.db.execute(cur, "UPDATE tournament_games SET status = 'pending', updated = ? "
+                                     "WHERE tournament = ? AND game_key = ? AND status = 'claimed'",
+                                (_now(), tid, key))
             return bool(c.rowcount == 1)
 
-        return self._tx(tx)
+        return self.db.tx(tx)
 
     def rows(self, tid: str) -> list[GameRow]:
         """Every scheduled game of the tournament, in `seq` order."""
 
         def tx(cur: Any) -> list[GameRow]:
             sql = f"SELECT {_COLS} FROM tournament_games WHERE tournament = ? ORDER BY seq, game_key"
-            rows = self._exec(cur, sql, (tid,)).fetchall()
+            rows = self.db.execute(cur, sql, (tid,)).fetchall()
             return [_row(r) for r in rows]
 
-        return self._tx(tx)
+        return self.db.tx(tx)
 
     def tournaments(self) -> list[tuple[str, dict[str, Any], str]]:
         """(id, spec, created) of every stored tournament, oldest first."""
 
         def tx(cur: Any) -> list[tuple[str, dict[str, Any], str]]:
             sql = "SELECT id, spec, created FROM tournaments ORDER BY created, id"
-            rows = self._exec(cur, sql).fetchall()
+            rows = self.db.execute(cur, sql).fetchall()
             return [(str(r[0]), json.loads(r[1]), str(r[2])) for r in rows]
 
-        return self._tx(tx)
+        return self.db.tx(tx)
 
 
-class SQLiteTournamentStore(TournamentStore):
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite_connect(path, timeout=60)
-        self._lock = threading.Lock()
-        self._db.executescript(_SCHEMA)
-        for table, column, kind in _MIGRATIONS:
-            if column not in {r[1] for r in self._db.execute(f"PRAGMA table_info({table})")}:
-                self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
-        self._runner_files: list[Any] = []
-
-    def _q(self, sql: str) -> str:
-        return sql
-
-    def _tx(self, fn: Callable[[Any], T]) -> T:
-        return sqlite_tx(self._db, self._lock, fn)
-
-    def lock_runner(self, tid: str) -> None:
-        name = hashlib.sha256(tid.encode()).hexdigest()[:16]
-        f = open(f"{self.path}.tournament-{name}.lock", "a+")  # noqa: SIM115 (held until close)
-        try:
-            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            f.close()
-            raise TournamentBusy(f"another runner is playing tournament {tid!r}") from None
-        self._runner_files.append(f)
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
-        for f in self._runner_files:
-            f.close()
-        self._runner_files.clear()
-
-
-class PostgresTournamentStore(TournamentStore):
-    _for_update = " FOR UPDATE SKIP LOCKED"
-
-    def __init__(self, url: str) -> None:
-        from maag.server.storage import postgres as storage_pg
-
-        self._db = storage_pg.connect(url)
-        self._lock = threading.Lock()
-        storage_pg.ensure_schema(self._db, _SCHEMA, _MIGRATIONS)
-
-    def _q(self, sql: str) -> str:
-        return sql.replace("?", "%s")
-
-    def _tx(self, fn: Callable[[Any], T]) -> T:
-        return postgres_tx(self._db, self._lock, fn)
-
-    def lock_runner(self, tid: str) -> None:
-        digest = hashlib.sha256(b"maag-tournament:" + tid.encode()).digest()
-        key = int.from_bytes(digest[:8], "big", signed=True)
-        with self._lock:
-            row = self._db.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
-        if not row or not row[0]:
-            raise TournamentBusy(f"another runner is playing tournament {tid!r}")
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
-
-
-def open_tournament_store(url: str | os.PathLike[str]) -> TournamentStore:
-    """The schedule store for a `--db` value: `postgresql://...`, `sqlite:///PATH` or a path."""
-    text = str(url)
-    if text.startswith(("postgresql://", "postgres://")):
-        return PostgresTournamentStore(text)
-    if text.startswith("sqlite:///"):
-        return SQLiteTournamentStore(text[len("sqlite:///"):])
-    if "://" in text:
-        raise ValueError(f"unsupported database URL {text!r} (use sqlite:///PATH or postgresql://...)")
-    return SQLiteTournamentStore(text)
+def open_tournament_store(url: str | os.PathLike[str] | None) -> TournamentStore:
+    """The schedule store of a `--db` value (backend.py's `open_database`)."""
+    return TournamentStore(open_database(url, busy_timeout_s=60))
 
 
 @contextlib.contextmanager

@@ -170,9 +170,7 @@ class Submissions:
 
     @property
     def db_url(self) -> str:
-        st = self.referee.storage.storage
-        url = getattr(st, "url", None)
-        return str(url) if url else str(st.path)  # type: ignore[attr-defined]
+        return self.referee.storage.storage.url
 
     async def _startup(self, _: web.Application) -> None:
         from maag.server.storage.submissions import open_submission_store

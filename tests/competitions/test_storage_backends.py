@@ -37,8 +37,8 @@ def replay(winner: int | None = 0, reason: str = "rules", plies: int = 12, seed:
 
 
 def test_backend_class(store: Storage, db_url: str) -> None:
-    expected = "PostgresStorage" if db_url.startswith("postgresql://") else "SQLiteStorage"
-    assert type(store).__name__ == expected
+    expected = "PostgresDatabase" if db_url.startswith("postgresql://") else "SQLiteDatabase"
+    assert type(store.db).__name__ == expected
 
 
 def test_bots_and_tokens(store: Storage) -> None:
@@ -186,11 +186,10 @@ def test_opening_a_store_beside_an_open_transaction_does_not_wait_for_it(postgre
     import threading
 
     import psycopg
-    from maag.server.storage.postgres import PostgresStorage
-    from maag.server.storage.tournaments import PostgresTournamentStore
+    from maag.server.storage.tournaments import open_tournament_store
 
-    PostgresTournamentStore(postgres_db).close()
-    PostgresStorage(postgres_db).close()
+    open_tournament_store(postgres_db).close()
+    open_storage(postgres_db).close()
     with psycopg.connect(postgres_db) as reader:  # a transaction left open, holding read locks
         reader.execute("SELECT count(*) FROM tournament_games").fetchone()
         reader.execute("SELECT count(*) FROM games").fetchone()
@@ -198,8 +197,8 @@ def test_opening_a_store_beside_an_open_transaction_does_not_wait_for_it(postgre
 
         def open_stores() -> None:
             try:
-                PostgresTournamentStore(postgres_db).close()
-                PostgresStorage(postgres_db).close()
+                open_tournament_store(postgres_db).close()
+                open_storage(postgres_db).close()
             except BaseException as e:  # reported below
                 errors.append(e)
 
@@ -211,3 +210,39 @@ def test_opening_a_store_beside_an_open_transaction_does_not_wait_for_it(postgre
     t.join(60)
     assert not blocked, "opening a store waited for another connection's open transaction"
     assert not errors, errors
+
+
+def test_every_store_opens_through_one_dispatcher(db_url: str) -> None:
+    """Games, the tournaments' schedule and the submissions, one database, one `--db` value:
+    each store on the backend the URL names, a store's `url` opening it again."""
+    from maag.server.storage.submissions import open_submission_store
+    from maag.server.storage.tournaments import open_tournament_store
+
+    games = open_storage(db_url)
+    schedule, uploads = open_tournament_store(db_url), open_submission_store(db_url)
+    try:
+        assert {type(s.db) for s in (games, schedule, uploads)} == {type(games.db)}
+        assert schedule.open_tournament("cup", {"n": 1}) is True
+        v = uploads.add("alpha", b"archive", {"name": "alpha"})
+        assert uploads.move("alpha", v.version, ("pending",), "active") is True
+        again = open_storage(games.url)
+        assert again.list_games() == [] and type(again.db) is type(games.db)
+        again.close()
+        fresh = open_submission_store(db_url)
+        got = fresh.get("alpha")
+        assert got is not None and got.status == "active" and fresh.package(got.sha256) == b"archive"
+        fresh.close()
+    finally:
+        for s in (games, schedule, uploads):
+            s.close()
+
+
+def test_a_url_of_no_backend_is_refused_by_every_store() -> None:
+    from maag.server.storage.submissions import open_submission_store
+    from maag.server.storage.tournaments import open_tournament_store
+
+    for opener in (open_storage, open_tournament_store, open_submission_store):
+        with pytest.raises(StorageError, match="unsupported storage URL"):
+            opener("mysql://somewhere/db")
+        with pytest.raises(ValueError):  # what the tournament and submission stores raised before
+            opener("mysql://somewhere/db")
