@@ -41,13 +41,15 @@ FINAL_POLICIES = ("max_visit_count", "normalized_visit_count", "max_value")
 
 
 class _OutOfTime(Exception):
-    """Raised at the start of a simulation that would not end before the deadline."""
+    """The search's time is up: raised before a simulation that would not end in time, and
+    inside a random rollout that runs past the deadline (that simulation is dropped)."""
 
 
 class _Clock:
-    """The deadline of one search, checked before each simulation: a simulation starts only
-    if the previous one's length still fits. The first two always run: OpenSpiel's first
-    simulation only evaluates the root, the second gives it a child to choose."""
+    """The deadline of one search. `tick`, before each simulation: a simulation starts only
+    if the previous one's length still fits (the first two always start: OpenSpiel's first
+    simulation only evaluates the root, the second gives it a child to choose). `check`,
+    at each step of a random rollout: past the deadline the simulation stops."""
 
     def __init__(self, deadline: float | None) -> None:
         self.deadline = deadline
@@ -61,6 +63,23 @@ class _Clock:
             raise _OutOfTime
         self.last = now
         self.count += 1
+
+    def check(self) -> None:
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            raise _OutOfTime
+
+
+class _TimedRandomState(np.random.RandomState):
+    """The random source of OpenSpiel's RandomRolloutEvaluator, which draws once per step of
+    a rollout: each draw first checks the search's clock, so a rollout that would run past
+    the deadline stops there (OpenSpiel's evaluator itself unchanged)."""
+
+    clock: _Clock | None = None
+
+    def choice(self, *args: Any, **kwargs: Any) -> Any:
+        if self.clock is not None:
+            self.clock.check()
+        return super().choice(*args, **kwargs)
 
 
 def _openspiel() -> tuple[Any, Any, Any]:
@@ -105,24 +124,27 @@ class OpenSpielAgent(Agent):
         stepwise = game.spec.chance_within_turn
         start = time.perf_counter()
         end = start + budget_ms / 1000 if budget_ms > 0 else None
-        evaluator = self._evaluator(mcts, rng, game)
+        rollout_rng = _TimedRandomState(int(rng.randint(0, 2**31)))
+        evaluator = self._evaluator(mcts, rollout_rng, game)
         plan: list[Action] = []
         simulations = 0
-        sim_s = 0.0  # the last search's time per simulation
+        over = 0.0  # the most a decision of this turn ran past its deadline (seconds)
         while True:
             legal = state.legal_actions()
             if len(legal) == 1:
                 action = legal[0]
             else:
                 now = time.perf_counter()
-                if end is not None and now + 2 * sim_s >= end and plan:
+                if end is not None and now + over >= end - 0.001 and plan:  # the turn's time is spent
                     action = next(a for a in legal if game.vt.is_end_turn(door.table.code(a)))
                     plan.append(Action(door.table.code(action), game.name))
                     break
                 deadline = None if end is None else now + (end - now) * (1.0 if stepwise else o["turn_share"])
-                action, n = self._decide(mcts, ismcts, door, state, evaluator, rng, deadline, iterations)
-                simulations += n
-                sim_s = (time.perf_counter() - now) / max(1, n)
+                clock = rollout_rng.clock = _Clock(deadline)
+                action = self._decide(mcts, ismcts, door, state, evaluator, rng, clock, iterations)
+                simulations += clock.count
+                if deadline is not None:
+                    over = max(over, time.perf_counter() - deadline)
             code = door.table.code(action)
             plan.append(Action(code, game.name))
             state.apply_action(action)
@@ -135,15 +157,17 @@ class OpenSpielAgent(Agent):
 
     def _evaluator(self, mcts: Any, rng: np.random.RandomState, game: Game) -> Any:
         if self.options["evaluator"] == "random":
-            return mcts.RandomRolloutEvaluator(n_rollouts=self.options["rollouts"], random_state=rng)
+            return mcts.RandomRolloutEvaluator(n_rollouts=self.options["rollouts"], random_state=rng,
+                                               max_length=self.options["rollout_length"] or None)
         return _heuristic(mcts)(game.spec.value_scale)
 
     def _decide(self, mcts: Any, ismcts: Any, door: Any, state: Any, evaluator: Any,
-                rng: np.random.RandomState, deadline: float | None, iterations: int) -> tuple[int, int]:
-        """One search from `state`: the action chosen and the simulations run."""
+                rng: np.random.RandomState, clock: _Clock, iterations: int) -> int:
+        """One search from `state`, the action chosen (counting its simulations on `clock`).
+        A search stopped before its root has a visited child (a rollout longer than the
+        decision's time) plays a uniformly random legal action."""
         o = self.options
         most = iterations or o["simulations"] or 10**9
-        clock = _Clock(deadline)
         if o["algorithm"] == "mcts":
             bot = _timed_mcts(mcts)(door, o["uct_c"], most, evaluator, solve=o["solve"], random_state=rng)
             bot.clock = clock
@@ -151,7 +175,9 @@ class OpenSpielAgent(Agent):
                 root = bot.mcts_search(state)
             except _OutOfTime:
                 root = bot.root
-            return int(root.best_child().action), clock.count
+            if root is None or not root.children:
+                return int(rng.choice(state.legal_actions()))
+            return int(root.best_child().action)
         policy = {"max_visit_count": ismcts.ISMCTSFinalPolicyType.MAX_VISIT_COUNT,
                   "normalized_visit_count": ismcts.ISMCTSFinalPolicyType.NORMALIZED_VISITED_COUNT,
                   "max_value": ismcts.ISMCTSFinalPolicyType.MAX_VALUE}[o["final_policy"]]
@@ -166,9 +192,12 @@ class OpenSpielAgent(Agent):
         try:
             result = bot.run_search(state)
         except _OutOfTime:
-            result = bot.get_final_policy(state, bot._root_node)
+            node = getattr(bot, "_root_node", None)  # the tree OpenSpiel's search built so far
+            if node is None or node.total_visits <= 0:
+                return int(rng.choice(state.legal_actions()))
+            result = bot.get_final_policy(state, node)
         actions, probs = zip(*result, strict=True)
-        return int(rng.choice(actions, p=np.asarray(probs) / sum(probs))), clock.count
+        return int(rng.choice(actions, p=np.asarray(probs) / sum(probs)))
 
 
 @lru_cache(maxsize=1)
@@ -223,6 +252,9 @@ def _params() -> tuple[Option, ...]:
                     "of the game); heuristic: the game's evaluation of the leaf, no rollout"),
         Option(name="rollouts", type="int", default=1, min=1, max=1000,
                help="evaluator=random: rollouts per leaf (n_rollouts)"),
+        Option(name="rollout_length", type="int", default=0, min=0, max=10**6,
+               help="evaluator=random: actions of a rollout at most, then a draw (max_length; 0: "
+                    "to the end of the game)"),
         Option(name="solve", type="bool", default=True,
                help="mcts: back up proven wins and losses (MCTS-Solver, OpenSpiel's default)"),
         Option(name="max_world_samples", type="int", default=-1, min=-1,

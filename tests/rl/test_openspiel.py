@@ -201,3 +201,18 @@ def test_openspiel_ismcts_plays_complete_games_through_maag_match(game: str, opt
         seat = [g["seat1"], g["seat2"]].index("openspiel:ismcts")
         assert g["search"][seat]["iterations_per_turn"] >= 1
     assert summary["search"]["openspiel:ismcts"]["turns"] >= 1
+
+
+def test_the_readme_example_runs() -> None:
+    import contextlib
+    import io
+    import re
+    from pathlib import Path
+
+    readme = Path(__file__).resolve().parents[2] / "README.md"
+    section = readme.read_text().split("## OpenSpiel", 1)[1].split("\n## ", 1)[0]
+    [code] = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, str(readme), "exec"), {})
+    assert out.getvalue().strip() in ("[1.0, -1.0]", "[-1.0, 1.0]", "[0.0, 0.0]")
