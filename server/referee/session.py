@@ -57,7 +57,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import msgpack
-
 from maag.engine import Action, Game, GameOverError, IllegalActionError
 from maag.protocol import Error, ErrorCode, GameEvent, GameOver, GameStart, Message, Packed, Result, YourTurn
 from maag.server.referee.clock import SeatClock, TimeControl

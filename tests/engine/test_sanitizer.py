@@ -45,7 +45,8 @@ def build_sanitized(tmp: Path, source_root: Path = REPO) -> Path:
     for part in ("src", "include", "games"):
         shutil.copytree(source_root / "engine_c" / part, tmp / "engine_c" / part,
                         ignore=shutil.ignore_patterns("*.py", "__pycache__", "tests"))
-    shutil.copy(source_root / "engine_c" / "build_engine.py", tmp / "engine_c")
+    for script in ("build_engine.py", "cdefs.py"):  # the build, and the declarations it reads
+        shutil.copy(source_root / "engine_c" / script, tmp / "engine_c")
     shutil.copy(source_root / "pyproject.toml", tmp)  # the version compiled into the core
     script = ("import sys; sys.path.insert(0, 'engine_c'); import build_engine as b; "
               f"ffi = b.make_ffi(module={MODULE!r}, extra_cflags={FLAGS!r}); print(ffi.compile(tmpdir='.'))")
