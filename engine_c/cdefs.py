@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -74,7 +75,7 @@ def _strip_static_inline(text: str) -> str:
 def generate(headers: list[str], include_dirs: list[Path], own: list[Path]) -> str:
     """The cffi declarations of `headers` (file names found on `include_dirs`): every
     declaration and integer constant of a header under one of the `own` folders."""
-    cc = shlex.split(os.environ.get("CC", "cc"))
+    cc = shlex.split(os.environ.get("CC") or shutil.which("cc") or "gcc")
     owned = [str(p.resolve()) for p in own]
     with tempfile.TemporaryDirectory(prefix="maag-cdefs-") as tmp:
         system = Path(tmp) / "system"
