@@ -1,10 +1,12 @@
 """Settings for every test folder (tests/ and each game's own engine_c/games/<name>/tests/):
-a deterministic hypothesis profile and the shared-data location."""
+a deterministic hypothesis profile, the shared-data location and the conformance traces in
+it (`public_trace`, and the `trace` parameter: every trace file of every game)."""
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -41,3 +43,29 @@ def shared() -> Path:
     return shared_dir()
 
 
+@pytest.fixture(scope="session")
+def public_trace(shared: Path) -> Callable[[str], Path]:
+    """The public trace file of a game (conformance/NAME-public.jsonl); the test fails when
+    it is missing: the traces are required."""
+
+    def path(game: str) -> Path:
+        p = shared / "conformance" / f"{game}-public.jsonl"
+        if not p.is_file():
+            pytest.fail(f"{p} is missing: the conformance traces are required (set MAAG_SHARED to the "
+                        f"folder holding conformance/{p.name})")
+        return p
+
+    return path
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test taking `trace` runs once per trace file (conformance/NAME-*.jsonl) of every
+    registered game with a conformance replayer, given (game, path)."""
+    if "trace" in metafunc.fixturenames:
+        from maag.engine import registry
+        from maag.engine.conformance import trace_files
+
+        folder = shared_dir() / "conformance"
+        pairs = [(name, path) for name in registry.names() if registry.get(name).conformance is not None
+                 for path in trace_files(folder, name)]
+        metafunc.parametrize("trace", pairs, ids=[path.name for _, path in pairs])

@@ -18,7 +18,8 @@ package's program (a folder with `maag-bot.toml`, such as server/bench/packages/
 module of the part it ships with: it runs as its own process, in the sandbox. The
 entry points of pyproject.toml register commands from any part (that is how `maag arena`
 and `maag bot run` reach the command line from bots/); each must name a function that
-exists."""
+exists. A game's own tests (engine_c/games/<name>/tests) use the engine only, not even
+naming another part in a string."""
 
 from __future__ import annotations
 
@@ -166,6 +167,43 @@ def check_tree(root: Path) -> list[Violation]:
 def test_every_import_points_the_allowed_way() -> None:
     violations = check_tree(ROOT)
     assert not violations, "imports against the layering:\n" + "\n".join(map(str, violations))
+
+
+def game_test_violations(root: Path) -> list[str]:
+    """What a game's own tests (engine_c/games/<name>/tests) use of maag beyond the engine:
+    imports of another part, and other parts named in strings (a `-m maag.server` command).
+    Tests of agents, of the referee or of the replay view live with those parts."""
+    found = []
+    for path in sorted((root / "engine_c" / "games").glob("*/tests/*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        named = [(n.lineno, n.value) for n in ast.walk(tree)
+                 if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+        for line, name in [(line, name) for line, name, _ in _imports(tree, "tests", False)] + named:
+            m = _TARGET.match(name)
+            if m and m.group(1) != "engine":
+                found.append(f"{path.relative_to(root)}:{line}: {name}")
+    return found
+
+
+def test_a_games_own_tests_use_the_engine_only() -> None:
+    found = game_test_violations(ROOT)
+    assert not found, "a game's own tests use another part of maag:\n" + "\n".join(found)
+
+
+def test_the_game_tests_check_finds_a_planted_use(tmp_path: Path) -> None:
+    tests = tmp_path / "engine_c" / "games" / "chess" / "tests"
+    tests.mkdir(parents=True)
+    (tests / "test_chess.py").write_text(
+        "import subprocess, sys\n"
+        "from maag.engine import Game\n"                                   # 2: allowed
+        "from maag.bots import make_agent\n"                               # 3
+        "def f():\n"
+        "    subprocess.run([sys.executable, '-m', 'maag.server', 'match'])\n"  # 5
+    )
+    assert game_test_violations(tmp_path) == [
+        "engine_c/games/chess/tests/test_chess.py:3: maag.bots",
+        "engine_c/games/chess/tests/test_chess.py:5: maag.server",
+    ]
 
 
 def test_entry_points_name_functions_that_exist() -> None:

@@ -1,46 +1,29 @@
-"""The public card-game traces (../shared/conformance/cards-public.jsonl, or
-$MAAG_SHARED/conformance/...) replayed through `maag conformance`'s checker, and a corrupted
-step reported: a wrong health, a wrong legal-action count, an outcome of a random step that
-the engine cannot produce. Records built by hand from engine positions check what the
-README's "How to compare" asks of the replayer beyond the public steps: loaded minions keep
-the relative order of the trace's `eid`, and the step that ends the game is compared on
-`over` and `winner` only."""
+"""The card game's conformance replayer (conformance.py) on the public traces
+(../shared/conformance/cards-public.jsonl, or $MAAG_SHARED/conformance/...; that every step
+of them matches is tests/engine/test_conformance.py's): a corrupted step reported, a wrong
+health, a wrong legal-action count, an outcome of a random step that the engine cannot
+produce. Records built by hand from engine positions check what the README's "How to
+compare" asks of the replayer beyond the public steps: loaded minions keep the relative
+order of the trace's `eid`, and the step that ends the game is compared on `over` and
+`winner` only."""
 
 from __future__ import annotations
 
-import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from cards_position import minion, player, position
 from maag.engine import State, registry
+from maag.engine.conformance import read_records
 from maag.engine.games.cards.conformance import trace_view
-from maag.server.kit.conformance import run
-
-PUBLIC_STEPS = 2096
 
 
 @pytest.fixture(scope="module")
-def public_path(shared: Path) -> Path:
-    path = shared / "conformance" / "cards-public.jsonl"
-    if not path.is_file():
-        pytest.fail(f"{path} is missing: the conformance traces are required (set MAAG_SHARED)")
-    return path
-
-
-@pytest.fixture(scope="module")
-def records(public_path: Path) -> list[dict[str, Any]]:
-    with open(public_path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
-def test_public_traces_match(public_path: Path) -> None:
-    out = io.StringIO()
-    status = run(str(public_path), out=out)
-    assert out.getvalue().splitlines()[-1] == f"conformance: {PUBLIC_STEPS}/{PUBLIC_STEPS} steps match"
-    assert status == 0
+def records(public_trace: Callable[[str], Path]) -> list[dict[str, Any]]:
+    return read_records(public_trace("cards"))
 
 
 def test_a_corrupted_step_is_reported(records: list[dict[str, Any]]) -> None:

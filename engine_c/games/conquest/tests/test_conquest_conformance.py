@@ -1,39 +1,23 @@
-"""The public conquest traces (../shared/conformance/conquest-public.jsonl, or
-$MAAG_SHARED/conformance/...) replayed through `maag conformance`'s checker, and corrupted
-records reported: a wrong die, a state that differs, an illegal attempt marked legal."""
+"""Conquest's conformance replayer (conformance.py) on records of the public traces
+(../shared/conformance/conquest-public.jsonl, or $MAAG_SHARED/conformance/...; that every
+step of them matches is tests/engine/test_conformance.py's): corrupted records reported, a
+wrong die, a state that differs, an illegal attempt marked legal."""
 
 from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from maag.server.kit.conformance import run
-
-PUBLIC_STEPS = 2184
+from maag.engine.conformance import read_records, run
 
 
 @pytest.fixture(scope="module")
-def public_path(shared: Path) -> Path:
-    path = shared / "conformance" / "conquest-public.jsonl"
-    if not path.is_file():
-        pytest.fail(f"{path} is missing: the conformance traces are required (set MAAG_SHARED)")
-    return path
-
-
-@pytest.fixture(scope="module")
-def records(public_path: Path) -> list[dict[str, Any]]:
-    with open(public_path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
-def test_public_traces_match(public_path: Path) -> None:
-    out = io.StringIO()
-    status = run(str(public_path), out=out)
-    assert out.getvalue().splitlines()[-1] == f"conformance: {PUBLIC_STEPS}/{PUBLIC_STEPS} steps match"
-    assert status == 0
+def records(public_trace: Callable[[str], Path]) -> list[dict[str, Any]]:
+    return read_records(public_trace("conquest"))
 
 
 def _replay(records: list[dict[str, Any]], tmp_path: Path) -> str:

@@ -1,12 +1,14 @@
-"""The public heroes conformance traces (../shared/conformance/heroes-public.jsonl, or
-$MAAG_SHARED/conformance/...), replayed through `maag conformance`'s checker; a corrupted
-trace must be reported. The recorded states also serve as realistic positions for the
-enumeration/validation agreement and for the heuristic, rating and pruner oracles."""
+"""Heroes' conformance replayer (conformance.py) on records of the public traces
+(../shared/conformance/heroes-public.jsonl, or $MAAG_SHARED/conformance/...; that every step
+of them matches is tests/engine/test_conformance.py's): a corrupted trace must be reported.
+The recorded states also serve as realistic positions for the enumeration/validation
+agreement and for the heuristic, rating and pruner oracles."""
 
 from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,32 +16,13 @@ import heroes_oracle as oracle
 import pytest
 from heroes_position import game
 from maag.engine import Action
-from maag.server.kit.conformance import run
+from maag.engine.conformance import read_records, run
 from test_heroes_properties import CHECK, code_space
 
-PUBLIC_STEPS = 10817
-
 
 @pytest.fixture(scope="module")
-def public_path(shared: Path) -> Path:
-    path = shared / "conformance" / "heroes-public.jsonl"
-    if not path.is_file():
-        pytest.fail(f"{path} is missing: the conformance traces are required (set MAAG_SHARED to the "
-                    "folder holding conformance/heroes-public.jsonl)")
-    return path
-
-
-@pytest.fixture(scope="module")
-def records(public_path: Path) -> list[dict[str, Any]]:
-    with open(public_path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
-def test_public_traces_match(public_path: Path) -> None:
-    out = io.StringIO()
-    status = run(str(public_path), out=out)
-    assert status == 0, out.getvalue()
-    assert out.getvalue().splitlines()[-1] == f"conformance: {PUBLIC_STEPS}/{PUBLIC_STEPS} steps match"
+def records(public_trace: Callable[[str], Path]) -> list[dict[str, Any]]:
+    return read_records(public_trace("heroes"))
 
 
 def _write(tmp_path: Path, recs: list[dict[str, Any]], name: str = "heroes-trace.jsonl") -> str:
@@ -105,14 +88,3 @@ def test_heuristic_rating_and_pruner_on_recorded_states(records: list[dict[str, 
         for a, d in zip(acts, dicts, strict=True):
             assert s.rate(a) == oracle.rate(j, d), (rec["game"], rec["step"], d)
         assert [a.to_dict() for a in s.prune(acts)] == oracle.prune(j, dicts), (rec["game"], rec["step"])
-
-
-def test_the_game_of_a_trace_comes_from_its_name_or_is_given(records: list[dict[str, Any]],
-                                                              tmp_path: Path) -> None:
-    path = _write(tmp_path, records[:2], name="trace.jsonl")
-    with pytest.raises(ValueError, match="cannot tell the game"):
-        run(path, out=io.StringIO())
-    out = io.StringIO()
-    assert run(path, game="heroes", out=out) == 0, out.getvalue()
-    with pytest.raises(ValueError, match="unknown game 'chess'"):
-        run(path, game="chess", out=io.StringIO())

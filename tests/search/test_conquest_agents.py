@@ -6,10 +6,13 @@ fixed seeds (in process, dice from the state's seeded generator)."""
 from __future__ import annotations
 
 import pytest
-from conquest_position import BLUE_INF, BLUE_TANK, END, RED_ART, RED_INF, RED_TANK, position
 from maag.bots import AgentError, make_agent
 from maag.engine import Game, GameOverError, State
 from maag.engine.games.conquest.agents import AGENTS, SEARCHING, defaults, plan
+
+from . import game_positions  # noqa: F401  (puts conquest_position on the path)
+
+from conquest_position import BLUE_INF, BLUE_TANK, END, RED_ART, RED_INF, RED_TANK, position  # isort: skip
 
 ALL = list(AGENTS)
 

@@ -1,6 +1,9 @@
-"""`maag conformance FILE.jsonl`: replay recorded reference traces step by step, through
-the replayer of the trace's game (its registry entry's `conformance`): each record is one
-step, and every difference between the recorded and the engine's result is reported."""
+"""Conformance replaying: recorded reference traces (../shared/conformance/NAME-*.jsonl)
+replayed step by step through the replayer of the trace's game (its registry entry's
+`conformance`, the game's conformance.py): each record is one step, and every difference
+between the recorded and the engine's result is reported. `maag conformance FILE.jsonl`
+runs it; the engine's tests run it on every trace file of every game
+(tests/engine/test_conformance.py)."""
 
 from __future__ import annotations
 
@@ -22,7 +25,19 @@ def game_of(path: str) -> str:
     return prefix
 
 
+def trace_files(folder: str | Path, game: str) -> list[Path]:
+    """The trace files of `game` in a conformance folder: NAME-*.jsonl, by name."""
+    return sorted(Path(folder).glob(f"{game}-*.jsonl"))
+
+
+def read_records(path: str | Path) -> list[dict[str, Any]]:
+    """Every record of a trace file."""
+    with open(path, encoding="utf-8") as f:
+        return list(iter_records(f))
+
+
 def iter_records(stream: TextIO) -> Iterator[dict[str, Any]]:
+    """The records of a trace stream, one JSON object a line (blank lines skipped)."""
     for n, line in enumerate(stream, 1):
         line = line.strip()
         if line:

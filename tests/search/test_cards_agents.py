@@ -9,10 +9,13 @@ import random
 from typing import Any
 
 import pytest
-from cards_position import END, attack, me, minion, player, position, ref
 from maag.bots import make_agent, parse_agent
 from maag.engine import Game, Observation, State
 from maag.engine.search import count_moves
+
+from . import game_positions  # noqa: F401  (puts cards_position on the path)
+
+from cards_position import END, attack, me, minion, player, position, ref  # isort: skip
 
 THESIS_AGENTS = ["rap", "rap:gen_end_ply=false", "rmp", "rmp:prune=true", "rmpmax", "ucb", "uct",
                  "uct:post=rap", "uct:post=rmp", "uct:post=none,rollout=rap-greedy",
