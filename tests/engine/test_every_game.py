@@ -163,8 +163,8 @@ def test_the_c_msgpack_writer_writes_the_json_form_byte_for_byte(name: str) -> N
 
 @pytest.mark.parametrize("name", GAMES)
 def test_the_msgpack_writer_grows_a_buffer_that_is_too_small(name: str) -> None:
-    game = Game(name, {})
     st = samples(name)[0].observation(0)
+    game = st.game  # the Game whose buffer to_msgpack writes into
     want = st.to_msgpack()
     from maag.engine._lowlevel import ffi
 

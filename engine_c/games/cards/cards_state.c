@@ -420,4 +420,5 @@ const mg_game_vt mg_cards_vt = {
     CD_WIN_VALUE,
     0,    /* n_features: no feature vector */
     NULL, /* features */
+    cd_write_msgpack,
 };

@@ -166,5 +166,8 @@ void cd_refresh(cd_state *st);
 /* Whether a character can attack now (spec §6.2, and at least one legal target): slot
  * 0..6 for a minion of `seat`, CD_HERO_SLOT for its hero. */
 int cd_can_attack(const cd_state *st, int seat, int slot);
+/* The state's JSON form as msgpack (mg_game_vt.write_msgpack, cards_wire.c). */
+struct mg_wire;
+void cd_write_msgpack(const void *st, const char *const *names, struct mg_wire *w);
 
 #endif

@@ -14,4 +14,4 @@ from .view import describe, render
 SPEC = spec_of("conquest", "a TripleA-like grand strategy game: whole armies move, dice decide battles",
                "cq_state", codec, schema=schema,
                conformance=check_record, render=render, describe=describe,
-               situations=kit.situations, groups=groups_json)
+               situations=kit.situations, groups=groups_json, wire_names=codec.wire_names)

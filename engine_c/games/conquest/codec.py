@@ -49,6 +49,12 @@ def name_of(number: int) -> str:
     return _NAMES[number] if 0 < number < len(_NAMES) else f"?{number}"
 
 
+def wire_names() -> list[str]:
+    """The name table by number (index 0: no name), read by the C msgpack writer
+    (conquest_wire.c): the live list, so that names interned later are seen."""
+    return _NAMES
+
+
 def game_map(cfg: dict[str, Any]) -> Map:
     return mapfile.load(cfg["map"])
 

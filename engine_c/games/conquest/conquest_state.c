@@ -277,4 +277,5 @@ const mg_game_vt mg_conquest_vt = {
     .apply_legal = cq_apply_legal,
     .observer = cq_observer,
     .value_scale = CQ_WIN_VALUE,
+    .write_msgpack = cq_write_msgpack,
 };

@@ -133,6 +133,10 @@ int cq_battle(cq_state *st, int t, cq_dice *dice);
 int cq_territory(const cq_state *st, int name);
 /* Quick strength of spec §7.1 of the units of `seat` in territory t, times 2 (an integer). */
 int cq_strength2(const cq_state *st, int t, int seat, int attacking);
+/* The state's JSON form as msgpack (mg_game_vt.write_msgpack, conquest_wire.c); `names` is
+ * the codec's table of interned names, by name number. */
+struct mg_wire;
+void cq_write_msgpack(const void *st, const char *const *names, struct mg_wire *w);
 
 /* ---- The action abstraction of spec §8 as grouped legal actions ---------------------------
  * A group is one decision of the thesis's abstraction: a territory, and the sets of units that
