@@ -12,6 +12,7 @@ from maag.engine.machine import machine
 from maag.server.bench import engine as bench_engine
 from maag.server.bench import hosting as bench_hosting
 from maag.server.bench import iterations as bench_iterations
+from maag.server.bench import ladder as bench_ladder
 from maag.server.bench import search as bench_search
 from maag.server.bench import server as bench_server
 from maag.server.bench import soak as bench_soak
@@ -59,6 +60,7 @@ def register(sub: Any) -> None:
     it.set_defaults(func=run_iterations)
     bench_server.register_cli(bsub, machine)
     bench_hosting.register_cli(bsub, machine)
+    bench_ladder.register_cli(bsub, machine)
     k = bsub.add_parser("soak", help="a referee's memory under a long load (bounded; not in CI)",
                         description=bench_soak.__doc__)
     k.add_argument("--games", type=int, default=200, help="concurrent games (default 200)")

@@ -41,18 +41,22 @@ from typing import Any
 
 from maag.server.compete.formats import Standings, rate, to_csv, to_html
 from maag.server.compete.hosting import Host, HostedBot, HostOptions, hosted_bot
+from maag.server.compete.pairing import choose_pairs
 from maag.server.compete.strikes import DEFAULT_STRIKES, StrikePolicy, StrikeRule, histories, verdict_counts
 from maag.server.net.server import GameNotStarted, GameSummary, RefereeServer, ServerConfig
 from maag.server.referee.session import derive_seed
 from maag.server.storage.base import Storage, open_storage
-from maag.stats import ratings
+from maag.stats import live, ratings
 
 __all__ = ["Ladder", "LadderEvent", "choose_pairs", "ladder_match_id", "ladder_standings"]
 
 LOG = logging.getLogger(__name__)
 
-REMATCH_WEIGHT = 0.25
 SUBMITTED = ("no", "also", "only")
+REFIT_S = 10.0
+"""Seconds between full fits of the ratings (in a thread; each game steps them meanwhile)."""
+PUBLISH_S = 2.0
+"""Seconds between publications of the standings files at most (and once at the end)."""
 HOSTED_REFRESH_S = 5.0
 """How often the ladder looks for newly active (and retired) versions of submitted bots."""
 
@@ -97,34 +101,6 @@ def ladder_standings(storage: Storage, name: str, anchor: str | None = None,
 
 
 
-def choose_pairs(cap: dict[str, int], elo: dict[str, float], idle_since: dict[str, float],
-                 last_opponent: dict[str, str], rng: random.Random, spread: float,
-                 limit: int | None = None) -> list[tuple[str, str]]:
-    """The games to start now, as (seat 0, seat 1) pairs, given each bot's free capacity
-    `cap`: repeatedly, the bot idle the longest picks an opponent among the others with
-    capacity, weighted exp(-|Elo gap| / spread) (a rematch of its previous game weighs
-    REMATCH_WEIGHT), and the seats are drawn at random. Unrated bots count as Elo 0."""
-    cap = {b: n for b, n in cap.items() if n > 0}
-    waited = dict(idle_since)
-    pairs: list[tuple[str, str]] = []
-    while len(cap) >= 2 and (limit is None or len(pairs) < limit):
-        a = min(cap, key=lambda b: (waited.get(b, -math.inf), b))
-        others = sorted(b for b in cap if b != a)
-        weights = [math.exp(-abs(elo.get(a, 0.0) - elo.get(b, 0.0)) / spread)
-                   * (REMATCH_WEIGHT if last_opponent.get(a) == b and len(others) > 1 else 1.0)
-                   for b in others]
-        if sum(weights) <= 0.0:  # every gap is huge: fall back to uniform
-            weights = [1.0] * len(others)
-        b = rng.choices(others, weights)[0]
-        pairs.append((a, b) if rng.random() < 0.5 else (b, a))
-        for x in (a, b):
-            cap[x] -= 1
-            if cap[x] <= 0:
-                del cap[x]
-            waited[x] = math.inf  # to the back of the queue
-    return pairs
-
-
 class Ladder:
     """Runs the server and the scheduler until `stop()` (or `max_games` games have finished)."""
 
@@ -155,7 +131,13 @@ class Ladder:
         self.played: list[tuple[str, str, dict[str, Any] | None]] = []  # (seat 1, seat 2, verdict)
         self.strikes = StrikePolicy.parse(strikes)
         self.struck: dict[str, StrikeRule] = {}
-        self.elo: dict[str, float] = {}
+        self.live = live.LiveRatings()
+        """Ratings for pairing: a step per game, the full fit of the history on a timer."""
+        self._fitted = 0  # outcomes the last full fit saw
+        self._fitting: asyncio.Task[None] | None = None
+        self._fit_at = -math.inf
+        self._published_at = -math.inf
+        self._publish_due = False
         self.playing: Counter[str] = Counter()  # ladder games in progress per bot
         self.idle_since: dict[str, float] = {}
         self.last_opponent: dict[str, str] = {}
@@ -225,6 +207,7 @@ class Ladder:
                     self.failed = self.server.failed  # the database away too long: exit non-zero
                     break
                 self._schedule()
+                self._maintain()
                 if self.max_games is not None and self.finished >= self.max_games:
                     break
                 self._wake.clear()
@@ -244,6 +227,12 @@ class Ladder:
         self._wake.set()
 
     async def close(self) -> None:
+        if self._fitting is not None:
+            with contextlib.suppress(Exception):
+                await self._fitting
+        if self._publish_due:
+            self._publish_due = False
+            self._publish()
         for fn in self.on_close:
             await fn()
         self.on_close.clear()
@@ -415,12 +404,12 @@ class Ladder:
         if o is not None:
             self.outcomes.append(o)
             self.played.append((s.seats[0], s.seats[1], s.verdict))
-            self._refit()
+            self.live.update(*o)  # O(1); the full fit follows on its timer (_maintain)
             self._strike()
         self.finished += 1
         self.on_event(LadderEvent("finish", seats=s.seats, winner=s.winner, reason=s.reason,
                                   game_id=s.game_id, games=len(self.outcomes)))
-        self._publish()
+        self._publish_due = True
 
     def _connect_dask(self) -> tuple[Any, Any]:
         from maag.server.compete.runner import connect_dask
@@ -467,9 +456,42 @@ class Ladder:
             LOG.warning("ladder %s: %s struck out (%s)", self.name, bot, rule)
             self.on_event(LadderEvent("struck", bot=bot, reason=str(rule), games=len(self.outcomes)))
 
+    @property
+    def elo(self) -> dict[str, float]:
+        return self.live.elo
+
     def _refit(self) -> None:
+        """The full fit of the whole history, now (at start)."""
         if self.outcomes:
-            self.elo = dict(ratings.fit(self.outcomes, anchor=self.anchor).elo)
+            self.live.replace(live.fit_points(self.outcomes))
+            self._fitted = len(self.outcomes)
+        self._fit_at = time.monotonic()
+
+    def _maintain(self) -> None:
+        """On the scheduler's tick: refit the ratings off the event loop when REFIT_S have
+        passed and games were added, and publish the standings at most every PUBLISH_S (once
+        per tick however many games finished: the standings' fit is the costly part)."""
+        now = time.monotonic()
+        if (self._fitting is None and len(self.outcomes) > self._fitted
+                and now - self._fit_at >= REFIT_S):
+            snapshot = list(self.outcomes)
+            self._fit_at = now
+
+            async def refit() -> None:
+                try:
+                    elo = await asyncio.to_thread(live.fit_points, snapshot)
+                    self.live.replace(elo, self.outcomes[len(snapshot):])
+                    self._fitted = len(snapshot)
+                except Exception:
+                    LOG.exception("ladder %s: the ratings' refit failed", self.name)
+                finally:
+                    self._fitting = None
+
+            self._fitting = asyncio.get_running_loop().create_task(refit())
+        if self._publish_due and now - self._published_at >= PUBLISH_S:
+            self._publish_due = False
+            self._published_at = now
+            self._publish()
 
     # -- standings and files ----------------------------------------------------------
     def standings(self) -> Standings:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from maag.server.compete.ladder import REMATCH_WEIGHT, choose_pairs
+from maag.server.compete.pairing import REMATCH_WEIGHT, choose_pairs
 from maag.server.storage.base import GameRecord, open_storage
 
 STUCK = 180.0  # seconds: a safety net against a hung test, not a timing requirement

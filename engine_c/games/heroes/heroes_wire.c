@@ -1,6 +1,6 @@
 /* heroes_wire.c: a state's JSON form (codec.py's state_to_json) written as msgpack
  * (mg_game_vt.write_msgpack), for the referee's every `your_turn`. The same keys in the same
- * order as the codec; tests/engine/test_wire.py compares the bytes for every game. */
+ * order as the codec; tests/engine/test_every_game.py compares the bytes for every game. */
 #include "mg_heroes.h"
 #include "mg_wire.h"
 
