@@ -89,6 +89,10 @@ def register(sub: Any) -> None:
     p.add_argument("--log-dir", default=None, metavar="DIR",
                    help="hosted bots' logs (default: a temporary folder)")
     add_host_arguments(p)
+    p.add_argument("--standby", action="store_true",
+                   help="if another process already runs this ladder on this database, wait and take over "
+                        "when it stops or dies (without it: exit with an error); one process schedules a "
+                        "ladder at a time")
     p.add_argument("--standings", action="store_true", help="print the standings from the database and exit")
     p.add_argument("--json", action="store_true",
                    help="progress lines go to stderr; at the end print one JSON summary object on stdout")
@@ -97,7 +101,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from maag.server.compete.ladder import Ladder, ladder_standings
+    from maag.server.compete.ladder import Ladder, LadderBusy, ladder_standings
 
     setup_logging(args.verbose)
     out = Console(stderr=True) if args.json else Console()
@@ -121,12 +125,15 @@ def run(args: argparse.Namespace) -> int:
                     max_games=args.max_games, anchor=args.anchor, out_html=args.out_html,
                     out_csv=args.out_csv, out_json=args.out_json, strikes=args.strikes,
                     submitted=args.submitted, host_options=hosting, slots=args.slots, log_dir=args.log_dir,
-                    cluster=args.cluster)
+                    cluster=args.cluster, standby=args.standby)
     ladder.on_event = _printer(ladder, out, args)
     try:
         asyncio.run(_run(ladder, args))
     except KeyboardInterrupt:
         pass
+    except LadderBusy as e:
+        print(f"maag ladder: {e}", file=sys.stderr, flush=True)
+        return 2
     _finish(args, out, ladder.standings())
     if ladder.failed:
         print(f"maag ladder: {ladder.failed}", file=sys.stderr, flush=True)
@@ -174,9 +181,15 @@ async def _run(ladder: Ladder, args: argparse.Namespace) -> None:
 def _printer(ladder: Ladder, out: Console, args: argparse.Namespace) -> Any:
     def say(text: str) -> None:
         out.print(text, markup=False, highlight=False, soft_wrap=True)
+        out.file.flush()  # a line per event, at once, also into a log file or a pipe
 
     def on_event(e: LadderEvent) -> None:
-        if e.kind == "listening":
+        if e.kind == "standby":
+            say(f"Standing by: another process runs ladder {ladder.name} on this database; "
+                "taking over when it stops")
+        elif e.kind == "leading":
+            say(f"Taking over ladder {ladder.name}")
+        elif e.kind == "listening":
             say(f"Ladder {ladder.name} listening on {ladder.config.host}:{ladder.port} "
                 f"({e.games} past games, tc {ladder.config.tc}, at most {ladder.per_bot} game(s) per bot)")
         elif e.kind == "join":

@@ -45,6 +45,7 @@ from maag.server.compete.pairing import choose_pairs
 from maag.server.compete.strikes import DEFAULT_STRIKES, StrikePolicy, StrikeRule, histories, verdict_counts
 from maag.server.net.server import GameNotStarted, GameSummary, RefereeServer, ServerConfig
 from maag.server.referee.session import derive_seed
+from maag.server.storage.backend import Database, open_database
 from maag.server.storage.base import Storage, open_storage
 from maag.stats import live, ratings
 
@@ -57,6 +58,15 @@ REFIT_S = 10.0
 """Seconds between full fits of the ratings (in a thread; each game steps them meanwhile)."""
 PUBLISH_S = 2.0
 """Seconds between publications of the standings files at most (and once at the end)."""
+STANDBY_POLL_S = 0.5
+"""A standby ladder tries to take the ladder's lock this often."""
+LEAD_CHECK_S = 2.0
+"""The leader checks this often that its lock's database connection is alive."""
+
+
+class LadderBusy(RuntimeError):
+    """Another process schedules this ladder on this database."""
+"""Seconds between publications of the standings files at most (and once at the end)."""
 HOSTED_REFRESH_S = 5.0
 """How often the ladder looks for newly active (and retired) versions of submitted bots."""
 
@@ -67,8 +77,9 @@ def ladder_match_id(name: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class LadderEvent:
-    """kind: listening, join, leave, start, finish, struck (the strike policy took `bot` out;
-    `reason` is the rule)."""
+    """kind: standby (another process schedules this ladder: waiting to take over), leading
+    (this process schedules it now), listening, join, leave, start, finish, struck (the
+    strike policy took `bot` out; `reason` is the rule)."""
 
     kind: str
     bot: str | None = None
@@ -111,7 +122,7 @@ class Ladder:
                  out_csv: str | None = None, out_json: str | None = None,
                  strikes: str = DEFAULT_STRIKES, submitted: str = "no",
                  host_options: HostOptions | None = None, slots: int | None = None,
-                 log_dir: str | None = None, cluster: str | None = None) -> None:
+                 log_dir: str | None = None, cluster: str | None = None, standby: bool = False) -> None:
         if submitted not in SUBMITTED:
             raise ValueError(f"submitted must be one of {', '.join(SUBMITTED)}")
         self.db_url = db_url
@@ -169,6 +180,15 @@ class Ladder:
         two hosted bots are played; each worker fetches the packages by hash and caches them."""
         self._dask: tuple[Any, Any] | None = None
         self._versions: dict[str, str] = {}  # NAME@VERSION -> package spec (package:sha256:HEX)
+        self.standby = standby
+        """If another process schedules this ladder, wait to take over instead of failing."""
+        self._lock_db: Database | None = None
+        """The connection holding the ladder's lock: one scheduler per ladder and database,
+        whatever the number of processes (PostgreSQL: a session advisory lock, released when
+        the process dies; SQLite: a file lock)."""
+        self._lead_checked = time.monotonic()
+        self._lead_check: asyncio.Task[None] | None = None
+        self._lost_lead: str | None = None
 
     @property
     def port(self) -> int:
@@ -176,7 +196,27 @@ class Ladder:
         return self.server.port
 
     # -- lifecycle --------------------------------------------------------------------
+    async def _take_lead(self) -> None:
+        """Hold the ladder's lock before reading its history and pairing anyone: LadderBusy
+        if another process holds it, or with `standby`, wait until it is released (that
+        process stopped or died) and take over."""
+        self._lock_db = db = open_database(self.db_url)
+        if await asyncio.to_thread(db.try_lock, "ladder", self.name):
+            return
+        if not self.standby:
+            db.close()
+            self._lock_db = None
+            raise LadderBusy(f"ladder {self.name!r} is already scheduled by another process on this database "
+                             "(--standby waits and takes over when it stops)")
+        self.on_event(LadderEvent("standby"))
+        while not await asyncio.to_thread(db.try_lock, "ladder", self.name):
+            if self._stopping:
+                raise LadderBusy(f"stopped while standing by for ladder {self.name!r}")
+            await asyncio.sleep(STANDBY_POLL_S)
+        self.on_event(LadderEvent("leading"))
+
     async def start(self) -> None:
+        await self._take_lead()
         storage = open_storage(self.db_url)
         past = storage.list_games(match_id=ladder_match_id(self.name), limit=2**62)
         self._index0 = len(past)
@@ -205,6 +245,9 @@ class Ladder:
             while not self._stopping:
                 if self.server is not None and self.server.failed:
                     self.failed = self.server.failed  # the database away too long: exit non-zero
+                    break
+                if self._lost_lead:
+                    self.failed = self._lost_lead  # another process may schedule now: stop
                     break
                 self._schedule()
                 self._maintain()
@@ -255,6 +298,12 @@ class Ladder:
         if self._workdir is not None:
             shutil.rmtree(self._workdir, ignore_errors=True)
             self._workdir = None
+        if self._lead_check is not None:
+            with contextlib.suppress(Exception):
+                await self._lead_check
+        if self._lock_db is not None:  # last: a standby takes over once every result is stored
+            self._lock_db.close()
+            self._lock_db = None
 
     # -- scheduling -------------------------------------------------------------------
     def _refresh_hosted(self) -> None:
@@ -468,10 +517,27 @@ class Ladder:
         self._fit_at = time.monotonic()
 
     def _maintain(self) -> None:
-        """On the scheduler's tick: refit the ratings off the event loop when REFIT_S have
-        passed and games were added, and publish the standings at most every PUBLISH_S (once
-        per tick however many games finished: the standings' fit is the costly part)."""
+        """On the scheduler's tick: check that this process still holds the ladder's lock,
+        refit the ratings off the event loop when REFIT_S have passed and games were added,
+        and publish the standings at most every PUBLISH_S (once per tick however many games
+        finished: the standings' fit is the costly part)."""
         now = time.monotonic()
+        lock_db = self._lock_db
+        if lock_db is not None and self._lead_check is None and now - self._lead_checked >= LEAD_CHECK_S:
+            self._lead_checked = now
+            db = lock_db
+
+            async def check() -> None:
+                try:  # PostgreSQL: the lock lives as long as this connection, which never reconnects
+                    await asyncio.to_thread(db.query, "SELECT 1")
+                except Exception as e:
+                    self._lost_lead = (f"lost the ladder's lock (its database connection ended: {e}); "
+                                       "stopping, so that one process schedules the ladder")
+                    self._wake.set()
+                finally:
+                    self._lead_check = None
+
+            self._lead_check = asyncio.get_running_loop().create_task(check())
         if (self._fitting is None and len(self.outcomes) > self._fitted
                 and now - self._fit_at >= REFIT_S):
             snapshot = list(self.outcomes)
