@@ -36,7 +36,7 @@ from maag.engine.observation import observer_of
 from maag.engine.search import MOVES, POLICIES, POSTS, SELECTIONS, SearchResult, search
 
 __all__ = ["AGENTS", "Agent", "AgentError", "AgentSpec", "make_agent", "parse_agent",
-           "DEFAULT_BUDGET_MS", "evaluation"]
+           "DEFAULT_BUDGET_MS", "evaluation", "register", "mcts_options"]
 
 # The time budget of a plan() call that names neither a time nor an iteration budget.
 DEFAULT_BUDGET_MS = 1000.0
@@ -130,9 +130,10 @@ def _rollout(default: str, turns: int = 1) -> tuple[Option, ...]:
     )
 
 
-def _mcts(c: float, rollout: str, *, robust: bool = False, horizon_root: bool = False,
-          turns: int = 1) -> tuple[Option, ...]:
-    """MCTS parameters; the defaults are the reference's unless an agent's entry says why."""
+def mcts_options(c: float, rollout: str, *, robust: bool = False, horizon_root: bool = False,
+                 turns: int = 1) -> tuple[Option, ...]:
+    """MCTS parameters (of the MCTS agents here and of bots/hidden.py's ismcts); the defaults
+    are the reference's unless an agent's entry says why."""
     return (
         Option(name="c", type="float", default=c, min=0,
               help="exploration constant: UCB = mean + 2c sqrt(2 ln N / n), rewards in [0, 1]"),
@@ -182,7 +183,9 @@ _EVAL = Option(name="eval", type="str", default="heuristic",
                     "game's features")
 
 
-def _register(spec: AgentSpec) -> None:
+def register(spec: AgentSpec) -> None:
+    """Add an agent to the registry (an evaluating kernel's agent for every game also takes
+    `eval`): how bots/hidden.py, bots/conquest.py and the others add theirs."""
     if spec.kernel in _EVALUATING and not spec.games:
         spec = replace(spec, params=(*spec.params, _EVAL), fields={**spec.fields, "eval": "eval_net"})
     AGENTS[spec.name] = spec
@@ -202,16 +205,16 @@ def evaluation(value: str) -> Network | None:
         raise AgentError(f"parameter 'eval': {e}") from None
 
 
-_register(AgentSpec(
+register(AgentSpec(
     "random", "policy", "uniformly random legal actions (end_turn only when nothing else is legal)",
     (), {"policy": "random"}, needs_budget=False))
-_register(AgentSpec(
+register(AgentSpec(
     "random-meta", "policy",
     "random 'meta' policy: unit or card actions first, then one unit or card, then uniform",
     (Option(name="p_card", type="float", default=0.25, min=0, max=1,
            help="probability of trying card actions before unit actions"),),
     {"policy": "meta"}, needs_budget=False))
-_register(AgentSpec(
+register(AgentSpec(
     "egreedy", "policy",
     "epsilon-greedy over the action rating within one unit's or card's actions (the "
     "reference's rollout policy)",
@@ -220,11 +223,11 @@ _register(AgentSpec(
      Option(name="p_card", type="float", default=0.25, min=0, max=1,
            help="probability of trying card actions before unit actions")),
     {"policy": "egreedy"}, needs_budget=False))
-_register(AgentSpec(
+register(AgentSpec(
     "greedy-action", "greedy-action",
     "one ply at a time: the action whose result has the best heuristic value",
     (_prune(),), needs_budget=False))
-_register(AgentSpec(
+register(AgentSpec(
     "greedy-turn", "greedy-turn",
     "depth-first over the whole turn (rating order, transposition table), anytime: the "
     "best end-of-turn state found",
@@ -234,7 +237,7 @@ _register(AgentSpec(
                 "(false: by rating, highest first, which makes the anytime search much stronger)"),
      Option(name="max_nodes", type="int", default=1 << 22, min=1,
            help="transposition table size cap (states)"))))
-_register(AgentSpec(
+register(AgentSpec(
     "greedy-reply", "reply",
     "greedy turn's best turns, each answered by the opponent's greedy turn on sampled hands "
     "and then the mover's own next greedy turn; the turn worth most on average after them",
@@ -254,20 +257,20 @@ _register(AgentSpec(
                  "gets an even share of the answers' time"),
      _prune()),
     fields={"candidates": "arms", "hands": "", "turns": "rollout_turns"}))
-_register(AgentSpec(
+register(AgentSpec(
     "mcts", "mcts",
     "vanilla MCTS over single actions: UCB1, multi-action negamax backup, transpositions, "
     "egreedy rollouts of one turn",
-    _mcts(_C, "egreedy"), presets={"paper": _MCTS_PAPER}))
-_register(AgentSpec(
+    mcts_options(_C, "egreedy"), presets={"paper": _MCTS_PAPER}))
+register(AgentSpec(
     "ne-mcts", "mcts",
     "non-exploring MCTS: C = 0 and deterministic greedy rollouts, so every child is visited "
     "once and then the best is deepened; the plan follows the most visited edges",
     # robust: with C = 0 a node's mean sinks as its (mostly worse) children are added, so
     # the highest mean marks the least explored edge; the most visited one is the edge the
     # search kept choosing (docs/results-heroes.md: 76% vs greedy turn instead of 53%).
-    _mcts(0.0, "greedy", robust=True), presets={"paper": _NE_MCTS_PAPER}))
-_register(AgentSpec(
+    mcts_options(0.0, "greedy", robust=True), presets={"paper": _NE_MCTS_PAPER}))
+register(AgentSpec(
     "bb-mcts", "mcts",
     "bridge-burning MCTS: the budget is split into one phase per action of the turn; after "
     "each phase only the best root child survives and becomes the root; non-exploring "
@@ -276,16 +279,16 @@ _register(AgentSpec(
     # games each (docs/results-heroes.md), 74%; the earlier default (C = 1/sqrt(2), egreedy
     # rollouts to the end of the opponent's reply) 43%; C = 0 and greedy rollouts with that
     # two-turn horizon 48%; C = 1/sqrt(2) with greedy one-turn rollouts 36%.
-    _mcts(0.0, "greedy", robust=True), {"bridge_burning": True}, presets={"paper": _MCTS_PAPER}))
-_register(AgentSpec(
+    mcts_options(0.0, "greedy", robust=True), {"bridge_burning": True}, presets={"paper": _MCTS_PAPER}))
+register(AgentSpec(
     "collapse-mcts", "mcts",
     "collapsing MCTS (thesis): after k end-of-turn nodes are found, branches of the turn "
     "that reach none are dropped and the search goes on below the survivors",
-    (*_mcts(_C, "egreedy"),
+    (*mcts_options(_C, "egreedy"),
      Option(name="k", type="int", default=-1, min=-1,
             help="end-of-turn nodes before the collapse; -1: 20 per second of budget")),
     fields={"rollout": "policy", "k": "collapse_k"}))
-_register(AgentSpec(
+register(AgentSpec(
     "oep", "oep",
     "Online Evolutionary Planning: whole-turn genomes, uniform crossover with repair, "
     "mutation, truncation selection, heuristic fitness",
@@ -337,7 +340,7 @@ _EMCTS_PAPER: dict[str, Any] = {"c": 0.1, "branching": 10, "tree_depth": 0, "bac
                                 "prune": True}
 _FH_EMCTS_PAPER: dict[str, Any] = {**_EMCTS_PAPER, "horizon": 10, "model_k": 10}
 
-_register(AgentSpec(
+register(AgentSpec(
     "emcts", "emcts",
     "Evolutionary MCTS (Baier and Cowling 2018): a tree of whole-turn genomes whose edges are "
     "mutations (one gene replaced, the rest repaired), UCB over mutations, the heuristic of a "
@@ -349,7 +352,7 @@ _register(AgentSpec(
     # preset) (docs/results-heroes.md, "EMCTS and FH-EMCTS").
     _emcts(_EMCTS_PAPER["c"], _EMCTS_PAPER["branching"], _EMCTS_PAPER["tree_depth"], backup_max=True),
     {"horizon": 0}, presets={"paper": _EMCTS_PAPER}))
-_register(AgentSpec(
+register(AgentSpec(
     "fh-emcts", "emcts",
     "Flexible-Horizon EMCTS (Baier and Cowling 2018): EMCTS whose genomes are the next "
     "`horizon` own actions across turn ends; the opponent's turns, and the rest of the own "
@@ -381,7 +384,7 @@ def _moves_params(prune_help: str) -> tuple[Option, ...]:
 
 _PRUNE_MOVES = "skip a state the generation already reached (the thesis's pruning; shortens moves)"
 
-_register(AgentSpec(
+register(AgentSpec(
     "ucb", "ucb",
     "flat UCB over whole moves (the card-game thesis's bandit): each arm a move, each pull "
     "the move replayed on a fresh determinization, then a rollout",
@@ -398,7 +401,7 @@ _register(AgentSpec(
      *_rollout("egreedy")),
     fields={"rollout": "policy", "max_bandits": "arms", "final": "select", "prune": "transpositions"},
     game_defaults={"cards": _CARDS_UCB}))
-_register(AgentSpec(
+register(AgentSpec(
     "uct", "uct",
     "UCT over atomic actions (the card-game thesis): one move tree, closed loop, a fresh "
     "determinization per simulation, rollouts to the end of the game, the most visited path",
@@ -412,7 +415,7 @@ _register(AgentSpec(
      Option(name="max_nodes", type="int", default=65536, min=1, help="tree nodes at most"),
      *_rollout("rap", turns=1000)),
     game_defaults={"cards": _CARDS_UCT}))
-_register(AgentSpec(
+register(AgentSpec(
     "rap", "policy",
     "random action player (the thesis's RAP): a uniformly random legal action, end_turn "
     "included, until the turn ends",
@@ -420,12 +423,12 @@ _register(AgentSpec(
             help="end_turn is one of the choices (false: only when nothing else is legal, "
                  "longer moves; the agent `random`)"),),
     needs_budget=False))
-_register(AgentSpec(
+register(AgentSpec(
     "rmp", "rmp",
     "random move player (the thesis's RMP): a uniformly random move of the turn's move tree",
     _moves_params(_PRUNE_MOVES), {"longest": False}, needs_budget=False,
     fields={"prune": "transpositions"}))
-_register(AgentSpec(
+register(AgentSpec(
     "rmpmax", "rmp",
     "RMPmax (the thesis): a uniformly random move among the longest of the move tree",
     _moves_params(_PRUNE_MOVES), {"longest": True}, needs_budget=False,
@@ -482,7 +485,7 @@ class Agent:
         DEFAULT_BUDGET_MS. A fixed `seed` with an iteration budget and no time budget
         returns the same plan every time."""
         obs = view if isinstance(view, Observation) else Observation.of(view)
-        return self._plan_root(obs._root(), budget_ms, iterations, seed)
+        return self._plan_root(obs.as_state(), budget_ms, iterations, seed)
 
     def _plan_root(self, root: State, budget_ms: float | None, iterations: int | None,
                    seed: int | None) -> list[Action]:

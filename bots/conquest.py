@@ -18,7 +18,7 @@ from maag.engine import State
 from maag.engine.games.conquest import agents as cq
 from maag.engine.search import SearchResult
 
-from .agents import Agent, AgentError, AgentSpec, _register
+from .agents import Agent, AgentError, AgentSpec, register
 
 __all__ = ["ConquestAgent", "NAMES"]
 
@@ -88,6 +88,6 @@ def _params(name: str) -> tuple[Option, ...]:
 NAMES: tuple[str, ...] = tuple(f"conquest-{n}" for n in cq.AGENTS)
 
 for _name in cq.AGENTS:
-    _register(AgentSpec(f"conquest-{_name}", _name, _SUMMARY[_name], _params(_name),
+    register(AgentSpec(f"conquest-{_name}", _name, _SUMMARY[_name], _params(_name),
                         needs_budget=_name in cq.SEARCHING, factory=ConquestAgent, fields={},
                         games=("conquest",)))

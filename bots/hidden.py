@@ -24,7 +24,7 @@ from maag.engine.hidden import COMBINES, run_on_state
 from maag.engine.observation import STRATEGIES
 from maag.engine.search import SearchResult
 
-from .agents import AGENTS, Agent, AgentError, AgentSpec, _mcts, _register
+from .agents import AGENTS, Agent, AgentError, AgentSpec, mcts_options, register
 
 __all__ = ["PimcAgent", "IsmctsAgent", "PERFECT_INFORMATION"]
 
@@ -96,7 +96,7 @@ class IsmctsAgent(Agent):
                             iterations=iterations, seed=seed)
 
 
-_register(AgentSpec(
+register(AgentSpec(
     "pimc", "pimc",
     "perfect-information Monte Carlo: an inner agent on k determinizations of the observation, "
     "plans combined by vote, by summed scores or by summed visits; other settings go to the inner agent",
@@ -114,11 +114,11 @@ _register(AgentSpec(
     # the generic default's inner agent, mcts, is the weakest searcher there
     # (docs/results-heroes.md, the real game).
     game_defaults={"heroes": {"inner": "ne-mcts", "k": 4, "combine": "visits"}}))
-_register(AgentSpec(
+register(AgentSpec(
     "ismcts", "ismcts",
     "single-observer information-set MCTS: one tree over information sets, a new "
     "determinization per iteration, availability counts; multi-action turns as mcts",
-    (*[p for p in _mcts(1 / math.sqrt(2), "egreedy") if p.name in _ISMCTS_PARAMS], _det_param()),
+    (*[p for p in mcts_options(1 / math.sqrt(2), "egreedy") if p.name in _ISMCTS_PARAMS], _det_param()),
     factory=IsmctsAgent,
     # heroes: non-exploring as ne-mcts (C = 0, greedy rollouts, the most visited edge): 22-1-9
     # against greedy turn at 300 ms per turn in the real game, where the generic default

@@ -31,7 +31,7 @@ from maag.clients import Option
 from maag.engine import Action, Game, State
 from maag.engine.search import SearchResult, SearchStats
 
-from .agents import Agent, AgentError, AgentSpec, _register
+from .agents import Agent, AgentError, AgentSpec, register
 
 __all__ = ["OpenSpielAgent", "ALGORITHMS"]
 
@@ -269,7 +269,7 @@ def _params() -> tuple[Option, ...]:
     )
 
 
-_register(AgentSpec(
+register(AgentSpec(
     "openspiel", "openspiel",
     "OpenSpiel's MCTS or ISMCTS (open_spiel.python.algorithms) through the OpenSpiel door, one "
     "search per action from the bot's observation: openspiel:ismcts, openspiel:mcts",

@@ -66,7 +66,7 @@ def pimc(obs: Observation, algo: str, params: Mapping[str, Any] | None = None, *
     """Perfect-information Monte Carlo: kernel `algo` (mcts, oep, greedy-turn, ...) on `k`
     determinizations (strategy `det`), plans combined by `combine` ("vote" or "sum"). The
     budgets are those of the whole call, split over the determinizations."""
-    return run_on_state("pimc", obs._root(), algo, params or {}, k=k, det=det, combine=combine,
+    return run_on_state("pimc", obs.as_state(), algo, params or {}, k=k, det=det, combine=combine,
                         budget_ms=budget_ms, iterations=iterations, seed=seed)
 
 
@@ -74,7 +74,7 @@ def ismcts(obs: Observation, params: Mapping[str, Any] | None = None, *, det: st
            budget_ms: float = 0.0, iterations: int = 0, seed: int | None = None) -> SearchResult:
     """Single-observer information-set MCTS (MCTS parameters: c, policy, rollout_turns, ...);
     one determinization (strategy `det`) per iteration."""
-    return run_on_state("ismcts", obs._root(), "mcts", params or {}, det=det, budget_ms=budget_ms,
+    return run_on_state("ismcts", obs.as_state(), "mcts", params or {}, det=det, budget_ms=budget_ms,
                         iterations=iterations, seed=seed)
 
 
@@ -82,5 +82,5 @@ def oep_hidden(obs: Observation, params: Mapping[str, Any] | None = None, *, det
                budget_ms: float = 0.0, iterations: int = 0, seed: int | None = None) -> SearchResult:
     """OEP whose rollout fitness (fitness_rollouts > 0) is the mean over rollouts from fresh
     determinizations of the opponent's reply."""
-    return run_on_state("oep-hidden", obs._root(), "oep", params or {}, det=det, budget_ms=budget_ms,
+    return run_on_state("oep-hidden", obs.as_state(), "oep", params or {}, det=det, budget_ms=budget_ms,
                         iterations=iterations, seed=seed)

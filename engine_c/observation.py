@@ -178,6 +178,10 @@ class Observation:
         lib.mg_rng_seed(out._rng, (seed ^ 0x5DEECE66D) & (2**64 - 1))
         return out
 
-    def _root(self) -> State:
-        """The observation state itself, for the C search kernels (maag.engine.hidden)."""
+    def as_state(self) -> State:
+        """The observation state itself: a State holding only what the seat may see (the
+        hidden parts blanked), the root the C search kernels determinize from
+        (maag.engine.hidden, the bundled agents)."""
         return self._st
+
+    _root = as_state  # the older name (tests/engine/test_every_game.py)

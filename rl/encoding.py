@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 from maag.engine import Game, State, registry
-from maag.engine._lowlevel import ffi
+from maag.engine.kernels import sizeof, state_type
 
 __all__ = ["ActionTable", "NoActionTable", "ObservationEncoder", "game_spaces"]
 
@@ -111,7 +111,7 @@ class _Run:
 
 def _scalar_dtype(t: Any) -> np.dtype[Any]:
     """The numpy dtype of a cffi primitive or enum type."""
-    size = ffi.sizeof(t)
+    size = sizeof(t)
     if t.kind == "enum":
         return np.dtype(f"=i{size}")
     name = t.cname
@@ -136,7 +136,7 @@ def _layout(t: Any, offset: int, name: str, out: list[_Run], skip: frozenset[str
             dt = _scalar_dtype(item)
             out.append(_Run(offset, dt, n, dt.kind == "u" and dt.itemsize >= 4, name))
         else:
-            step = ffi.sizeof(item)
+            step = sizeof(item)
             for i in range(n):
                 _layout(item, offset + i * step, f"{name}[{i}]", out, skip)
     elif t.kind in ("primitive", "enum"):
@@ -180,9 +180,7 @@ class ObservationEncoder:
 
     def __init__(self, game: Game) -> None:
         self.game = game
-        self.ctype = ffi.typeof(game.spec.state_ctype)
-        if ffi.sizeof(self.ctype) != game.vt.state_size:
-            raise RuntimeError(f"{game.name}: {game.spec.state_ctype} is not the state's C struct")
+        self.ctype = state_type(game)
         self.skipped = frozenset(getattr(game_spaces(game.name), "NOT_FEATURES", ()))
         every: list[_Run] = []
         _layout(self.ctype, 0, "", every)

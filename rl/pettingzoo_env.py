@@ -41,8 +41,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 from gymnasium import spaces
-from maag.engine import Game, State
-from maag.engine._lowlevel import GameOverError, IllegalActionError
+from maag.engine import Game, GameOverError, IllegalActionError, State
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 

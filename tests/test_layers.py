@@ -19,7 +19,8 @@ module of the part it ships with: it runs as its own process, in the sandbox. Th
 entry points of pyproject.toml register commands from any part (that is how `maag arena`
 and `maag bot run` reach the command line from bots/); each must name a function that
 exists. A game's own tests (engine_c/games/<name>/tests) use the engine only, not even
-naming another part in a string."""
+naming another part in a string, and no part imports a name starting with `_` (a private
+module or name) of another part."""
 
 from __future__ import annotations
 
@@ -167,6 +168,61 @@ def check_tree(root: Path) -> list[Violation]:
 def test_every_import_points_the_allowed_way() -> None:
     violations = check_tree(ROOT)
     assert not violations, "imports against the layering:\n" + "\n".join(map(str, violations))
+
+
+def private_imports(root: Path) -> list[str]:
+    """Every import, by a module of one part, of a name starting with `_` from another part:
+    a private module (`maag.engine._lowlevel`) or a private name (`from maag.bots.agents
+    import _register`). A part uses another through its public face only."""
+    found = []
+    for folder, part in FOLDERS.items():
+        base = root / folder
+        if not base.is_dir():
+            continue
+        for path in sorted(base.rglob("*.py")):
+            rel = path.relative_to(base)
+            if "tests" in rel.parts[:-1]:
+                continue
+            module = _module_name(root, folder, path)
+            package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    if node.level:
+                        stem = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                        source = ".".join(stem + ([node.module] if node.module else []))
+                    else:
+                        source = node.module or ""
+                    names = [f"{source}.{a.name}" for a in node.names]
+                else:
+                    continue
+                for name in names:
+                    m = _TARGET.match(name)
+                    if m and m.group(1) != part and any(p.startswith("_") for p in name.split(".")[2:]):
+                        found.append(f"{path.relative_to(root)}:{node.lineno}: {part} imports {name}")
+    return found
+
+
+def test_no_part_imports_another_parts_private_names() -> None:
+    found = private_imports(ROOT)
+    assert not found, "private names imported across parts:\n" + "\n".join(found)
+
+
+def test_the_private_check_finds_planted_imports(tmp_path: Path) -> None:
+    (tmp_path / "rl").mkdir()
+    (tmp_path / "rl" / "planted.py").write_text(
+        "from maag.engine._lowlevel import ffi\n"        # 1: a private module
+        "from maag.engine.search import _algo\n"         # 2: a private name
+        "import maag.engine._lowlevel\n"                 # 3
+        "from maag.engine import Game\n"                 # 4: public
+        "from .encoding import _Run\n"                   # 5: its own part's
+    )
+    assert private_imports(tmp_path) == [
+        "rl/planted.py:1: rl imports maag.engine._lowlevel.ffi",
+        "rl/planted.py:2: rl imports maag.engine.search._algo",
+        "rl/planted.py:3: rl imports maag.engine._lowlevel",
+    ]
 
 
 def game_test_violations(root: Path) -> list[str]:

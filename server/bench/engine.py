@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from maag.engine import Game, State
-from maag.engine._lowlevel import ffi, lib
+from maag.engine.kernels import time_clone_apply, time_legal, time_playouts
 
 # The Java reference clone on this kind of machine (issue 2): one thread, medians of 5x10 s.
 REFERENCE = {
@@ -82,17 +82,15 @@ def run(runs: int = 5, seconds: float = 2.0, progress: Any = None, game_name: st
     game = Game(game_name, SETUPS.get(game_name, {}))
     start = game.new_state(seed=1)
     states = midgame_states(game)
-    blob = ffi.from_buffer(b"".join(s.to_bytes() for s in states))
-    a, b, el = ffi.new("long *"), ffi.new("long *"), ffi.new("double *")
     games, actions, legal, clone = [], [], [], []
     for i in range(runs):
-        lib.mg_bench_playouts(game.vt, start._buf, seconds, i + 1, a, b, el)
-        games.append(a[0] / el[0])
-        actions.append(b[0] / el[0])
-        lib.mg_bench_legal(game.vt, blob, len(states), seconds, a, el)
-        legal.append(a[0] / el[0])
-        lib.mg_bench_clone_apply(game.vt, blob, len(states), seconds, i + 1, a, el)
-        clone.append(a[0] / el[0])
+        n_games, n_actions, elapsed = time_playouts(start, seconds, i + 1)
+        games.append(n_games / elapsed)
+        actions.append(n_actions / elapsed)
+        calls, elapsed = time_legal(states, seconds)
+        legal.append(calls / elapsed)
+        pairs, elapsed = time_clone_apply(states, seconds, i + 1)
+        clone.append(pairs / elapsed)
         if progress:
             progress(i + 1)
     med = statistics.median

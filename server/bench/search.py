@@ -115,7 +115,7 @@ def _one(st: State, key: str, budget_ms: float, seed: int) -> SearchResult:
         return search(st, kernel, params, budget_ms=budget_ms, seed=seed)
     if key in CARDS_FIGURES:
         kernel, params = CARDS_FIGURES[key]
-        obs = Observation.of(st)._root()
+        obs = Observation.of(st).as_state()
         if kernel == "ismcts":
             return run_on_state("ismcts", obs, "mcts", params, budget_ms=budget_ms, seed=seed)
         return search(obs, kernel, params, budget_ms=budget_ms, seed=seed)

@@ -205,5 +205,5 @@ def test_full_states_and_unknown_strategies() -> None:
         assert lib.mg_determinize(GAME.vt, state._buf, code, rng, out._buf) == lib.MG_OK
         assert out.to_bytes() == state.to_bytes()
     out = State(GAME)
-    rc = lib.mg_determinize(GAME.vt, obs._root()._buf, 99, ffi.new("mg_rng *"), out._buf)
+    rc = lib.mg_determinize(GAME.vt, obs.as_state()._buf, 99, ffi.new("mg_rng *"), out._buf)
     assert rc == lib.MG_ERR_CONFIG

@@ -59,7 +59,7 @@ def test_observation_is_its_own_type() -> None:
     assert obs.seat == state.current_player
     _hidden_keys(obs.to_json(), obs.seat)
     # even the wrapped engine state is an observation: nothing hidden inside it either
-    _hidden_keys(obs._root().to_json(), obs.seat)
+    _hidden_keys(obs.as_state().to_json(), obs.seat)
     with pytest.raises(ValueError, match="no 'observer'"):
         Observation.from_json(GAME, state.to_json())
     with pytest.raises(ValueError, match="seat"):

@@ -130,7 +130,7 @@ def test_plans_from_an_observation_are_legal(spec: str) -> None:
 def _wins_on_a_sample(obs: Observation, plan: list[Any]) -> bool:
     """A plan without end_turn must end the game (on the determinization it was made on)."""
     for seed in range(50):
-        s = obs._root().determinize(seed)
+        s = obs.as_state().determinize(seed)
         try:
             for a in plan:
                 s.apply(a)
