@@ -43,6 +43,9 @@ def register(bsub: Any) -> None:
     r.add_argument("--margin-ms", type=float, default=DEFAULT_MARGIN_MS, metavar="MS",
                    help=f"time kept back for sending the plan (default {DEFAULT_MARGIN_MS})")
     r.add_argument("--seed", type=int, default=None, help="seed of the agent's searches")
+    r.add_argument("--reconnect", type=float, default=10.0, metavar="S",
+                   help="when the connection is lost with games running, connect again for up to S "
+                        "seconds and go on with them (default 10, the referee's default --grace; 0: exit)")
     r.add_argument("-v", "--verbose", action="count", default=0, help="-v: games, -vv: every message")
     r.set_defaults(func=run_agent)
 
@@ -75,7 +78,7 @@ def run_agent(args: argparse.Namespace) -> int:
                         seed=args.seed)
         client = Client(bot, token=token, name=args.name or name.strip(),
                         encoding="json" if args.json_lines else "msgpack", concurrency=args.concurrency,
-                        stop_after=args.games)
+                        stop_after=args.games, reconnect_s=args.reconnect)
     except BotError as e:
         print(f"maag bot run: {e}", file=sys.stderr)
         return 2

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import enum
 import inspect
 import logging
 import math
@@ -48,6 +49,17 @@ from ._errors import BotError, BotTerminatedError, ServerError
 from ._options import parse_settings
 
 LOGGER = logging.getLogger("maag.clients")
+
+STALE_S = 2.0
+"""After a reconnection, how long the referee has to announce again each game we held (it
+does so right after its welcome); a game it does not announce is over for us."""
+
+
+class _Tick(enum.Enum):
+    TICK = "TICK"
+
+
+_TICK = _Tick.TICK  # from `_next`: woken by a timer, not by the server
 
 
 # ---- transports -----------------------------------------------------------------------------
@@ -243,14 +255,18 @@ class Client:
     Bot class's `name`). encoding: "msgpack" (default) or "json". concurrency: how many
     games at once. stop_after: close the connection once this many games have ended and
     none is running (None: play until the server closes). strict: let an exception in the
-    bot end the client (default: log it and resign that game).
+    bot end the client (default: log it and resign that game). reconnect_s: when the
+    connection is lost with games running, connect again (same address and token) for up to
+    this many seconds and pick the games up where the referee kept them (its --grace decides
+    how long it waits); 0 (the default) ends the client instead. An `fd:N` connection cannot
+    be made again.
     """
 
     def __init__(self, bot: type[Bot] | BotFactory, *, token: str, name: str | None = None,
                  settings: Mapping[str, Any] | None = None, encoding: str = "msgpack",
                  concurrency: int = 1, stop_after: int | None = None, strict: bool = False,
                  games: tuple[str, ...] | None = None, want_legal: bool | None = None,
-                 max_frame: int = DEFAULT_MAX_FRAME) -> None:
+                 max_frame: int = DEFAULT_MAX_FRAME, reconnect_s: float = 0.0) -> None:
         if isinstance(bot, type):
             if not issubclass(bot, Bot):
                 raise BotError(f"{bot.__name__} is not a Bot subclass")
@@ -271,7 +287,12 @@ class Client:
         self.encoding = encoding
         self.stop_after = stop_after
         self.strict = strict
+        self.max_frame = max_frame
         self.conn = Connection(Role.CLIENT, max_frame=max_frame)
+        self.reconnect_s = reconnect_s
+        self.reconnects = 0
+        self._address: Address | None = None
+        self._stale: set[str] = set()  # games held before a reconnect, not announced again yet
         self.welcome: Welcome | None = None
         self.stats = ClientStats()
         self._transport: Transport | None = None
@@ -293,6 +314,7 @@ class Client:
         BotError for a malformed address or an fd that is no stream socket,
         BotTerminatedError if the connection cannot be made."""
         addr = _as_address(address)
+        self._address = addr
         try:
             reader, writer = await asyncio.wait_for(_open_streams(addr), timeout)
         except (OSError, asyncio.TimeoutError) as e:
@@ -338,22 +360,91 @@ class Client:
             raise BotError("call connect() or start() before run()")
         try:
             while True:
-                ev = await self._next()
-                if isinstance(ev, ConnectionClosed):
-                    break
-                await self._dispatch(ev)
-                if self._failure is not None:
-                    raise self._failure
-                if self._done():
-                    break
-            if self._failure is not None:
-                raise self._failure
-            if self._games and not self._closing:
-                raise BotTerminatedError(f"the server closed the connection with {len(self._games)} "
-                                         "game(s) running")
-            return self.stats
+                try:
+                    return await self._play()
+                except (BotTerminatedError, ConnectionError, OSError) as e:
+                    if not self._may_reconnect():
+                        raise
+                    await self._reconnect(e)
         finally:
             await self.close()
+
+    async def _play(self) -> ClientStats:
+        """Play on the current connection until it ends (see `run`)."""
+        while True:
+            ev = await self._next()
+            if ev is _TICK:  # woken by a timer (games dropped after a reconnect)
+                if self._done():
+                    break
+                continue
+            if isinstance(ev, ConnectionClosed):
+                break
+            await self._dispatch(ev)
+            if self._failure is not None:
+                raise self._failure
+            if self._done():
+                break
+        if self._failure is not None:
+            raise self._failure
+        if self._games and not self._closing:
+            raise BotTerminatedError(f"the server closed the connection with {len(self._games)} "
+                                     "game(s) running")
+        return self.stats
+
+    # -- reconnecting ----------------------------------------------------------------------
+    def _may_reconnect(self) -> bool:
+        return (self.reconnect_s > 0 and not self._closing and self._failure is None and bool(self._games)
+                and self._address is not None and not isinstance(self._address, FdAddress))
+
+    async def _reconnect(self, why: BaseException) -> None:
+        """The connection was lost with games running: connect again, with growing pauses,
+        for up to `reconnect_s`; the referee then announces each game it kept for us again
+        (`game_start`, and `your_turn` where it is our move). A game it does not announce
+        within STALE_S of the welcome is over for us: recorded as lost by disconnection."""
+        assert self._address is not None
+        LOGGER.warning("connection lost (%s) with %d game(s) running; reconnecting for up to %g s",
+                       why, len(self._games), self.reconnect_s)
+        for g in self._games.values():  # their turns will be asked again
+            g.prompt += 1
+            if g.task is not None:
+                g.task.cancel()
+        if self._read_task is not None:
+            self._read_task.cancel()
+            self._read_task = None
+        if self._transport is not None:
+            self._transport.close()
+            self._transport = None
+        deadline = time.monotonic() + self.reconnect_s
+        pause = 0.1
+        while True:
+            self.conn = Connection(Role.CLIENT, max_frame=self.max_frame)
+            self.welcome = None
+            try:
+                await self.connect(self._address, timeout=max(0.5, min(10.0, deadline - time.monotonic())))
+                break
+            except BotTerminatedError as e:
+                if time.monotonic() + pause > deadline:
+                    raise BotTerminatedError(f"the connection was lost ({why}) and could not be made again "
+                                             f"within {self.reconnect_s:g} s: {e}") from None
+                await asyncio.sleep(pause)
+                pause = min(2.0, pause * 2)
+        self.reconnects += 1
+        self._stale = set(self._games)
+        asyncio.get_running_loop().call_later(STALE_S, self._drop_stale)
+
+    def _drop_stale(self) -> None:
+        for gid in sorted(self._stale):
+            g = self._games.pop(gid, None)
+            if g is None:
+                continue
+            LOGGER.warning("game %s was not given back after the reconnection: counted as lost", gid)
+            if g.task is not None:
+                g.task.cancel()
+            other = 2 if g.info.seat == 1 else 1
+            self.stats.games.append(GameRecord(g.info, other, "disconnect"))
+        self._stale.clear()
+        if self._wake is not None and not self._wake.done():
+            self._wake.set_result(None)
 
     async def ping(self, timeout: float | None = 10.0) -> float:
         """Round-trip time to the server in seconds (needs `run()` to be running)."""
@@ -398,8 +489,9 @@ class Client:
         LOGGER.debug(">> %s %s", getattr(msg, "game_id", "-"), msg)
         self._transport.write(data)
 
-    async def _next(self) -> Message | ConnectionClosed:
-        """The next message from the server (ConnectionClosed at the end)."""
+    async def _next(self) -> Message | ConnectionClosed | _Tick:
+        """The next message from the server (ConnectionClosed at the end; _TICK when a timer
+        woke the client)."""
         assert self._transport is not None
         while True:
             try:
@@ -418,6 +510,9 @@ class Client:
             await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
             if self._failure is not None:
                 raise self._failure
+            if self._wake.done() and not self._read_task.done():
+                self._wake = None
+                return _TICK
             if self._read_task.done():
                 data, self._read_task = self._read_task.result(), None
                 self._read_at = time.monotonic()
@@ -430,6 +525,7 @@ class Client:
             info = GameInfo(game_id=msg.game_id, game=msg.game, seat=msg.seat, config=msg.config,
                             time_control=msg.time_control, opponent=msg.opponent)
             if msg.game_id in self._games:  # a reconnect re-announces the game: keep the bot
+                self._stale.discard(msg.game_id)
                 return
             g = _Game(info, self._factory())
             self._games[msg.game_id] = g

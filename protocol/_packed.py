@@ -40,7 +40,14 @@ class Packed:
         return self._value
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Packed) and other.data == self.data
+        """Equal to the same bytes, and to the plain value they hold (a message built with
+        Packed fields equals the one decoded from its wire form, whose lists are tuples)."""
+        if isinstance(other, Packed):
+            return other.data == self.data
+        v = self.value
+        if isinstance(other, tuple) and isinstance(v, list):
+            return tuple(v) == other
+        return bool(v == other)
 
     def __hash__(self) -> int:
         return hash(self.data)

@@ -1,0 +1,122 @@
+"""A bot whose connection is cut in the middle of its games connects again on its own (`maag
+bot run --reconnect`, the SDK's `reconnect_s`) and goes on with them: the referee keeps its
+seats for the grace period and announces the games again; every game ends by the rules,
+none by disconnection."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from maag.server.referee.clock import TimeControl
+from maag.server.referee.policy import Policy
+
+from .conftest import WAIT, MakeServer, spawn_agent, stop_process, token_for, until
+
+
+class CuttingProxy:
+    """A TCP proxy to the referee whose connections the test cuts at will (both ends
+    closed at once, as a lost network would); it keeps accepting new ones."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target_port = target_port
+        self.pairs: list[tuple[asyncio.StreamWriter, asyncio.StreamWriter]] = []
+        self.accepted = 0
+        self.server: asyncio.base_events.Server | None = None
+        self.port = 0
+        self.refuse_until = 0.0  # loop time before which new connections are closed at once
+
+    async def start(self) -> None:
+        self.server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.port = self.server.sockets[0].getsockname()[1]
+
+    async def _handle(self, r1: asyncio.StreamReader, w1: asyncio.StreamWriter) -> None:
+        if asyncio.get_running_loop().time() < self.refuse_until:
+            w1.transport.abort()
+            return
+        self.accepted += 1
+        r2, w2 = await asyncio.open_connection("127.0.0.1", self.target_port)
+        self.pairs.append((w1, w2))
+
+        async def pump(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+            with contextlib.suppress(ConnectionError, OSError):
+                while data := await r.read(65536):
+                    w.write(data)
+                    await w.drain()
+            w.close()
+
+        await asyncio.gather(pump(r1, w2), pump(r2, w1), return_exceptions=True)
+
+    def cut(self) -> None:
+        for a, b in self.pairs:
+            for w in (a, b):
+                w.transport.abort()  # a reset, no goodbye
+        self.pairs.clear()
+
+    def close(self) -> None:
+        self.cut()
+        if self.server is not None:
+            self.server.close()
+
+
+async def test_a_bot_cut_off_mid_game_reconnects_and_finishes_its_games(referee: MakeServer) -> None:
+    srv = await referee(game_config={"map": "a-tiny"}, tc=TimeControl.parse("2s"),
+                        policy=Policy(disconnect_grace_ms=10_000))
+    proxy = CuttingProxy(srv.port)
+    await proxy.start()
+    # Seat "far" plays through the proxy; 30 ms a turn, so a game lasts long enough to be cut.
+    far = await spawn_agent(proxy.port, token_for(srv, "far"), "mcts", "--param", "rollout_turns=1",
+                            "--budget-ms", "30", "--games", "2", "--reconnect", "10", capture=True)
+    near = await spawn_agent(srv.port, token_for(srv, "near"), "mcts", "--param", "rollout_turns=1",
+                             "--budget-ms", "30", "--games", "2", capture=True)
+    try:
+        for i in range(2):
+            fut = srv.request_game(*(("far", "near") if i == 0 else ("near", "far")))
+            # Twice in each game, once some plies were played: the connection goes away.
+            for cut in range(2):
+                plies = 6 * (cut + 1)
+                await until(lambda f=fut, n=plies: f.done() or any(len(g.session.log) > n  # type: ignore[misc]
+                                                                   for g in srv.games.values()), 4 * WAIT)
+                if fut.done():
+                    break
+                proxy.cut()
+                await until(lambda f=fut: proxy.pairs != [] or f.done(), WAIT)  # type: ignore[misc]
+            summary = await asyncio.wait_for(fut, 4 * WAIT)
+            assert summary.reason in ("rules", "turn_limit"), summary
+        _, err = await asyncio.wait_for(far.communicate(), WAIT)
+        assert far.returncode == 0, err.decode()
+        assert b"2 game(s)" in err and b"reconnecting" in err
+        assert proxy.accepted >= 3  # the first connection and at least two reconnections
+        games = srv.storage.storage.list_games(status="finished")
+        assert len(games) == 2 and all(g.reason in ("rules", "turn_limit") for g in games)
+    finally:
+        proxy.close()
+        await stop_process(far)
+        await stop_process(near)
+
+
+async def test_a_game_the_referee_gave_up_during_the_outage_is_counted_lost(referee: MakeServer) -> None:
+    """Away longer than the referee's grace: the game was forfeited meanwhile, so it is not
+    announced again; the bot counts it lost by disconnection and goes on."""
+    srv = await referee(game_config={"map": "a-tiny"}, tc=TimeControl.parse("2s"),
+                        policy=Policy(disconnect_grace_ms=100))
+    proxy = CuttingProxy(srv.port)
+    await proxy.start()
+    far = await spawn_agent(proxy.port, token_for(srv, "far"), "mcts", "--param", "rollout_turns=1",
+                            "--budget-ms", "30", "--games", "1", "--reconnect", "20", capture=True)
+    near = await spawn_agent(srv.port, token_for(srv, "near"), "mcts", "--param", "rollout_turns=1",
+                             "--budget-ms", "30", "--games", "1", capture=True)
+    try:
+        fut = srv.request_game("far", "near")
+        await until(lambda: any(len(g.session.log) > 4 for g in srv.games.values()), 4 * WAIT)
+        proxy.refuse_until = asyncio.get_running_loop().time() + 1.5
+        proxy.cut()
+        summary = await asyncio.wait_for(fut, WAIT)
+        assert summary.reason == "disconnect" and summary.winner == 1, summary
+        _, err = await asyncio.wait_for(far.communicate(), 2 * WAIT)
+        assert far.returncode == 0, err.decode()
+        assert b"not given back after the reconnection" in err and b"1 game(s), score 0" in err
+    finally:
+        proxy.close()
+        await stop_process(far)
+        await stop_process(near)
