@@ -19,7 +19,8 @@ def register(bsub: Any) -> None:
     """Add `run` to the subparsers of `maag bot`."""
     r = bsub.add_parser("run", help="play a bundled agent of maag.bots on a referee",
                         description="Connect AGENT (random, greedy-action, greedy-turn, mcts, ne-mcts, "
-                                    "bb-mcts, oep, emcts, fh-emcts, ... as `maag.bots` names them) to a "
+                                    "bb-mcts, oep, emcts, fh-emcts, openspiel:ismcts, ... as `maag.bots` "
+                                    "names them) to a "
                                     "referee and play every game it is given, until the referee closes "
                                     "the connection. --param preset=paper gives the source paper's "
                                     "settings (mcts, ne-mcts, bb-mcts, oep, emcts, fh-emcts); other "

@@ -167,7 +167,8 @@ class OpenSpielAgent(Agent):
         A search stopped before its root has a visited child (a rollout longer than the
         decision's time) plays a uniformly random legal action."""
         o = self.options
-        most = iterations or o["simulations"] or 10**9
+        # at least 2: OpenSpiel's first simulation only evaluates the root
+        most = max(2, iterations or o["simulations"] or 10**9)
         if o["algorithm"] == "mcts":
             bot = _timed_mcts(mcts)(door, o["uct_c"], most, evaluator, solve=o["solve"], random_state=rng)
             bot.clock = clock

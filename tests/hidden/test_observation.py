@@ -23,7 +23,7 @@ from .helpers import GAME, hidden_twin, midgame
 
 # Iteration budgets in each kernel's unit (budget-free agents ignore them), and settings
 # that make the searches look into the opponent's reply, where hidden cards matter.
-ITERATIONS = {"greedy-turn": 500, "oep": 5, "ucb": 500}
+ITERATIONS = {"greedy-turn": 500, "oep": 5, "ucb": 500, "openspiel": 30}
 REPLY = {"rollout_turns": 2}
 
 # The agents of every game (the conquest-* agents play conquest only; their tests are beside it).
@@ -35,6 +35,8 @@ def _settings(name: str) -> dict[str, Any]:
     out: dict[str, Any] = {k: v for k, v in REPLY.items() if k in params or name == "pimc"}
     if name == "oep":
         out["fitness_rollouts"] = 3
+    if name == "openspiel":
+        out["evaluator"] = "heuristic"  # OpenSpiel's random rollouts of a whole game take seconds
     return out
 
 
