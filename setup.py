@@ -18,7 +18,8 @@ from setuptools.dist import Distribution
 ROOT = Path(__file__).resolve().parent
 # Each top-level folder is one part of the `maag` namespace.
 PARTS = {"maag.engine": "engine_c", "maag.protocol": "protocol", "maag.stats": "stats",
-         "maag.server": "server", "maag.bots": "bots", "maag.clients": "clients", "maag.rl": "rl"}
+         "maag.server": "server", "maag.bots": "bots", "maag.lab": "lab", "maag.clients": "clients",
+         "maag.rl": "rl"}
 REQUIRES = ["cffi>=1.16", "rich>=13", "numpy>=1.24", "scipy>=1.10", "psycopg[binary]>=3.1", "msgpack>=1.0",
             "distributed>=2024.1", "matplotlib>=3.7", "tomli>=2; python_version < '3.11'", "aiohttp>=3.9",
             "neat-python>=2.0"]

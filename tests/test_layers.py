@@ -5,6 +5,8 @@
     stats     (stats/)     imports nothing of maag
     clients   (clients/)   protocol only: a Python bot runs without the C core
     bots      (bots/)      engine, clients, protocol, stats, rl (OpenSpiel's agents use its door)
+    lab       (lab/)       bots, engine, stats, rl, clients, protocol: the research bench
+                           over the bundled agents; nothing imports it
     server    (server/)    protocol, engine, stats; it starts bundled bots as processes
     rl        (rl/)        engine only: the games as learning environments
 
@@ -17,7 +19,7 @@ A process launch (`[sys.executable, "-m", "maag.server", ...]`) is not an import
 package's program (a folder with `maag-bot.toml`, such as server/bench/packages/*) is not a
 module of the part it ships with: it runs as its own process, in the sandbox. The
 entry points of pyproject.toml register commands from any part (that is how `maag arena`
-and `maag bot run` reach the command line from bots/); each must name a function that
+reaches the command line from lab/ and `maag bot run` from bots/); each must name a function that
 exists. A game's own tests (engine_c/games/<name>/tests) use the engine only, not even
 naming another part in a string, and no part imports a name starting with `_` (a private
 module or name) of another part."""
@@ -33,13 +35,14 @@ import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = {"engine_c": "engine", "protocol": "protocol", "stats": "stats", "clients": "clients",
-           "bots": "bots", "server": "server", "rl": "rl"}
+           "bots": "bots", "lab": "lab", "server": "server", "rl": "rl"}
 ALLOWED: dict[str, set[str]] = {
     "engine": set(),
     "protocol": set(),
     "stats": set(),
     "clients": {"protocol"},
     "bots": {"engine", "clients", "protocol", "stats", "rl"},
+    "lab": {"bots", "engine", "clients", "protocol", "stats", "rl"},
     "server": {"protocol", "engine", "stats"},
     "rl": {"engine"},
 }
@@ -307,6 +310,17 @@ def test_the_check_finds_a_planted_wrong_import(tmp_path: Path) -> None:
         ("clients/planted.py", 11, COMPUTED),
         ("engine_c/__init__.py", 1, "maag.server"),
     }, found
+
+
+def test_the_lab_may_use_the_agents_but_no_part_uses_the_lab(tmp_path: Path) -> None:
+    for folder in ("bots", "server", "lab"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "bots" / "planted.py").write_text("from maag.lab.arena import run_arena\n")
+    (tmp_path / "server" / "planted.py").write_text("import maag.lab\n")
+    (tmp_path / "lab" / "ok.py").write_text("from maag.bots import make_agent\n"
+                                            "from maag.stats import wilson\n")
+    found = {(v.path, v.target) for v in check_tree(tmp_path)}
+    assert found == {("bots/planted.py", "maag.lab.arena"), ("server/planted.py", "maag.lab")}, found
 
 
 def test_the_check_accepts_what_is_allowed(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ["engine_c", "protocol", "stats", "server", "bots", "clients", "rl"]
+PACKAGES = ["engine_c", "protocol", "stats", "server", "bots", "lab", "clients", "rl"]
 
 
 def test_ruff_clean() -> None:

@@ -12,7 +12,7 @@ import neat
 from neat.export import export_network_json
 from neat.innovation import InnovationTracker
 
-CONFIG = Path(__file__).resolve().parents[2] / "bots" / "neat-heroes.cfg"
+CONFIG = Path(__file__).resolve().parents[2] / "lab" / "neat-heroes.cfg"
 ACTIVATIONS = ["sigmoid", "tanh", "sin", "gauss", "relu", "elu", "lelu", "selu", "softplus", "identity",
                "clamped", "inv", "log", "exp", "abs", "hat", "square", "cube"]
 AGGREGATIONS = ["sum", "product", "max", "min", "maxabs", "mean"]

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 from maag.bots import AgentError
-from maag.bots.experiments.hidden import CHEAT, Entrant, HiddenConfig, play_game, preset_pairs, run_pairs
 from maag.engine import Game, Observation
+from maag.lab.hidden import CHEAT, Entrant, HiddenConfig, play_game, preset_pairs, run_pairs
 
 
 def test_presets() -> None:
@@ -25,8 +25,8 @@ def test_presets() -> None:
                                                     ("pimc:inner=mcts,k=3", "mcts")]
     with pytest.raises(ValueError):
         preset_pairs("nope", "mcts")
-    from maag.bots.experiments import cli_experiment as cmd_experiment
-    from maag.bots.experiments import hidden as experiment_hidden
+    from maag.lab import cli_experiment as cmd_experiment
+    from maag.lab import hidden as experiment_hidden
 
     assert cmd_experiment.PRESETS == experiment_hidden.PRESETS
     for a, b in cost:
@@ -67,7 +67,7 @@ def test_peeking_twins_see_hands_and_secrets_not_the_draws() -> None:
     import random
 
     from maag.bots.cheating import PeekingAgent, shuffle_decks
-    from maag.bots.experiments.hidden import PEEK
+    from maag.lab.hidden import PEEK
 
     state = Game("cards", {}).new_state(seed=11)
     truth = state.to_json()
@@ -173,7 +173,7 @@ def test_command_line_other_games() -> None:
 def test_data_file_resumes_and_adds_games(tmp_path: Any) -> None:
     """--data: every finished game is a line; a rerun counts them and plays only the rest, a
     larger --games adds games on the same deals, and games of another setting are not mixed in."""
-    from maag.bots.experiments.hidden import deal_seeds, recorded
+    from maag.lab.hidden import deal_seeds, recorded
 
     data = tmp_path / "runs" / "hidden.jsonl"
     cfg = HiddenConfig(turn_ms=None, iterations=20, game="cards", game_config={})
@@ -204,7 +204,7 @@ def test_agreement_with_the_informed_decision() -> None:
     """maag experiment agreement: positions from real games, the reference decided by the
     cheating twin, each entrant scored by how often its first action is the reference's; a
     search that does not depend on its seed or on hidden cards agrees every time."""
-    from maag.bots.experiments.agreement import collect_positions, run_agreement
+    from maag.lab.agreement import collect_positions, run_agreement
 
     nim = Game("nim", {})
     # greedy turn searches nim's whole turn and breaks ties by rating: the same plan from any seed

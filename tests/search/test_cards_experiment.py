@@ -1,4 +1,4 @@
-"""`maag experiment cards` (bots/experiments/cards.py): the points of each table, a whole
+"""`maag experiment cards` (lab/cards.py): the points of each table, a whole
 small run through the command line (data file, markdown, plots), resuming an interrupted
 run, and the thesis's move execution (a move that a draw made illegal ends randomly)."""
 
@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from maag.bots.experiments import cards
-from maag.bots.experiments.arena import ArenaConfig, GameTask, play_game
+from maag.lab import cards
+from maag.lab.arena import ArenaConfig, GameTask, play_game
 
 
 def test_the_tables_have_the_thesis_points() -> None:

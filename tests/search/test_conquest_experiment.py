@@ -1,4 +1,4 @@
-"""`maag experiment conquest` (bots/experiments/conquest.py): budgets, the tables it builds,
+"""`maag experiment conquest` (lab/conquest.py): budgets, the tables it builds,
 and a whole small run through the command line with its markdown and plot."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from maag.bots.experiments.conquest import parse_budget, run_table, tables
+from maag.lab.conquest import parse_budget, run_table, tables
 
 
 def test_budgets_read_times_and_thesis_iterations() -> None:

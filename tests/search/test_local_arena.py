@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from maag.bots.experiments.arena import ArenaConfig, run_arena, schedule
+from maag.lab.arena import ArenaConfig, run_arena, schedule
 from maag.server.cli import main
 from maag.stats import wilson
 

@@ -1,4 +1,4 @@
-"""Studies (`maag experiment NAME`, bots/experiments/study.py): every shipped declaration run
+"""Studies (`maag experiment NAME`, lab/study.py): every shipped declaration run
 end to end at a tiny budget through the command line (data file, numbers, report and plot),
 the file format's errors (line and reason, nothing played), and resuming a run killed in the
 middle without playing any game twice. Nothing here is timed."""
@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from maag.bots.experiments import study
+from maag.lab import study
 
 SCORE = re.compile(r"(\d+)% \[(\d+)–(\d+)\](?: \(n=(\d+)\))?")
 

@@ -227,200 +227,260 @@ def _line_of(text: str, path: Sequence[str | int]) -> int | None:
     return best[1] if best else None
 
 
-def parse(text: str, name: str, source: str = "<study>") -> Study:
-    """A study from the text of its file; StudyError naming the line and the reason."""
-    try:
-        d = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        m = re.search(r"at line (\d+)", str(e))
-        raise StudyError(source, int(m.group(1)) if m else None, f"not valid TOML: {e}") from None
+class _Reader:
+    """A study file's table, read key by key: each value checked for its type, and every
+    problem a StudyError naming the line it is on."""
 
-    def fail(path: Sequence[str | int], reason: str) -> StudyError:
-        return StudyError(source, _line_of(text, path), reason)
+    def __init__(self, text: str, source: str) -> None:
+        self.text, self.source = text, source
+        try:
+            self.d: dict[str, Any] = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            m = re.search(r"at line (\d+)", str(e))
+            raise StudyError(source, int(m.group(1)) if m else None, f"not valid TOML: {e}") from None
 
-    for key in d:
-        if key not in KEYS:
-            raise fail((key,), f"unknown key {key!r}; known: {', '.join(sorted(KEYS))}")
+    def fail(self, path: Sequence[str | int], reason: str) -> StudyError:
+        return StudyError(self.source, _line_of(self.text, path), reason)
 
-    def get(key: str, kind: type | tuple[type, ...], default: Any = ...,
+    def get(self, key: str, kind: type | tuple[type, ...], default: Any = ...,
             path: Sequence[str | int] = ()) -> Any:
+        """The value at `path` (default: the top-level `key`) of type `kind`; `default` when
+        it is missing, or a StudyError when there is no default."""
         where = tuple(path) or (key,)
-        box: dict[str, Any] = d
+        box: dict[str, Any] = self.d
         for step in where[:-1]:
             box = box[step]  # type: ignore[index]
         if key not in box:
             if default is ...:
-                raise fail(where[:-1] or where, f"{'.'.join(map(str, where))} is missing")
+                raise self.fail(where[:-1] or where, f"{'.'.join(map(str, where))} is missing")
             return default
         value = box[key]
         if isinstance(value, bool) and kind is not bool or not isinstance(value, kind):
             names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-            raise fail(where, f"{key} must be a {names}, not {value!r}")
+            raise self.fail(where, f"{key} must be a {names}, not {value!r}")
         return value
 
-    from maag.engine import Game, registry
 
-    title = get("title", str)
-    about = get("about", str, "")
-    game = get("game", str)
-    if game not in registry.names():
-        raise fail(("game",), f"unknown game {game!r}; known: {', '.join(registry.names())}")
-    options = dict(get("options", dict, {}))
-    known_options = {o.name for o in registry.get(game).options}
-    for k in options:
-        if k not in known_options:
-            raise fail(("options", k),
-                       f"{game} has no option {k!r}; its options: {', '.join(sorted(known_options))}")
-        if k == "draws":
-            raise fail(("options", k), "draws follow from the setting (research: seeded, real: random)")
-    setting = get("setting", str)
-    if setting not in SETTINGS:
-        raise fail(("setting",), f"setting must be one of {', '.join(SETTINGS)}, not {setting!r}")
-    fmt = get("format", str)
-    if fmt not in FORMATS:
-        raise fail(("format",), f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
-    games = get("games", int)
-    if games < 1:
-        raise fail(("games",), "games must be at least 1")
-    seed = get("seed", int, 1)
-    plot_x = get("plot_x", str, "sweep")
-    if plot_x not in ("sweep", "iterations"):
-        raise fail(("plot_x",), f"plot_x must be sweep or iterations, not {plot_x!r}")
-
-    ms: float | None = None
-    iterations: int | None = None
-    if "budget" in d:
-        budget = get("budget", dict)
-        for k in budget:
-            if k not in BUDGETS:
-                raise fail(("budget", k), f"a budget is ms or iterations, not {k!r}")
-        if len(budget) != 1:
-            raise fail(("budget",), "give the budget as ms or as iterations, one of them")
-        if "ms" in budget:
-            ms = float(get("ms", (int, float), path=("budget", "ms")))
-            if ms <= 0:
-                raise fail(("budget", "ms"), "ms must be above 0")
-        else:
-            iterations = get("iterations", int, path=("budget", "iterations"))
-            if iterations < 1:
-                raise fail(("budget", "iterations"), "iterations must be at least 1")
-
-    sweep: Sweep | None = None
-    if "sweep" in d:
-        sw = get("sweep", dict)
-        for k in sw:
-            if k not in ("over", "points"):
-                raise fail(("sweep", k), f"a sweep has over and points, not {k!r}")
-        over = get("over", str, path=("sweep", "over"))
-        pts = get("points", list, path=("sweep", "points"))
-        if not pts:
-            raise fail(("sweep", "points"), "a sweep needs at least one point")
-        if len(set(map(repr, pts))) != len(pts):
-            raise fail(("sweep", "points"), "the sweep's points repeat")
-        if over in BUDGETS:
-            for v in pts:
-                if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0 or (
-                        over == "iterations" and not isinstance(v, int)):
-                    kind = "integer" if over == "iterations" else "number"
-                    raise fail(("sweep", "points"), f"a point of {over} must be a positive {kind}, not {v!r}")
-        elif over not in known_options:
-            raise fail(("sweep", "over"), f"a sweep is over ms, iterations or an option of {game} "
-                                          f"({', '.join(sorted(known_options))}), not {over!r}")
-        elif over == "draws" or over in options:
-            raise fail(("sweep", "over"), f"{over} cannot be swept here")
-        sweep = Sweep(over, tuple(pts))
+def parse(text: str, name: str, source: str = "<study>") -> Study:
+    """A study from the text of its file; StudyError naming the line and the reason."""
+    r = _Reader(text, source)
+    for key in r.d:
+        if key not in KEYS:
+            raise r.fail((key,), f"unknown key {key!r}; known: {', '.join(sorted(KEYS))}")
+    title, about, game = r.get("title", str), r.get("about", str, ""), _game(r)
+    options = _options(r, game)
+    setting, fmt, games, seed, plot_x = _setting(r)
+    ms, iterations = _budget(r)
+    sweep = _sweep(r, game, options)
     if ms is None and iterations is None and not (sweep and sweep.over in BUDGETS):
-        raise fail(("budget",), "give a budget ({ms = N} or {iterations = N}) or sweep over ms or iterations")
+        raise r.fail(("budget",),
+                     "give a budget ({ms = N} or {iterations = N}) or sweep over ms or iterations")
+    agents, opponent = _entrants(r, fmt, setting)
+    pairs = _pairs(r, fmt, [a.label for a in agents] + ([opponent.label] if opponent else []))
+    if fmt == "round-robin" and len(agents) < 2:
+        raise r.fail(("agents",), "a round robin needs at least two agents")
+    if not agents:
+        raise r.fail(("agents",), "name at least one agent")
+    study = Study(name, source, title, about, game, options, setting, fmt, games, seed, ms, iterations, sweep,
+                  plot_x, agents, opponent, pairs)
+    _check_playable(r, study)
+    return study
 
-    def entrant(raw: Any, path: tuple[str | int, ...]) -> Entrant:
-        if not isinstance(raw, dict):
-            raise fail(path, f"{path[0]} must be a table with label and spec")
-        for k in raw:
-            if k not in AGENT_KEYS:
-                raise fail((*path, k),
-                           f"unknown key {k!r} of an agent; known: {', '.join(sorted(AGENT_KEYS))}")
-        label = get("label", str, path=(*path, "label"))
-        spec = get("spec", str, path=(*path, "spec"))
-        try:
-            if setting == "real":
-                from maag.bots.experiments.hidden import make_entrant
 
-                make_entrant(spec)
-            else:
-                if spec.startswith(("cheat:", "peek:")):
-                    raise ValueError("cheat: and peek: twins play in the real setting only (the research "
-                                     "setting shows every agent the whole state)")
-                from maag.bots import parse_agent
+def _game(r: _Reader) -> str:
+    from maag.engine import registry
 
-                parse_agent(spec)
-        except ValueError as e:  # AgentError is a ValueError
-            raise fail((*path, "spec"), f"agent {spec!r}: {e}") from None
-        e_ms = get("ms", (int, float), None, path=(*path, "ms"))
-        e_its = get("iterations", int, None, path=(*path, "iterations"))
-        if e_ms is not None and e_its is not None:
-            raise fail((*path, "ms"), "give an agent's budget as ms or as iterations, one of them")
-        if e_ms is not None and e_ms <= 0 or e_its is not None and e_its < 1:
-            raise fail((*path, "ms" if e_ms is not None else "iterations"),
-                       "an agent's budget must be above 0")
-        scale = float(get("scale", (int, float), 1.0, path=(*path, "scale")))
-        if scale <= 0:
-            raise fail((*path, "scale"), "scale must be above 0")
-        fixed = get("fixed", bool, False, path=(*path, "fixed"))
-        if fixed and e_ms is None and e_its is None:
-            raise fail((*path, "fixed"), "a fixed agent needs its own budget (ms or iterations)")
-        return Entrant(label, spec, None if e_ms is None else float(e_ms), e_its, scale, fixed)
+    game: str = r.get("game", str)
+    if game not in registry.names():
+        raise r.fail(("game",), f"unknown game {game!r}; known: {', '.join(registry.names())}")
+    return game
 
-    raw_agents = get("agents", list)
-    agents = tuple(entrant(a, ("agents", i)) for i, a in enumerate(raw_agents))
+
+def _known_options(game: str) -> set[str]:
+    from maag.engine import registry
+
+    return {o.name for o in registry.get(game).options}
+
+
+def _options(r: _Reader, game: str) -> dict[str, Any]:
+    options = dict(r.get("options", dict, {}))
+    known = _known_options(game)
+    for k in options:
+        if k not in known:
+            raise r.fail(("options", k),
+                         f"{game} has no option {k!r}; its options: {', '.join(sorted(known))}")
+        if k == "draws":
+            raise r.fail(("options", k), "draws follow from the setting (research: seeded, real: random)")
+    return options
+
+
+def _setting(r: _Reader) -> tuple[str, str, int, int, str]:
+    """setting, format, games, seed and plot_x."""
+    setting = r.get("setting", str)
+    if setting not in SETTINGS:
+        raise r.fail(("setting",), f"setting must be one of {', '.join(SETTINGS)}, not {setting!r}")
+    fmt = r.get("format", str)
+    if fmt not in FORMATS:
+        raise r.fail(("format",), f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    games = r.get("games", int)
+    if games < 1:
+        raise r.fail(("games",), "games must be at least 1")
+    seed = r.get("seed", int, 1)
+    plot_x = r.get("plot_x", str, "sweep")
+    if plot_x not in ("sweep", "iterations"):
+        raise r.fail(("plot_x",), f"plot_x must be sweep or iterations, not {plot_x!r}")
+    return setting, fmt, games, seed, plot_x
+
+
+def _budget(r: _Reader) -> tuple[float | None, int | None]:
+    """The study's budget per turn, (ms, iterations), one of them or neither."""
+    if "budget" not in r.d:
+        return None, None
+    budget = r.get("budget", dict)
+    for k in budget:
+        if k not in BUDGETS:
+            raise r.fail(("budget", k), f"a budget is ms or iterations, not {k!r}")
+    if len(budget) != 1:
+        raise r.fail(("budget",), "give the budget as ms or as iterations, one of them")
+    if "ms" in budget:
+        ms = float(r.get("ms", (int, float), path=("budget", "ms")))
+        if ms <= 0:
+            raise r.fail(("budget", "ms"), "ms must be above 0")
+        return ms, None
+    iterations: int = r.get("iterations", int, path=("budget", "iterations"))
+    if iterations < 1:
+        raise r.fail(("budget", "iterations"), "iterations must be at least 1")
+    return None, iterations
+
+
+def _sweep(r: _Reader, game: str, options: dict[str, Any]) -> Sweep | None:
+    if "sweep" not in r.d:
+        return None
+    sw = r.get("sweep", dict)
+    for k in sw:
+        if k not in ("over", "points"):
+            raise r.fail(("sweep", k), f"a sweep has over and points, not {k!r}")
+    over = r.get("over", str, path=("sweep", "over"))
+    pts = r.get("points", list, path=("sweep", "points"))
+    if not pts:
+        raise r.fail(("sweep", "points"), "a sweep needs at least one point")
+    if len(set(map(repr, pts))) != len(pts):
+        raise r.fail(("sweep", "points"), "the sweep's points repeat")
+    known = _known_options(game)
+    if over in BUDGETS:
+        for v in pts:
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0 or (
+                    over == "iterations" and not isinstance(v, int)):
+                kind = "integer" if over == "iterations" else "number"
+                raise r.fail(("sweep", "points"), f"a point of {over} must be a positive {kind}, not {v!r}")
+    elif over not in known:
+        raise r.fail(("sweep", "over"), f"a sweep is over ms, iterations or an option of {game} "
+                                        f"({', '.join(sorted(known))}), not {over!r}")
+    elif over == "draws" or over in options:
+        raise r.fail(("sweep", "over"), f"{over} cannot be swept here")
+    return Sweep(over, tuple(pts))
+
+
+def _check_spec(spec: str, setting: str) -> None:
+    """ValueError when `spec` names no agent that can play in `setting`."""
+    if setting == "real":
+        from maag.lab.hidden import make_entrant
+
+        make_entrant(spec)
+        return
+    if spec.startswith(("cheat:", "peek:")):
+        raise ValueError("cheat: and peek: twins play in the real setting only (the research "
+                         "setting shows every agent the whole state)")
+    from maag.bots import parse_agent
+
+    parse_agent(spec)
+
+
+def _entrant(r: _Reader, raw: Any, path: tuple[str | int, ...], setting: str) -> Entrant:
+    if not isinstance(raw, dict):
+        raise r.fail(path, f"{path[0]} must be a table with label and spec")
+    for k in raw:
+        if k not in AGENT_KEYS:
+            raise r.fail((*path, k), f"unknown key {k!r} of an agent; known: {', '.join(sorted(AGENT_KEYS))}")
+    label = r.get("label", str, path=(*path, "label"))
+    spec = r.get("spec", str, path=(*path, "spec"))
+    try:
+        _check_spec(spec, setting)
+    except ValueError as e:  # AgentError is a ValueError
+        raise r.fail((*path, "spec"), f"agent {spec!r}: {e}") from None
+    e_ms = r.get("ms", (int, float), None, path=(*path, "ms"))
+    e_its = r.get("iterations", int, None, path=(*path, "iterations"))
+    if e_ms is not None and e_its is not None:
+        raise r.fail((*path, "ms"), "give an agent's budget as ms or as iterations, one of them")
+    if e_ms is not None and e_ms <= 0 or e_its is not None and e_its < 1:
+        raise r.fail((*path, "ms" if e_ms is not None else "iterations"), "an agent's budget must be above 0")
+    scale = float(r.get("scale", (int, float), 1.0, path=(*path, "scale")))
+    if scale <= 0:
+        raise r.fail((*path, "scale"), "scale must be above 0")
+    fixed = r.get("fixed", bool, False, path=(*path, "fixed"))
+    if fixed and e_ms is None and e_its is None:
+        raise r.fail((*path, "fixed"), "a fixed agent needs its own budget (ms or iterations)")
+    return Entrant(label, spec, None if e_ms is None else float(e_ms), e_its, scale, fixed)
+
+
+def _entrants(r: _Reader, fmt: str, setting: str) -> tuple[tuple[Entrant, ...], Entrant | None]:
+    """The agents and, in a gauntlet, the opponent; their labels all different."""
+    agents = tuple(_entrant(r, a, ("agents", i), setting) for i, a in enumerate(r.get("agents", list)))
     labels = [a.label for a in agents]
     opponent = None
     if fmt == "gauntlet":
-        opponent = entrant(get("opponent", dict), ("opponent",))
+        opponent = _entrant(r, r.get("opponent", dict), ("opponent",), setting)
         labels.append(opponent.label)
-    elif "opponent" in d:
-        raise fail(("opponent",), "only a gauntlet has an opponent")
+    elif "opponent" in r.d:
+        raise r.fail(("opponent",), "only a gauntlet has an opponent")
     for i, lab in enumerate(labels):
         if lab in labels[:i]:
-            raise fail(("agents", i, "label") if i < len(agents) else ("opponent", "label"),
-                       f"two agents are labelled {lab!r}")
-    pairs: list[tuple[str, str]] = []
-    if fmt == "pairs":
-        raw_pairs = get("pairs", list)
-        for p in raw_pairs:
-            if not (isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)):
-                raise fail(("pairs",), f"a pair is two agent labels, [\"A\", \"B\"], not {p!r}")
-            for x in p:
-                if x not in labels:
-                    raise fail(("pairs",), f"no agent is labelled {x!r}")
-            if p[0] == p[1]:
-                raise fail(("pairs",), f"an agent cannot play itself ({p[0]!r})")
-            pairs.append((p[0], p[1]))
-        if not pairs:
-            raise fail(("pairs",), "name at least one pair")
-    elif "pairs" in d:
-        raise fail(("pairs",), "only the pairs format lists pairs")
-    if fmt == "round-robin" and len(agents) < 2:
-        raise fail(("agents",), "a round robin needs at least two agents")
-    if not agents:
-        raise fail(("agents",), "name at least one agent")
+            raise r.fail(("agents", i, "label") if i < len(agents) else ("opponent", "label"),
+                         f"two agents are labelled {lab!r}")
+    return agents, opponent
 
-    study = Study(name, source, title, about, game, options, setting, fmt, games, seed, ms, iterations, sweep,
-                  plot_x, agents, opponent, tuple(pairs))
-    try:  # the options alone, then every point's
-        Game(game, dict(options)).new_state(1)  # (the C rules check ranges when a game starts)
+
+def _pairs(r: _Reader, fmt: str, labels: list[str]) -> tuple[tuple[str, str], ...]:
+    """The pairs of the pairs format (none in the others)."""
+    if fmt != "pairs":
+        if "pairs" in r.d:
+            raise r.fail(("pairs",), "only the pairs format lists pairs")
+        return ()
+    pairs: list[tuple[str, str]] = []
+    for p in r.get("pairs", list):
+        if not (isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)):
+            raise r.fail(("pairs",), f"a pair is two agent labels, [\"A\", \"B\"], not {p!r}")
+        for x in p:
+            if x not in labels:
+                raise r.fail(("pairs",), f"no agent is labelled {x!r}")
+        if p[0] == p[1]:
+            raise r.fail(("pairs",), f"an agent cannot play itself ({p[0]!r})")
+        pairs.append((p[0], p[1]))
+    if not pairs:
+        raise r.fail(("pairs",), "name at least one pair")
+    return tuple(pairs)
+
+
+def _check_playable(r: _Reader, study: Study) -> None:
+    """The game starts with the options and at every point of the sweep (the C rules check
+    ranges when a game starts), and every pairing sets two different specs against each other."""
+    from maag.engine import Game
+
+    game, options = study.game, study.options
+    try:
+        Game(game, dict(options)).new_state(1)
     except (ValueError, TypeError) as e:
-        raise fail(("options",), f"{game} refuses the options {options}: {e}") from None
+        raise r.fail(("options",), f"{game} refuses the options {options}: {e}") from None
     for value in study.point_values:
         try:
             Game(game, study.options_at(value)).new_state(1)
         except (ValueError, TypeError) as e:
-            raise fail(("sweep", "points") if sweep else ("options",),
-                       f"{game} refuses {study.options_at(value)}: {e}") from None
+            raise r.fail(("sweep", "points") if study.sweep else ("options",),
+                         f"{game} refuses {study.options_at(value)}: {e}") from None
     for p in pairings(study):
         if p.a.spec == p.b.spec:
-            raise fail(("agents",), f"{p.a.label} and {p.b.label} have the same spec; a pairing needs "
-                                    "two different specs (add a setting to one)")
-    return study
+            raise r.fail(("agents",), f"{p.a.label} and {p.b.label} have the same spec; a pairing needs "
+                                      "two different specs (add a setting to one)")
 
 
 def scaled(study: Study, factor: float) -> Study:
@@ -674,7 +734,7 @@ def markdown(study: Study, cs: Sequence[Cell], figures: Sequence[str] = (), comm
     n_games = sum(c.games for c in cs)
     out = [f"# {study.title}", "",
            f"<!-- Generated by `maag experiment report {study.name}` from its data file; edit "
-           f"bots/experiments/studies/{study.name}.toml, not this file. -->", ""]
+           f"lab/studies/{study.name}.toml, not this file. -->", ""]
     if study.about:
         out += [study.about.strip(), ""]
     opts = ", ".join(f"{k} {v}" for k, v in study.options_at(study.point_values[0]).items()

@@ -29,8 +29,8 @@ import sys
 from typing import Any
 
 from maag.bots import AgentError, parse_agent
-from maag.bots.experiments.arena import ArenaConfig, ArenaResult, GameResult, run_arena
 from maag.engine.machine import machine
+from maag.lab.arena import ArenaConfig, ArenaResult, GameResult, run_arena
 from rich.console import Console
 from rich.table import Table
 

@@ -12,7 +12,7 @@ generation plays the same deals, new deals each generation (from --seed), so a g
 compared with its generation on equal terms and no deal is learned by heart.
 
 The network reads heroes' 55 features (mg_heroes.h; State.features) and is configured by a
-neat-python config file (default: the shipped bots/neat-heroes.cfg). Files in --out:
+neat-python config file (default: the shipped lab/neat-heroes.cfg). Files in --out:
   neat-checkpoint-N   neat-python's checkpoint before generation N (--resume FILE goes on
                       from it, to --generations in all)
   history.json        fitness by generation: best, mean, standard deviation, species
@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from maag.bots.agents import AGENTS, parse_agent
-from maag.bots.experiments.arena import ArenaConfig, GameTask, play_game
+from maag.lab.arena import ArenaConfig, GameTask, play_game
 
 __all__ = ["CONFIG", "EvolveOptions", "evolve", "export_winner", "plot_history", "register"]
 

@@ -222,7 +222,7 @@ def run_pairs(pairs: Sequence[tuple[str, str]], games: int, cfg: HiddenConfig, *
     """Play every pairing `games` games (rounded up to even); `on_game(record, done, total)`
     after each game. Games run `jobs` at a time, one process each.
 
-    data: a JSON-lines file (maag.bots.experiments.datafile) where every finished game is
+    data: a JSON-lines file (maag.lab.datafile) where every finished game is
     appended; the games it holds already for this run's pairings and setting are not played
     again but counted, so an interrupted run goes on with the same command and a larger
     `games` adds games."""

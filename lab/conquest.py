@@ -8,7 +8,7 @@ model). Under an iteration budget OEP gets the generations the thesis reached in
 time (9 a second: 84it gives 9 generations, 420it gives 45). Hard joins the tables of budgets
 worth at most one thesis second, as in the thesis (its Table 6.2 at 5 s has no Hard AI).
 
-Games run in process (maag.bots.experiments.arena) in the real game: dice from each game's
+Games run in process (maag.lab.arena) in the real game: dice from each game's
 seeded generator, agents given their seat's observation (which, without fog, is the state)."""
 
 from __future__ import annotations

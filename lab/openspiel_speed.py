@@ -4,7 +4,7 @@ greedy-action against itself) with the same time budget, and its searches' itera
 divided by their time. An iteration is one simulation of a tree search (maag's MCTS and
 ISMCTS, OpenSpiel's); greedy-reply counts its greedy-turn searches' outcomes instead.
 
-    python3 -m maag.bots.experiments.openspiel_speed --game heroes --positions 8 --budget-ms 100
+    python3 -m maag.lab.openspiel_speed --game heroes --positions 8 --budget-ms 100
 
 (docs/results-heroes.md and docs/results-cards.md, "OpenSpiel's agents".)"""
 
@@ -15,9 +15,8 @@ import json
 import statistics
 from typing import Any
 
+from maag.bots.agents import make_agent, parse_agent
 from maag.engine import Game, Observation
-
-from ..agents import make_agent, parse_agent
 
 DEFAULT_AGENTS = ("ismcts", "mcts", "greedy-reply", "openspiel:ismcts", "openspiel:mcts",
                   "openspiel:ismcts,evaluator=heuristic", "openspiel:mcts,evaluator=heuristic")

@@ -18,7 +18,7 @@ seats). The table gives A's wins, draws and losses, its score with a 95% interva
 difference and the p-value of the exact binomial test of equal strength on decisive games.
 
 The 1 s table of docs/results-hidden.md is also a declared study, run by `maag experiment
-heroes-hidden` (bots/experiments/studies/heroes-hidden.toml; games played by hidden.play_game too);
+heroes-hidden` (lab/studies/heroes-hidden.toml; games played by hidden.play_game too);
 this command is the shortcut for pairings given on the command line.
 
 Examples:
@@ -41,9 +41,9 @@ from rich.console import Console
 from rich.table import Table
 
 if TYPE_CHECKING:  # loaded on demand: other commands (maag bot run) never load the cheating twins
-    from maag.bots.experiments.hidden import GameRecord, PairResult
+    from maag.lab.hidden import GameRecord, PairResult
 
-PRESETS = ("cost", "baseline", "k")  # maag.bots.experiments.hidden.PRESETS
+PRESETS = ("cost", "baseline", "k")  # maag.lab.hidden.PRESETS
 
 # The perfect-information agent the presets build on, by game (docs/results-hidden.md,
 # docs/results-cards.md).
@@ -145,8 +145,8 @@ def register(sub: Any) -> None:
     p.set_defaults(func=lambda a: (p.print_help(), 2)[1])
 
 
-STUDY_EPILOG = """Studies are declared in bots/experiments/studies/NAME.toml (the format: pydoc
-maag.bots.experiments.study). Every finished game is appended to the data file, so an
+STUDY_EPILOG = """Studies are declared in lab/studies/NAME.toml (the format: pydoc
+maag.lab.study). Every finished game is appended to the data file, so an
 interrupted run goes on where it stopped with the same command, and no game is played twice.
 
 Examples:
@@ -176,7 +176,7 @@ def _study_options(q: Any, report: bool = False) -> None:
 
 
 def _register_studies(esub: Any) -> None:
-    from maag.bots.experiments import study
+    from maag.lab import study
 
     for name in study.shipped():
         q = esub.add_parser(name, help=f"study: {_study_title(name)}", epilog=STUDY_EPILOG,
@@ -196,13 +196,13 @@ def _register_studies(esub: Any) -> None:
 
 
 def _study_title(name: str) -> str:
-    from maag.bots.experiments import study
+    from maag.lab import study
 
     return study.title_of(name)
 
 
 def _load_study(args: argparse.Namespace, what: str) -> Any:
-    from maag.bots.experiments import study
+    from maag.lab import study
 
     try:
         s = study.load(args.study)
@@ -230,7 +230,7 @@ def _command(args: argparse.Namespace, s: Any) -> str:
 
 
 def _shipped() -> list[str]:
-    from maag.bots.experiments import study
+    from maag.lab import study
 
     return study.shipped()
 
@@ -263,7 +263,7 @@ def _clock(seconds: float) -> str:
 
 def run_study(args: argparse.Namespace) -> int:
     import rich.progress as rp
-    from maag.bots.experiments import study
+    from maag.lab import study
 
     s = _load_study(args, "run")
     if s is None:
@@ -309,7 +309,7 @@ def run_study(args: argparse.Namespace) -> int:
 
 
 def report_study(args: argparse.Namespace) -> int:
-    from maag.bots.experiments import study
+    from maag.lab import study
 
     s = _load_study(args, "report")
     if s is None:
@@ -321,7 +321,7 @@ def report_study(args: argparse.Namespace) -> int:
 
 
 def _pairs(args: argparse.Namespace) -> list[tuple[str, str]]:
-    from maag.bots.experiments.hidden import preset_pairs
+    from maag.lab.hidden import preset_pairs
 
     ks = [int(k) for k in args.ks.split(",") if k.strip()]
     best = args.best or DEFAULT_BEST.get(args.game, "mcts")
@@ -368,7 +368,7 @@ def run_hidden(args: argparse.Namespace) -> int:
     if turn_ms is None and not args.iterations:
         print("maag experiment hidden: give --turn-ms or --iterations", file=sys.stderr)
         return 2
-    from maag.bots.experiments.hidden import HiddenConfig, run_pairs
+    from maag.lab.hidden import HiddenConfig, run_pairs
 
     try:
         game_config = _game_config(args)
@@ -413,7 +413,7 @@ def run_hidden(args: argparse.Namespace) -> int:
 
 
 def _agreement_doc() -> str:
-    from maag.bots.experiments import agreement
+    from maag.lab import agreement
 
     return f"{agreement.__doc__}\n\nExample:\n    maag experiment agreement --game cards mcts pimc ismcts " \
         "peek:mcts cheat:mcts --positions 200 -j 2"
@@ -424,8 +424,8 @@ def run_agreement(args: argparse.Namespace) -> int:
         print("maag experiment agreement: --positions, --iterations, --ref-iterations and --jobs must be "
               "at least 1", file=sys.stderr)
         return 2
-    from maag.bots.experiments import agreement
     from maag.engine import Game
+    from maag.lab import agreement
 
     try:
         game = Game(args.game, _game_config(args))
@@ -486,13 +486,13 @@ def _game_config(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _conquest_doc() -> str:
-    from maag.bots.experiments import conquest
+    from maag.lab import conquest
 
     return f"`maag experiment conquest`: {conquest.__doc__}"
 
 
 def run_conquest(args: argparse.Namespace) -> int:
-    from maag.bots.experiments import conquest
+    from maag.lab import conquest
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
     try:
@@ -541,7 +541,7 @@ def run_conquest(args: argparse.Namespace) -> int:
 
 
 def _cards_doc() -> str:
-    from maag.bots.experiments import cards
+    from maag.lab import cards
 
     return (f"`maag experiment cards`: {cards.__doc__}\n\nExamples:\n"
             "    maag experiment cards --table 9.1 --games 400 --jobs 2\n"
@@ -550,7 +550,7 @@ def _cards_doc() -> str:
 
 
 def run_cards(args: argparse.Namespace) -> int:
-    from maag.bots.experiments import cards
+    from maag.lab import cards
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     try:
@@ -598,7 +598,7 @@ def run_cards(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run as `python -m maag.bots.experiments.cli_experiment hidden ...` (the same as `maag experiment`)."""
+    """Run as `python -m maag.lab.cli_experiment hidden ...` (the same as `maag experiment`)."""
     parser = argparse.ArgumentParser(prog="maag")
     register(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["experiment", *(argv if argv is not None else sys.argv[1:])])
