@@ -158,6 +158,10 @@ class Bot(abc.ABC):
     """
 
     name: ClassVar[str] = "bot"
+    # The SDK runs without the engine (MAAG_SDK_ONLY=1 installs maag.protocol and
+    # maag.clients alone, and clients may import protocol only), so it cannot ask the game
+    # registry for its default(): the first game of games.def is written here once, and
+    # tests/clients/test_sdk_only.py checks that it is still the registry's default.
     games: ClassVar[tuple[str, ...]] = ("heroes",)
     want_legal: ClassVar[bool] = False
     want_groups: ClassVar[bool] = False

@@ -278,7 +278,7 @@ class Client:
                 raise BotError("settings are given to a Bot class, not to a factory")
             self._factory = bot
         self.hello = Hello(name=name or getattr(bot, "name", "bot"), token=token,
-                           games=games or tuple(getattr(bot, "games", ("heroes",))),
+                           games=games or tuple(getattr(bot, "games", Bot.games)),
                            concurrency=concurrency,
                            want_legal=bool(getattr(bot, "want_legal", False)
                                            if want_legal is None else want_legal),

@@ -84,9 +84,13 @@ int ms_mcts_roots(const mg_game_vt *vt, const void *st, const mg_search_params *
                   mg_rng *rng, mg_action *plan, int *plan_len, mg_search_stats *stats,
                   ms_root_edge *roots, int max_roots, int *nroots);
 
-/* mg_determinize with a text in err when the game does not offer strategy `mode`. */
+/* mg_determinize with a text in err when the game does not offer strategy `mode`
+ * (mg_search_hidden.c, with the rest the determinized searches share). */
 int ms_det_sample(const mg_game_vt *vt, const void *obs, int mode, mg_rng *rng, void *out,
                   char *err);
+
+/* msg into err (when err is not NULL); returns MG_ERR_CONFIG. */
+int ms_det_error(char *err, const char *msg);
 
 /* Flags of ms_actions. */
 #define MS_PRUNE 1 /* apply vt->prune (if the game has one) */

@@ -1,99 +1,11 @@
-/* mg_search_pimc.c: the generic determinization entry (mg_determinize) and perfect-
- * information Monte Carlo: any search kernel run on K determinizations of an observation,
- * the plans combined by a vote on the plan or by summed scores (mg_hidden.h). */
+/* mg_search_pimc.c: perfect-information Monte Carlo: any search kernel run on K
+ * determinizations of an observation, the plans combined by a vote on the plan or by summed
+ * scores (mg_hidden.h). What the determinized searches share is mg_search_hidden.c. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "mg_hidden.h"
 #include "mg_search_internal.h"
-
-int mg_determinize(const mg_game_vt *vt, const void *obs, int mode, mg_rng *rng, void *out)
-{
-    if (vt->version >= 3 && vt->determinize_mode)
-        return vt->determinize_mode(obs, mode, rng, out);
-    if (mode != MG_DET_UNIFORM)
-        return MG_ERR_CONFIG;
-    vt->determinize(obs, rng, out);
-    return MG_OK;
-}
-
-static int det_error(char *err, const char *msg)
-{
-    if (err)
-        snprintf(err, MG_ERR_LEN, "%s", msg);
-    return MG_ERR_CONFIG;
-}
-
-int mg_det_check(const mg_det_params *d, char *err)
-{
-    if (d->k < 1 || d->k > MG_PIMC_MAX_K)
-        return det_error(err, "the number of determinizations must be in 1..1024");
-    if (d->mode < 0 || d->mode >= MG_DET_COUNT)
-        return det_error(err, "unknown determinization strategy");
-    if (d->combine < 0 || d->combine >= MG_COMBINE_COUNT)
-        return det_error(err, "unknown combine mode");
-    return MG_OK;
-}
-
-int ms_det_begin(const mg_game_vt *vt, const void *obs, mg_search_params *q,
-                 const mg_det_params *d, mg_search_stats *stats, int *plan_len, char *err)
-{
-    memset(stats, 0, sizeof *stats);
-    *plan_len = 0;
-    int rc = mg_search_check(q, err);
-    if (rc == MG_OK)
-        rc = mg_det_check(d, err);
-    if (rc == MG_OK && q->eval_net)
-        rc = mg_net_check(q->eval_net, vt, err);
-    if (rc != MG_OK)
-        return rc;
-    if (vt->state_size > MG_MAX_STATE_SIZE)
-        return det_error(err, "the game's state is larger than MG_MAX_STATE_SIZE");
-    if (vt->terminal(obs, NULL)) {
-        if (err)
-            snprintf(err, MG_ERR_LEN, "%s", mg_errstr(MG_ERR_TERMINAL));
-        return MG_ERR_TERMINAL;
-    }
-    *q = ms_game_params(vt, q);
-    return MG_OK;
-}
-
-int ms_det_sample(const mg_game_vt *vt, const void *obs, int mode, mg_rng *rng, void *out,
-                  char *err)
-{
-    int rc = mg_determinize(vt, obs, mode, rng, out);
-    if (rc != MG_OK)
-        det_error(err, "the game does not offer this determinization strategy");
-    return rc;
-}
-
-typedef int (*det_kernel)(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
-                          const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
-                          mg_search_stats *stats, char *err);
-
-int mg_search_hidden(int kind, const mg_game_vt *vt, const void *obs, const mg_search_params *p,
-                     const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
-                     mg_search_stats *stats, char *err)
-{
-    static const det_kernel kernels[MG_HIDDEN_COUNT] = {ms_pimc, ms_ismcts, ms_oep_hidden,
-                                                        ms_mcts_hidden, ms_reply_hidden};
-    /* Whose budget rule applies: PIMC's inner kernel's (p->algo), else the kernel's own. */
-    static const int algo[MG_HIDDEN_COUNT] = {-1, MG_ALGO_MCTS, MG_ALGO_OEP, MG_ALGO_MCTS,
-                                              MG_ALGO_REPLY};
-    mg_search_stats local;
-    if (!stats)
-        stats = &local;
-    *plan_len = 0;
-    if (kind < 0 || kind >= MG_HIDDEN_COUNT) {
-        memset(stats, 0, sizeof *stats);
-        return det_error(err, "unknown determinized search");
-    }
-    mg_search_params q = *p;
-    if (algo[kind] >= 0)
-        q.algo = algo[kind];
-    int rc = ms_det_begin(vt, obs, &q, d, stats, plan_len, err);
-    return rc != MG_OK ? rc : kernels[kind](vt, obs, &q, d, rng, plan, plan_len, stats, err);
-}
 
 /* The K searches of one call: their plans, values and determinized states. */
 typedef struct pm_runs {
@@ -286,7 +198,7 @@ int ms_pimc(const mg_game_vt *vt, const void *obs, const mg_search_params *p, co
         goto done;
     }
     if (visits && p->algo != MG_ALGO_MCTS) {
-        rc = det_error(err, "combine=visits adds up MCTS trees: it needs an MCTS inner search");
+        rc = ms_det_error(err, "combine=visits adds up MCTS trees: it needs an MCTS inner search");
         goto done;
     }
     int root = vt->current(obs);
@@ -316,13 +228,13 @@ int ms_pimc(const mg_game_vt *vt, const void *obs, const mg_search_params *p, co
             memset(&s, 0, sizeof s);
             if (vt->terminal(det, NULL)) {
                 rc = MG_ERR_TERMINAL;
-                det_error(err, mg_errstr(rc));
+                ms_det_error(err, mg_errstr(rc));
                 goto done;
             }
             rc = ms_mcts_roots(vt, det, &sub, rng, pl, &r.len[i], &s,
                                r.roots + (size_t)i * r.max_roots, r.max_roots, &r.nroots[i]);
             if (rc != MG_OK)
-                det_error(err, mg_errstr(rc));
+                ms_det_error(err, mg_errstr(rc));
         } else {
             rc = mg_search(vt, det, &sub, rng, pl, &r.len[i], &s, err);
         }

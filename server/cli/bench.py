@@ -27,13 +27,15 @@ def register(sub: Any) -> None:
     e = bsub.add_parser("engine", help="rules-core throughput, one thread", description=bench_engine.__doc__)
     e.add_argument("--runs", type=int, default=5, help="runs per figure; the median is reported (default 5)")
     e.add_argument("--seconds", type=float, default=2.0, help="seconds per run (default 2)")
-    e.add_argument("--game", default="heroes", choices=registry.names(), help="the game (default heroes)")
+    e.add_argument("--game", default=registry.default(), choices=registry.names(),
+                   help=f"the game (default {registry.default()})")
     e.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     e.set_defaults(func=run_engine)
     s = bsub.add_parser("search", help="search-kernel speed, one thread", description=bench_search.__doc__)
     s.add_argument("--budget-ms", type=float, default=500.0, help="time budget of each search (default 500)")
     s.add_argument("--states", type=int, default=20, help="mid-game states; medians over them (default 20)")
-    s.add_argument("--game", default="heroes", choices=registry.names(), help="the game (default heroes)")
+    s.add_argument("--game", default=registry.default(), choices=registry.names(),
+                   help=f"the game (default {registry.default()})")
     s.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     s.set_defaults(func=run_search)
     it = bsub.add_parser("iterations", help="iterations per turn through the referee and in-process, "

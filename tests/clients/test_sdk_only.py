@@ -53,7 +53,7 @@ def test_the_sdk_alone_installs_without_compiling_and_plays_a_game(tmp_path: Pat
     assert any(f.startswith("maag/clients/") for f in files)
     assert any(f.startswith("maag/protocol/") for f in files)
     assert not [f for f in files if f.endswith((".so", ".c", ".h"))], "something was compiled or shipped in C"
-    others = ("maag/engine/", "maag/server/", "maag/bots/", "maag/stats/", "maag/rl/")
+    others = ("maag/engine/", "maag/server/", "maag/bots/", "maag/lab/", "maag/stats/", "maag/rl/")
     assert not [f for f in files if f.startswith(others)]
     assert not [f for f in files if f.startswith("bin/")], "the maag command needs the server"
     [meta] = target.glob("maag-*.dist-info/METADATA")
@@ -101,3 +101,12 @@ def test_the_sdk_alone_installs_without_compiling_and_plays_a_game(tmp_path: Pat
 async def _until_connected(srv: RefereeServer, bot: str) -> None:
     while not any(c.bot == bot for c in srv.clients):
         await asyncio.sleep(0.02)
+
+
+def test_a_bots_default_game_is_the_registrys_default() -> None:
+    """The SDK cannot ask the registry (it runs without the engine), so Bot.games writes the
+    default game down: it must stay the registry's default()."""
+    from maag.clients import Bot
+    from maag.engine import registry
+
+    assert Bot.games == (registry.default(),)
