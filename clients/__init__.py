@@ -33,6 +33,16 @@ socket inherited as file descriptor N, as a sandboxed bot gets it in $MAAG_CONNE
 `Client` is the asyncio client (several games at once: `concurrency=`), `SimpleClient` a
 blocking wrapper. Errors: `BotError`, with `ServerError` (the server refused us, `.code`)
 and `BotTerminatedError` (the connection or a bot process is gone) under it.
+
+Modules (the public names of the `_` modules are re-exported here):
+  _bot      what a bot author writes against: `Bot`, `GameInfo`, `Observation`, `Limit`,
+            `TurnResult` (plain data from the wire)
+  _client   the asyncio `Client`: connect (HOST:PORT, unix:PATH, fd:N), greet, play every
+            game with a fresh `Bot`, reconnect
+  _simple   `SimpleClient` and `run_bot_blocking`: the client on a background thread
+  _options  `Option`: typed settings of bots and of the bundled agents
+  _errors   the SDK's error tree
+  js/, c/   a Node.js client and a C bot; testbots/: misbehaving bots for the server's tests
 """
 
 from __future__ import annotations

@@ -13,6 +13,17 @@
     True
 
 The normative description is docs/protocol.md.
+
+Modules (the public names of the `_` modules are re-exported here):
+  _framing     the greeting line and the two framings (length-prefixed msgpack, JSON lines)
+  _messages    one validated frozen dataclass per message type, `to_wire` / `from_wire`
+  _packed      `Packed`: a field its sender already holds as msgpack (the referee's
+               observations), copied into the frame
+  _state       the connection's state machine, as a table of transitions
+  _connection  `Connection`: bytes in, events out (sans-IO), and the client read loop
+               `read_events`
+  _errors      every error code of the protocol and the exceptions that carry them
+  schema       the JSON Schema of the messages, generated from their field rules
 """
 
 from ._connection import (

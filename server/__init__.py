@@ -1,1 +1,14 @@
-"""maag.server (see ../shared/DESIGN.md)."""
+"""maag.server (see ../shared/DESIGN.md): the referee and everything around it, in rooms.
+
+  referee/   one game without transport: `GameSession`, clocks, policies, exact replay,
+             the spectator's view
+  net/       the network server: `RefereeServer` and its rooms (transport, lobby, games,
+             storage keeper, watchers)
+  storage/   bots, games, replays, tournaments and submissions in SQLite or PostgreSQL
+  compete/   matches, tournaments, the ladder, hosted bots and submissions
+  sandbox/   how a stranger's bot is run: packages, limits, cgroups, the jail
+  web/       the browser view: spectators, people's seats, uploads
+  kit/       the bot kit (`maag bot check`)
+  bench/     `maag bench ...`
+  cli/       the `maag` command line, assembled from entry points
+  __main__   `python -m maag.server`, the same as `maag`"""

@@ -4,7 +4,13 @@ intervals (`pairwise`, from games or from mirrored game pairs), Bradley-Terry / 
 by maximum likelihood (`fit`), and the SPRT. Imports nothing of maag.
 
 Infinite Elo is kept as +-inf (a 100% score has no finite Elo gap); the JSON forms
-(`as_dict`) write None for it."""
+(`as_dict`) write None for it.
+
+Modules:
+  ratings  the reference implementation: `wilson`, `pairwise` / `pairwise_pentanomial`,
+           `fit` (Bradley-Terry / Elo with intervals), `sprt`
+  live     ratings a ladder keeps current for any number of bots: a step per game, a
+           refit on a timer"""
 
 from .ratings import (
     PairStats,

@@ -54,6 +54,15 @@ def postgres_db(postgres_url: str) -> Any:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Any) -> str:
+    """A URL naming an empty database of each storage backend (backend.BACKENDS): the stores
+    are tested on every one of them."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'maag.sqlite3'}"
+    return str(request.getfixturevalue("postgres_db"))
+
+
 class PrivatePostgres:
     """A PostgreSQL cluster of one test's own (started by .ci/postgres-start in a fresh
     directory on a free port), which the test may stop and start: what a database restart

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -138,10 +139,9 @@ def _imports(tree: ast.AST, module: str, is_package: bool) -> list[tuple[int, st
     return out
 
 
-def check_tree(root: Path) -> list[Violation]:
-    """Every import of a part of maag that its layer does not allow, in the tree at `root`."""
-    found = []
-    parts_of = {v: v for v in FOLDERS.values()}
+def part_modules(root: Path) -> Iterator[tuple[str, Path, str, ast.Module]]:
+    """(part, path, module name, parsed tree) of every module of every part in the tree at
+    `root`: a game's own tests and a bot package's program are no modules of their part."""
     for folder, part in FOLDERS.items():
         base = root / folder
         if not base.is_dir():
@@ -153,18 +153,25 @@ def check_tree(root: Path) -> list[Violation]:
             folders = (base / Path(*rel.parts[:i]) for i in range(1, len(rel.parts)))
             if any((f / "maag-bot.toml").is_file() for f in folders):
                 continue  # a bot package (server/bench/packages/*): a program of its own, sandboxed
-            module = _module_name(root, folder, path)
-            tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-            for line, name, how in _imports(tree, module, path.name == "__init__.py"):
-                if name == COMPUTED:  # an import nobody can check is a violation too
-                    found.append(Violation(str(path.relative_to(root)), line, part, name, how))
-                    continue
-                m = _TARGET.match(name)
-                if not m or m.group(1) not in parts_of:
-                    continue
-                target = m.group(1)
-                if target != part and target not in ALLOWED[part]:
-                    found.append(Violation(str(path.relative_to(root)), line, part, name, how))
+            yield part, path, _module_name(root, folder, path), ast.parse(path.read_text(encoding="utf-8"),
+                                                                          str(path))
+
+
+def check_tree(root: Path) -> list[Violation]:
+    """Every import of a part of maag that its layer does not allow, in the tree at `root`."""
+    found = []
+    parts_of = {v: v for v in FOLDERS.values()}
+    for part, path, module, tree in part_modules(root):
+        for line, name, how in _imports(tree, module, path.name == "__init__.py"):
+            if name == COMPUTED:  # an import nobody can check is a violation too
+                found.append(Violation(str(path.relative_to(root)), line, part, name, how))
+                continue
+            m = _TARGET.match(name)
+            if not m or m.group(1) not in parts_of:
+                continue
+            target = m.group(1)
+            if target != part and target not in ALLOWED[part]:
+                found.append(Violation(str(path.relative_to(root)), line, part, name, how))
     return found
 
 
@@ -178,32 +185,24 @@ def private_imports(root: Path) -> list[str]:
     a private module (`maag.engine._lowlevel`) or a private name (`from maag.bots.agents
     import _register`). A part uses another through its public face only."""
     found = []
-    for folder, part in FOLDERS.items():
-        base = root / folder
-        if not base.is_dir():
-            continue
-        for path in sorted(base.rglob("*.py")):
-            rel = path.relative_to(base)
-            if "tests" in rel.parts[:-1]:
-                continue
-            module = _module_name(root, folder, path)
-            package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-                if isinstance(node, ast.Import):
-                    names = [a.name for a in node.names]
-                elif isinstance(node, ast.ImportFrom):
-                    if node.level:
-                        stem = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                        source = ".".join(stem + ([node.module] if node.module else []))
-                    else:
-                        source = node.module or ""
-                    names = [f"{source}.{a.name}" for a in node.names]
+    for part, path, module, tree in part_modules(root):
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    stem = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                    source = ".".join(stem + ([node.module] if node.module else []))
                 else:
-                    continue
-                for name in names:
-                    m = _TARGET.match(name)
-                    if m and m.group(1) != part and any(p.startswith("_") for p in name.split(".")[2:]):
-                        found.append(f"{path.relative_to(root)}:{node.lineno}: {part} imports {name}")
+                    source = node.module or ""
+                names = [f"{source}.{a.name}" for a in node.names]
+            else:
+                continue
+            for name in names:
+                m = _TARGET.match(name)
+                if m and m.group(1) != part and any(p.startswith("_") for p in name.split(".")[2:]):
+                    found.append(f"{path.relative_to(root)}:{node.lineno}: {part} imports {name}")
     return found
 
 

@@ -1,2 +1,13 @@
-"""`maag bench`: the engine (engine.py), the search kernels (search.py) and the server
-under load from bot processes (server.py)."""
+"""`maag bench`: benchmarks; figures go to docs/benchmarks.md, tests never time.
+
+  engine       `maag bench engine`: the rules core's throughput (maag.engine.kernels)
+  search       `maag bench search`: the search kernels' speed on fixed mid-game states
+  server       `maag bench server`: the referee's throughput and latency on loopback
+  bare         the bare exchange `maag bench server` compares the referee with
+  spectators   WebSocket spectators for `maag bench server --spectators N`
+  soak         `maag bench soak`: a referee's memory under a long load
+  iterations   `maag bench iterations`: an agent's iterations per turn through the referee
+               and in-process, on the same positions
+  hosting      `maag bench ponder` and `maag bench sandbox`: hosted bots' fair clocks and
+               start-up cost (their bot packages in packages/)
+  ladder       `maag bench ladder`: the ladder's bookkeeping at scale"""

@@ -1,10 +1,16 @@
 """The `maag` command line. Commands register themselves: each is an entry point of the
 group "maag.commands" (pyproject.toml) naming a `register(subparsers)` function that adds
 its parser and sets `func`; `maag bot`'s subcommands are the group "maag.bot_commands".
-So a command may live in any part of maag (`maag arena` and `maag bot run` are the
+So a command may live in any part of maag (`maag arena` is the lab's, `maag bot run` the
 bots'), this package imports none of them by name, and a command loads only its own module:
 `maag bot add` builds only `bot`'s parser, and loads neither the C core nor an agent.
-`maag --help` loads every command's module to list them."""
+`maag --help` loads every command's module to list them.
+
+Modules: `common` (what several commands share: the database, the game and its options,
+the time control, policies, the web view, logging) and one module per command of the
+server: `match`, `serve`, `bot` (add, list), `replay`, `tournament`, `ladder`,
+`conformance`, `bench`, `games`, `protocol` (the schema), `sandbox` (check), `submissions`
+(`maag bot submit|versions|process`), `upload` (`maag bot upload`)."""
 
 from __future__ import annotations
 

@@ -6,6 +6,8 @@ step, nothing loaded from elsewhere).
 - `live.py`: `LiveGames`, the spectators' pushes (coalesced, no polling)
 - `play.py`: `Seats` and `HumanSeat`, a person's seat as a protocol client of the referee
 - `people.py`: people's results by stated experience, with Wilson intervals
+- `submissions.py`: hosted bots' uploads with their token, sign-in sessions, the bot's page
+  and its processing queue
 - `address.py`: `--web [HOST:]PORT`
 - `static/`: the page; `static/js/render/<game>.js` draws one game (heroes), others fall back
   to `render/generic.js` (the position's JSON)

@@ -6,21 +6,12 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from maag.server.storage.base import Storage, StorageError, open_storage
 
-BACKENDS = ["sqlite", "postgres"]
-
-
-@pytest.fixture(params=BACKENDS)
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A URL naming an empty database of each backend."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'maag.sqlite3'}"
-    return str(request.getfixturevalue("postgres_db"))
+# db_url (tests/conftest.py): a URL naming an empty database of each backend.
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ import subprocess
 import sys
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from maag.server.compete import formats as T
@@ -126,14 +125,7 @@ def test_swiss_odd_gives_byes_to_different_bots() -> None:
     assert len(set(sat_out)) == 3
 
 
-# -- the store, on both backends -------------------------------------------------------
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'maag.sqlite3'}"
-    return str(request.getfixturevalue("postgres_db"))
+# -- the store, on both backends (db_url: tests/conftest.py) --------------------------------
 
 
 @pytest.fixture

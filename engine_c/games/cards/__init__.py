@@ -2,7 +2,8 @@
 (cards_rules.c, cards_legal.c, cards_state.c), the card data in pool.py and decks.py
 (compiled into cards_tables.h by gen_tables.py), the Python codec in codec.py, the text view
 and the web view's card table in view.py, the trace replayer in conformance.py, the bot kit's
-situations in kit.py, its own tests in tests/."""
+situations in kit.py, the JSON Schema of its actions and observations in schema.py, the
+fixed action table for maag.rl in spaces.py, its own tests in tests/."""
 
 from ...registry import spec_of
 from . import codec, kit, schema, view

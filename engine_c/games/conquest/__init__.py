@@ -2,8 +2,9 @@
 in C (conquest_rules.c, conquest_state.c), map files in mapfile.py and maps/, the Python
 codec in codec.py, the trace replayer in conformance.py, the text view in view.py, the bot
 kit's situations in kit.py, the thesis's action abstraction as grouped legal actions in
-groups.py, the agents in agents.py (C: conquest_search.c, conquest_pro.c),
-its own tests in tests/."""
+groups.py, the agents in agents.py (C: conquest_search.c, conquest_pro.c), the JSON Schema
+of its actions and observations in schema.py, the fixed action table for maag.rl in
+spaces.py, its own tests in tests/."""
 
 from ...registry import spec_of
 from . import codec, kit, schema

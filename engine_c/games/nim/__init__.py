@@ -1,5 +1,6 @@
 """nim: multi-action Nim, the registry's smallest game (README.md): the rules in nim.c, the
-Python codec in codec.py, its own tests in tests/."""
+Python codec in codec.py, the JSON Schema of its actions and observations in schema.py, the
+fixed action table for maag.rl in spaces.py, its own tests in tests/."""
 
 from ...registry import spec_of
 from . import codec, schema
