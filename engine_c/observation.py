@@ -183,5 +183,3 @@ class Observation:
         hidden parts blanked), the root the C search kernels determinize from
         (maag.engine.hidden, the bundled agents)."""
         return self._st
-
-    _root = as_state  # the older name (tests/engine/test_every_game.py)

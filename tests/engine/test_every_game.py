@@ -253,9 +253,10 @@ def test_determinized_kernels_return_legal_plans(name: str) -> None:
         obs = Observation.of(st)
         _plays(st, pimc(obs, "mcts", k=2, iterations=200, seed=1).plan)
         _plays(st, ismcts(obs, iterations=200, seed=1).plan)
-        _plays(st, run_on_state("reply-hidden", obs._root(), "reply", {}, k=3, iterations=200, seed=1).plan)
+        _plays(st, run_on_state("reply-hidden", obs.as_state(), "reply", {}, k=3, iterations=200,
+                                seed=1).plan)
         # three plies (greedy-reply's default in bots): the mover's own next turn after the answer
-        _plays(st, run_on_state("reply-hidden", obs._root(), "reply", {"rollout_turns": 2}, k=2,
+        _plays(st, run_on_state("reply-hidden", obs.as_state(), "reply", {"rollout_turns": 2}, k=2,
                                 iterations=200, seed=1).plan)
 
 
