@@ -188,6 +188,7 @@ class Ladder:
         the process dies; SQLite: a file lock)."""
         self._lead_checked = time.monotonic()
         self._lead_check: asyncio.Task[None] | None = None
+        self._leading = True  # False while the lock is lost with its database connection
         self._lost_lead: str | None = None
 
     @property
@@ -378,7 +379,7 @@ class Ladder:
         if self._stopping or (left is not None and left <= 0):
             return
         assert self.server is not None
-        if not self.server.storage_ok:  # paused while the database is away
+        if not self.server.storage_ok or not self._leading:  # paused while the database is away
             return
         if self.host is not None and time.monotonic() - self._refreshed > HOSTED_REFRESH_S:
             self._refresh_hosted()
@@ -516,28 +517,48 @@ class Ladder:
             self._fitted = len(self.outcomes)
         self._fit_at = time.monotonic()
 
+    async def _check_lead(self) -> None:
+        """Is the ladder's lock still ours? On PostgreSQL it lives as long as its connection,
+        which is not made again by itself: lost (the database restarted, or went away), the
+        lock is gone too, and no new game is paired until this process takes it again (the
+        games in progress go on; the server's own outage limit ends a long absence with exit
+        status 3). If another process took it meanwhile, this one stops."""
+        try:
+            if self._leading:
+                assert self._lock_db is not None
+                await asyncio.to_thread(self._lock_db.query, "SELECT 1")
+                return
+            db = await asyncio.to_thread(open_database, self.db_url)
+            if await asyncio.to_thread(db.try_lock, "ladder", self.name):
+                old, self._lock_db = self._lock_db, db
+                if old is not None:
+                    with contextlib.suppress(Exception):
+                        old.close()
+                self._leading = True
+                LOG.warning("ladder %s: holds its lock again; pairing resumes", self.name)
+            else:
+                db.close()
+                self._lost_lead = (f"another process took over ladder {self.name!r} while this one's "
+                                   "database connection was lost; stopping (one process schedules a ladder)")
+                self._wake.set()
+        except Exception as e:
+            if self._leading:
+                self._leading = False
+                LOG.warning("ladder %s: lost its lock with its database connection (%s); no new game until "
+                            "it is taken again", self.name, e)
+        finally:
+            self._lead_check = None
+
     def _maintain(self) -> None:
         """On the scheduler's tick: check that this process still holds the ladder's lock,
         refit the ratings off the event loop when REFIT_S have passed and games were added,
         and publish the standings at most every PUBLISH_S (once per tick however many games
         finished: the standings' fit is the costly part)."""
         now = time.monotonic()
-        lock_db = self._lock_db
-        if lock_db is not None and self._lead_check is None and now - self._lead_checked >= LEAD_CHECK_S:
+        due = now - self._lead_checked >= LEAD_CHECK_S
+        if self._lock_db is not None and self._lead_check is None and due:
             self._lead_checked = now
-            db = lock_db
-
-            async def check() -> None:
-                try:  # PostgreSQL: the lock lives as long as this connection, which never reconnects
-                    await asyncio.to_thread(db.query, "SELECT 1")
-                except Exception as e:
-                    self._lost_lead = (f"lost the ladder's lock (its database connection ended: {e}); "
-                                       "stopping, so that one process schedules the ladder")
-                    self._wake.set()
-                finally:
-                    self._lead_check = None
-
-            self._lead_check = asyncio.get_running_loop().create_task(check())
+            self._lead_check = asyncio.get_running_loop().create_task(self._check_lead())
         if (self._fitting is None and len(self.outcomes) > self._fitted
                 and now - self._fit_at >= REFIT_S):
             snapshot = list(self.outcomes)
