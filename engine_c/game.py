@@ -51,7 +51,9 @@ class Game:
         return f"Game({self.name!r}, {self.config!r})"
 
     def msgpack_of(self, buf: Any) -> bytes:
-        """The msgpack form of the state (or observation) in `buf`: see `State.to_msgpack`."""
+        """The msgpack form of the state (or observation) in `buf`: see `State.to_msgpack`. The
+        bytes are written into one buffer per Game, reused: a Game is not to be shared by
+        threads that call this at once (each referee session has its own)."""
         vt = self.vt
         if vt.version < 7 or vt.write_msgpack == ffi.NULL:
             return bytes(msgpack.packb(self.spec.state_to_json(buf), use_bin_type=True))
