@@ -14,7 +14,7 @@ import os
 import socket
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple, TypeAlias
 
 from maag.protocol import (
@@ -414,6 +414,9 @@ class Client:
         if self._transport is not None:
             self._transport.close()
             self._transport = None
+        if self.stop_after is not None:  # the games given back count on the new connection too
+            left = max(1, self.stop_after - len(self.stats.games))
+            self.hello = replace(self.hello, max_games=left)
         deadline = time.monotonic() + self.reconnect_s
         pause = 0.1
         while True:

@@ -348,6 +348,7 @@ class Games:
             for seat in (0, 1):
                 if game.bots[seat] == c.bot and game.clients[seat] is None:
                     game.clients[seat] = c
+                    c.begun += 1  # played on this connection: it counts towards its hello's max_games
                     entry = c.games.setdefault(game.session.game_id, (game, []))
                     entry[1].append(seat)
                     game.session.set_want_legal(seat, c.want_legal)
