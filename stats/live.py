@@ -26,9 +26,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 from scipy import optimize
 
-from .ratings import Outcome
-
-K = math.log(10.0) / 400.0  # natural-log units per Elo point
+from .ratings import K, Outcome, _table
 
 K_NEW = 64.0
 """Elo step of a bot's first game; after n games the step is K_NEW / sqrt(1 + n / 8),
@@ -74,24 +72,12 @@ def fit_points(games: Iterable[Outcome], prior_games: float = 1.0) -> dict[str, 
     """Elo of every bot of `games` by maximum likelihood ("half" draw model), mean 0, with
     `prior_games` virtual draws of each bot against the mean. O(pairs) memory and time per
     iteration: sparse in the pairs that met."""
-    acc: dict[tuple[str, str], list[float]] = {}
-    for a, b, s in games:
-        if a == b:
-            raise ValueError(f"a game of {a!r} against itself")
-        if s not in (0, 0.5, 1):
-            raise ValueError(f"score must be 0, 0.5 or 1, not {s!r}")
-        key, share = ((a, b), s) if a < b else ((b, a), 1 - s)
-        cell = acc.setdefault(key, [0.0, 0.0])
-        cell[0] += share
-        cell[1] += 1
-    names = sorted({x for k in acc for x in k})
+    t = _table(games)  # per pair that met: wins, draws, losses (and the outcomes checked)
+    names = t.names
     if not names:
         return {}
-    idx = {b: i for i, b in enumerate(names)}
-    i = np.fromiter((idx[k[0]] for k in acc), dtype=np.int64, count=len(acc))
-    j = np.fromiter((idx[k[1]] for k in acc), dtype=np.int64, count=len(acc))
-    pts = np.fromiter((v[0] for v in acc.values()), dtype=float, count=len(acc))
-    n = np.fromiter((v[1] for v in acc.values()), dtype=float, count=len(acc))
+    i, j, n = t.i, t.j, t.n
+    pts = t.w + 0.5 * t.d
     m = len(names)
 
     def nll(theta: np.ndarray) -> tuple[float, np.ndarray]:

@@ -10,11 +10,10 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 from maag.server.compete.pairing import REMATCH_WEIGHT, choose_pairs
 from maag.server.storage.base import GameRecord, open_storage
 
@@ -76,16 +75,6 @@ def ladder_games(db: str) -> list[GameRecord]:
         return sorted(st.list_games(match_id="ladder:main", limit=10**6), key=lambda g: g.id)
     finally:
         st.close()
-
-
-@pytest.fixture
-def procs() -> Iterator[list[subprocess.Popen[str]]]:
-    started: list[subprocess.Popen[str]] = []
-    yield started
-    for p in started:
-        if p.poll() is None:
-            p.kill()
-        p.wait()
 
 
 def test_ladder_keeps_scheduling_while_bots_come_and_go(tmp_path: Path,

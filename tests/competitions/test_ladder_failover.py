@@ -10,10 +10,9 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from maag.server.storage.base import GameRecord, open_storage
 
 STUCK = 120.0  # a safety net against a hung test, not a timing requirement
@@ -28,16 +27,6 @@ def until(what: str, cond: Callable[[], bool], watch: list[subprocess.Popen[str]
                                      f"{p.stderr.read() if p.stderr else ''}")
         assert time.monotonic() - t0 < STUCK, f"stuck waiting for {what}"
         time.sleep(0.05)
-
-
-@pytest.fixture
-def procs() -> Iterator[list[subprocess.Popen[str]]]:
-    out: list[subprocess.Popen[str]] = []
-    yield out
-    for p in out:
-        if p.poll() is None:
-            p.kill()
-        p.wait()
 
 
 def ladder_games(db: str) -> list[GameRecord]:
