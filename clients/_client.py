@@ -425,7 +425,11 @@ class Client:
             try:
                 await self.connect(self._address, timeout=max(0.5, min(10.0, deadline - time.monotonic())))
                 break
-            except BotTerminatedError as e:
+            except (BotTerminatedError, ServerError) as e:
+                # already_connected: the referee has not yet seen the old connection end (a
+                # network that drops packets tells it later than one that resets): try again.
+                if isinstance(e, ServerError) and e.code != "already_connected":
+                    raise
                 if time.monotonic() + pause > deadline:
                     raise BotTerminatedError(f"the connection was lost ({why}) and could not be made again "
                                              f"within {self.reconnect_s:g} s: {e}") from None

@@ -25,6 +25,7 @@ class CuttingProxy:
         self.server: asyncio.base_events.Server | None = None
         self.port = 0
         self.refuse_until = 0.0  # loop time before which new connections are closed at once
+        self.held: set[asyncio.StreamWriter] = set()
 
     async def start(self) -> None:
         self.server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
@@ -43,14 +44,22 @@ class CuttingProxy:
                 while data := await r.read(65536):
                     w.write(data)
                     await w.drain()
-            w.close()
+            if w not in self.held:  # a side the test keeps open is closed by its own timer
+                w.close()
 
         await asyncio.gather(pump(r1, w2), pump(r2, w1), return_exceptions=True)
 
-    def cut(self) -> None:
-        for a, b in self.pairs:
-            for w in (a, b):
-                w.transport.abort()  # a reset, no goodbye
+    def cut(self, referee_side_after: float = 0.0) -> None:
+        """Reset every connection; the referee's side `referee_side_after` seconds later (a
+        network that drops packets: the referee learns of the loss late)."""
+        loop = asyncio.get_running_loop()
+        for bot_side, referee_side in self.pairs:
+            bot_side.transport.abort()  # a reset, no goodbye
+            if referee_side_after > 0:
+                self.held.add(referee_side)
+                loop.call_later(referee_side_after, referee_side.transport.abort)
+            else:
+                referee_side.transport.abort()
         self.pairs.clear()
 
     def close(self) -> None:
@@ -116,6 +125,34 @@ async def test_a_game_the_referee_gave_up_during_the_outage_is_counted_lost(refe
         _, err = await asyncio.wait_for(far.communicate(), 2 * WAIT)
         assert far.returncode == 0, err.decode()
         assert b"not given back after the reconnection" in err and b"1 game(s), score 0" in err
+    finally:
+        proxy.close()
+        await stop_process(far)
+        await stop_process(near)
+
+
+async def test_a_reconnection_waits_until_the_referee_sees_the_old_one_end(referee: MakeServer) -> None:
+    """The referee learns of the lost connection a second after the bot: meanwhile the bot's
+    new hello is refused (already_connected, one connection per bot), and it tries again."""
+    srv = await referee(game_config={"map": "a-tiny"}, tc=TimeControl.parse("2s"),
+                        policy=Policy(disconnect_grace_ms=10_000))
+    proxy = CuttingProxy(srv.port)
+    await proxy.start()
+    far = await spawn_agent(proxy.port, token_for(srv, "far"), "mcts", "--param", "rollout_turns=1",
+                            "--budget-ms", "30", "--games", "1", "--reconnect", "10", capture=True)
+    near = await spawn_agent(srv.port, token_for(srv, "near"), "mcts", "--param", "rollout_turns=1",
+                             "--budget-ms", "30", "--games", "1", capture=True)
+    try:
+        fut = srv.request_game("far", "near")
+        await until(lambda: fut.done() or any(len(g.session.log) > 4 for g in srv.games.values()), 4 * WAIT)
+        assert not fut.done()
+        proxy.cut(referee_side_after=1.0)
+        summary = await asyncio.wait_for(fut, 4 * WAIT)
+        assert summary.reason in ("rules", "turn_limit"), summary
+        _, err = await asyncio.wait_for(far.communicate(), WAIT)
+        assert far.returncode == 0, err.decode()
+        assert b"1 game(s)" in err
+        assert proxy.accepted >= 3  # at least one hello refused while the old connection lived
     finally:
         proxy.close()
         await stop_process(far)
