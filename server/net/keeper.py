@@ -32,7 +32,8 @@ class StorageKeeper:
     """The lease, the outages and the results waiting for the database (see the module)."""
 
     def __init__(self, storage: AsyncStorage, server_id: str, *, lease_s: float, outage_limit_s: float,
-                 spill_dir: str | None, on_back: Callable[[], None], on_fail: Callable[[str], None]) -> None:
+                 spill_dir: str | None, on_back: Callable[[], None], on_fail: Callable[[str], None],
+                 live_connections: Callable[[], list[int]] | None = None) -> None:
         self.storage = storage
         self.server_id = server_id
         self.lease_s = lease_s
@@ -40,12 +41,36 @@ class StorageKeeper:
         self.spill_dir = spill_dir
         self.on_back = on_back
         self.on_fail = on_fail
+        self.live_connections = live_connections
+        """The ids of this server's connections counted in the database (`add_connection`):
+        with every heartbeat, the others' rows go (those whose removal did not reach it)."""
         self.ok = True
         self.down_since: float | None = None
         self.pending: dict[int, tuple[dict[str, Any], GameRequest | None, GameSummary | None]] = {}
         """Results waiting for the database: game id -> (replay, its request, its summary)."""
         self.spill: Spill | None = None
         self._wake = asyncio.Event()
+
+    async def count_connection(self, conn: int, bot: str, limit: int) -> bool | None:
+        """Count connection `conn` among `bot`'s to every referee on this database: True
+        (counted), False (it has `limit` there already), None (the database is away: not
+        counted; the server's own limit holds meanwhile)."""
+        try:
+            st = self.storage.storage
+            had = await self.storage.run(st.add_connection, self.server_id, conn, bot, limit)
+        except Exception as e:
+            LOG.warning("connection %d: %s's connections not counted across referees (database: %s)",
+                        conn, bot, e)
+            return None
+        return had < limit
+
+    async def forget_connections(self) -> None:
+        """Drop the rows of this server's connections that ended (now; else with the next
+        heartbeat)."""
+        if self.live_connections is not None:
+            with contextlib.suppress(Exception):
+                await self.storage.run(self.storage.storage.keep_connections, self.server_id,
+                                       self.live_connections())
 
     async def start(self, description: str) -> None:
         """Register this server's lease, abort the games of servers whose lease lapsed, and
@@ -100,6 +125,8 @@ class StorageKeeper:
             try:
                 st = self.storage.storage
                 await self.storage.run(st.heartbeat, self.server_id)
+                if self.live_connections is not None:
+                    await self.storage.run(st.keep_connections, self.server_id, self.live_connections())
                 n = await self.storage.run(st.abort_lapsed)
                 if n:
                     LOG.warning("%d game(s) of servers whose lease has lapsed were marked aborted", n)

@@ -85,7 +85,8 @@ class RefereeServer:
         self.cpu_ms: list[float] = []  # the same, in CPU time of the event-loop thread
         self.keeper = StorageKeeper(self.storage, self.server_id, lease_s=config.lease_s,
                                     outage_limit_s=config.storage_outage_limit_s, spill_dir=config.spill_dir,
-                                    on_back=self._pair, on_fail=self._fail)
+                                    on_back=self._pair, on_fail=self._fail,
+                                    live_connections=lambda: [c.id for c in self.clients if c.counted])
         self.lobby = Lobby(config, begin=self._begin, blocked=lambda: not self.keeper.ok,
                            call_later=lambda d, fn: asyncio.get_running_loop().call_later(d, fn))
         self.rooms = Games(self)
@@ -355,10 +356,17 @@ class RefereeServer:
         if self.config.game not in h.games:
             self.violation(c, ErrorCode.UNSUPPORTED_GAME, f"this server referees {self.config.game} only")
             return
-        if not c.pinned and self.lobby.connections_of(name) >= self.config.max_connections_per_bot:
-            self.violation(c, ErrorCode.ALREADY_CONNECTED,
-                           f"bot {name!r} has {self.config.max_connections_per_bot} connections already")
-            return
+        limit = self.config.max_connections_per_bot
+        if not c.pinned:
+            # This referee's count; then, for a stored token, every referee's on this database
+            # (the host's own bot processes, tokens in memory, are per referee). `counted` is set
+            # before the write, which a heartbeat meanwhile must not undo; None: database away.
+            c.counted = self.lobby.connections_of(name) < limit and c.token_hash is not None
+            counted = await self.keeper.count_connection(c.id, name, limit) if c.counted else None
+            c.counted = counted is True
+            if counted is False or self.lobby.connections_of(name) >= limit:
+                self.violation(c, ErrorCode.ALREADY_CONNECTED, f"{name!r} has {limit} connection(s) already")
+                return
         c.bot = name
         c.display = h.name
         c.concurrency = 1 if c.pinned else h.concurrency
@@ -383,6 +391,8 @@ class RefereeServer:
         c.closed = True
         self.clients.discard(c)
         LOG.info("%s disconnected", c)
+        if c.counted:  # its row goes now (or with the next heartbeat, if the database is away)
+            self.spawn(self.keeper.forget_connections())
         if c.pinned:  # a request waiting for this hosted process's connection cannot be played
             for req in self.lobby.forget_requests_of(c.hello_future):
                 if req.future is not None and not req.future.done():

@@ -92,6 +92,7 @@ class Client(asyncio.Protocol):
         self.want_groups = False
         self.max_games: int | None = None  # hello.max_games: no pairing past this many games
         self.begun = 0  # games paired on this connection (in flight or started)
+        self.counted = False  # counted in the database among its bot's connections to every referee
         self.games: dict[str, tuple[LiveGame, list[int]]] = {}
         self.reserved = 0
         self.free_since = 0.0

@@ -30,7 +30,7 @@ import hashlib
 import json
 import os
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -39,6 +39,7 @@ from maag.server.storage.backend import (
     StorageError,
     StorageUnavailable,
     default_db_path,
+    lock_digest,
     open_database,
     user_path,
 )
@@ -76,6 +77,14 @@ CREATE TABLE IF NOT EXISTS servers (
     heartbeat {real} NOT NULL,
     lease_s {real} NOT NULL
 );
+CREATE TABLE IF NOT EXISTS connections (
+    server TEXT NOT NULL,
+    conn INTEGER NOT NULL,
+    bot TEXT NOT NULL,
+    since {real} NOT NULL,
+    PRIMARY KEY (server, conn)
+);
+CREATE INDEX IF NOT EXISTS connections_bot ON connections (bot);
 CREATE TABLE IF NOT EXISTS results (
     game_id {ref} PRIMARY KEY REFERENCES games (id),
     winner INTEGER,
@@ -241,6 +250,7 @@ class Storage:
 
     def unregister_server(self, server: str) -> None:
         def tx(cur: Any) -> None:
+            self.db.execute(cur, "DELETE FROM connections WHERE server = ?", (server,))
             self.db.execute(cur, "DELETE FROM servers WHERE id = ?", (server,))
 
         self.db.tx(tx)
@@ -251,11 +261,49 @@ class Storage:
                             "(server IS NULL OR server NOT IN "
                             "(SELECT id FROM servers WHERE heartbeat + lease_s >= NOW))")
             n = int(cur.rowcount)
+            self.db.execute(cur, "DELETE FROM connections WHERE server NOT IN "
+                            "(SELECT id FROM servers WHERE heartbeat + lease_s >= NOW)")
             # Servers gone for a day are forgotten (their games were aborted long ago).
             self.db.execute(cur, "DELETE FROM servers WHERE heartbeat + lease_s + 86400 < NOW")
             return n
 
         return self.db.tx(tx)
+
+    # -- connections, counted across every referee on this database
+    def add_connection(self, server: str, conn: int, bot: str, limit: int) -> int:
+        """Record connection `conn` of `bot` to `server` if the bot has fewer than `limit`
+        on the referees whose lease is alive (this one included); returns how many it had
+        (recorded only when under the limit). Bots are counted one at a time (an advisory
+        lock per bot on PostgreSQL; SQLite's writes are serial): two referees cannot both
+        let a bot's last connection in."""
+        def tx(cur: Any) -> int:
+            if self.db.DIALECT == "postgresql":
+                key = int.from_bytes(lock_digest("connections", bot)[:8], "big", signed=True)
+                self.db.execute(cur, "SELECT pg_advisory_xact_lock(?)", (key,))
+            self.db.execute(cur, "SELECT COUNT(*) FROM connections c JOIN servers s ON s.id = c.server "
+                            "WHERE c.bot = ? AND s.heartbeat + s.lease_s >= NOW", (bot,))
+            had = int(cur.fetchone()[0])
+            if had < limit:
+                self.db.execute(cur, "INSERT INTO connections (server, conn, bot, since) "
+                                "VALUES (?, ?, ?, NOW)", (server, conn, bot))
+            return had
+
+        return self.db.tx(tx)
+
+    def keep_connections(self, server: str, live: Iterable[int]) -> None:
+        """Forget `server`'s recorded connections other than `live` (those that ended,
+        whether or not their removal reached the database then)."""
+        keep = sorted(set(live))
+
+        def tx(cur: Any) -> None:
+            if keep:
+                marks = ", ".join("?" * len(keep))
+                self.db.execute(cur, f"DELETE FROM connections WHERE server = ? AND conn NOT IN ({marks})",
+                                (server, *keep))
+            else:
+                self.db.execute(cur, "DELETE FROM connections WHERE server = ?", (server,))
+
+        self.db.tx(tx)
 
     def ping(self) -> None:
         self.db.query("SELECT 1")

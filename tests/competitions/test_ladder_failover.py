@@ -16,6 +16,7 @@ from pathlib import Path
 from maag.server.storage.base import GameRecord, open_storage
 
 STUCK = 120.0  # a safety net against a hung test, not a timing requirement
+LEASE_S = 2.0  # the referees' lease: a killed one's connections count until it lapses
 
 
 def until(what: str, cond: Callable[[], bool], watch: list[subprocess.Popen[str]]) -> None:
@@ -51,7 +52,7 @@ def test_one_scheduler_per_ladder_and_a_standby_takes_over(postgres_db: str, tmp
         p = subprocess.Popen(
             [sys.executable, "-m", "maag.server", "ladder", "--db", db, "--name", "ha", "--port", "0",
              "--port-file", str(port_file), "--map", "a-tiny", "--tc", "10s", "--grace", "300ms",
-             "--seed", "5", *extra],
+             "--seed", "5", "--lease", str(LEASE_S), *extra],
             stdout=(tmp_path / f"{tag}.out").open("w"), stderr=(tmp_path / f"{tag}.err").open("w"), text=True)
         procs.append(p)
         return p, port_file
@@ -90,6 +91,9 @@ def test_one_scheduler_per_ladder_and_a_standby_takes_over(postgres_db: str, tmp
           [standby])
     took = time.monotonic() - t_kill
     before = finished()
+    # The bots' connections to the killed leader count against their limit (one each, across
+    # the referees on this database) until its lease lapses: then they connect to the new one.
+    time.sleep(LEASE_S + 0.5)
     bots(int(standby_port.read_text()))
     until("3 more games on the new leader", lambda: finished() >= before + 3, [standby])
     standby.send_signal(signal.SIGTERM)

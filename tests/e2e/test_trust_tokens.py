@@ -32,8 +32,9 @@ async def test_a_revoked_token_is_refused_and_its_connections_closed_on_every_se
         referee: MakeServer, tmp_path: Path) -> None:
     db = tmp_path / "shared.sqlite3"
     old = maag_bot_add(db, "alice")
-    a = await referee(db, token_check_s=0.2)
-    b = await referee(db, token_check_s=0.2)
+    # Two connections allowed: the limit is counted across the referees on one database.
+    a = await referee(db, token_check_s=0.2, max_connections_per_bot=2)
+    b = await referee(db, token_check_s=0.2, max_connections_per_bot=2)
     on_a, on_b = await Raw.connect(a.port), await Raw.connect(b.port)
     await on_a.hello(old, "alice")
     await on_b.hello(old, "alice")
