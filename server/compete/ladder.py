@@ -66,7 +66,8 @@ LEAD_CHECK_S = 2.0
 
 class LadderBusy(RuntimeError):
     """Another process schedules this ladder on this database."""
-"""Seconds between publications of the standings files at most (and once at the end)."""
+
+
 HOSTED_REFRESH_S = 5.0
 """How often the ladder looks for newly active (and retired) versions of submitted bots."""
 
