@@ -158,7 +158,9 @@ def test_a_spectator_never_receives_a_hand_of_a_running_game(served: Served, pag
     assert seen_running > 3 and hidden_shown > 0
     snaps = [json.loads(f) for f in frames]
     running = [s for s in snaps if s["type"] == "game" and s["result"] is None]
-    assert len(running) > 3, "the page was pushed the game as it went on"
+    # The subscription's snapshot and at least one push after it (pushes are coalesced, at
+    # most one a game every 0.1 s: how many depends on how long the game ran once watched).
+    assert len(running) >= 2, "the page was pushed the game as it went on"
     for s in running:
         view = s["view"]
         for seat in ("1", "2"):

@@ -137,7 +137,9 @@ def test_a_spectator_sees_no_hand_and_the_replay_draws_what_maag_replay_holds(ca
     assert checked > 3, "the page was watched while the game ran"
     snaps = [json.loads(f) for f in frames]
     running = [s for s in snaps if s["type"] == "game" and s["result"] is None]
-    assert len(running) > 3, "the page was pushed the game as it went on"
+    # The subscription's snapshot and at least one push after it (pushes are coalesced, at
+    # most one a game every 0.1 s: how many depends on how long the game ran once watched).
+    assert len(running) >= 2, "the page was pushed the game as it went on"
     for f, s in zip(frames, snaps, strict=True):
         if s["type"] != "game" or s["result"] is not None:
             continue
