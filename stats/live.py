@@ -51,21 +51,22 @@ class LiveRatings:
 
     def update(self, a: str, b: str, score: float) -> None:
         """One game: a scored `score` (1, 0.5 or 0) against b."""
-        ea, eb = self.elo.get(a, 0.0), self.elo.get(b, 0.0)
-        surprise = score - expected(ea, eb)
-        self.elo[a] = ea + self.step(a) * surprise
-        self.elo[b] = eb - self.step(b) * surprise
+        self._move(a, b, score)
         self.games[a] += 1
         self.games[b] += 1
 
     def replace(self, elo: Mapping[str, float], since: Iterable[Outcome] = ()) -> None:
-        """Take a full fit's ratings, then the games that finished after its snapshot."""
+        """Take a full fit's ratings, then the games that finished after its snapshot (their
+        games are counted already: `update` saw them)."""
         self.elo = {**self.elo, **elo}
         for a, b, s in since:
-            ea, eb = self.elo.get(a, 0.0), self.elo.get(b, 0.0)
-            surprise = s - expected(ea, eb)
-            self.elo[a] = ea + self.step(a) * surprise
-            self.elo[b] = eb - self.step(b) * surprise
+            self._move(a, b, s)
+
+    def _move(self, a: str, b: str, score: float) -> None:
+        ea, eb = self.elo.get(a, 0.0), self.elo.get(b, 0.0)
+        surprise = score - expected(ea, eb)
+        self.elo[a] = ea + self.step(a) * surprise
+        self.elo[b] = eb - self.step(b) * surprise
 
 
 def fit_points(games: Iterable[Outcome], prior_games: float = 1.0) -> dict[str, float]:
