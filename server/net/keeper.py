@@ -67,10 +67,13 @@ class StorageKeeper:
     async def forget_connections(self) -> None:
         """Drop the rows of this server's connections that ended (now; else with the next
         heartbeat)."""
+        with contextlib.suppress(Exception):
+            await self._keep_connections()
+
+    async def _keep_connections(self) -> None:
         if self.live_connections is not None:
-            with contextlib.suppress(Exception):
-                await self.storage.run(self.storage.storage.keep_connections, self.server_id,
-                                       self.live_connections())
+            await self.storage.run(self.storage.storage.keep_connections, self.server_id,
+                                   self.live_connections())
 
     async def start(self, description: str) -> None:
         """Register this server's lease, abort the games of servers whose lease lapsed, and
@@ -125,8 +128,7 @@ class StorageKeeper:
             try:
                 st = self.storage.storage
                 await self.storage.run(st.heartbeat, self.server_id)
-                if self.live_connections is not None:
-                    await self.storage.run(st.keep_connections, self.server_id, self.live_connections())
+                await self._keep_connections()
                 n = await self.storage.run(st.abort_lapsed)
                 if n:
                     LOG.warning("%d game(s) of servers whose lease has lapsed were marked aborted", n)
