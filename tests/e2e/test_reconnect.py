@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from asyncio.subprocess import Process
+from collections.abc import AsyncIterator
 
+from maag.server.net.server import RefereeServer
 from maag.server.referee.clock import TimeControl
 from maag.server.referee.policy import Policy
 
@@ -68,17 +71,31 @@ class CuttingProxy:
             self.server.close()
 
 
-async def test_a_bot_cut_off_mid_game_reconnects_and_finishes_its_games(referee: MakeServer) -> None:
+@contextlib.asynccontextmanager
+async def far_and_near(referee: MakeServer, *, grace_ms: float, games: int,
+                       reconnect_s: float) -> AsyncIterator[tuple[RefereeServer, CuttingProxy, Process]]:
+    """A referee, a cutting proxy in front of it, and two bundled agents: "far" plays through
+    the proxy (30 ms a turn, so a game lasts long enough to be cut) and reconnects for up to
+    `reconnect_s`; "near" connects directly. Yields the referee, the proxy and far's process;
+    everything is stopped afterwards."""
     srv = await referee(game_config={"map": "a-tiny"}, tc=TimeControl.parse("2s"),
-                        policy=Policy(disconnect_grace_ms=10_000))
+                        policy=Policy(disconnect_grace_ms=grace_ms))
     proxy = CuttingProxy(srv.port)
     await proxy.start()
-    # Seat "far" plays through the proxy; 30 ms a turn, so a game lasts long enough to be cut.
-    far = await spawn_agent(proxy.port, token_for(srv, "far"), "mcts", "--param", "rollout_turns=1",
-                            "--budget-ms", "30", "--games", "2", "--reconnect", "10", capture=True)
-    near = await spawn_agent(srv.port, token_for(srv, "near"), "mcts", "--param", "rollout_turns=1",
-                             "--budget-ms", "30", "--games", "2", capture=True)
+    agent = ("mcts", "--param", "rollout_turns=1", "--budget-ms", "30", "--games", str(games))
+    far = await spawn_agent(proxy.port, token_for(srv, "far"), *agent, "--reconnect", f"{reconnect_s:g}",
+                            capture=True)
+    near = await spawn_agent(srv.port, token_for(srv, "near"), *agent, capture=True)
     try:
+        yield srv, proxy, far
+    finally:
+        proxy.close()
+        await stop_process(far)
+        await stop_process(near)
+
+
+async def test_a_bot_cut_off_mid_game_reconnects_and_finishes_its_games(referee: MakeServer) -> None:
+    async with far_and_near(referee, grace_ms=10_000, games=2, reconnect_s=10) as (srv, proxy, far):
         for i in range(2):
             fut = srv.request_game(*(("far", "near") if i == 0 else ("near", "far")))
             # Twice in each game, once some plies were played: the connection goes away.
@@ -98,24 +115,12 @@ async def test_a_bot_cut_off_mid_game_reconnects_and_finishes_its_games(referee:
         assert proxy.accepted >= 3  # the first connection and at least two reconnections
         games = srv.storage.storage.list_games(status="finished")
         assert len(games) == 2 and all(g.reason in ("rules", "turn_limit") for g in games)
-    finally:
-        proxy.close()
-        await stop_process(far)
-        await stop_process(near)
 
 
 async def test_a_game_the_referee_gave_up_during_the_outage_is_counted_lost(referee: MakeServer) -> None:
     """Away longer than the referee's grace: the game was forfeited meanwhile, so it is not
     announced again; the bot counts it lost by disconnection and goes on."""
-    srv = await referee(game_config={"map": "a-tiny"}, tc=TimeControl.parse("2s"),
-                        policy=Policy(disconnect_grace_ms=100))
-    proxy = CuttingProxy(srv.port)
-    await proxy.start()
-    far = await spawn_agent(proxy.port, token_for(srv, "far"), "mcts", "--param", "rollout_turns=1",
-                            "--budget-ms", "30", "--games", "1", "--reconnect", "20", capture=True)
-    near = await spawn_agent(srv.port, token_for(srv, "near"), "mcts", "--param", "rollout_turns=1",
-                             "--budget-ms", "30", "--games", "1", capture=True)
-    try:
+    async with far_and_near(referee, grace_ms=100, games=1, reconnect_s=20) as (srv, proxy, far):
         fut = srv.request_game("far", "near")
         await until(lambda: any(len(g.session.log) > 4 for g in srv.games.values()), 4 * WAIT)
         proxy.refuse_until = asyncio.get_running_loop().time() + 1.5
@@ -125,24 +130,12 @@ async def test_a_game_the_referee_gave_up_during_the_outage_is_counted_lost(refe
         _, err = await asyncio.wait_for(far.communicate(), 2 * WAIT)
         assert far.returncode == 0, err.decode()
         assert b"not given back after the reconnection" in err and b"1 game(s), score 0" in err
-    finally:
-        proxy.close()
-        await stop_process(far)
-        await stop_process(near)
 
 
 async def test_a_reconnection_waits_until_the_referee_sees_the_old_one_end(referee: MakeServer) -> None:
     """The referee learns of the lost connection a second after the bot: meanwhile the bot's
     new hello is refused (already_connected, one connection per bot), and it tries again."""
-    srv = await referee(game_config={"map": "a-tiny"}, tc=TimeControl.parse("2s"),
-                        policy=Policy(disconnect_grace_ms=10_000))
-    proxy = CuttingProxy(srv.port)
-    await proxy.start()
-    far = await spawn_agent(proxy.port, token_for(srv, "far"), "mcts", "--param", "rollout_turns=1",
-                            "--budget-ms", "30", "--games", "1", "--reconnect", "10", capture=True)
-    near = await spawn_agent(srv.port, token_for(srv, "near"), "mcts", "--param", "rollout_turns=1",
-                             "--budget-ms", "30", "--games", "1", capture=True)
-    try:
+    async with far_and_near(referee, grace_ms=10_000, games=1, reconnect_s=10) as (srv, proxy, far):
         fut = srv.request_game("far", "near")
         await until(lambda: fut.done() or any(len(g.session.log) > 4 for g in srv.games.values()), 4 * WAIT)
         assert not fut.done()
@@ -153,7 +146,3 @@ async def test_a_reconnection_waits_until_the_referee_sees_the_old_one_end(refer
         assert far.returncode == 0, err.decode()
         assert b"1 game(s)" in err
         assert proxy.accepted >= 3  # at least one hello refused while the old connection lived
-    finally:
-        proxy.close()
-        await stop_process(far)
-        await stop_process(near)
