@@ -262,8 +262,11 @@ class Jail:
                 # them open for ever. Let the start finish; the group then kills them all.
                 self.proc = await asyncio.shield(spawn)
             except asyncio.CancelledError:
-                with contextlib.suppress(Exception):
-                    self.proc = await asyncio.wait_for(spawn, 5)
+                # asyncio.wait, not wait_for: on its time limit wait_for would cancel the start,
+                # the very path that can wait for ever.
+                done, _ = await asyncio.wait({spawn}, timeout=5)
+                if done and not spawn.cancelled() and spawn.exception() is None:
+                    self.proc = spawn.result()
                 raise
         except BaseException:
             self.kill()
