@@ -30,6 +30,12 @@ class Action:
         return json.dumps(self.to_dict(), separators=(",", ":"))
 
 
+# Per game (by name: an action's map depends on its code alone), each action's map in
+# msgpack, made once per process, and the reverse (see `Game.action_msgpack`).
+_ACTION_MSGPACK: dict[str, dict[int, bytes]] = {}
+_ACTION_CODES: dict[str, dict[bytes, int]] = {}
+
+
 class Game:
     """A registered game with its configuration, e.g. ``Game("heroes", {"map": "a-small"})``
     (ValueError for an unknown game or option)."""
@@ -46,6 +52,11 @@ class Game:
         self._wire: Any = None  # the mg_wire of msgpack_of and its buffer, made on first use
         self._wire_buf: Any = None
         self._names_table: tuple[int, list[Any], Any] | None = None
+        self._packed = _ACTION_MSGPACK.setdefault(name, {})
+        self._codes = _ACTION_CODES.setdefault(name, {})
+        self._codebytes: Any = None  # this Game's mg_codebytes (legal_msgpack), made on first use
+        self._missing: Any = None
+        self._n_missing: Any = None
 
     def __repr__(self) -> str:
         return f"Game({self.name!r}, {self.config!r})"
@@ -57,11 +68,9 @@ class Game:
         vt = self.vt
         if vt.version < 7 or vt.write_msgpack == ffi.NULL:
             return bytes(msgpack.packb(self.spec.state_to_json(buf), use_bin_type=True))
+        if self._wire is None:
+            self._new_wire()
         w = self._wire
-        if w is None:
-            w = self._wire = ffi.new("mg_wire *")
-            self._wire_buf = ffi.new("uint8_t[]", 4096)
-            w.buf, w.cap = self._wire_buf, 4096
         names = self._names()
         w.len = 0
         vt.write_msgpack(buf, names, w)
@@ -71,6 +80,54 @@ class Game:
             w.len = 0
             vt.write_msgpack(buf, names, w)
         return ffi.buffer(w.buf, w.len)[:]
+
+    def action_msgpack(self, code: int) -> bytes:
+        """The msgpack form (packb with use_bin_type) of the action's map (`Action.to_dict`),
+        made once per process."""
+        b = self._packed.get(code)
+        if b is None:
+            b = self._packed[code] = msgpack.packb(self.spec.action_to_dict(code), use_bin_type=True)
+            self._codes.setdefault(b, code)
+        return b
+
+    def code_of_msgpack(self, data: bytes) -> int | None:
+        """The code whose map packs to `data` (`action_msgpack`), if it has been packed in this
+        process; None otherwise (parse the map with `action`)."""
+        return self._codes.get(data)
+
+    def legal_msgpack(self, buf: Any) -> bytes:
+        """The legal actions of the state in `buf` as msgpack: packb([a.to_dict() for a in
+        legal]), written in one C call from each code's `action_msgpack` (mg_wire.h)."""
+        t = self._codebytes
+        if t is None:
+            t = self._codebytes = ffi.gc(lib.mg_codebytes_new(), lib.mg_codebytes_free)
+            if t == ffi.NULL:
+                raise MemoryError("mg_codebytes_new")
+            self._missing = ffi.new("uint32_t[]", lib.MG_MAX_ACTIONS)
+            self._n_missing = ffi.new("int *")
+            if self._wire is None:
+                self._new_wire()
+        w = self._wire
+        while True:
+            w.len = 0
+            lib.mg_legal_msgpack(self.vt, buf, t, w, self._missing, self._n_missing)
+            k = self._n_missing[0]
+            if k:
+                for code in ffi.unpack(self._missing, k):
+                    b = self.action_msgpack(code)
+                    if lib.mg_codebytes_put(t, code, b, len(b)) != 0:
+                        raise MemoryError("mg_codebytes_put")
+                continue
+            if w.len > w.cap:
+                self._wire_buf = ffi.new("uint8_t[]", w.len)
+                w.buf, w.cap = self._wire_buf, w.len
+                continue
+            return ffi.buffer(w.buf, w.len)[:]
+
+    def _new_wire(self) -> None:
+        w = self._wire = ffi.new("mg_wire *")
+        self._wire_buf = ffi.new("uint8_t[]", 4096)
+        w.buf, w.cap = self._wire_buf, 4096
 
     def _names(self) -> Any:
         """The C name table of a game whose names live in its codec (`GameSpec.wire_names`)."""
@@ -243,6 +300,11 @@ class State:
         """`to_json()` as msgpack (packb with use_bin_type), the form the referee sends: written
         by the game's C `write_msgpack` with no Python object in between when it has one."""
         return self.game.msgpack_of(self._buf)
+
+    def legal_msgpack(self) -> bytes:
+        """The legal actions' maps as one msgpack list (`Game.legal_msgpack`), what the
+        referee sends in `your_turn.legal`."""
+        return self.game.legal_msgpack(self._buf)
 
     def to_bytes(self) -> bytes:
         return bytes(ffi.buffer(self._buf, self.game.vt.state_size))

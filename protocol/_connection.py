@@ -10,7 +10,7 @@ from typing import Protocol
 
 from ._errors import FATAL, ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
 from ._framing import Codec, Greeting, JsonLinesCodec, extract_greeting, make_codec
-from ._messages import Error, Message, message_from_wire
+from ._messages import MESSAGE_TYPES, Error, Message, message_from_wire
 from ._state import TRANSITIONS, ConnState, Role
 
 DEFAULT_MAX_FRAME = 1 << 20  # bytes of one frame (or JSON line) this side accepts
@@ -46,6 +46,18 @@ def event_key(event: Event) -> str:
     return event.TYPE
 
 
+def _by_class(sender: Role, state: ConnState) -> dict[type, ConnState]:
+    """TRANSITIONS[sender][state] for the message classes whose key is always their TYPE
+    (every message but `error`, whose key depends on its fields): looked up by the class
+    of the message, the hot path's one dictionary access per message."""
+    table = TRANSITIONS[sender][state]
+    return {cls: table[cls.TYPE] for cls in MESSAGE_TYPES.values()
+            if cls is not Error and cls.SENDER == sender.value and cls.TYPE in table}
+
+
+_BY_CLASS = {(sender, state): _by_class(sender, state) for sender in Role for state in ConnState}
+
+
 class Connection:
     """One side of one maag connection.
 
@@ -65,6 +77,7 @@ class Connection:
         if max_frame < 64:
             raise ValueError("max_frame must be at least 64 bytes")
         self.role = role
+        self._peer = role.peer
         self.max_frame = max_frame
         self.state = ConnState.GREETING
         self.encoding: str | None = None  # "msgpack" or "json", once the greeting has passed
@@ -77,6 +90,18 @@ class Connection:
 
     def __repr__(self) -> str:
         return f"<Connection {self.role.value} {self.state.value} {self.encoding or '-'}>"
+
+    @property
+    def state(self) -> ConnState:
+        """Where the connection is in the protocol (TRANSITIONS)."""
+        return self._state
+
+    @state.setter
+    def state(self, state: ConnState) -> None:
+        if state is not getattr(self, "_state", None):  # (hashing an Enum runs Python code)
+            self._state = state
+            self._sends = _BY_CLASS[self.role, state]
+            self._receives = _BY_CLASS[self._peer, state]
 
     # -- receiving -------------------------------------------------------------------------
     def receive_data(self, data: bytes) -> None:
@@ -119,7 +144,12 @@ class Connection:
             frame = self._codec.extract(self._buf, self.max_frame)
             if frame is not None:
                 event = message_from_wire(self._codec.decode(frame))
-                if event.SENDER != self.role.peer.value:
+                nxt = self._receives.get(type(event))
+                if nxt is not None:  # the common case: a message expected in this state
+                    if nxt is not self._state:
+                        self.state = nxt
+                    return event
+                if event.SENDER != self._peer.value:
                     raise RemoteProtocolError(ErrorCode.UNEXPECTED_MESSAGE,
                                               f"{event.TYPE} is a {event.SENDER} message")
         if event is None:
@@ -130,7 +160,7 @@ class Connection:
                                           f"stream ended inside a frame ({len(self._buf)} bytes)")
             event = ConnectionClosed()
             self._closed_seen = True
-        self.state = self._transition(self.role.peer, event, RemoteProtocolError)
+        self.state = self._transition(self._peer, event, RemoteProtocolError)
         if isinstance(event, Greeting):
             self._set_encoding(event.encoding)
         return event
@@ -159,6 +189,14 @@ class Connection:
             raise LocalProtocolError(self.our_error.code,
                                      f"this side already failed: {self.our_error.message}")
         try:
+            nxt = self._sends.get(type(event))
+            if nxt is not None and self.their_error is None and self._codec is not None:
+                # The common case (a message this side may send now, framing chosen): what
+                # _send does, without its tests of the cases that cannot apply.
+                data = self._codec.encode_message(event)  # type: ignore[arg-type]
+                if nxt is not self._state:
+                    self.state = nxt
+                return data
             return self._send(event)
         except LocalProtocolError as e:
             self.our_error = e
@@ -184,7 +222,7 @@ class Connection:
                                      f"{event.TYPE} is a {event.SENDER} message")
         new_state = self._transition(self.role, event, LocalProtocolError)
         # Before the greeting (refusing a bad one) the server answers in JSON lines.
-        data = (self._codec or JsonLinesCodec()).encode(event.to_wire(packed=True))
+        data = (self._codec or JsonLinesCodec()).encode_message(event)
         self.state = new_state
         return data
 

@@ -2,7 +2,8 @@
 wire protocol; see docs/protocol.md, "Greeting" and "Framing".
 
 A codec cuts frames off the front of a receive buffer, decodes one frame into plain data
-and encodes plain data into one frame. It knows nothing of message types or states.
+and encodes plain data (or a message's `wire_map`) into one frame. It knows nothing of
+message types or states.
 """
 
 from __future__ import annotations
@@ -10,13 +11,16 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgpack
 
 from ._errors import ErrorCode, LocalProtocolError, RemoteProtocolError
 from ._messages import PROTOCOL_VERSION
 from ._packed import Packed, header
+
+if TYPE_CHECKING:
+    from ._messages import Message
 
 ENCODINGS = ("msgpack", "json")
 MAX_GREETING = 64  # bytes of the greeting line, its newline included
@@ -90,6 +94,10 @@ class Codec:
     def encode(self, data: dict[str, Any]) -> bytes:
         raise NotImplementedError
 
+    def encode_message(self, msg: Message) -> bytes:
+        """`encode(msg.to_wire(packed=True))`, from the message's `wire_map` (no list copies)."""
+        return self.encode(msg.wire_map()[0])
+
     def leftover_is_partial(self, buf: bytearray) -> bool:
         """At end of stream: does `buf` hold the start of a frame (not just padding)?"""
         return bool(buf)
@@ -154,11 +162,14 @@ class MsgpackCodec(Codec):
             raise RemoteProtocolError(ErrorCode.BAD_ENCODING, f"not one valid msgpack object: {e}") from None
 
     def encode(self, data: dict[str, Any]) -> bytes:
+        return self._frame(data, any(type(v) is Packed for v in data.values()))
+
+    def encode_message(self, msg: Message) -> bytes:
+        return self._frame(*msg.wire_map())
+
+    def _frame(self, data: dict[str, Any], spliced: bool) -> bytes:
         try:
-            if any(type(v) is Packed for v in data.values()):
-                body = _pack_spliced(data, self._pack)
-            else:
-                body = self._pack(data)
+            body = _pack_spliced(data, self._pack) if spliced else self._pack(data)
         except (TypeError, ValueError, OverflowError) as e:
             raise LocalProtocolError(ErrorCode.BAD_ENCODING, f"not msgpack data: {e}") from None
         if len(body) >= 2**32:

@@ -60,6 +60,17 @@ def _wire_fields(cls: type) -> tuple[tuple[str, bool, Any], ...]:
     return got
 
 
+_WIRE_NAMES: dict[type, frozenset[str]] = {}
+
+
+def _wire_names(cls: type) -> frozenset[str]:
+    """The field names of a message class (cached)."""
+    got = _WIRE_NAMES.get(cls)
+    if got is None:
+        got = _WIRE_NAMES[cls] = frozenset(name for name, _, _ in _wire_fields(cls))
+    return got
+
+
 def _fail(msg: Message | type[Message], field: str, text: str) -> LocalProtocolError:
     return LocalProtocolError(ErrorCode.BAD_FIELD, f"{msg.TYPE}.{field} {text}", field=field)
 
@@ -331,16 +342,14 @@ class Message:
                 if type(v) is Packed:
                     object.__setattr__(msg, k, v)
             return msg
-        msg = object.__new__(cls)
-        for name, optional, default in _wire_fields(cls):
-            if name in values:
-                v = values[name]
-                object.__setattr__(msg, name, tuple(v) if type(v) is list else v)
-            elif optional:
-                object.__setattr__(msg, name, default)
-            else:
-                raise TypeError(f"{cls.TYPE} needs field {name!r}")
-        return msg
+        return cls._fast_built(**values)  # type: ignore[attr-defined, no-any-return]
+
+    def wire_map(self) -> tuple[dict[str, Any], bool]:
+        """What the framings encode: the message as a map like `to_wire(packed=True)`, its
+        tuples kept (both framings write them as lists), and whether a value is `Packed`
+        (for the msgpack framing to splice). One function per class, generated once (see
+        `_compile`): every message the referee sends passes through here."""
+        raise NotImplementedError  # replaced per class by _compile
 
     def to_wire(self, packed: bool = False) -> dict[str, Any]:
         """The message as a plain map: `type`, `v`, then every field (tuples become lists);
@@ -363,19 +372,20 @@ class Message:
     def from_wire(cls: type[_M], data: Mapping[str, Any]) -> _M:
         """Build the message from a decoded map (with `type` and `v` already checked or
         absent). Raises RemoteProtocolError: missing_field or bad_field naming the field."""
-        names = {f.name: f for f in fields(cls)}  # type: ignore[arg-type]
+        names = _wire_names(cls)
         kwargs = {}
         for key, value in data.items():
-            if key in ("type", "v"):
-                continue
             if key not in names:
+                if key == "type" or key == "v":
+                    continue
                 raise RemoteProtocolError(ErrorCode.BAD_FIELD, f"{cls.TYPE} has no field {key!r}",
                                           field=str(key))
             kwargs[key] = value
-        for name, f in names.items():
-            if name not in kwargs and f.default is MISSING and f.default_factory is MISSING:
-                raise RemoteProtocolError(ErrorCode.MISSING_FIELD, f"{cls.TYPE} needs field {name!r}",
-                                          field=name)
+        if len(kwargs) < len(names):
+            for name, optional, _ in _wire_fields(cls):
+                if name not in kwargs and not optional:
+                    raise RemoteProtocolError(ErrorCode.MISSING_FIELD, f"{cls.TYPE} needs field {name!r}",
+                                              field=name)
         try:
             return cls(**kwargs)
         except LocalProtocolError as e:
@@ -658,6 +668,40 @@ CLIENT_MESSAGES: tuple[type[Message], ...] = (Hello, Act, Turn, Resign, Ping)
 SERVER_MESSAGES: tuple[type[Message], ...] = (Welcome, GameStart, YourTurn, GameEvent, Result, GameOver,
                                               Error, Pong)
 MESSAGE_TYPES: dict[str, type[Message]] = {c.TYPE: c for c in CLIENT_MESSAGES + SERVER_MESSAGES}
+
+
+def _compile(cls: type[Message]) -> None:
+    """Give `cls` its two functions of the hot path, written out per class the way
+    dataclasses writes `__init__` (a loop over the fields, with a getattr and a test per
+    field, cost the referee more than the rest of building and packing a message):
+    `_fast_built(**fields)`, `built`'s object without the checks, and `wire_map`."""
+    names = _wire_fields(cls)
+    params, sets, lines = [], [], []
+    env: dict[str, Any] = {"_new": object.__new__, "_cls": cls, "Packed": Packed}
+    for i, (name, optional, default) in enumerate(names):
+        env[f"_set{i}"] = cls.__dict__[name].__set__  # the slot's descriptor: what setattr calls
+        env[f"_d{i}"] = default
+        params.append(f"{name}=_d{i}" if optional else name)
+        sets.append(f"    _set{i}(m, tuple({name}) if type({name}) is list else {name})")
+        lines.append(f"    v = self.{name}")
+        if optional:
+            lines.append("    if v is not None:")
+            lines.append(f"        out[{name!r}] = v")
+            lines.append("        if type(v) is Packed: packed = True")
+        else:
+            lines.append(f"    out[{name!r}] = v")
+            lines.append("    if type(v) is Packed: packed = True")
+    src = (f"def _fast_built(*, {', '.join(params)}):\n    m = _new(_cls)\n" + "\n".join(sets)
+           + "\n    return m\n"
+           f"def wire_map(self):\n    out = {{'type': {cls.TYPE!r}, 'v': {PROTOCOL_VERSION}}}\n"
+           "    packed = False\n" + "\n".join(lines) + "\n    return out, packed\n")
+    exec(compile(src, f"<maag.protocol {cls.TYPE}>", "exec"), env)  # noqa: S102 - our own source
+    cls._fast_built = staticmethod(env["_fast_built"])  # type: ignore[attr-defined]
+    cls.wire_map = env["wire_map"]  # type: ignore[method-assign]
+
+
+for _cls in MESSAGE_TYPES.values():
+    _compile(_cls)
 
 
 def message_from_wire(data: Any) -> Message:

@@ -101,4 +101,24 @@ static inline void mw_numstr(mg_wire *w, int v) {
     mw_strn(w, t, (size_t)n);
 }
 
+/* ---- Legal lists as msgpack ------------------------------------------------------------
+ * The referee sends a seat's legal actions as a msgpack array of the actions' maps. Each
+ * map's bytes are made once, by the game's Python codec (Action.to_dict, packed), and kept
+ * here by code; mg_legal_msgpack then writes a state's whole legal list in one call, as
+ * msgpack-python's packb([maps...]) would. A table is owned by one thread at a time. */
+typedef struct mg_codebytes mg_codebytes;
+struct mg_game_vt; /* mg_game.h */
+
+/* A new empty table (NULL if out of memory). */
+mg_codebytes *mg_codebytes_new(void);
+void mg_codebytes_free(mg_codebytes *t);
+/* Remember code's bytes (copied). Returns 0, or -1 if out of memory (the table is unchanged). */
+int mg_codebytes_put(mg_codebytes *t, uint32_t code, const uint8_t *bytes, size_t n);
+/* Write the legal list of the game state st into w. The codes the
+ * table does not hold yet are written to missing[] (room for MG_MAX_ACTIONS) and counted
+ * in *n_missing; while it is not 0, w holds no valid list: put them, and call again.
+ * Returns the number of legal actions. */
+int mg_legal_msgpack(const struct mg_game_vt *vt, const void *st, const mg_codebytes *t, mg_wire *w,
+                     uint32_t *missing, int *n_missing);
+
 #endif

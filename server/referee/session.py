@@ -119,16 +119,12 @@ UNLIMITED_MS = 2**31 - 1
 
 
 _ACTION_DICTS: dict[str, dict[int, dict[str, Any]]] = {}
-_ACTION_BYTES: dict[str, dict[int, bytes]] = {}
+_MAX_ACTION_CODES = 1 << 16  # action maps a bot sent in other forms, remembered per game
+_pack_key = msgpack.Packer(use_bin_type=True).pack
 
 
 def _action_dicts(game: str) -> dict[int, dict[str, Any]]:
     return _ACTION_DICTS.setdefault(game, {})
-
-
-def _action_bytes(game: str) -> dict[int, bytes]:
-    """Each action code's map in msgpack, packed once per game (for `legal` lists)."""
-    return _ACTION_BYTES.setdefault(game, {})
 
 
 def _now_ms(t: float) -> float:
@@ -180,7 +176,7 @@ class GameSession:
             self.state = self.game.new_state(self.seed)
         self._public = self.game.spec.public_action  # what the opponent sees of an action
         self._dicts = _action_dicts(self.game.name)
-        self._bytes = _action_bytes(self.game.name)
+        self._other_forms: dict[bytes, int] = {}  # an action map's bytes -> code, when not the game's
         if len(names) != 2 or len(want_legal) != 2 or len(want_groups) != 2:
             raise ValueError("a game has two seats")
         self.seats = [_Seat(str(n), SeatClock(self.tc), want_legal=bool(w), want_groups=bool(g))
@@ -433,7 +429,21 @@ class GameSession:
             return raw
         if not isinstance(raw, dict):
             raise ValueError("an action must be a map with a 'type' field")
-        return self.game.action(raw)
+        # Bots send back the maps of the legal list as they got them: packing one (in C) and
+        # looking its bytes up replaces the game's parser (in Python) for almost every action.
+        try:
+            key = _pack_key(raw)
+        except (TypeError, ValueError, OverflowError):  # (not JSON data: the parser says why)
+            return self.game.action(raw)
+        code = self.game.code_of_msgpack(key)
+        if code is None:
+            code = self._other_forms.get(key)
+        if code is not None:
+            return Action(code, self.game.name)
+        action = self.game.action(raw)
+        if len(self._other_forms) < _MAX_ACTION_CODES:
+            self._other_forms[key] = action.code  # (the parser is a function of the map alone)
+        return action
 
     def _charge(self, seat: int, now: float, transport_ms: float) -> float:
         s = self.seats[seat]
@@ -489,12 +499,6 @@ class GameSession:
             d = self._dicts[code] = self.game.action(code).to_dict()
         return d
 
-    def _packed(self, code: int) -> bytes:
-        b = self._bytes.get(code)
-        if b is None:
-            b = self._bytes[code] = msgpack.packb(self._dict(code), use_bin_type=True)
-        return b
-
     def _event(self, seat: int, kind: str, action: dict[str, Any] | None = None) -> GameEvent:
         return GameEvent.built(game_id=self.game_id, seat=seat + 1, kind=kind, action=action)
 
@@ -520,14 +524,7 @@ class GameSession:
         else:
             left = int(max(0.0, min(self.tc.turn_ms - s.clock.used_ms, s.clock.available_ms())))
             bank = int(max(0.0, min(s.clock.bank_ms, s.clock.available_ms())))
-        legal = None
-        if s.want_legal:
-            codes = self.state.legal_codes()
-            try:
-                items = list(map(self._bytes.__getitem__, codes))
-            except KeyError:
-                items = [self._packed(c) for c in codes]
-            legal = Packed.array(items, len(items))
+        legal = Packed(self.state.legal_msgpack()) if s.want_legal else None
         grouper = self.game.spec.groups
         # Read from the seat's observation, so that they can tell nothing it may not see.
         obs = self.state.observation(seat)

@@ -175,6 +175,29 @@ def test_the_msgpack_writer_grows_a_buffer_that_is_too_small(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", GAMES)
+def test_the_legal_list_in_msgpack_is_the_packed_list_of_the_action_maps(name: str) -> None:
+    """`your_turn.legal` is written in one C call from each code's packed map: the bytes of
+    packb([a.to_dict() ...]), in the legal order, for full states and observations (a code
+    the Game's table lacks is added on its first miss), through a buffer that must grow; and
+    the packed map of each code leads back to it."""
+    game = Game(name, {})
+    from maag.engine._lowlevel import ffi
+
+    fresh = samples(name)
+    for st in fresh:
+        for s in (st, st.observation(0)):
+            want = msgpack.packb([a.to_dict() for a in s.legal_actions()], use_bin_type=True)
+            assert s.legal_msgpack() == want
+            for a in s.legal_actions():
+                assert game.code_of_msgpack(game.action_msgpack(a.code)) == a.code
+    st = fresh[len(fresh) // 2]
+    st.game._wire.cap = 2
+    st.game._wire_buf = ffi.new("uint8_t[]", 2)
+    st.game._wire.buf = st.game._wire_buf
+    assert st.legal_msgpack() == msgpack.packb([a.to_dict() for a in st.legal_actions()], use_bin_type=True)
+
+
+@pytest.mark.parametrize("name", GAMES)
 def test_malformed_json_is_refused_with_an_error(name: str) -> None:
     game = Game(name, {})
     with pytest.raises(ValueError):
