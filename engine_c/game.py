@@ -57,6 +57,7 @@ class Game:
         self._codebytes: Any = None  # this Game's mg_codebytes (legal_msgpack), made on first use
         self._missing: Any = None
         self._n_missing: Any = None
+        self._scratch: Any = None  # an observation's buffer (State.observation_msgpack)
 
     def __repr__(self) -> str:
         return f"Game({self.name!r}, {self.config!r})"
@@ -305,6 +306,18 @@ class State:
         """The legal actions' maps as one msgpack list (`Game.legal_msgpack`), what the
         referee sends in `your_turn.legal`."""
         return self.game.legal_msgpack(self._buf)
+
+    def observation_msgpack(self, seat: int) -> bytes:
+        """`observation(seat).to_msgpack()`, through one scratch observation per Game (what the
+        referee sends in `your_turn.observation`; no State is made)."""
+        if seat not in (0, 1):
+            raise ValueError("seat must be 0 or 1")
+        game = self.game
+        scratch = game._scratch
+        if scratch is None:
+            scratch = game._scratch = ffi.new("char[]", game.vt.state_size)
+        game.vt.observe(self._buf, seat, scratch)
+        return game.msgpack_of(scratch)
 
     def to_bytes(self) -> bytes:
         return bytes(ffi.buffer(self._buf, self.game.vt.state_size))

@@ -201,10 +201,11 @@ class Games:
         """Write the session's messages to the seats (one write per connection)."""
         touched: list[Client] = []
         hook = game.request.on_prompt if game.request is not None else None
-        stats = self.server.stats
+        clients = game.clients
+        sent = 0
         for o in outs:
-            c = game.clients[o.seat]
-            if hook is not None and isinstance(o.msg, YourTurn) and not game.session.finished:
+            c = clients[o.seat]
+            if hook is not None and type(o.msg) is YourTurn and not game.session.finished:
                 try:
                     hook(o.seat)
                 except Exception:
@@ -212,9 +213,10 @@ class Games:
             if c is None or c.closed:
                 continue
             c.queue(o.msg)  # a protocol message built by the referee
-            stats["messages_out"] += 1
+            sent += 1
             if c not in touched:
                 touched.append(c)
+        self.server.stats["messages_out"] += sent
         for c in touched:
             c.flush()
 

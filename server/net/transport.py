@@ -28,7 +28,6 @@ from maag.protocol import (
     ConnectionClosed,
     Error,
     ErrorCode,
-    Greeting,
     Hello,
     LocalProtocolError,
     Message,
@@ -171,12 +170,11 @@ class Client(asyncio.Protocol):
                     break
                 if ev is NEED_DATA:
                     return
-                if isinstance(ev, ConnectionClosed):
-                    break
-                if isinstance(ev, Greeting):
-                    continue
-                assert isinstance(ev, Message)
-                if not self.rate.take(now):
+                if not isinstance(ev, Message):
+                    if isinstance(ev, ConnectionClosed):
+                        break
+                    continue  # the Greeting
+                if self.rate.rate > 0 and not self.rate.take(now):
                     server.violation(self, ErrorCode.RATE_LIMITED,
                                      f"more than {server.config.max_rate} messages per second")
                     break

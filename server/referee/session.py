@@ -54,7 +54,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgpack
 from maag.engine import Action, Game, GameOverError, IllegalActionError
@@ -84,9 +84,8 @@ VERDICTS = ("time", "memory", "crash", "illegal", "protocol", "disconnect", "sta
 """Why a game was lost when it was not lost on the board nor resigned."""
 
 
-@dataclass(frozen=True, slots=True)
-class Out:
-    """A message for one seat."""
+class Out(NamedTuple):
+    """A message for one seat (a tuple: made for every message the referee sends)."""
 
     seat: int
     msg: Message
@@ -204,9 +203,10 @@ class GameSession:
         if self.outcome is not None or self.t0 is None:
             return None
         times = []
-        s = self.seats[self.to_move]
-        if not self.tc.unlimited and s.prompt_at is not None:
-            times.append(s.prompt_at + (s.clock.available_ms() + self.tc.lag_ms) / 1000.0)
+        if not self.tc.unlimited:
+            s = self.seats[self.to_move]
+            if s.prompt_at is not None:
+                times.append(s.prompt_at + (s.clock.available_ms() + self.tc.lag_ms) / 1000.0)
         for seat in self.seats:
             if seat.disconnected_at is not None:
                 times.append(seat.disconnected_at + self.policy.disconnect_grace_ms / 1000.0)
@@ -245,6 +245,8 @@ class GameSession:
         events: list[Out] = []
         turn_over = False
         applied = 0
+        state, is_end_turn = self.state, self.game.vt.is_end_turn
+        t_ms = round(_now_ms(now - self._t0), 3)
         for i, raw in enumerate(actions):
             if turn_over:
                 # The plan went on past its end_turn: the rest is not this seat's to play.
@@ -252,26 +254,26 @@ class GameSession:
                                       f"actions {i}.. of the plan came after end_turn: ignored")]
                         + events + self._prompt_turn())
             try:
-                action = self._action(raw)
+                code = self._code(raw)
             except ValueError as e:
                 return self._illegal(seat, ErrorCode.BAD_ACTION, f"action {i}: {e}", applied, events)
-            d = self._dict(action.code)
+            d = self._dict(code)
             try:
-                self.state.apply(action)
+                state.apply(code)
             except (IllegalActionError, GameOverError) as e:
                 return self._illegal(seat, ErrorCode.ILLEGAL_ACTION, f"action {i}: {e}", applied, events)
             applied += 1
-            entry: dict[str, Any] = {"seat": seat, "action": d, "t_ms": round(_now_ms(now - self._t0), 3)}
+            entry: dict[str, Any] = {"seat": seat, "action": d, "t_ms": t_ms}
             if i == 0:
                 entry["think_ms"] = round(think, 3)
                 if info:
                     entry["info"] = info
-            turn_over = bool(self.game.vt.is_end_turn(action.code))
+            turn_over = bool(is_end_turn(code))
             if turn_over:
-                entry["hash"] = self.state.hash()
+                entry["hash"] = state.hash()
             self.log.append(entry)
             events.append(Out(1 - seat, self._event(seat, "action", self._public(d))))
-            if self.state.is_terminal:
+            if state.is_terminal:
                 self._finish(self.state.winner, None)
                 return [self._result(seat, applied)] + events
             if turn_over:
@@ -424,9 +426,10 @@ class GameSession:
             return [self._result(seat, 0, ErrorCode.NOT_YOUR_TURN, "it is the other seat's turn")]
         return None
 
-    def _action(self, raw: dict[str, Any] | Action) -> Action:
+    def _code(self, raw: dict[str, Any] | Action) -> int:
+        """The code of an action of a message (ValueError if it is none)."""
         if isinstance(raw, Action):
-            return raw
+            return raw.code
         if not isinstance(raw, dict):
             raise ValueError("an action must be a map with a 'type' field")
         # Bots send back the maps of the legal list as they got them: packing one (in C) and
@@ -434,16 +437,15 @@ class GameSession:
         try:
             key = _pack_key(raw)
         except (TypeError, ValueError, OverflowError):  # (not JSON data: the parser says why)
-            return self.game.action(raw)
+            return self.game.action(raw).code
         code = self.game.code_of_msgpack(key)
         if code is None:
             code = self._other_forms.get(key)
-        if code is not None:
-            return Action(code, self.game.name)
-        action = self.game.action(raw)
-        if len(self._other_forms) < _MAX_ACTION_CODES:
-            self._other_forms[key] = action.code  # (the parser is a function of the map alone)
-        return action
+            if code is None:
+                code = self.game.action(raw).code
+                if len(self._other_forms) < _MAX_ACTION_CODES:
+                    self._other_forms[key] = code  # (the parser is a function of the map alone)
+        return code
 
     def _charge(self, seat: int, now: float, transport_ms: float) -> float:
         s = self.seats[seat]
@@ -526,12 +528,13 @@ class GameSession:
             bank = int(max(0.0, min(s.clock.bank_ms, s.clock.available_ms())))
         legal = Packed(self.state.legal_msgpack()) if s.want_legal else None
         grouper = self.game.spec.groups
-        # Read from the seat's observation, so that they can tell nothing it may not see.
-        obs = self.state.observation(seat)
-        groups = grouper(obs) if s.want_groups and grouper is not None else None
+        groups = None
+        if s.want_groups and grouper is not None:
+            # Read from the seat's observation, so that they can tell nothing it may not see.
+            groups = grouper(self.state.observation(seat))
         # Both already msgpack: the observation written by the game's C, the legal list from
         # each action's bytes (the framing copies them; see maag.protocol.Packed).
-        return YourTurn.built(game_id=self.game_id, observation=Packed(obs.to_msgpack()),
+        return YourTurn.built(game_id=self.game_id, observation=Packed(self.state.observation_msgpack(seat)),
                               time_left_ms=left, bank_ms=bank, legal=legal, groups=groups)
 
     def _game_start(self, seat: int) -> GameStart:

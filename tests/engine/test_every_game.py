@@ -159,6 +159,8 @@ def test_the_c_msgpack_writer_writes_the_json_form_byte_for_byte(name: str) -> N
     for st in samples(name):
         for s in (st, st.observation(0), st.observation(1)):
             assert s.to_msgpack() == msgpack.packb(s.to_json(), use_bin_type=True)
+        for seat in (0, 1):  # (the referee's way: through the Game's scratch observation)
+            assert st.observation_msgpack(seat) == st.observation(seat).to_msgpack()
 
 
 @pytest.mark.parametrize("name", GAMES)
