@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,17 @@ class Action:
 # msgpack, made once per process, and the reverse (see `Game.action_msgpack`).
 _ACTION_MSGPACK: dict[str, dict[int, bytes]] = {}
 _ACTION_CODES: dict[str, dict[bytes, int]] = {}
+# Per game, the mg_codebytes every new Game's table is copied from (under the lock: Games
+# live in several threads), so that a game's first legal lists find their codes.
+_CODEBYTES: dict[str, Any] = {}
+_CODEBYTES_LOCK = threading.Lock()
+
+
+def _owned(t: Any) -> Any:
+    """An mg_codebytes freed with its Python object (MemoryError if there is none)."""
+    if t == ffi.NULL:
+        raise MemoryError("mg_codebytes")
+    return ffi.gc(t, lib.mg_codebytes_free)
 
 
 class Game:
@@ -101,9 +113,11 @@ class Game:
         legal]), written in one C call from each code's `action_msgpack` (mg_wire.h)."""
         t = self._codebytes
         if t is None:
-            t = self._codebytes = ffi.gc(lib.mg_codebytes_new(), lib.mg_codebytes_free)
-            if t == ffi.NULL:
-                raise MemoryError("mg_codebytes_new")
+            with _CODEBYTES_LOCK:
+                master = _CODEBYTES.get(self.name)
+                if master is None:
+                    master = _CODEBYTES[self.name] = _owned(lib.mg_codebytes_new())
+                t = self._codebytes = _owned(lib.mg_codebytes_clone(master))
             self._missing = ffi.new("uint32_t[]", lib.MG_MAX_ACTIONS)
             self._n_missing = ffi.new("int *")
             if self._wire is None:
@@ -114,10 +128,13 @@ class Game:
             lib.mg_legal_msgpack(self.vt, buf, t, w, self._missing, self._n_missing)
             k = self._n_missing[0]
             if k:
-                for code in ffi.unpack(self._missing, k):
-                    b = self.action_msgpack(code)
-                    if lib.mg_codebytes_put(t, code, b, len(b)) != 0:
-                        raise MemoryError("mg_codebytes_put")
+                codes = ffi.unpack(self._missing, k)
+                with _CODEBYTES_LOCK:
+                    master = _CODEBYTES[self.name]
+                    for code in codes:
+                        b = self.action_msgpack(code)
+                        if lib.mg_codebytes_put(t, code, b, len(b)) or lib.mg_codebytes_put(master, code, b, len(b)):
+                            raise MemoryError("mg_codebytes_put")
                 continue
             if w.len > w.cap:
                 self._wire_buf = ffi.new("uint8_t[]", w.len)

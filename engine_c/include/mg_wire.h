@@ -112,6 +112,8 @@ struct mg_game_vt; /* mg_game.h */
 /* A new empty table (NULL if out of memory). */
 mg_codebytes *mg_codebytes_new(void);
 void mg_codebytes_free(mg_codebytes *t);
+/* A copy of t (NULL if out of memory): a new owner starts with what t has learnt. */
+mg_codebytes *mg_codebytes_clone(const mg_codebytes *t);
 /* Remember code's bytes (copied). Returns 0, or -1 if out of memory (the table is unchanged). */
 int mg_codebytes_put(mg_codebytes *t, uint32_t code, const uint8_t *bytes, size_t n);
 /* Write the legal list of the game state st into w. The codes the

@@ -44,6 +44,23 @@ void mg_codebytes_free(mg_codebytes *t) {
     free(t);
 }
 
+mg_codebytes *mg_codebytes_clone(const mg_codebytes *t) {
+    mg_codebytes *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->slots = malloc((t->mask + 1) * sizeof *c->slots);
+    c->arena = t->arena_len ? malloc(t->arena_len) : NULL;
+    if (!c->slots || (t->arena_len && !c->arena)) {
+        mg_codebytes_free(c);
+        return NULL;
+    }
+    memcpy(c->slots, t->slots, (t->mask + 1) * sizeof *c->slots);
+    if (t->arena_len) memcpy(c->arena, t->arena, t->arena_len);
+    c->mask = t->mask;
+    c->used = t->used;
+    c->arena_len = c->arena_cap = t->arena_len;
+    return c;
+}
+
 static const cb_slot *cb_find(const mg_codebytes *t, uint32_t code) {
     for (size_t i = cb_hash(code) & t->mask;; i = (i + 1) & t->mask) {
         const cb_slot *s = &t->slots[i];
