@@ -26,6 +26,11 @@ game after game. Once every bot is logged in, after a warm-up, for `seconds`:
   the referee's CPU per message to the bare exchange's is taken per run, then the median
   (`--no-bare` leaves it out).
 
+`--servers K` runs K referee processes on one port (SO_REUSEPORT) and one database; the
+bots' connections spread over them and each pairs its own. `--nice-bots` starts the bots'
+processes at the lowest scheduling priority, so that on a machine whose cores the bots
+share the referees have them first: what K processes gain over one is then theirs.
+
 With `spectators` N > 0 the referee also serves its web view (`--web`) and one more process
 holds N WebSocket spectators of the running games (server/bench/spectators.py), started
 before the bots at the lowest scheduling priority (people's browsers run on their own
@@ -206,16 +211,18 @@ def start_referee(tmp: Path, db: Path, name: str, port: int = 0,
 
 
 def start_clients(tmp: Path, port: int, tokens: list[str], k: int, warmup: float, seconds: float,
-                  mode: str) -> list[subprocess.Popen[str]]:
+                  mode: str, nice: bool = False) -> list[subprocess.Popen[str]]:
     """`k` bench client processes sharing `tokens` (two connections per game), playing on
-    `port` for `warmup` then `seconds`; each prints its counts as JSON when it ends."""
+    `port` for `warmup` then `seconds`; each prints its counts as JSON when it ends. `nice`:
+    at the lowest scheduling priority (they get the cores the referees leave)."""
     clients = []
     for i in range(k):
         part = tmp / f"tokens{i}.json"
         part.write_text(json.dumps(tokens[i::k]))
         clients.append(subprocess.Popen([sys.executable, "-m", "maag.server.bench.server", "--client",
                                          str(port), str(part), str(warmup), str(seconds), mode],
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                        preexec_fn=_lowest_priority if nice else None))
     return clients
 
 
@@ -270,7 +277,8 @@ def _lowest_priority() -> None:
 
 
 def run_level(games: int, warmup: float, seconds: float, mode: str = "act",
-              servers: int = 1, spectators: int = 0, bare: bool = False) -> dict[str, Any]:
+              servers: int = 1, spectators: int = 0, bare: bool = False,
+              nice_bots: bool = False) -> dict[str, Any]:
     """One measurement at `games` concurrent games (see the module docstring), refereed by
     `servers` processes on one port (SO_REUSEPORT) and one database, watched by
     `spectators` WebSocket spectators (through the first referee's web view); with `bare`,
@@ -305,7 +313,7 @@ def run_level(games: int, warmup: float, seconds: float, mode: str = "act",
                 watchers = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                             stderr=subprocess.PIPE, text=True, preexec_fn=_lowest_priority)
                 _expect_line(watchers, "ready", "bench spectators")
-            clients = start_clients(tmp, port, tokens, k, warmup, seconds, mode)
+            clients = start_clients(tmp, port, tokens, k, warmup, seconds, mode, nice_bots)
             for c in clients:  # each prints `measuring` when its window opens
                 _expect_line(c, "measuring", "bench client")
             cpu0, t0 = sum(process_cpu_s(p.pid) for p in procs), time.perf_counter()
@@ -369,7 +377,8 @@ def _median(xs: list[float]) -> float:
 
 def run(levels: tuple[int, ...] = LEVELS, runs: int = 1, warmup: float = 1.0, seconds: float = 5.0,
         progress: Callable[[int, int], None] | None = None, mode: str = "act",
-        servers: int = 1, spectators: int = 0, bare: bool = True) -> dict[str, dict[str, float]]:
+        servers: int = 1, spectators: int = 0, bare: bool = True,
+        nice_bots: bool = False) -> dict[str, dict[str, float]]:
     """Medians over `runs` runs of each level, keyed by the number of games (as a string).
     With `bare`, each run of the referee is followed by one of the bare exchange with the
     same bots (server/bench/bare.py): `bare_cpu_us_per_message` and `cpu_ratio`, the median
@@ -381,12 +390,12 @@ def run(levels: tuple[int, ...] = LEVELS, runs: int = 1, warmup: float = 1.0, se
         results = []
         bares = []
         for _ in range(runs):
-            results.append(run_level(g, warmup, seconds, mode, servers, spectators))
+            results.append(run_level(g, warmup, seconds, mode, servers, spectators, nice_bots=nice_bots))
             done += 1
             if progress:
                 progress(done, steps)
             if bare:
-                bares.append(run_level(g, warmup, seconds, mode, bare=True))
+                bares.append(run_level(g, warmup, seconds, mode, bare=True, nice_bots=nice_bots))
                 done += 1
                 if progress:
                     progress(done, steps)
@@ -457,6 +466,10 @@ def register_cli(bsub: Any, machine: Callable[[], dict[str, Any]]) -> None:
     p.add_argument("--servers", type=int, default=1, metavar="K",
                    help="referee processes sharing one port (SO_REUSEPORT) and one database (default 1); "
                         "a bot is paired only within its process, so a level needs several games each")
+    p.add_argument("--nice-bots", action="store_true",
+                   help="run the bots' processes at the lowest scheduling priority, so that the referee "
+                        "processes have the cores first (to see how throughput grows with --servers on a "
+                        "machine whose cores the bots share)")
     p.add_argument("--spectators", type=int, default=0, metavar="N",
                    help="also measure each level with N WebSocket spectators of the live games (the referee "
                         "serves its web view); reports both throughputs and their ratio (default 0: none)")
@@ -491,7 +504,7 @@ def _run_cli(args: argparse.Namespace, machine: Callable[[], dict[str, Any]]) ->
                 prog.update(task, completed=base + done)
 
             results[mode] = run(levels, args.runs, 1.0, args.seconds, mode=mode, progress=step,
-                                servers=args.servers, bare=not args.no_bare)
+                                servers=args.servers, bare=not args.no_bare, nice_bots=args.nice_bots)
     if args.json:
         first = results[modes[0]]
         out: dict[str, Any] = {**first, "mode": modes[0], "machine": machine()}
