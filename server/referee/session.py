@@ -443,8 +443,10 @@ class GameSession:
             code = self._other_forms.get(key)
             if code is None:
                 code = self.game.action(raw).code
-                if len(self._other_forms) < _MAX_ACTION_CODES:
-                    self._other_forms[key] = code  # (the parser is a function of the map alone)
+                # Its packed map is known from now on (its code's first packing), and the
+                # form the bot used too if it is another (the parser is a function of the map).
+                if self.game.action_msgpack(code) != key and len(self._other_forms) < _MAX_ACTION_CODES:
+                    self._other_forms[key] = code
         return code
 
     def _charge(self, seat: int, now: float, transport_ms: float) -> float:
