@@ -133,8 +133,9 @@ class Game:
                     master = _CODEBYTES[self.name]
                     for code in codes:
                         b = self.action_msgpack(code)
-                        if lib.mg_codebytes_put(t, code, b, len(b)) or lib.mg_codebytes_put(master, code, b, len(b)):
-                            raise MemoryError("mg_codebytes_put")
+                        for table in (t, master):
+                            if lib.mg_codebytes_put(table, code, b, len(b)) != 0:
+                                raise MemoryError("mg_codebytes_put")
                 continue
             if w.len > w.cap:
                 self._wire_buf = ffi.new("uint8_t[]", w.len)

@@ -293,8 +293,11 @@ class Client(asyncio.Protocol):
             return
         try:
             self.out.append(self.conn.send(msg))
-        except LocalProtocolError as e:  # a server bug: never send a bad message
-            LOG.error("%s cannot send %s: %s", self, msg.TYPE, e)
+        except LocalProtocolError as e:
+            if self.peer_gone:  # its EOF closed the connection: a game's last messages go nowhere
+                LOG.debug("%s is gone; %s not sent", self, msg.TYPE)
+            else:  # a server bug: never send a bad message
+                LOG.error("%s cannot send %s: %s", self, msg.TYPE, e)
             return
         if LOG.isEnabledFor(logging.DEBUG):
             LOG.debug("%d >> %s %s", self.id, getattr(msg, "game_id", "-"), msg.to_wire())

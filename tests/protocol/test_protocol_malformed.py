@@ -418,6 +418,28 @@ def test_a_key_given_twice_in_a_nested_map_is_bad_field(encoding: str) -> None:
     assert info.value.code is E.BAD_FIELD and "'kind' appears twice" in info.value.message
 
 
+def test_a_duplicate_is_found_whatever_the_encoding_of_the_other_values() -> None:
+    """Frames that pack back to themselves skip the duplicate check's Python hook (the C
+    decoder's result is taken as it is); one with a duplicate never does, even when other
+    values are written longer than they need (a uint32 for 1, a float32 where packb writes a
+    float64) to make up the length the lost pair takes; and such frames without a duplicate
+    decode to what their values say."""
+    from maag.protocol._framing import MsgpackCodec
+
+    long_one = b"\xce\x00\x00\x00\x01"  # 1 as a uint32 (packb writes one byte)
+    pairs = [msgpack.packb(k) + msgpack.packb(v) for k, v in DUP_HELLO]
+    pairs[1] = msgpack.packb("v") + long_one
+    dup = bytes([0x80 | len(pairs)]) + b"".join(pairs)
+    codec = MsgpackCodec()
+    with pytest.raises(RemoteProtocolError) as info:
+        codec.decode(dup)
+    assert info.value.code is E.BAD_FIELD and "'token' appears twice" in info.value.message
+    ok = bytes([0x80 | 3]) + msgpack.packb("v") + long_one + msgpack.packb("x") + b"\xca\x3f\x80\x00\x00" \
+        + msgpack.packb("y") + msgpack.packb([1, {"a": 2}])
+    assert codec.decode(ok) == {"v": 1, "x": 1.0, "y": [1, {"a": 2}]}
+    assert codec.decode(msgpack.packb({"type": "ping", "v": 1})) == {"type": "ping", "v": 1}
+
+
 def test_distinct_keys_still_decode_in_both_framings() -> None:
     for encoding in ("json", "msgpack"):
         conn = Connection(Role.SERVER, max_frame=4096)
