@@ -119,7 +119,6 @@ UNLIMITED_MS = 2**31 - 1
 
 _ACTION_DICTS: dict[str, dict[int, dict[str, Any]]] = {}
 _MAX_ACTION_CODES = 1 << 16  # action maps a bot sent in other forms, remembered per game
-_pack_key = msgpack.Packer(use_bin_type=True).pack
 
 
 def _action_dicts(game: str) -> dict[int, dict[str, Any]]:
@@ -176,6 +175,7 @@ class GameSession:
         self._public = self.game.spec.public_action  # what the opponent sees of an action
         self._dicts = _action_dicts(self.game.name)
         self._other_forms: dict[bytes, int] = {}  # an action map's bytes -> code, when not the game's
+        self._pack_key = msgpack.Packer(use_bin_type=True).pack  # (one per session: sessions run in threads)
         if len(names) != 2 or len(want_legal) != 2 or len(want_groups) != 2:
             raise ValueError("a game has two seats")
         self.seats = [_Seat(str(n), SeatClock(self.tc), want_legal=bool(w), want_groups=bool(g))
@@ -435,7 +435,7 @@ class GameSession:
         # Bots send back the maps of the legal list as they got them: packing one (in C) and
         # looking its bytes up replaces the game's parser (in Python) for almost every action.
         try:
-            key = _pack_key(raw)
+            key = self._pack_key(raw)
         except (TypeError, ValueError, OverflowError):  # (not JSON data: the parser says why)
             return self.game.action(raw).code
         code = self.game.code_of_msgpack(key)
