@@ -281,6 +281,12 @@ def _plain(v: Any, depth: int = 0) -> bool:
             tx = type(x)
             if tx is str or tx is bool or (tx is int and -(2**63) <= x < 2**64):
                 continue
+            if tx is list and depth + 1 < MAX_DEPTH:  # (a list of small ints: squares in actions)
+                for y in x:
+                    if type(y) is not int or not -(2**63) <= y < 2**64:
+                        break
+                else:
+                    continue
             if not _plain(x, depth + 1):
                 return False
         return True
