@@ -40,6 +40,10 @@ if first == 0:
     finally:
         os._exit(0)
 os.waitpid(first, 0)  # the daemon's parent is gone: it belongs to no one now
+# A game of nim through the referee can be over in milliseconds; the test looks for the
+# daemon on the host every 50 ms while the match runs, so the bot plays only once the daemon
+# has been there a while (well within the 10 s a bot has to say hello).
+time.sleep(1.0)
 
 
 class Probe(Bot):
