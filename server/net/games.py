@@ -21,7 +21,7 @@ from maag.engine import Game
 from maag.protocol import Act, Error, ErrorCode, Resign, Result, Turn, YourTurn
 from maag.server.net.model import GameNotStarted, GameRequest, GameSummary
 from maag.server.referee.session import REPLAY_VERSION, GameSession, Out, derive_seed
-from maag.server.storage.base import StorageUnavailable
+from maag.server.storage.base import LeaseLost, StorageUnavailable
 
 if TYPE_CHECKING:
     from maag.server.net.server import RefereeServer
@@ -277,6 +277,9 @@ class Games:
             srv.keeper.keep(game.db_id, replay)
             LOG.warning("game %s: result kept until storage is back", s.game_id)
             srv.keeper.lost(e)
+        except LeaseLost as e:  # another referee took the game over: our result is not its
+            srv.keeper.revoked(str(e))
+            return
         except Exception:
             stored = False
             LOG.exception("game %s: result could not be stored", s.game_id)

@@ -20,7 +20,8 @@ from collections.abc import Callable
 from typing import Any
 
 from maag.server.net.model import GameRequest, GameSummary
-from maag.server.storage.base import AsyncStorage, StorageUnavailable
+from maag.server.storage.base import AsyncStorage, LeaseLost, StorageUnavailable
+from maag.server.storage.fleet import Claimed
 from maag.server.storage.spill import Spill
 
 __all__ = ["StorageKeeper"]
@@ -44,6 +45,11 @@ class StorageKeeper:
         self.live_connections = live_connections
         """The ids of this server's connections counted in the database (`add_connection`):
         with every heartbeat, the others' rows go (those whose removal did not reach it)."""
+        self.on_claimed: Callable[[list[Claimed]], None] = lambda games: None
+        """Called with the games this server took over from referees whose lease lapsed."""
+        self.on_lease_lost: Callable[[str], None] = lambda why: None
+        """Called when this server's lease was revoked: it must stop (server/net/takeover.py)."""
+        self.lease_lost = False
         self.ok = True
         self.down_since: float | None = None
         self.pending: dict[int, tuple[dict[str, Any], GameRequest | None, GameSummary | None]] = {}
@@ -76,13 +82,11 @@ class StorageKeeper:
                                    self.live_connections())
 
     async def start(self, description: str) -> None:
-        """Register this server's lease, abort the games of servers whose lease lapsed, and
-        adopt the results a stopped server left in the spill directory."""
+        """Register this server's lease, take over the games of servers whose lease lapsed,
+        and adopt the results a stopped server left in the spill directory."""
         st = self.storage.storage
         await self.storage.run(st.register_server, self.server_id, description, self.lease_s)
-        n = await self.storage.run(st.abort_lapsed)
-        if n:
-            LOG.warning("%d game(s) of servers whose lease has lapsed were marked aborted", n)
+        await self.claim()
         if self.spill_dir is not None:
             self.spill = Spill(self.spill_dir, self.server_id)
             adopted = self.spill.adopt()
@@ -129,10 +133,11 @@ class StorageKeeper:
                 st = self.storage.storage
                 await self.storage.run(st.heartbeat, self.server_id)
                 await self._keep_connections()
-                n = await self.storage.run(st.abort_lapsed)
-                if n:
-                    LOG.warning("%d game(s) of servers whose lease has lapsed were marked aborted", n)
+                await self.claim()
                 await self.flush(raise_errors=True)
+            except LeaseLost as e:
+                self.revoked(str(e))
+                return
             except Exception as e:
                 self.lost(e)
                 down = time.monotonic() - (self.down_since or time.monotonic())
@@ -153,6 +158,20 @@ class StorageKeeper:
                 LOG.warning("storage is back after %.1f s; pairing resumed", down)
                 self.on_back()
 
+    async def claim(self) -> None:
+        """Take over the games of the servers whose lease lapsed (`on_claimed` rebuilds them)."""
+        claimed = await self.storage.run(self.storage.storage.claim_lapsed, self.server_id)
+        if claimed:
+            LOG.warning("took over %d game(s) of servers whose lease lapsed", len(claimed))
+            self.on_claimed(claimed)
+
+    def revoked(self, why: str) -> None:
+        """This server's lease was revoked: nothing it writes is accepted any more."""
+        if not self.lease_lost:
+            self.lease_lost = True
+            LOG.critical("lease lost: %s", why)
+            self.on_lease_lost(why)
+
     async def flush(self, raise_errors: bool = False) -> None:
         """Write the results that wait for the database, oldest first."""
         for gid in sorted(self.pending):
@@ -164,6 +183,11 @@ class StorageKeeper:
             except StorageUnavailable:
                 if raise_errors:
                     raise
+                return
+            except LeaseLost as e:  # its game was taken over: it is the new host's to store
+                if raise_errors:
+                    raise
+                self.revoked(str(e))
                 return
             except Exception:  # refused for good (another result is stored): say so, drop it
                 LOG.exception("game %s: its result was refused by storage", gid)
@@ -190,7 +214,7 @@ class StorageKeeper:
         """At the server's stop: a last try to write what waits, then the lease is given back
         (if nothing waits) and the spill file closed."""
         await self.flush()
-        if not self.pending and self.ok:
+        if not self.pending and self.ok and not self.lease_lost:
             with contextlib.suppress(Exception):
                 await self.storage.run(self.storage.storage.unregister_server, self.server_id)
         if self.pending:

@@ -5,8 +5,8 @@ against storage, revoked ones closed) and wires the rooms together:
 - `lobby.py`: who is connected, who is free, who plays whom (and the limits on who connects);
 - `games.py`: the games' life cycle, from the pairing to the stored result and `game_over`;
 - `keeper.py`: the storage lease, the database's outages, the results waiting (spill file);
+- `takeover.py`: the action log, a failed referee's games taken over, our lease revoked;
 - `watchers.py`: who is told of every game change (the web view).
-
 What a frame means is decided by maag.protocol, what a message does by the referee core
 (maag.server.referee.session); the rooms move bytes and keep time.
 
@@ -52,6 +52,7 @@ from maag.server.net.games import Games, LiveGame
 from maag.server.net.keeper import StorageKeeper
 from maag.server.net.lobby import Lobby, host_of
 from maag.server.net.model import SERVER_NAME, GameNotStarted, GameRequest, GameSummary, ServerConfig
+from maag.server.net.takeover import Takeover
 from maag.server.net.transport import Client, RateLimiter
 from maag.server.net.watchers import GameChange, Watchers
 from maag.server.referee.clock import TimeControl
@@ -62,7 +63,6 @@ __all__ = ["ServerConfig", "RefereeServer", "GameRequest", "GameSummary", "GameN
            "RateLimiter", "SERVER_NAME"]
 
 LOG = logging.getLogger(__name__)
-_Client = Client  # the name tests knew it by
 
 
 class RefereeServer:
@@ -90,6 +90,7 @@ class RefereeServer:
         self.lobby = Lobby(config, begin=self._begin, blocked=lambda: not self.keeper.ok,
                            call_later=lambda d, fn: asyncio.get_running_loop().call_later(d, fn))
         self.rooms = Games(self)
+        self.takeover = Takeover(self)
         self.watchers = Watchers()
         self._local_tokens: dict[str, str] = {}  # hash of a token of this run only -> bot
         self._server: asyncio.base_events.Server | None = None
@@ -134,6 +135,7 @@ class RefereeServer:
         LOG.info("referee listening on %s:%d (game %s, tc %s)", cfg.host, self.port, cfg.game, cfg.tc)
         self._loops.append(loop.create_task(self._watch_tokens()))
         self._loops.append(loop.create_task(self.keeper.run()))
+        self._loops.append(loop.create_task(self.takeover.run()))
 
     async def serve_forever(self) -> None:
         assert self._server is not None
@@ -170,8 +172,6 @@ class RefereeServer:
         t = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(t)
         t.add_done_callback(self._tasks.discard)
-
-    _spawn = spawn
 
     def _fail(self, why: str) -> None:
         self.failed = why
@@ -329,8 +329,6 @@ class RefereeServer:
             c.linger = True
             c.fault = ("protocol", f"{code.value}: {message[:200]}")
 
-    _violation = violation
-
     async def hello(self, c: Client, h: Hello) -> None:
         if self.stopping:
             self.violation(c, ErrorCode.SHUTTING_DOWN, "the server is stopping")
@@ -357,6 +355,8 @@ class RefereeServer:
             self.violation(c, ErrorCode.UNSUPPORTED_GAME, f"this server referees {self.config.game} only")
             return
         limit = self.config.max_connections_per_bot
+        if not c.pinned and not await self.takeover.admit(c, name):  # its games are elsewhere
+            return
         if not c.pinned:
             # This referee's count; then, for a stored token, every referee's on this database
             # (the host's own bot processes, tokens in memory, are per referee). `counted` is set

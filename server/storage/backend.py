@@ -23,7 +23,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["Database", "StorageError", "StorageUnavailable", "UnsupportedURL", "Columns", "BACKENDS",
+__all__ = ["Database", "StorageError", "StorageUnavailable", "LeaseLost", "UnsupportedURL", "Columns",
+           "BACKENDS",
            "open_database", "default_db_path", "user_path"]
 
 T = TypeVar("T")
@@ -39,6 +40,12 @@ class StorageError(Exception):
 class StorageUnavailable(StorageError):
     """The database cannot be reached now (connection lost, server restarting, file locked):
     the operation did not happen, or its outcome is unknown; retrying later is safe."""
+
+
+class LeaseLost(StorageError):
+    """A write fenced by this server's lease was refused: its lease lapsed and another server
+    revoked it (and took over its games), so nothing it writes about a game is accepted any
+    more; the server must stop (storage/fleet.py)."""
 
 
 class UnsupportedURL(StorageError, ValueError):

@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 
 from maag.server.storage.backend import (
     Database,
+    LeaseLost,
     StorageError,
     StorageUnavailable,
     default_db_path,
@@ -44,7 +45,7 @@ from maag.server.storage.backend import (
     user_path,
 )
 
-__all__ = ["Storage", "SQLiteStorage", "AsyncStorage", "BotRecord", "GameRecord", "StorageError",
+__all__ = ["Storage", "SQLiteStorage", "AsyncStorage", "BotRecord", "GameRecord", "StorageError", "LeaseLost",
            "StorageUnavailable", "default_db_path", "hash_token", "open_storage", "user_path"]
 
 T = TypeVar("T")
@@ -66,7 +67,10 @@ CREATE TABLE IF NOT EXISTS games (
     match_id TEXT,
     status TEXT NOT NULL,
     created TEXT NOT NULL,
-    server TEXT
+    server TEXT,
+    epoch INTEGER NOT NULL DEFAULT 0,
+    logged INTEGER NOT NULL DEFAULT 0,
+    resume TEXT
 );
 CREATE INDEX IF NOT EXISTS games_match ON games (match_id);
 CREATE INDEX IF NOT EXISTS games_status ON games (status);
@@ -75,7 +79,8 @@ CREATE TABLE IF NOT EXISTS servers (
     name TEXT NOT NULL,
     started TEXT NOT NULL,
     heartbeat {real} NOT NULL,
-    lease_s {real} NOT NULL
+    lease_s {real} NOT NULL,
+    revoked INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS connections (
     server TEXT NOT NULL,
@@ -93,17 +98,33 @@ CREATE TABLE IF NOT EXISTS results (
     think_ms0 {real},
     think_ms1 {real},
     finished TEXT NOT NULL,
-    verdict TEXT
+    verdict TEXT,
+    server TEXT
 );
 CREATE TABLE IF NOT EXISTS replays (
     game_id {ref} PRIMARY KEY REFERENCES games (id),
     seed TEXT NOT NULL,
     tags TEXT NOT NULL,
     data TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS game_actions (
+    game_id {ref} NOT NULL REFERENCES games (id),
+    seq INTEGER NOT NULL,
+    epoch INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (game_id, seq)
 )
 """
 # Columns added after a table's first release, for databases made by an older maag.
-MIGRATIONS = (("games", "server", "TEXT"), ("results", "verdict", "TEXT"))
+MIGRATIONS = (("games", "server", "TEXT"), ("results", "verdict", "TEXT"),
+              ("games", "epoch", "INTEGER NOT NULL DEFAULT 0"),
+              ("games", "logged", "INTEGER NOT NULL DEFAULT 0"),
+              ("games", "resume", "TEXT"), ("results", "server", "TEXT"),
+              ("servers", "revoked", "INTEGER NOT NULL DEFAULT 0"))
+# A write fenced by server ?'s lease: the lease is held until another server revokes it
+# (storage/fleet.py's `claim_lapsed`, once it has lapsed); a revoked lease never comes back.
+HELD = "? IN (SELECT id FROM servers WHERE revoked = 0)"
+NOT_REVOKED = "? NOT IN (SELECT id FROM servers WHERE revoked = 1)"  # (a referee never registered too)
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,44 +214,56 @@ class Storage:
     # -- games
     def create_game(self, game: str, config: dict[str, Any], seats: tuple[str, str], time_control: str,
                     match_id: str | None = None, server: str | None = None) -> int:
+        """The new game's id; with `server`, unless that server's lease was revoked (LeaseLost)."""
         def tx(cur: Any) -> int:
             self.db.execute(cur, "INSERT INTO games (game, config, seat0, seat1, time_control, match_id, "
-                            "status, created, server) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?) "
-                            "RETURNING id",
+                            "status, created, server) SELECT ?, ?, ?, ?, ?, ?, 'running', ?, ?"
+                            + ("" if server is None else f" WHERE {NOT_REVOKED}")
+                            + " RETURNING id",
                             (game, json.dumps(config), seats[0], seats[1], time_control, match_id, _now(),
-                             server))
+                             server, *(() if server is None else (server,))))
             row = cur.fetchone()
-            assert row is not None
+            if row is None:
+                raise LeaseLost(f"server {server}'s lease was revoked")
             return int(row[0])
 
         return self.db.tx(tx)
 
-    def finish_game(self, game_id: int, replay: dict[str, Any]) -> None:
+    def finish_game(self, game_id: int, replay: dict[str, Any], server: str | None = None) -> None:
+        """Store a game's result and replay (and forget its action log). With `server`, the
+        write is fenced: only the server hosting the game, while its lease is held, may store
+        it (else LeaseLost). Without, any running or aborted game takes it (a result adopted
+        from a spill file). The same result twice is stored once (a retry)."""
         res = replay["result"]
         status = "aborted" if res["reason"] == "aborted" else "finished"
         think = replay.get("clock", {}).get("think_ms", [None, None])
+        fence = (f" AND status = 'running' AND server = ? AND {HELD}" if server is not None
+                 else " AND status IN ('running', 'aborted')")
 
         def tx(cur: Any) -> None:
-            self.db.execute(cur, "UPDATE games SET status = ? WHERE id = ? AND status IN "
-                            "('running', 'aborted') AND NOT EXISTS "
+            self.db.execute(cur, f"UPDATE games SET status = ? WHERE id = ?{fence} AND NOT EXISTS "
                             "(SELECT 1 FROM results WHERE game_id = ?)",
-                            (status, game_id, game_id))
+                            (status, game_id, *((server, server) if server is not None else ()), game_id))
             if cur.rowcount != 1:
                 self.db.execute(cur, "SELECT winner, reason, plies FROM results WHERE game_id = ?",
                                 (game_id,))
                 row = cur.fetchone()
                 if row is not None and tuple(row) == (res["winner"], res["reason"], res["plies"]):
                     return  # stored already: a retry after a lost acknowledgement
+                if row is None and server is not None:
+                    raise LeaseLost(f"game {game_id} is no longer hosted by server {server} (its lease "
+                                    "was revoked, or another server took the game over)")
                 raise StorageError(f"game {game_id} is not running" if row is None
                                    else f"game {game_id} has another result stored")
             verdict = res.get("verdict")
             self.db.execute(cur, "INSERT INTO results (game_id, winner, reason, plies, think_ms0, "
-                            "think_ms1, finished, verdict) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                            "think_ms1, finished, verdict, server) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                             (game_id, res["winner"], res["reason"], res["plies"], think[0], think[1], _now(),
-                             None if verdict is None else json.dumps(verdict)))
+                             None if verdict is None else json.dumps(verdict), server))
             self.db.execute(cur, "INSERT INTO replays (game_id, seed, tags, data) VALUES (?, ?, ?, ?)",
                             (game_id, str(replay["seed"]), json.dumps(replay.get("tags", {})),
                              json.dumps(replay, separators=(",", ":"))))
+            self.db.execute(cur, "DELETE FROM game_actions WHERE game_id = ?", (game_id,))
 
         self.db.tx(tx)
 
@@ -243,8 +276,12 @@ class Storage:
         self.db.tx(tx)
 
     def heartbeat(self, server: str) -> None:
+        """Renew `server`'s lease; LeaseLost once another server has revoked it (even a lapsed
+        lease is renewed while nobody has: a lone referee rides out a database outage)."""
         def tx(cur: Any) -> None:
-            self.db.execute(cur, "UPDATE servers SET heartbeat = NOW WHERE id = ?", (server,))
+            self.db.execute(cur, "UPDATE servers SET heartbeat = NOW WHERE id = ? AND revoked = 0", (server,))
+            if cur.rowcount != 1:
+                raise LeaseLost(f"server {server}'s lease was revoked (or forgotten)")
 
         self.db.tx(tx)
 
@@ -268,6 +305,12 @@ class Storage:
             return n
 
         return self.db.tx(tx)
+
+    def claim_lapsed(self, server: str) -> list[Any]:
+        """storage/fleet.py's `claim_lapsed`: `server` takes over the lapsed referees' games."""
+        from maag.server.storage.fleet import claim_lapsed
+
+        return claim_lapsed(self, server)
 
     # -- connections, counted across every referee on this database
     def add_connection(self, server: str, conn: int, bot: str, limit: int) -> int:
@@ -362,6 +405,8 @@ class AsyncStorage:
 
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
+        self.fence: str | None = None
+        """The referee whose lease fences the results written through here (None: unfenced)."""
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="maag-storage")
 
     async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -379,7 +424,8 @@ class AsyncStorage:
         return await self.run(self.storage.create_game, game, config, seats, time_control, match_id, server)
 
     async def finish_game(self, game_id: int, replay: dict[str, Any]) -> None:
-        await self.run(self.storage.finish_game, game_id, replay)
+        """Store a result, fenced by `fence` (the server whose lease the writes need) if set."""
+        await self.run(self.storage.finish_game, game_id, replay, self.fence)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)

@@ -25,7 +25,8 @@ import select
 import threading
 
 import pytest
-from maag.server.net.server import GameNotStarted, RefereeServer, _Client
+from maag.server.net.server import GameNotStarted, RefereeServer
+from maag.server.net.transport import Client as _Client
 from maag.server.referee.clock import TimeControl
 from maag.server.referee.session import Policy
 

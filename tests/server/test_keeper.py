@@ -32,8 +32,8 @@ class FakeStorage:
     def heartbeat(self, server_id: str) -> None:
         self.beats += 1
 
-    def abort_lapsed(self) -> int:
-        return 0
+    def claim_lapsed(self, server_id: str) -> list[Any]:
+        return []
 
     async def run(self, fn: Any, *args: Any) -> Any:
         if self.down:

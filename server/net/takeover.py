@@ -1,0 +1,189 @@
+"""Surviving the loss of a referee in a fleet on one database: this referee's running games'
+actions written to the database in small batches (`run`, every FLUSH_S, off the hot path),
+the games of a referee whose lease lapsed taken over and rebuilt here (`claimed`), a
+reconnecting bot sent on to the referee that took its games (`admit`), and this referee's
+own stop once its lease was revoked (`lease_lost`).
+
+The hot path only appends to each session's log (it always did); this module slices the new
+entries every FLUSH_S and hands them to the storage thread (storage/fleet.py `log_actions`,
+one transaction per flush, each game's batch fenced by this referee's lease). A lapsed
+referee's games move whole to the live referee that claims them first (the keeper's beat, or
+the first hello of one of their bots); each is rebuilt by replay of its log
+(referee/resume.py) and waits, clocks stopped, for its bots: they reconnect to the same
+address, and a bot that lands on another referee of the fleet is refused with
+`already_connected` (the SDKs connect again on it) until it lands here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+from maag.protocol import ErrorCode
+from maag.server.net.games import LiveGame
+from maag.server.referee.resume import rebuild
+from maag.server.referee.session import REPLAY_VERSION, GameSession
+from maag.server.storage.base import LeaseLost
+from maag.server.storage.fleet import Batch, Claimed, has_lapsed_games, log_actions, taken_elsewhere
+
+if TYPE_CHECKING:
+    from maag.server.net.server import RefereeServer
+    from maag.server.net.transport import Client
+
+__all__ = ["Takeover", "FLUSH_S"]
+
+LOG = logging.getLogger("maag.server.net.server")
+
+FLUSH_S = 0.15
+"""How often the running games' new actions are written: what a referee's death can cost a
+game is the actions of this last moment (the seat to move is asked again)."""
+
+_RESUME_KEYS = ("version", "game", "config", "seed", "start_state", "time_control", "policy", "tags")
+
+
+class Takeover:
+    """The action log, takeovers and this referee's lease (see the module)."""
+
+    def __init__(self, server: RefereeServer) -> None:
+        self.server = server
+        self.logged: dict[str, int] = {}
+        """Per running game: how many of its actions the database holds."""
+        self.lost = False
+        server.storage.fence = server.server_id  # every result written is fenced by our lease
+        server.keeper.on_claimed = self.claimed
+        server.keeper.on_lease_lost = self.lease_lost
+
+    # -- the action log -------------------------------------------------------------------
+    async def run(self) -> None:
+        """Write the running games' new actions every FLUSH_S, until cancelled."""
+        while not self.lost:
+            await asyncio.sleep(FLUSH_S)
+            await self.flush()
+
+    def batches(self) -> list[Batch]:
+        """The actions not yet written, per game (with its start, the first time)."""
+        out: list[Batch] = []
+        games = self.server.games
+        for gid in [g for g in self.logged if g not in games]:
+            del self.logged[gid]
+        for gid, game in games.items():
+            if game.ending:
+                continue
+            log = game.session.log
+            n = self.logged.get(gid)
+            if n is None:
+                out.append(Batch(game.db_id, 0, log[:], _resume(game.session)))
+            elif len(log) > n:
+                out.append(Batch(game.db_id, n, log[n:]))
+        return out
+
+    async def flush(self) -> None:
+        srv = self.server
+        if not srv.keeper.ok or self.lost:
+            return
+        batches = self.batches()
+        if not batches:
+            return
+        try:
+            refused = set(await srv.storage.run(log_actions, srv.storage.storage, srv.server_id, batches))
+        except Exception as e:  # the database is away: the keeper rides it out; we try again
+            LOG.debug("action log not written: %s", e)
+            return
+        for b in batches:
+            if b.game_id not in refused:
+                self.logged[str(b.game_id)] = b.seq + len(b.entries)
+        if refused and len(refused) == len(batches):
+            # Every game refused: most likely our lease was revoked; the keeper's next beat
+            # says for sure (and stops us).
+            srv.keeper._wake.set()
+
+    # -- taking over ------------------------------------------------------------------------
+    def claimed(self, games: list[Claimed]) -> None:
+        """Rebuild the games this referee took over; they wait for their bots."""
+        srv = self.server
+        for c in games:
+            gid = str(c.game_id)
+            try:
+                if c.resume is None:
+                    raise ValueError("its start was never logged")
+                session = rebuild(gid, c.seats, c.resume, c.actions)
+            except Exception as e:
+                LOG.warning("game %s taken over but not resumable (%s): stored as aborted", gid, e)
+                srv.spawn(self._store_aborted(c, str(e)))
+                continue
+            game = LiveGame(session, [None, None], c.seats, c.game_id, None)
+            srv.games[gid] = game
+            self.logged[gid] = len(c.actions)
+            srv.stats["games_started"] += 1
+            LOG.info("game %s taken over at ply %d (epoch %d): waiting for %s and %s", gid, len(c.actions),
+                     c.epoch, *c.seats)
+            srv.rooms.after(game)  # arms its grace timer (or stores it, if the log ended it)
+        for cl in list(srv.clients):  # bots already here get their seats
+            if cl.bot is not None and not cl.closed and not cl.pinned:
+                srv.rooms.reattach(cl)
+
+    async def _store_aborted(self, c: Claimed, why: str) -> None:
+        r = c.resume or {}
+        replay = {"version": REPLAY_VERSION, "game": r.get("game", self.server.config.game),
+                  "config": r.get("config", {}), "seed": r.get("seed"), "start_state": r.get("start_state"),
+                  "tags": {**r.get("tags", {}), "Reason": "aborted", "Abort": f"taken over: {why}"},
+                  "actions": c.actions,
+                  "result": {"winner": None, "reason": "aborted", "plies": len(c.actions)}}
+        try:
+            await self.server.storage.finish_game(c.game_id, replay)
+        except Exception:
+            LOG.exception("game %s: could not be stored as aborted", c.game_id)
+
+    async def admit(self, c: Client, bot: str) -> bool:
+        """Before `bot`'s hello is welcomed: take over its games if their referee's lease has
+        lapsed (they are played here then); False (the hello refused, to be tried again) if
+        another live referee took them over."""
+        srv = self.server
+        st = srv.storage.storage
+        try:
+            if await srv.storage.run(has_lapsed_games, st, bot):
+                await srv.keeper.claim()
+            other = await srv.storage.run(taken_elsewhere, st, srv.server_id, bot)
+        except LeaseLost as e:
+            srv.keeper.revoked(str(e))
+            return False
+        except Exception as e:  # the database is away: the hello goes on as without a fleet
+            LOG.debug("%s: its games elsewhere not looked up: %s", c, e)
+            return True
+        if other is None:
+            return True
+        srv.violation(c, ErrorCode.ALREADY_CONNECTED, f"your game {other} is played by another referee at "
+                      "this address since its referee failed: connect again")
+        return False
+
+    # -- our own lease ----------------------------------------------------------------------
+    def lease_lost(self, why: str) -> None:
+        """Our lease was revoked and our games taken over: drop every game without a word to
+        its bots (no result of ours is stored, so none is announced), close every connection
+        (the bots reconnect, to the referee that has their games now) and stop the server."""
+        if self.lost:
+            return
+        self.lost = True
+        srv = self.server
+        srv.lobby.stop()
+        for game in list(srv.games.values()):
+            game.ending = True
+            if game.timer is not None:
+                game.timer.cancel()
+                game.timer = None
+        dropped = len(srv.games)
+        srv.games.clear()
+        for cl in list(srv.clients):
+            cl.games.clear()
+            with contextlib.suppress(Exception):
+                cl.close()
+        LOG.critical("lease lost (%s): %d game(s) dropped, every connection closed", why, dropped)
+        srv._fail(f"lease lost: {why}")
+
+
+def _resume(session: GameSession) -> dict[str, Any]:
+    """What a game was started with: the header of its replay, which `rebuild` starts from."""
+    r = session.replay()
+    return {k: r[k] for k in _RESUME_KEYS}

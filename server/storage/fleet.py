@@ -1,0 +1,142 @@
+"""What a fleet of referees on one database needs to survive the loss of one of them: the
+running games' action logs, written in small batches and fenced by the host's lease
+(`log_actions`), and the takeover of a lapsed host's games by a live one (`claim_lapsed`).
+
+Fencing: a game row names its host (`games.server`) and counts its takeovers (`epoch`). Every
+write about a game (its logged actions, its result: base.py's `finish_game`) is an UPDATE of
+that row conditioned on `server` being the writer and the writer's lease being held (not
+`revoked`); a takeover revokes the lapsed host's lease and moves its rows to the claimer in
+one transaction. The row's lock orders the two: whichever commits first wins, the other's
+condition fails, so a host that was only paused finds, when it wakes, that nothing it writes
+is accepted (LeaseLost), and no game gets two results.
+
+The log: `games.resume` holds what the game was started with (the replay's header: game,
+configuration, seed, start state, time control, policy, tags), `game_actions` its accepted
+actions (the replay's log entries, one row per batch, `seq` the index of the batch's first
+action), `games.logged` how many are stored. A batch is written only if it starts where the
+log ends, so the log has no gap and no overlap whoever writes it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from maag.server.storage.base import HELD, Storage
+
+__all__ = ["Batch", "Claimed", "log_actions", "claim_lapsed", "taken_elsewhere", "has_lapsed_games"]
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """Actions of one game to append to its log (from `seq` on); `resume` with the first."""
+
+    game_id: int
+    seq: int
+    entries: list[dict[str, Any]]
+    resume: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Claimed:
+    """A game taken over: its row (seats, epoch) and what rebuilds it (None: its log never
+    reached the database; it is stored as aborted)."""
+
+    game_id: int
+    seats: tuple[str, str]
+    epoch: int
+    resume: dict[str, Any] | None
+    actions: list[dict[str, Any]]
+
+
+def log_actions(st: Storage, server: str, batches: list[Batch]) -> list[int]:
+    """Append each batch to its game's log in one transaction, each fenced by `server`'s lease;
+    returns the ids of the games whose batch was refused (not this server's any more, over, or
+    not where the log ends)."""
+    db = st.db
+    refused: list[int] = []
+
+    def tx(cur: Any) -> None:
+        refused.clear()
+        for b in batches:
+            end = b.seq + len(b.entries)
+            db.execute(cur, "UPDATE games SET logged = ?, resume = COALESCE(resume, ?) WHERE id = ? "
+                       f"AND server = ? AND status = 'running' AND logged = ? AND {HELD}",
+                       (end, None if b.resume is None else json.dumps(b.resume, separators=(",", ":")),
+                        b.game_id, server, b.seq, server))
+            if cur.rowcount != 1:
+                refused.append(b.game_id)
+                continue
+            if b.entries:
+                db.execute(cur, "INSERT INTO game_actions (game_id, seq, epoch, data) "
+                           "SELECT ?, ?, epoch, ? FROM games WHERE id = ?",
+                           (b.game_id, b.seq, json.dumps(b.entries, separators=(",", ":")), b.game_id))
+
+    db.tx(tx)
+    return list(refused)
+
+
+def claim_lapsed(st: Storage, server: str) -> list[Claimed]:
+    """Take over the running games of every referee whose lease has lapsed: its lease is
+    revoked and its games move to `server` (their epoch one up), in one transaction; games
+    with no logged start are stored as aborted instead. One claimer wins a lapsed referee
+    whole (its `servers` row is locked, SKIP LOCKED on PostgreSQL; SQLite's writes are
+    serial), so a bot's games stay together. Also what `abort_lapsed` did for games of no
+    known referee, and the lapsed referees' connection rows. LeaseLost if `server` itself
+    no longer holds its lease."""
+    db = st.db
+
+    def tx(cur: Any) -> list[Claimed]:
+        db.execute(cur, f"SELECT 1 WHERE {HELD}", (server,))
+        if cur.fetchone() is None:
+            from maag.server.storage.backend import LeaseLost
+
+            raise LeaseLost(f"server {server}'s lease was revoked")
+        db.execute(cur, "SELECT id FROM servers WHERE heartbeat + lease_s < NOW AND revoked = 0 AND id != ? "
+                   "ORDER BY id"
+                   + db.SKIP_LOCKED, (server,))
+        lapsed = [str(r[0]) for r in cur.fetchall()]
+        out: list[Claimed] = []
+        for dead in lapsed:
+            db.execute(cur, "UPDATE servers SET revoked = 1 WHERE id = ?", (dead,))
+            db.execute(cur, "SELECT id, seat0, seat1, epoch, resume FROM games WHERE server = ? AND "
+                       "status = 'running' ORDER BY id", (dead,))
+            for gid, s0, s1, epoch, resume in cur.fetchall():
+                db.execute(cur, "UPDATE games SET server = ?, epoch = ? WHERE id = ?",
+                           (server, epoch + 1, gid))
+                out.append(Claimed(int(gid), (str(s0), str(s1)), int(epoch) + 1,
+                                   None if resume is None else json.loads(resume), []))
+            db.execute(cur, "DELETE FROM connections WHERE server = ?", (dead,))
+        for c in out:
+            db.execute(cur, "SELECT data FROM game_actions WHERE game_id = ? ORDER BY seq", (c.game_id,))
+            for (data,) in cur.fetchall():
+                c.actions.extend(json.loads(data))
+        # Games of no referee known to the database (made by an older maag, or whose
+        # referee was forgotten) cannot be taken over: aborted, as before fleets; so are
+        # those a revoked referee made as it was being revoked.
+        db.execute(cur, "UPDATE games SET status = 'aborted' WHERE status = 'running' AND "
+                   "(server IS NULL OR server NOT IN (SELECT id FROM servers WHERE revoked = 0))")
+        db.execute(cur, "DELETE FROM servers WHERE heartbeat + lease_s + 86400 < NOW")
+        return out
+
+    return db.tx(tx)
+
+
+def has_lapsed_games(st: Storage, bot: str) -> bool:
+    """Does `bot` hold a seat in a running game whose referee's lease has lapsed (a takeover
+    is due)?"""
+    rows = st.db.query("SELECT 1 FROM games g JOIN servers s ON s.id = g.server WHERE g.status = 'running' "
+                       "AND (g.seat0 = ? OR g.seat1 = ?) AND s.heartbeat + s.lease_s < NOW "
+                       "AND s.revoked = 0", (bot, bot))
+    return bool(rows)
+
+
+def taken_elsewhere(st: Storage, server: str, bot: str) -> int | None:
+    """A game taken over by another live referee in which `bot` holds a seat (the bot must
+    connect to that referee to play it), or None."""
+    rows = st.db.query("SELECT g.id FROM games g JOIN servers s ON s.id = g.server "
+                       "WHERE g.status = 'running' AND (g.seat0 = ? OR g.seat1 = ?) AND g.epoch > 0 "
+                       "AND g.server != ? "
+                       "AND s.heartbeat + s.lease_s >= NOW ORDER BY g.id LIMIT 1", (bot, bot, server))
+    return int(rows[0][0]) if rows else None
