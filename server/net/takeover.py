@@ -36,7 +36,7 @@ __all__ = ["Takeover", "FLUSH_S"]
 
 LOG = logging.getLogger("maag.server.net.server")
 
-FLUSH_S = 0.15
+FLUSH_S = 0.1
 """How often the running games' new actions are written: what a referee's death can cost a
 game is the actions of this last moment (the seat to move is asked again)."""
 

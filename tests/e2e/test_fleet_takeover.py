@@ -54,10 +54,11 @@ class Fleet:
         n = len(self.procs)
         port_file = self.tmp / f"ref{n}.port"
         before = len(q(self.url, "SELECT id FROM servers"))
-        p = subprocess.Popen([sys.executable, "-m", "maag.server", "serve", "--db", self.url, "--reuse-port",
-                              "--port", str(self.port), "--port-file", str(port_file), "--map", "a-tiny",
-                              "--tc", "5s", "--grace", "20s", "--lease", str(LEASE_S), "--max-games-per-minute", "0",
-                              "--spill-dir", str(self.tmp / f"spill{n}"), "-q"],
+        args = ["--db", self.url, "--reuse-port", "--port", str(self.port), "--port-file", str(port_file),
+                "--map", "a-tiny", "--option", "turn_limit=20", "--tc", "5s", "--grace", "20s",
+                "--lease", str(LEASE_S), "--max-games-per-minute", "0",
+                "--spill-dir", str(self.tmp / f"spill{n}")]
+        p = subprocess.Popen([sys.executable, "-m", "maag.server", "serve", *args, "-q"],
                              stdout=subprocess.DEVNULL, stderr=open(self.tmp / f"ref{n}.log", "wb"))  # noqa: SIM115
         self.procs.append(p)
         deadline = time.monotonic() + 30
@@ -119,7 +120,12 @@ async def fleet(postgres_db: str, tmp_path: Path) -> AsyncIterator[Fleet]:
 
 
 def running_on(url: str, server: str) -> list[int]:
-    return [int(r[0]) for r in q(url, "SELECT id FROM games WHERE status = 'running' AND server = %s", server)]
+    return [int(r[0]) for r in q(url, "SELECT id FROM games WHERE status = 'running' AND server = %s",
+                                 server)]
+
+
+def all_over(url: str, ids: list[int]) -> bool:
+    return not q(url, "SELECT id FROM games WHERE id = ANY(%s) AND status = 'running'", ids)
 
 
 def check_told(url: str, told: dict[int, str]) -> None:
@@ -147,7 +153,7 @@ async def test_a_killed_referees_games_finish_on_another(fleet: Fleet) -> None:
     a.wait()
     await until(lambda: not q(url, "SELECT id FROM games WHERE server = %s AND status = 'running'", a_id), 30)
     taken_after = time.monotonic() - killed_at
-    await until(lambda: not q(url, "SELECT id FROM games WHERE id = ANY(%s) AND status = 'running'", hosted), 90)
+    await until(lambda: all_over(url, hosted), 90)
     over_after = time.monotonic() - killed_at
     told = await fleet.told()
     rows = q(url, "SELECT g.id, g.status, g.epoch, r.reason, r.winner, r.server FROM games g "
@@ -155,7 +161,8 @@ async def test_a_killed_referees_games_finish_on_another(fleet: Fleet) -> None:
     finished = [r for r in rows if r[1] == "finished"]
     aborted = [r for r in rows if r[1] == "aborted"]
     print(f"\nkilled referee hosted {len(hosted)} games; taken over within {taken_after:.1f} s; "
-          f"{len(finished)} finished elsewhere, {len(aborted)} aborted; all over {over_after:.1f} s after the kill")
+          f"{len(finished)} finished elsewhere, {len(aborted)} aborted; all over {over_after:.1f} s after "
+          "the kill")
     assert len(finished) + len(aborted) == len(hosted)
     assert len(finished) >= 0.95 * len(hosted), rows
     assert all(r[2] >= 1 and r[5] != a_id for r in finished)  # stored by the referee that took it
@@ -167,7 +174,7 @@ async def test_a_killed_referees_games_finish_on_another(fleet: Fleet) -> None:
             replay = st.get_replay(gid)
             assert replay is not None
             check = resimulate(replay)
-            assert check.reason in ("rules", "turn_limit", "timeout", "illegal_actions", "disconnect", "resign")
+            assert check.reason != "aborted"
     finally:
         st.close()
     cli = subprocess.run([sys.executable, "-m", "maag.server", "replay", str(finished[0][0]), "--db", url],
@@ -199,12 +206,12 @@ async def test_a_paused_referee_stores_nothing_once_awake(fleet: Fleet) -> None:
     assert "lease lost" in (fleet.tmp / "ref0.log").read_text()
     after = snapshot(url, a_id)  # nothing more of it (the taken games' logs go as they end)
     assert all(x <= y for x, y in zip(after, before, strict=True)), (before, after)
-    await until(lambda: not q(url, "SELECT id FROM games WHERE id = ANY(%s) AND status = 'running'", hosted), 60)
+    await until(lambda: all_over(url, hosted), 60)
     assert snapshot(url, a_id)[0] == before[0]
     told = await fleet.told()
     check_told(url, told)
-    rows = q(url, "SELECT g.id, r.server FROM games g JOIN results r ON r.game_id = g.id WHERE g.id = ANY(%s)",
-             hosted)
+    rows = q(url, "SELECT g.id, r.server FROM games g JOIN results r ON r.game_id = g.id "
+                  "WHERE g.id = ANY(%s)", hosted)
     assert len(rows) == len(hosted) and all(r[1] == b_id for r in rows)
 
 
