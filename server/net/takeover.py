@@ -108,7 +108,8 @@ class Takeover:
             try:
                 if c.resume is None:
                     raise ValueError("its start was never logged")
-                session = rebuild(gid, c.seats, c.resume, c.actions)
+                session = rebuild(gid, c.seats, c.resume, c.actions,
+                                  wait_ms=srv.config.policy.disconnect_grace_ms)  # our --grace
             except Exception as e:
                 LOG.warning("game %s taken over but not resumable (%s): stored as aborted", gid, e)
                 srv.spawn(self._store_aborted(c, str(e)))

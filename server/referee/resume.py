@@ -53,11 +53,12 @@ class ResumedSession(GameSession):
 
 
 def rebuild(game_id: str, names: Sequence[str], resume: dict[str, Any], actions: list[dict[str, Any]],
-            now: float | None = None) -> ResumedSession:
+            now: float | None = None, wait_ms: float | None = None) -> ResumedSession:
     """The session of game `game_id` after its logged `actions`, from `resume` (the header
     of its replay: game, config, seed, start_state, time_control, policy, tags). Both seats
-    are absent until they reconnect. Raises ReplayError if the log does not replay (a state
-    hash differs, an action is refused)."""
+    are absent until they reconnect, for at most `wait_ms` (default: the game's grace period)
+    before the game is aborted. Raises ReplayError if the log does not replay (a state hash
+    differs, an action is refused)."""
     now = time.monotonic() if now is None else now
     tc = {k: v for k, v in resume["time_control"].items() if k != "text"}
     pol = dict(resume["policy"])
@@ -87,8 +88,9 @@ def rebuild(game_id: str, names: Sequence[str], resume: dict[str, Any], actions:
             s.turn_no += 1
     last_ms = float(actions[-1]["t_ms"]) if actions else 0.0
     s.t0 = now - last_ms / 1000.0  # the log's clock stamps go on from its last one
-    for seat in s.seats:
-        seat.disconnected_at = now
+    grace = s.policy.disconnect_grace_ms
+    for seat in s.seats:  # gone since then as far as the grace period counts: `wait_ms` is left
+        seat.disconnected_at = now - (grace - (grace if wait_ms is None else wait_ms)) / 1000
     if s.state.is_terminal:
         s._finish(s.state.winner, None)
     return s

@@ -226,8 +226,9 @@ async def test_kill_9_mid_match_loses_no_finished_game(tmp_path: Path) -> None:
         assert check.plies == rec.plies and check.winner == rec.winner
     running = st.list_games(status="running")
     st.close()
-    # A restarted server marks the game the dead one was playing as aborted once the dead
-    # one's lease (2 s) has lapsed; the rest is untouched.
+    # A restarted server takes over the game the dead one was playing once the dead one's
+    # lease (2 s) has lapsed; its bots are gone (they do not reconnect), so it is aborted
+    # after the restarted server's --grace; the rest is untouched.
     r = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -241,6 +242,8 @@ async def test_kill_9_mid_match_loses_no_finished_game(tmp_path: Path) -> None:
         str(db),
         "--lease",
         "1",
+        "--grace",
+        "1s",
         "--spill-dir",
         str(tmp_path / "spill"),
         "-q",

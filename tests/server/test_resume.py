@@ -62,3 +62,5 @@ def test_a_seat_that_never_comes_back_aborts_the_game() -> None:
     assert r.tick(t + 4.9) == [] and not r.finished
     r.tick(t + 5.0)
     assert r.outcome is not None and r.outcome.reason == Reason.ABORTED and r.outcome.winner is None
+    quick = rebuild("7", ["alice", "bob"], header(s), list(s.log), now=t, wait_ms=1000)  # the claimer's
+    assert quick.next_deadline() == t + 1.0
