@@ -50,6 +50,9 @@ class StorageKeeper:
         self.on_lease_lost: Callable[[str], None] = lambda why: None
         """Called when this server's lease was revoked: it must stop (server/net/takeover.py)."""
         self.lease_lost = False
+        self.adopted: set[int] = set()
+        """Games of `pending` adopted from another server's spill file: not ours, so their
+        results are not fenced by our lease (the bots were told them already)."""
         self.ok = True
         self.down_since: float | None = None
         self.pending: dict[int, tuple[dict[str, Any], GameRequest | None, GameSummary | None]] = {}
@@ -82,21 +85,24 @@ class StorageKeeper:
                                    self.live_connections())
 
     async def start(self, description: str) -> None:
-        """Register this server's lease, take over the games of servers whose lease lapsed,
-        and adopt the results a stopped server left in the spill directory."""
+        """Register this server's lease, adopt the results a stopped server left in the spill
+        directory (stored first: their bots were told), then take over the games of servers
+        whose lease lapsed."""
         st = self.storage.storage
         await self.storage.run(st.register_server, self.server_id, description, self.lease_s)
-        await self.claim()
         if self.spill_dir is not None:
             self.spill = Spill(self.spill_dir, self.server_id)
             adopted = self.spill.adopt()
             for gid, replay in adopted.items():
                 self.pending[gid] = (replay, None, None)
+                self.adopted.add(gid)
             if adopted:
                 self.save_spill()
                 LOG.warning("%d result(s) left by a server that could not store them will be stored",
                             len(adopted))
+                await self.flush()
             self.spill.forget_adopted()
+        await self.claim()
 
     def lost(self, e: BaseException) -> None:
         """Something could not reach the database: pause pairing, let the keeper retry."""
@@ -179,7 +185,7 @@ class StorageKeeper:
                 continue
             replay, req, summary = self.pending[gid]
             try:
-                await self.storage.finish_game(gid, replay)
+                await self.storage.finish_game(gid, replay, fenced=gid not in self.adopted)
             except StorageUnavailable:
                 if raise_errors:
                     raise
@@ -195,6 +201,7 @@ class StorageKeeper:
             else:
                 stored = True
                 LOG.info("game %s: result stored after the database came back", gid)
+            self.adopted.discard(gid)
             if self.pending.pop(gid, None) is None:
                 continue
             self.save_spill()

@@ -423,9 +423,10 @@ class AsyncStorage:
                           match_id: str | None = None, server: str | None = None) -> int:
         return await self.run(self.storage.create_game, game, config, seats, time_control, match_id, server)
 
-    async def finish_game(self, game_id: int, replay: dict[str, Any]) -> None:
-        """Store a result, fenced by `fence` (the server whose lease the writes need) if set."""
-        await self.run(self.storage.finish_game, game_id, replay, self.fence)
+    async def finish_game(self, game_id: int, replay: dict[str, Any], fenced: bool = True) -> None:
+        """Store a result, fenced by `fence` (the server whose lease the writes need) if set
+        and `fenced` (not for a result adopted from another server's spill file)."""
+        await self.run(self.storage.finish_game, game_id, replay, self.fence if fenced else None)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)

@@ -40,7 +40,7 @@ class FakeStorage:
             raise StorageUnavailable("away")
         return fn(*args)
 
-    async def finish_game(self, game_id: int, replay: dict[str, Any]) -> None:
+    async def finish_game(self, game_id: int, replay: dict[str, Any], fenced: bool = True) -> None:
         if self.down:
             raise StorageUnavailable("away")
         self.finished[game_id] = replay
@@ -100,9 +100,7 @@ async def test_a_new_keeper_adopts_what_a_stopped_one_left(tmp_path: Path) -> No
     st.down = False
     k2 = StorageKeeper(st, "s2", lease_s=0.3, outage_limit_s=60, spill_dir=str(tmp_path),  # type: ignore[arg-type]
                        on_back=lambda: None, on_fail=lambda why: None)
-    await k2.start("second")
-    assert k2.waiting(3)
-    await k2.flush()
+    await k2.start("second")  # stored before any takeover: its bots were told this result
     assert st.finished == {3: {"game": "left"}} and not k2.pending
     await k2.stop()
 
