@@ -45,6 +45,9 @@ class Lobby:
         self.paused = False  # no pairing (the database is away, the server stops)
         self.game_index = 0  # games paired so far: the next game's index
         self._starts: dict[str, deque[float]] = {}  # bot -> start times of its recent games
+        self.elsewhere: dict[str, list[float]] = {}
+        """bot -> start times (this clock) of its games started by the other referees on the
+        database in the last minute (fleetlimits.py refreshes it): the limit is the fleet's."""
         self._auth_failures: dict[str, tuple[int, float]] = {}  # address or name -> (count, last)
         self._repair: Any = None  # the timer that pairs again when a per-minute limit allows
 
@@ -126,17 +129,20 @@ class Lobby:
         if not limit:
             return True
         starts = self._starts.get(bot)
-        if starts is None:
+        others = [t for t in self.elsewhere.get(bot, ()) if now - t < 60.0]
+        if starts is None and not others:
             return True
+        starts = starts if starts is not None else deque()
         while starts and now - starts[0] >= 60.0:
             starts.popleft()
-        if len(starts) < limit:
+        if len(starts) + len(others) < limit:
             return True
         if self._repair is None:  # pair again when the oldest of those games is a minute old
             def again() -> None:
                 self._repair = None
                 self.pair()
-            self._repair = self.call_later(60.0 - (now - starts[0]) + 0.01, again)
+            oldest = min(([starts[0]] if starts else []) + others)
+            self._repair = self.call_later(60.0 - (now - oldest) + 0.01, again)
         return False
 
     def over_pending_limit(self, peer: Any) -> str | None:
@@ -151,11 +157,12 @@ class Lobby:
             return f"{same} connections from {host} have not said hello yet (max_pending_per_address)"
         return None
 
-    def auth_delay(self, keys: list[str]) -> float:
-        """Record a failed login under `keys` and return how long to wait before answering."""
+    def auth_delay(self, keys: list[str], failures: int = 0) -> float:
+        """Record a failed login under `keys` and return how long to wait before answering
+        (`failures`: the most the fleet counted under one of them, fleetlimits.py)."""
         cfg = self.config
         now = time.monotonic()
-        worst = 0
+        worst = failures
         for k in keys:
             n, last = self._auth_failures.get(k, (0, now))
             n = 1 if now - last > cfg.auth_window_s else n + 1

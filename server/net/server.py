@@ -5,7 +5,7 @@ against storage, revoked ones closed) and wires the rooms together:
 - `lobby.py`: who is connected, who is free, who plays whom (and the limits on who connects);
 - `games.py`: the games' life cycle, from the pairing to the stored result and `game_over`;
 - `keeper.py`: the storage lease, the database's outages, the results waiting (spill file);
-- `takeover.py`: the action log, a failed referee's games taken over, our lease revoked;
+- `takeover.py`, `fleetlimits.py`: a fleet on one database (takeovers; the abuse limits);
 - `watchers.py`: who is told of every game change (the web view).
 What a frame means is decided by maag.protocol, what a message does by the referee core
 (maag.server.referee.session); the rooms move bytes and keep time.
@@ -48,6 +48,7 @@ from maag.protocol import (
     Turn,
     Welcome,
 )
+from maag.server.net.fleetlimits import FleetLimits
 from maag.server.net.games import Games, LiveGame
 from maag.server.net.keeper import StorageKeeper
 from maag.server.net.lobby import Lobby, host_of
@@ -91,6 +92,7 @@ class RefereeServer:
                            call_later=lambda d, fn: asyncio.get_running_loop().call_later(d, fn))
         self.rooms = Games(self)
         self.takeover = Takeover(self)
+        self.limits = FleetLimits(self)
         self.watchers = Watchers()
         self._local_tokens: dict[str, str] = {}  # hash of a token of this run only -> bot
         self._server: asyncio.base_events.Server | None = None
@@ -135,7 +137,7 @@ class RefereeServer:
         LOG.info("referee listening on %s:%d (game %s, tc %s)", cfg.host, self.port, cfg.game, cfg.tc)
         self._loops.append(loop.create_task(self._watch_tokens()))
         self._loops.append(loop.create_task(self.keeper.run()))
-        self._loops.append(loop.create_task(self.takeover.run()))
+        self._loops += [loop.create_task(self.takeover.run()), loop.create_task(self.limits.run())]
 
     async def serve_forever(self) -> None:
         assert self._server is not None
@@ -260,9 +262,7 @@ class RefereeServer:
     async def record_forfeit(self, seats: tuple[str, str], loser: int, verdict: str, detail: str, *,
                              match_id: str | None = None, tags: dict[str, Any] | None = None,
                              seed: int | None = None) -> GameSummary:
-        """Store a game that could not start because seat `loser`'s bot failed before it
-        (its process never said hello in time: verdict `startup`): lost by that seat, no
-        actions, the verdict in its result."""
+        """Store a game lost by seat `loser` before it started (Games.record_forfeit)."""
         return await self.rooms.record_forfeit(seats, loser, verdict, detail, match_id=match_id, tags=tags,
                                                seed=seed)
 
@@ -346,7 +346,7 @@ class RefereeServer:
             if name is not None:
                 c.token_hash = digest
         if name is None:
-            delay = self.lobby.auth_delay([f"address {host_of(c.peer)}", f"name {h.name}"])
+            delay = await self.limits.auth_delay([f"address {host_of(c.peer)}", f"name {h.name}"])
             if delay > 0:
                 await asyncio.sleep(delay)
             self.violation(c, ErrorCode.AUTH_FAILED, "unknown or revoked token")

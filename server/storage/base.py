@@ -107,6 +107,17 @@ CREATE TABLE IF NOT EXISTS replays (
     tags TEXT NOT NULL,
     data TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS game_starts (
+    bot TEXT NOT NULL,
+    server TEXT NOT NULL,
+    at {real} NOT NULL
+);
+CREATE INDEX IF NOT EXISTS game_starts_at ON game_starts (at);
+CREATE TABLE IF NOT EXISTS auth_failures (
+    key TEXT PRIMARY KEY,
+    n INTEGER NOT NULL,
+    last {real} NOT NULL
+);
 CREATE TABLE IF NOT EXISTS game_actions (
     game_id {ref} NOT NULL REFERENCES games (id),
     seq INTEGER NOT NULL,
@@ -225,6 +236,10 @@ class Storage:
             row = cur.fetchone()
             if row is None:
                 raise LeaseLost(f"server {server}'s lease was revoked")
+            if server is not None:  # counted by every referee's games-per-minute limit
+                for bot in set(seats):
+                    self.db.execute(cur, "INSERT INTO game_starts (bot, server, at) VALUES (?, ?, NOW)",
+                                    (bot, server))
             return int(row[0])
 
         return self.db.tx(tx)

@@ -15,6 +15,10 @@ configuration, seed, start state, time control, policy, tags), `game_actions` it
 actions (the replay's log entries, one row per batch, `seq` the index of the batch's first
 action), `games.logged` how many are stored. A batch is written only if it starts where the
 log ends, so the log has no gap and no overlap whoever writes it.
+
+Also the abuse limits counted for the whole fleet (net/fleetlimits.py): every referee's game
+starts of the last minute (`game_starts`, written with each game row) and failed logins
+(`auth_failures`, by address and by name).
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ from typing import Any
 
 from maag.server.storage.base import HELD, Storage
 
-__all__ = ["Batch", "Claimed", "log_actions", "claim_lapsed", "taken_elsewhere", "has_lapsed_games"]
+__all__ = ["Batch", "Claimed", "log_actions", "claim_lapsed", "taken_elsewhere", "has_lapsed_games",
+           "recent_starts", "count_auth_failure"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,3 +145,32 @@ def taken_elsewhere(st: Storage, server: str, bot: str) -> int | None:
                        "AND g.server != ? "
                        "AND s.heartbeat + s.lease_s >= NOW ORDER BY g.id LIMIT 1", (bot, bot, server))
     return int(rows[0][0]) if rows else None
+
+
+def recent_starts(st: Storage, server: str, window_s: float = 60.0) -> list[tuple[str, float]]:
+    """(bot, seconds ago) of each game started by a referee other than `server` within the
+    last `window_s` (the games-per-minute limit counts them); older rows are forgotten."""
+    def tx(cur: Any) -> list[tuple[str, float]]:
+        st.db.execute(cur, "DELETE FROM game_starts WHERE at + ? < NOW", (window_s,))
+        st.db.execute(cur, "SELECT bot, NOW - at FROM game_starts WHERE server != ?", (server,))
+        return [(str(b), float(age)) for b, age in cur.fetchall()]
+
+    return st.db.tx(tx)
+
+
+def count_auth_failure(st: Storage, keys: list[str], window_s: float) -> int:
+    """Record a failed login under each of `keys` (an address, a name) for every referee on the
+    database; returns the most failures one of them has had with less than `window_s` between
+    them (the login delay doubles with each)."""
+    def tx(cur: Any) -> int:
+        worst = 0
+        st.db.execute(cur, "DELETE FROM auth_failures WHERE last + ? < NOW", (window_s,))
+        for k in keys:
+            st.db.execute(cur, "INSERT INTO auth_failures (key, n, last) VALUES (?, 1, NOW) "
+                          "ON CONFLICT (key) DO UPDATE SET n = auth_failures.n + 1, last = NOW RETURNING n",
+                          (k,))
+            row = cur.fetchone()
+            worst = max(worst, int(row[0]) if row else 1)
+        return worst
+
+    return st.db.tx(tx)

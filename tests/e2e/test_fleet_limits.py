@@ -1,7 +1,9 @@
-"""The connection limit of a bot holds across the referees that share a database (several
-`maag serve` behind one address): a second connection to another referee is refused while
-the first lives, and let in once it has ended; the rows of a referee that died go with its
-lease. On SQLite (one file, two referees) and on a real PostgreSQL."""
+"""The abuse limits of a bot hold across the referees that share a database (several `maag
+serve` behind one address): a second connection to another referee is refused while the first
+lives, and let in once it has ended; the rows of a referee that died go with its lease; the
+games a bot started on one referee count towards its games per minute on the others, and so do
+failed logins towards the login delay. On SQLite (one file, two referees) and on a real
+PostgreSQL."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from maag.server.storage.base import open_storage
 from .conftest import Raw, until
 from .test_hostile import fatal
 
-Make = Callable[[], Awaitable[RefereeServer]]
+Make = Callable[..., Awaitable[RefereeServer]]
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -29,8 +31,8 @@ async def fleet(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
            else request.getfixturevalue("postgres_db"))
     servers: list[RefereeServer] = []
 
-    async def make() -> RefereeServer:
-        srv = RefereeServer(ServerConfig(port=0, auto_pair=False, lease_s=1.5), open_storage(url))
+    async def make(**kw: Any) -> RefereeServer:
+        srv = RefereeServer(ServerConfig(port=0, auto_pair=False, lease_s=1.5, **kw), open_storage(url))
         await srv.start()
         servers.append(srv)
         return srv
@@ -108,3 +110,28 @@ async def test_a_killed_referees_connections_stop_counting_when_its_lease_lapses
         if a.poll() is None:
             a.kill()
         a.wait()
+
+
+async def test_games_per_minute_and_failed_logins_count_across_referees(fleet: tuple[Make, str]) -> None:
+    make, url = fleet
+    a = await make(max_games_per_minute=1, auth_delay_ms=1.0)
+    b = await make(max_games_per_minute=1, auth_delay_ms=1.0)
+    players = []
+    for name in ("p", "q"):
+        raw = await Raw.connect(a.port)
+        await raw.hello(add_bot(url, name), name)
+        players.append(raw)
+    a.request_game("p", "q")
+    await until(lambda: bool(a.games))
+    # The other referee learns of the game (within a third of its lease) and counts it.
+    await until(lambda: {"p", "q"} <= set(b.lobby.elsewhere))
+    assert not b.lobby.games_left("p", time.monotonic()) and not b.lobby.games_left("q", time.monotonic())
+    assert b.lobby.games_left("someone else", time.monotonic())
+    for _ in range(3):
+        intruder = await Raw.connect(a.port)
+        intruder.send({"type": "hello", "name": "intruder", "token": "maag_guessed", "games": ["heroes"]})
+        await fatal(intruder, "auth_failed")
+    # A fourth failure, on the other referee, waits as a fourth: 1 ms doubled three times.
+    assert await b.limits.auth_delay(["address 127.0.0.1", "name intruder"]) == 0.008
+    for raw in players:
+        raw.close()

@@ -1,0 +1,65 @@
+"""The abuse limits that hold across a fleet of referees on one database: games per bot per
+minute (the other referees' recent starts, refreshed every few seconds into the lobby's count)
+and the delay after failed logins (counted in the database under the address and the name).
+
+The connections per bot are counted in the database by the keeper (`count_connection`); the
+lobby keeps each limit locally as well, so that a database that is away never lifts one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING
+
+from maag.server.storage.fleet import count_auth_failure, recent_starts
+
+if TYPE_CHECKING:
+    from maag.server.net.server import RefereeServer
+
+__all__ = ["FleetLimits"]
+
+LOG = logging.getLogger("maag.server.net.server")
+
+
+class FleetLimits:
+    """The fleet's count of games per minute and failed logins (see the module)."""
+
+    def __init__(self, server: RefereeServer) -> None:
+        self.server = server
+        self.refresh_s = min(5.0, server.config.lease_s / 3)
+        """How often the other referees' game starts are read: the games-per-minute limit may
+        be passed by the games they started within this last moment."""
+
+    async def run(self) -> None:
+        """Keep the lobby's view of the other referees' game starts current, until cancelled."""
+        while True:
+            if self.server.config.max_games_per_minute:
+                await self.refresh()
+            await asyncio.sleep(self.refresh_s)
+
+    async def refresh(self) -> None:
+        srv = self.server
+        try:
+            rows = await srv.storage.run(recent_starts, srv.storage.storage, srv.server_id)
+        except Exception as e:  # the database is away: the last view holds meanwhile
+            LOG.debug("the fleet's game starts not read: %s", e)
+            return
+        now = time.monotonic()
+        elsewhere: dict[str, list[float]] = {}
+        for bot, ago in rows:
+            elsewhere.setdefault(bot, []).append(now - ago)
+        srv.lobby.elsewhere = elsewhere
+        srv.lobby.pair()  # a bot held back by starts that are now a minute old may play
+
+    async def auth_delay(self, keys: list[str]) -> float:
+        """Record a failed login under `keys` here and for the fleet; how long to wait before
+        answering it (doubled for every failure under one of the keys, on any referee)."""
+        srv = self.server
+        try:
+            n = await srv.storage.run(count_auth_failure, srv.storage.storage, keys, srv.config.auth_window_s)
+        except Exception as e:
+            LOG.debug("failed login not counted for the fleet: %s", e)
+            n = 0
+        return srv.lobby.auth_delay(keys, n)
