@@ -33,10 +33,10 @@ class FleetLimits:
         be passed by the games they started within this last moment."""
 
     async def run(self) -> None:
-        """Keep the lobby's view of the other referees' game starts current, until cancelled."""
+        """Keep the lobby's view of the other referees' game starts current, until cancelled
+        (read without a limit too: the reading forgets the starts older than a minute)."""
         while True:
-            if self.server.config.max_games_per_minute:
-                await self.refresh()
+            await self.refresh()
             await asyncio.sleep(self.refresh_s)
 
     async def refresh(self) -> None:
@@ -51,7 +51,8 @@ class FleetLimits:
         for bot, ago in rows:
             elsewhere.setdefault(bot, []).append(now - ago)
         srv.lobby.elsewhere = elsewhere
-        srv.lobby.pair()  # a bot held back by starts that are now a minute old may play
+        if srv.config.max_games_per_minute and not srv.stopping:
+            srv.lobby.pair()  # a bot held back by starts that are now a minute old may play
 
     async def auth_delay(self, keys: list[str]) -> float:
         """Record a failed login under `keys` here and for the fleet; how long to wait before
