@@ -112,6 +112,10 @@ class StorageKeeper:
             LOG.error("storage unavailable: %s; pairing paused, results kept until it is back", e)
         self._wake.set()
 
+    def wake(self) -> None:
+        """Renew the lease now (a write was refused: is it still ours?)."""
+        self._wake.set()
+
     def keep(self, game_id: int, replay: dict[str, Any], request: GameRequest | None = None,
              summary: GameSummary | None = None) -> None:
         """Keep a result the database did not take, until it does (`request`'s future is

@@ -97,7 +97,7 @@ class Takeover:
         if refused and len(refused) == len(batches):
             # Every game refused: most likely our lease was revoked; the keeper's next beat
             # says for sure (and stops us).
-            srv.keeper._wake.set()
+            srv.keeper.wake()
 
     # -- taking over ------------------------------------------------------------------------
     def claimed(self, games: list[Claimed]) -> None:
@@ -120,6 +120,8 @@ class Takeover:
             srv.stats["games_started"] += 1
             LOG.info("game %s taken over at ply %d (epoch %d): waiting for %s and %s", gid, len(c.actions),
                      c.epoch, *c.seats)
+            if srv.watchers:
+                srv.watchers.tell("start", session)
             srv.rooms.after(game)  # arms its grace timer (or stores it, if the log ended it)
         for cl in list(srv.clients):  # bots already here get their seats
             if cl.bot is not None and not cl.closed and not cl.pinned:
