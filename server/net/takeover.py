@@ -146,8 +146,12 @@ class Takeover:
         srv = self.server
         st = srv.storage.storage
         try:
-            if await srv.storage.run(has_lapsed_games, st, bot):
+            pending = await srv.storage.run(has_lapsed_games, st, bot)
+            if pending:
                 await srv.keeper.claim()
+                # Still there: another referee is claiming them right now (its transaction
+                # holds them); the bot will find them there.
+                pending = await srv.storage.run(has_lapsed_games, st, bot)
             other = await srv.storage.run(taken_elsewhere, st, srv.server_id, bot)
         except LeaseLost as e:
             srv.keeper.revoked(str(e))
@@ -155,10 +159,10 @@ class Takeover:
         except Exception as e:  # the database is away: the hello goes on as without a fleet
             LOG.debug("%s: its games elsewhere not looked up: %s", c, e)
             return True
-        if other is None:
+        if other is None and not pending:
             return True
-        srv.violation(c, ErrorCode.ALREADY_CONNECTED, f"your game {other} is played by another referee at "
-                      "this address since its referee failed: connect again")
+        srv.violation(c, ErrorCode.ALREADY_CONNECTED, "your games are played by another referee at this "
+                      f"address since theirs failed (game {other or 'being taken over'}): connect again")
         return False
 
     # -- our own lease ----------------------------------------------------------------------
