@@ -355,8 +355,6 @@ class RefereeServer:
             self.violation(c, ErrorCode.UNSUPPORTED_GAME, f"this server referees {self.config.game} only")
             return
         limit = self.config.max_connections_per_bot
-        if not c.pinned and not await self.takeover.admit(c, name):  # its games are elsewhere
-            return
         if not c.pinned:
             # This referee's count; then, for a stored token, every referee's on this database
             # (the host's own bot processes, tokens in memory, are per referee). `counted` is set
@@ -366,6 +364,8 @@ class RefereeServer:
             c.counted = counted is True
             if counted is False or self.lobby.connections_of(name) >= limit:
                 self.violation(c, ErrorCode.ALREADY_CONNECTED, f"{name!r} has {limit} connection(s) already")
+                return
+            if not await self.takeover.admit(c, name):  # (counted first: its old referee has lapsed)
                 return
         c.bot = name
         c.display = h.name

@@ -140,9 +140,10 @@ class Takeover:
             LOG.exception("game %s: could not be stored as aborted", c.game_id)
 
     async def admit(self, c: Client, bot: str) -> bool:
-        """Before `bot`'s hello is welcomed: take over its games if their referee's lease has
-        lapsed (they are played here then); False (the hello refused, to be tried again) if
-        another live referee took them over."""
+        """Before `bot`'s hello is welcomed, once its connection is counted (so the referee it
+        was connected to, if dead, has lapsed by now): take over its games if their referee's
+        lease has lapsed (they are played here then); False (the hello refused, to be tried
+        again) if another live referee took them over or is taking them over."""
         srv = self.server
         st = srv.storage.storage
         try:
