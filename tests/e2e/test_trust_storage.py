@@ -198,7 +198,7 @@ async def test_two_servers_on_one_database_and_a_kill_9(private_postgres: Any, t
     tokens = add_bots(pg.url, "a1", "a2", "b1", "b2")
     spill = tmp_path / "spill"
     a = _serve(pg.url, tmp_path / "pa", spill, "--lease", "6")
-    b = _serve(pg.url, tmp_path / "pb", spill, "--lease", "6")
+    b = _serve(pg.url, tmp_path / "pb", spill, "--lease", "6", "--grace", "1s")
     procs: list[Any] = []
     try:
         pa, pb = await _port(tmp_path / "pa"), await _port(tmp_path / "pb")
@@ -214,7 +214,8 @@ async def test_two_servers_on_one_database_and_a_kill_9(private_postgres: Any, t
         victims = running_of({"a1", "a2"})
         assert victims  # not aborted at once: the lease (6 s) has not lapsed yet
         b_done = len([g for g in stored(pg.url, status="finished") if set(g.seats) == {"b1", "b2"}])
-        # The other server plays on, and aborts the dead one's game once its lease lapses.
+        # The other server plays on, and takes the dead one's game over once its lease lapses:
+        # its bots do not come back (they do not reconnect), so it is aborted after the grace.
         await until(lambda: all(g.status == "aborted" for g in stored(pg.url)
                                 if g.id in {v.id for v in victims}), timeout=120)
         await until(lambda: len([g for g in stored(pg.url, status="finished")
