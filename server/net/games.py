@@ -4,7 +4,8 @@ timer per game for its deadlines, and the game's end: stored, then `game_over`.
 
 Each game row is created in storage when the game starts; its result and replay are
 committed before `game_over` is sent (while the database is away, the result waits with the
-storage keeper, `game_over` goes out without a `replay_id`). A game whose seat's connection
+storage keeper, `game_over` goes out without a `replay_id`; with peers on the database, it
+waits for the result to be stored: keeper.py's `held`). A game whose seat's connection
 closes between the pairing and the game's first message is stored as aborted and its
 request goes back to the front of the queue (see `start`).
 """
@@ -285,7 +286,13 @@ class Games:
             LOG.exception("game %s: result could not be stored", s.game_id)
         o = s.outcome
         assert o is not None
-        self.dispatch(game, s.game_over_messages(s.game_id if stored else None))
+        if waiting and srv.keeper.peers:  # told once stored (keeper.held: a peer may take it over)
+            def tell(ok: bool, game: LiveGame = game) -> None:
+                if ok:
+                    self.dispatch(game, game.session.game_over_messages(game.session.game_id))
+            srv.keeper.held[game.db_id] = tell
+        else:
+            self.dispatch(game, s.game_over_messages(s.game_id if stored else None))
         self.games.pop(s.game_id, None)
         for c in set(game.clients):
             if c is not None:

@@ -50,6 +50,12 @@ class StorageKeeper:
         self.on_lease_lost: Callable[[str], None] = lambda why: None
         """Called when this server's lease was revoked: it must stop (server/net/takeover.py)."""
         self.lease_lost = False
+        self.peers = 0
+        """Other referees holding a live lease on the database at the last renewal."""
+        self.held: dict[int, Callable[[bool], None]] = {}
+        """Per game of `pending`: its `game_over`, told once its result is stored (called with
+        False if it is refused: then never), for a referee with peers, one of which may take
+        the game over while the result waits, so that a result told might never be stored."""
         self.adopted: set[int] = set()
         """Games of `pending` adopted from another server's spill file: not ours, so their
         results are not fenced by our lease (the bots were told them already)."""
@@ -141,7 +147,8 @@ class StorageKeeper:
                 await asyncio.wait_for(self._wake.wait(), wait)
             try:
                 st = self.storage.storage
-                await self.storage.run(st.heartbeat, self.server_id)
+                live = await self.storage.run(st.heartbeat, self.server_id)
+                self.peers = max(0, live - 1) if isinstance(live, int) else 0
                 await self._keep_connections()
                 await self.claim()
                 await self.flush(raise_errors=True)
@@ -195,6 +202,7 @@ class StorageKeeper:
                     raise
                 return
             except LeaseLost as e:  # its game was taken over: it is the new host's to store
+                self.held.pop(gid, None)
                 if raise_errors:
                     raise
                 self.revoked(str(e))
@@ -206,6 +214,9 @@ class StorageKeeper:
                 stored = True
                 LOG.info("game %s: result stored after the database came back", gid)
             self.adopted.discard(gid)
+            tell = self.held.pop(gid, None)
+            if tell is not None:
+                tell(stored)
             if self.pending.pop(gid, None) is None:
                 continue
             self.save_spill()

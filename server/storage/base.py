@@ -290,15 +290,19 @@ class Storage:
 
         self.db.tx(tx)
 
-    def heartbeat(self, server: str) -> None:
+    def heartbeat(self, server: str) -> int:
         """Renew `server`'s lease; LeaseLost once another server has revoked it (even a lapsed
-        lease is renewed while nobody has: a lone referee rides out a database outage)."""
-        def tx(cur: Any) -> None:
+        lease is renewed while nobody has: a lone referee rides out a database outage).
+        Returns how many servers hold a live lease, this one included."""
+        def tx(cur: Any) -> int:
             self.db.execute(cur, "UPDATE servers SET heartbeat = NOW WHERE id = ? AND revoked = 0", (server,))
             if cur.rowcount != 1:
                 raise LeaseLost(f"server {server}'s lease was revoked (or forgotten)")
+            self.db.execute(cur, "SELECT COUNT(*) FROM servers WHERE heartbeat + lease_s >= NOW "
+                            "AND revoked = 0")
+            return int(cur.fetchone()[0])
 
-        self.db.tx(tx)
+        return self.db.tx(tx)
 
     def unregister_server(self, server: str) -> None:
         def tx(cur: Any) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from maag.server.net.keeper import StorageKeeper
 from maag.server.net.model import GameRequest, GameSummary
-from maag.server.storage.base import StorageUnavailable
+from maag.server.storage.base import LeaseLost, StorageUnavailable
 from maag.server.storage.spill import Spill
 
 
@@ -125,3 +125,30 @@ async def test_the_lease_is_renewed_while_the_database_answers() -> None:
     finally:
         task.cancel()
     assert k.ok and events == []
+
+
+async def test_with_peers_a_result_is_told_only_once_stored() -> None:
+    """A referee with peers tells `game_over` of a result kept through an outage only once it
+    is stored: a peer may take the game over meanwhile, and then it never is."""
+    st, events = FakeStorage(), list[str]()
+    k = _keeper(st, None, events)
+    await k.start("test")
+    told: dict[int, bool] = {}
+    st.down = True
+    for gid in (1, 2):
+        k.keep(gid, {"game": gid})
+        k.held[gid] = lambda ok, gid=gid: told.__setitem__(gid, ok)
+    await k.flush()
+    assert told == {}
+    st.down = False
+    taken = {2}
+    real = st.finish_game
+
+    async def finish(game_id: int, replay: dict[str, Any], fenced: bool = True) -> None:
+        if game_id in taken:
+            raise LeaseLost("taken over")
+        await real(game_id, replay, fenced)
+
+    st.finish_game = finish  # type: ignore[method-assign]
+    await k.flush()
+    assert told == {1: True} and 2 not in k.held and events == []
