@@ -50,6 +50,8 @@ class StorageKeeper:
         self.on_lease_lost: Callable[[str], None] = lambda why: None
         """Called when this server's lease was revoked: it must stop (server/net/takeover.py)."""
         self.lease_lost = False
+        self.handed_over = False
+        """Our games were handed over at our stop: the lease row stays for the others to claim."""
         self.peers = 0
         """Other referees holding a live lease on the database at the last renewal."""
         self.held: dict[int, Callable[[bool], None]] = {}
@@ -236,7 +238,7 @@ class StorageKeeper:
         """At the server's stop: a last try to write what waits, then the lease is given back
         (if nothing waits) and the spill file closed."""
         await self.flush()
-        if not self.pending and self.ok and not self.lease_lost:
+        if not self.pending and self.ok and not self.lease_lost and not self.handed_over:
             with contextlib.suppress(Exception):
                 await self.storage.run(self.storage.storage.unregister_server, self.server_id)
         if self.pending:

@@ -144,15 +144,16 @@ class RefereeServer:
         await self._server.serve_forever()
 
     async def stop(self) -> None:
-        """Abort running games (stored as aborted, `game_over` sent), say `shutting_down` to
-        every connection and close everything."""
+        """Hand the running games over to the fleet's other referees (takeover.py), or abort
+        them (stored as aborted, `game_over` sent); say `shutting_down`; close everything."""
         self.stopping = True
         self.lobby.stop()
         for w in self._loops:
             w.cancel()
         if self._server is not None:
             self._server.close()
-        self.rooms.abort_all("server shutdown")
+        if not await self.takeover.hand_over():
+            self.rooms.abort_all("server shutdown")
         for t in list(self._tasks):
             with contextlib.suppress(Exception):
                 await t
@@ -190,9 +191,8 @@ class RefereeServer:
         return [g.session for g in self.games.values() if not g.ending]
 
     def add_token(self, token: str, bot: str, *, explicit_only: bool = False) -> None:
-        """Accept `token` for bot `bot` in this server's lifetime only (never stored; kept by
-        its hash, like stored tokens); with `explicit_only`, the bot is paired only by
-        explicit requests (see `explicit_only`)."""
+        """Accept `token` for bot `bot` in this server's lifetime only (never stored; kept by its
+        hash); with `explicit_only`, the bot is paired only by explicit requests."""
         self._local_tokens[hash_token(token)] = bot
         if explicit_only:
             self.explicit_only.add(bot)

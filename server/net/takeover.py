@@ -26,7 +26,14 @@ from maag.server.net.games import LiveGame
 from maag.server.referee.resume import rebuild
 from maag.server.referee.session import REPLAY_VERSION, GameSession
 from maag.server.storage.base import LeaseLost
-from maag.server.storage.fleet import Batch, Claimed, has_lapsed_games, log_actions, taken_elsewhere
+from maag.server.storage.fleet import (
+    Batch,
+    Claimed,
+    has_lapsed_games,
+    log_actions,
+    release_lease,
+    taken_elsewhere,
+)
 
 if TYPE_CHECKING:
     from maag.server.net.server import RefereeServer
@@ -51,6 +58,8 @@ class Takeover:
         self.logged: dict[str, int] = {}
         """Per running game: how many of its actions the database holds."""
         self.lost = False
+        self._writing: asyncio.Future[set[int]] | None = None  # the flush under way
+        self.handing: list[LiveGame] = []  # the games being handed over (our stop)
         server.storage.fence = server.server_id  # every result written is fenced by our lease
         server.keeper.on_claimed = self.claimed
         server.keeper.on_lease_lost = self.lease_lost
@@ -69,7 +78,7 @@ class Takeover:
         for gid in [g for g in self.logged if g not in games]:
             del self.logged[gid]
         for gid, game in games.items():
-            if game.ending:
+            if game.ending and game not in self.handing:
                 continue
             log = game.session.log
             n = self.logged.get(gid)
@@ -86,18 +95,27 @@ class Takeover:
         batches = self.batches()
         if not batches:
             return
+        # Shielded: cancelled at our stop, the write still completes and is counted, so that
+        # the last flush (hand_over) starts where the log ends.
+        self._writing = asyncio.ensure_future(self._write(batches))
         try:
-            refused = set(await srv.storage.run(log_actions, srv.storage.storage, srv.server_id, batches))
+            refused = await asyncio.shield(self._writing)
         except Exception as e:  # the database is away: the keeper rides it out; we try again
             LOG.debug("action log not written: %s", e)
             return
-        for b in batches:
-            if b.game_id not in refused:
-                self.logged[str(b.game_id)] = b.seq + len(b.entries)
         if refused and len(refused) == len(batches):
             # Every game refused: most likely our lease was revoked; the keeper's next beat
             # says for sure (and stops us).
             srv.keeper.wake()
+
+    async def _write(self, batches: list[Batch]) -> set[int]:
+        """Write `batches`; the ids of the games whose batch was refused."""
+        srv = self.server
+        refused = set(await srv.storage.run(log_actions, srv.storage.storage, srv.server_id, batches))
+        for b in batches:
+            if b.game_id not in refused:
+                self.logged[str(b.game_id)] = b.seq + len(b.entries)
+        return refused
 
     # -- taking over ------------------------------------------------------------------------
     def claimed(self, games: list[Claimed]) -> None:
@@ -165,6 +183,62 @@ class Takeover:
         srv.violation(c, ErrorCode.ALREADY_CONNECTED, "your games are played by another referee at this "
                       f"address since theirs failed (game {other or 'being taken over'}): connect again")
         return False
+
+    async def hand_over(self) -> bool:
+        """At our stop, with peers on the database: stop our games where they are, write the
+        rest of their logs, let our lease lapse (a peer takes them over at once, as after a
+        crash but with nothing lost), then close their bots' connections, without
+        `shutting_down` (they reconnect, to a peer; not before the lapse, or a peer would
+        welcome them without their games). False (nothing done) when alone or when the
+        database is away: the caller aborts the games then."""
+        srv = self.server
+        if self.lost or not srv.keeper.ok or not srv.keeper.peers or not srv.games:
+            return False
+        games: list[LiveGame] = []
+        while True:
+            for g in srv.games.values():
+                if not g.ending:
+                    g.ending = True  # nothing more happens here: no action, no timer, no result
+                    if g.timer is not None:
+                        g.timer.cancel()
+                        g.timer = None
+                    games.append(g)
+            # The games already ending are stored before our lease goes (a peer would take
+            # them over, unfinished), and those starting are handed over too.
+            busy = [t for t in srv._tasks if not t.done() and t is not asyncio.current_task()]
+            if not busy:
+                break
+            await asyncio.wait(busy)
+        if self._writing is not None:
+            await asyncio.wait([self._writing])
+        self.handing = games
+        try:
+            refused = await self._write(self.batches())
+        except Exception as e:
+            LOG.error("games not handed over (%s): aborted", e)
+            refused = {g.db_id for g in games}
+        self.handing = []
+        for g in games:
+            if g.db_id in refused:  # (its log is not whole: nobody may resume it)
+                g.ending = False
+                g.session.abort("server shutdown")
+                srv.rooms.after(g)  # stored as aborted while the lease is still ours
+            else:
+                srv.games.pop(g.session.game_id, None)
+        busy = [t for t in srv._tasks if not t.done() and t is not asyncio.current_task()]
+        if busy:
+            await asyncio.wait(busy)
+        if len(refused) < len(games):
+            try:
+                await srv.storage.run(release_lease, srv.storage.storage, srv.server_id)
+                srv.keeper.handed_over = True
+            except Exception as e:  # they will be taken over when our lease lapses
+                LOG.error("lease not given up (%s): its games wait for it to lapse", e)
+        for cl in {c for g in games for c in g.clients if c is not None and not c.closed}:
+            cl.games.clear()
+            cl.close()
+        LOG.warning("%d game(s) handed over to the other referees", len(games) - len(refused))
+        return True
 
     # -- our own lease ----------------------------------------------------------------------
     def lease_lost(self, why: str) -> None:

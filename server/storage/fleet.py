@@ -30,7 +30,7 @@ from typing import Any
 from maag.server.storage.base import HELD, Storage
 
 __all__ = ["Batch", "Claimed", "log_actions", "claim_lapsed", "taken_elsewhere", "has_lapsed_games",
-           "recent_starts", "count_auth_failure"]
+           "release_lease", "recent_starts", "count_auth_failure"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +126,13 @@ def claim_lapsed(st: Storage, server: str) -> list[Claimed]:
         return out
 
     return db.tx(tx)
+
+
+def release_lease(st: Storage, server: str) -> None:
+    """Let `server`'s lease lapse now (a referee that stops and hands its games over): the
+    other referees take them over at their next renewal."""
+    st.db.tx(lambda cur: st.db.execute(cur, "UPDATE servers SET heartbeat = heartbeat - lease_s - 1 "
+                                       "WHERE id = ? AND revoked = 0", (server,)))
 
 
 def has_lapsed_games(st: Storage, bot: str) -> bool:

@@ -5,7 +5,7 @@ of them: real processes, bots written with the SDK that reconnect on their own
 - killed (-9) while hosting games: another referee takes them over, rebuilds them from the
   action log and finishes them with the bots, which reconnect to the same address; the
   stored replays re-simulate; no game has two results; every `game_over` a bot was told is
-  a stored result;
+  a stored result; stopped (SIGTERM): the same, with its games handed over;
 - paused (SIGSTOP) for three leases while another takes its games, then woken: nothing it
   writes is accepted (no result, no action, no game row), and it stops.
 """
@@ -138,7 +138,10 @@ def check_told(url: str, told: dict[int, str]) -> None:
             gid, text, w)
 
 
-async def test_a_killed_referees_games_finish_on_another(fleet: Fleet) -> None:
+@pytest.mark.parametrize("how", ["kill", "stop"])
+async def test_a_killed_or_stopped_referees_games_finish_on_another(fleet: Fleet, how: str) -> None:
+    """kill: -9, no goodbye, its games taken over once its lease lapses; stop: SIGTERM, it
+    hands its games over (its log written whole, its lease given up at once)."""
     url = fleet.url
     a = fleet.serve()
     await fleet.bots_up(10, 5)  # 50 seats: 25 games at once, all on the only referee
@@ -148,9 +151,9 @@ async def test_a_killed_referees_games_finish_on_another(fleet: Fleet) -> None:
     fleet.serve()
     fleet.serve()
     hosted = running_on(url, a_id)
-    a.kill()  # -9: no goodbye; its lease lapses within LEASE_S
+    a.send_signal(signal.SIGKILL if how == "kill" else signal.SIGTERM)
     killed_at = time.monotonic()
-    a.wait()
+    assert a.wait(30) == (-signal.SIGKILL if how == "kill" else 0)
     await until(lambda: not q(url, "SELECT id FROM games WHERE server = %s AND status = 'running'", a_id), 30)
     taken_after = time.monotonic() - killed_at
     await until(lambda: all_over(url, hosted), 90)
@@ -160,7 +163,7 @@ async def test_a_killed_referees_games_finish_on_another(fleet: Fleet) -> None:
                   "LEFT JOIN results r ON r.game_id = g.id WHERE g.id = ANY(%s)", hosted)
     finished = [r for r in rows if r[1] == "finished"]
     aborted = [r for r in rows if r[1] == "aborted"]
-    print(f"\nkilled referee hosted {len(hosted)} games; taken over within {taken_after:.1f} s; "
+    print(f"\n{how}: the referee hosted {len(hosted)} games; taken over within {taken_after:.1f} s; "
           f"{len(finished)} finished elsewhere, {len(aborted)} aborted; all over {over_after:.1f} s after "
           "the kill")
     assert len(finished) + len(aborted) == len(hosted)
