@@ -50,6 +50,8 @@ class StorageKeeper:
         self.on_lease_lost: Callable[[str], None] = lambda why: None
         """Called when this server's lease was revoked: it must stop (server/net/takeover.py)."""
         self.lease_lost = False
+        self.game: str | None = None
+        """The game this server referees: it takes over only games of it."""
         self.handed_over = False
         """Our games were handed over at our stop: the lease row stays for the others to claim."""
         self.peers = 0
@@ -179,7 +181,7 @@ class StorageKeeper:
 
     async def claim(self) -> None:
         """Take over the games of the servers whose lease lapsed (`on_claimed` rebuilds them)."""
-        claimed = await self.storage.run(self.storage.storage.claim_lapsed, self.server_id)
+        claimed = await self.storage.run(self.storage.storage.claim_lapsed, self.server_id, self.game)
         if claimed:
             LOG.warning("took over %d game(s) of servers whose lease lapsed", len(claimed))
             self.on_claimed(claimed)

@@ -61,6 +61,7 @@ class Takeover:
         self._writing: asyncio.Future[set[int]] | None = None  # the flush under way
         self.handing: list[LiveGame] = []  # the games being handed over (our stop)
         server.storage.fence = server.server_id  # every result written is fenced by our lease
+        server.keeper.game = server.config.game
         server.keeper.on_claimed = self.claimed
         server.keeper.on_lease_lost = self.lease_lost
 
@@ -165,13 +166,13 @@ class Takeover:
         srv = self.server
         st = srv.storage.storage
         try:
-            pending = await srv.storage.run(has_lapsed_games, st, bot)
+            pending = await srv.storage.run(has_lapsed_games, st, bot, srv.config.game)
             if pending:
                 await srv.keeper.claim()
                 # Still there: another referee is claiming them right now (its transaction
                 # holds them); the bot will find them there.
-                pending = await srv.storage.run(has_lapsed_games, st, bot)
-            other = await srv.storage.run(taken_elsewhere, st, srv.server_id, bot)
+                pending = await srv.storage.run(has_lapsed_games, st, bot, srv.config.game)
+            other = await srv.storage.run(taken_elsewhere, st, srv.server_id, bot, srv.config.game)
         except LeaseLost as e:
             srv.keeper.revoked(str(e))
             return False

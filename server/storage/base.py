@@ -325,11 +325,12 @@ class Storage:
 
         return self.db.tx(tx)
 
-    def claim_lapsed(self, server: str) -> list[Any]:
-        """storage/fleet.py's `claim_lapsed`: `server` takes over the lapsed referees' games."""
+    def claim_lapsed(self, server: str, game: str | None = None) -> list[Any]:
+        """storage/fleet.py's `claim_lapsed`: `server` takes over the lapsed referees' games
+        (a method, as the keeper's other calls: its tests hand it a stand-in storage)."""
         from maag.server.storage.fleet import claim_lapsed
 
-        return claim_lapsed(self, server)
+        return claim_lapsed(self, server, game)
 
     # -- connections, counted across every referee on this database
     def add_connection(self, server: str, conn: int, bot: str, limit: int) -> int:

@@ -82,12 +82,13 @@ def log_actions(st: Storage, server: str, batches: list[Batch]) -> list[int]:
     return list(refused)
 
 
-def claim_lapsed(st: Storage, server: str) -> list[Claimed]:
+def claim_lapsed(st: Storage, server: str, game: str | None = None) -> list[Claimed]:
     """Take over the running games of every referee whose lease has lapsed: its lease is
     revoked and its games move to `server` (their epoch one up), in one transaction; games
     with no logged start are stored as aborted instead. One claimer wins a lapsed referee
     whole (its `servers` row is locked, SKIP LOCKED on PostgreSQL; SQLite's writes are
-    serial), so a bot's games stay together. Also what `abort_lapsed` did for games of no
+    serial), so a bot's games stay together. With `game`, only the games of that game are
+    taken over (see below for the others). Also what `abort_lapsed` did for games of no
     known referee, and the lapsed referees' connection rows. LeaseLost if `server` itself
     no longer holds its lease."""
     db = st.db
@@ -98,15 +99,20 @@ def claim_lapsed(st: Storage, server: str) -> list[Claimed]:
             from maag.server.storage.backend import LeaseLost
 
             raise LeaseLost(f"server {server}'s lease was revoked")
-        db.execute(cur, "SELECT id FROM servers WHERE heartbeat + lease_s < NOW AND revoked = 0 AND id != ? "
-                   "ORDER BY id"
-                   + db.SKIP_LOCKED, (server,))
+        # A referee of `game` leaves a lapsed referee that was playing another game (several
+        # competitions on one database) to a referee of that game, unless none has come for
+        # ten leases: then it is revoked, and its games of other games aborted (below).
+        other = ("" if game is None else " AND (heartbeat + 10 * lease_s < NOW OR NOT EXISTS (SELECT 1 FROM "
+                 "games g WHERE g.server = s.id AND g.status = 'running' AND g.game != ?))")
+        db.execute(cur, "SELECT id FROM servers s WHERE heartbeat + lease_s < NOW AND revoked = 0 AND id != ?"
+                   + other + " ORDER BY id" + db.SKIP_LOCKED, (server, *(() if game is None else (game,))))
         lapsed = [str(r[0]) for r in cur.fetchall()]
         out: list[Claimed] = []
         for dead in lapsed:
             db.execute(cur, "UPDATE servers SET revoked = 1 WHERE id = ?", (dead,))
             db.execute(cur, "SELECT id, seat0, seat1, epoch, resume FROM games WHERE server = ? AND "
-                       "status = 'running' ORDER BY id", (dead,))
+                       "status = 'running'" + ("" if game is None else " AND game = ?") + " ORDER BY id",
+                       (dead, *(() if game is None else (game,))))
             for gid, s0, s1, epoch, resume in cur.fetchall():
                 db.execute(cur, "UPDATE games SET server = ?, epoch = ? WHERE id = ?",
                            (server, epoch + 1, gid))
@@ -135,22 +141,22 @@ def release_lease(st: Storage, server: str) -> None:
                                        "WHERE id = ? AND revoked = 0", (server,)))
 
 
-def has_lapsed_games(st: Storage, bot: str) -> bool:
-    """Does `bot` hold a seat in a running game whose referee's lease has lapsed (a takeover
-    is due)?"""
+def has_lapsed_games(st: Storage, bot: str, game: str) -> bool:
+    """Does `bot` hold a seat in a running game of `game` whose referee's lease has lapsed (a
+    takeover is due)?"""
     rows = st.db.query("SELECT 1 FROM games g JOIN servers s ON s.id = g.server WHERE g.status = 'running' "
-                       "AND (g.seat0 = ? OR g.seat1 = ?) AND s.heartbeat + s.lease_s < NOW "
-                       "AND s.revoked = 0", (bot, bot))
+                       "AND (g.seat0 = ? OR g.seat1 = ?) AND g.game = ? AND s.heartbeat + s.lease_s < NOW "
+                       "AND s.revoked = 0", (bot, bot, game))
     return bool(rows)
 
 
-def taken_elsewhere(st: Storage, server: str, bot: str) -> int | None:
-    """A game taken over by another live referee in which `bot` holds a seat (the bot must
-    connect to that referee to play it), or None."""
+def taken_elsewhere(st: Storage, server: str, bot: str, game: str) -> int | None:
+    """A game of `game` taken over by another live referee in which `bot` holds a seat (the
+    bot must connect to that referee to play it), or None."""
     rows = st.db.query("SELECT g.id FROM games g JOIN servers s ON s.id = g.server "
-                       "WHERE g.status = 'running' AND (g.seat0 = ? OR g.seat1 = ?) AND g.epoch > 0 "
-                       "AND g.server != ? "
-                       "AND s.heartbeat + s.lease_s >= NOW ORDER BY g.id LIMIT 1", (bot, bot, server))
+                       "WHERE g.status = 'running' AND (g.seat0 = ? OR g.seat1 = ?) AND g.game = ? "
+                       "AND g.epoch > 0 AND g.server != ? AND s.heartbeat + s.lease_s >= NOW "
+                       "ORDER BY g.id LIMIT 1", (bot, bot, game, server))
     return int(rows[0][0]) if rows else None
 
 

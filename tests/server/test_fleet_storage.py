@@ -82,3 +82,14 @@ def test_a_live_referees_games_are_not_claimed(st: Storage) -> None:
     assert log_actions(st, "a", [Batch(g, 0, [entry(0)], RESUME)]) == []
     st.finish_game(g, replay(1), server="a")
     assert st.get_game(g).status == "finished"  # type: ignore[union-attr]
+
+
+def test_a_lapsed_referee_of_another_game_is_left_to_its_own(st: Storage) -> None:
+    st.register_server("cards-dead", "a card game's referee", 0.02)  # lapsed, not ten times
+    st.register_server("heroes", "live", 3600.0)
+    st.register_server("cards", "live", 3600.0)
+    g = st.create_game("cards", {}, ("a", "b"), "1s", server="cards-dead")
+    time.sleep(0.05)
+    assert claim_lapsed(st, "heroes", "heroes") == []
+    assert st.get_game(g).status == "running"  # type: ignore[union-attr]
+    assert [c.game_id for c in claim_lapsed(st, "cards", "cards")] == [g]

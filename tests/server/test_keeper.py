@@ -32,7 +32,7 @@ class FakeStorage:
     def heartbeat(self, server_id: str) -> None:
         self.beats += 1
 
-    def claim_lapsed(self, server_id: str) -> list[Any]:
+    def claim_lapsed(self, server_id: str, game: str | None = None) -> list[Any]:
         return []
 
     async def run(self, fn: Any, *args: Any) -> Any:
