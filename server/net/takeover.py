@@ -1,8 +1,9 @@
 """Surviving the loss of a referee in a fleet on one database: this referee's running games'
 actions written to the database in small batches (`run`, every FLUSH_S, off the hot path),
 the games of a referee whose lease lapsed taken over and rebuilt here (`claimed`), a
-reconnecting bot sent on to the referee that took its games (`admit`), and this referee's
-own stop once its lease was revoked (`lease_lost`).
+reconnecting bot sent on to the referee that took its games (`admit`), this referee's games
+handed over to the others when it stops (`hand_over`), and its own stop once its lease was
+revoked (`lease_lost`).
 
 The hot path only appends to each session's log (it always did); this module slices the new
 entries every FLUSH_S and hands them to the storage thread (storage/fleet.py `log_actions`,
