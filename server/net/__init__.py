@@ -1,5 +1,7 @@
 """The network: the referee server (server.py, `RefereeServer`) in rooms, one job each: the
 transport (transport.py: one asyncio.Protocol per connection), the lobby (lobby.py: who is
 free, who plays whom), the games' life cycle (games.py), the storage keeper (keeper.py:
-lease, outages, spill file), the watchers (watchers.py), its data (model.py) and its event
-loop (loop.py); and the referee's own minimal test bot (minibot.py)."""
+lease, outages, spill file), a fleet on one database (takeover.py: the action log, a failed
+referee's games taken over, ours handed over; fleetlimits.py: the abuse limits counted over
+the fleet), the watchers (watchers.py), its data (model.py) and its event loop (loop.py); and
+the referee's own minimal test bot (minibot.py)."""

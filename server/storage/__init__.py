@@ -14,6 +14,9 @@ over one backend interface, opened through one URL dispatcher.
 - submissions.py: submitted bots' versions and packages (`SubmissionStore`,
   `open_submission_store`).
 - spill.py: results waiting on disk for their database.
+- fleet.py: a fleet of referees on one database: the running games' action log, the
+  takeover of a lapsed referee's games, the lease that fences every write about a game, the
+  fleet's counts of game starts and failed logins.
 
 A new backend is one module beside sqlite.py and postgres.py and one line of
 backend.BACKENDS (docs/architecture.md, "Adding a storage backend")."""
