@@ -180,8 +180,16 @@ class StorageKeeper:
                 self.on_back()
 
     async def claim(self) -> None:
-        """Take over the games of the servers whose lease lapsed (`on_claimed` rebuilds them)."""
-        claimed = await self.storage.run(self.storage.storage.claim_lapsed, self.server_id, self.game)
+        """Take over the games of the servers whose lease lapsed (`on_claimed` rebuilds them).
+        A claim refused other than for our lease or an outage (a row still locked by a
+        referee that was stopped in a transaction) is tried again at the next renewal."""
+        try:
+            claimed = await self.storage.run(self.storage.storage.claim_lapsed, self.server_id, self.game)
+        except (LeaseLost, StorageUnavailable):
+            raise
+        except Exception as e:
+            LOG.warning("takeover deferred: %s", e)
+            return
         if claimed:
             LOG.warning("took over %d game(s) of servers whose lease lapsed", len(claimed))
             self.on_claimed(claimed)

@@ -94,6 +94,11 @@ def claim_lapsed(st: Storage, server: str, game: str | None = None) -> list[Clai
     db = st.db
 
     def tx(cur: Any) -> list[Claimed]:
+        if db.DIALECT == "postgresql":
+            # A referee stopped (SIGSTOP) inside a transaction holds its game row's lock until
+            # it wakes: the claim gives up soon and is tried again at the next renewal, instead
+            # of holding up our storage thread, and so our own lease.
+            db.execute(cur, "SET LOCAL lock_timeout = '250ms'")
         db.execute(cur, f"SELECT 1 WHERE {HELD}", (server,))
         if cur.fetchone() is None:
             from maag.server.storage.backend import LeaseLost
