@@ -152,8 +152,8 @@ class RefereeServer:
             w.cancel()
         if self._server is not None:
             self._server.close()
-        if not await self.takeover.hand_over():
-            self.rooms.abort_all("server shutdown")
+        await self.takeover.hand_over()  # (with peers on the database; what is left is aborted)
+        self.rooms.abort_all("server shutdown")
         for t in list(self._tasks):
             with contextlib.suppress(Exception):
                 await t

@@ -191,20 +191,26 @@ class Takeover:
         rest of their logs, let our lease lapse (a peer takes them over at once, as after a
         crash but with nothing lost), then close their bots' connections, without
         `shutting_down` (they reconnect, to a peer; not before the lapse, or a peer would
-        welcome them without their games). False (nothing done) when alone or when the
-        database is away: the caller aborts the games then."""
+        welcome them without their games). The games that may not be handed over
+        (`_handable`) are aborted and stored first. False (nothing done) when alone or when
+        the database is away: the caller aborts the games then."""
         srv = self.server
         if self.lost or not srv.keeper.ok or not srv.keeper.peers or not srv.games:
             return False
         games: list[LiveGame] = []
         while True:
-            for g in srv.games.values():
-                if not g.ending:
-                    g.ending = True  # nothing more happens here: no action, no timer, no result
-                    if g.timer is not None:
-                        g.timer.cancel()
-                        g.timer = None
-                    games.append(g)
+            for g in list(srv.games.values()):
+                if g.ending:
+                    continue
+                if not _handable(g):  # its caller waits for it here: aborted (and stored) now
+                    g.session.abort("server shutdown")
+                    srv.rooms.after(g)
+                    continue
+                g.ending = True  # nothing more happens here: no action, no timer, no result
+                if g.timer is not None:
+                    g.timer.cancel()
+                    g.timer = None
+                games.append(g)
             # The games already ending are stored before our lease goes (a peer would take
             # them over, unfinished), and those starting are handed over too.
             busy = [t for t in srv._tasks if not t.done() and t is not asyncio.current_task()]
@@ -265,6 +271,16 @@ class Takeover:
                 cl.close()
         LOG.critical("lease lost (%s): %d game(s) dropped, every connection closed", why, dropped)
         srv._fail(f"lease lost: {why}")
+
+
+def _handable(game: LiveGame) -> bool:
+    """May `game` be handed over at our stop? Not when something here waits for its summary
+    (a match, a tournament, a ladder's request), nor when a seat is a hosted process (it
+    cannot reconnect elsewhere): those are aborted as before."""
+    req = game.request
+    if req is not None and (req.future is not None or req.clients is not None):
+        return False
+    return not any(c is not None and c.pinned for c in game.clients)
 
 
 def _resume(session: GameSession) -> dict[str, Any]:
