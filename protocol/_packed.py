@@ -9,7 +9,6 @@ turns on, `Message.to_wire`, logs) reads `value`, decoded once on first use."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 import msgpack
@@ -26,11 +25,6 @@ class Packed:
     def __init__(self, data: bytes) -> None:
         self.data = data
         self._value = _UNSET
-
-    @classmethod
-    def array(cls, items: Iterable[bytes], n: int) -> Packed:
-        """A list of `n` values from each value's msgpack bytes."""
-        return cls(header(n, 0x90, 0xDC) + b"".join(items))
 
     @property
     def value(self) -> Any:

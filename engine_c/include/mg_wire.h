@@ -1,4 +1,5 @@
-/* mg_wire.h: a msgpack writer for the games' `write_msgpack` entry (mg_game.h), header only.
+/* mg_wire.h: a msgpack writer for the games' `write_msgpack` entry (mg_game.h), header only,
+ * and the table of action codes' packed maps behind mg_legal_msgpack (src/mg_wire.c).
  *
  * The referee sends every observation as msgpack. A game that writes its JSON form straight
  * into msgpack saves the dict the Python codec builds and the packing of it. The bytes must

@@ -174,7 +174,7 @@ class Client(asyncio.Protocol):
                     if isinstance(ev, ConnectionClosed):
                         break
                     continue  # the Greeting
-                if self.rate.rate > 0 and not self.rate.take(now):
+                if not self.rate.take(now):
                     server.violation(self, ErrorCode.RATE_LIMITED,
                                      f"more than {server.config.max_rate} messages per second")
                     break
