@@ -264,6 +264,11 @@ async def run_match(server: RefereeServer | None, spec_a: str, spec_b: str, game
                 raise RuntimeError(f"no game could start in {connect_timeout:.0f} s: bot(s) "
                                    f"{', '.join(missing) or '?'} did not connect; logs in {log_dir}")
     finally:
+        if own and pending:
+            # Stopped (Ctrl-C, an error) with hosted games in progress: they are aborted first,
+            # as the server's stop would abort them, or closing their bots' sandboxes below
+            # would decide them (lost by disconnect: the sandbox's end is final for a seat).
+            server.rooms.abort_all("server shutdown")
         for fut in pending:
             fut.cancel()
         if pending:  # let hosted games end their sandboxes (processes, groups) before returning
