@@ -93,6 +93,12 @@ def register(sub: Any) -> None:
                    help="if another process already runs this ladder on this database, wait and take over "
                         "when it stops or dies (without it: exit with an error); one process schedules a "
                         "ladder at a time")
+    p.add_argument("--fleet", action="store_true",
+                   help="one of several ladder processes on this database (PostgreSQL; on one machine, "
+                        "all on one port with --reuse-port): each is a referee its bots connect to, the one "
+                        "holding the ladder's lock pairs the bots of all of them (a bot plays bots connected "
+                        "to any process; its seat is linked to the game's host), and another takes over "
+                        "when it dies")
     p.add_argument("--standings", action="store_true", help="print the standings from the database and exit")
     p.add_argument("--json", action="store_true",
                    help="progress lines go to stderr; at the end print one JSON summary object on stdout")
@@ -125,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
                     max_games=args.max_games, anchor=args.anchor, out_html=args.out_html,
                     out_csv=args.out_csv, out_json=args.out_json, strikes=args.strikes,
                     submitted=args.submitted, host_options=hosting, slots=args.slots, log_dir=args.log_dir,
-                    cluster=args.cluster, standby=args.standby)
+                    cluster=args.cluster, standby=args.standby, fleet=args.fleet)
     ladder.on_event = _printer(ladder, out, args)
     try:
         asyncio.run(_run(ladder, args))

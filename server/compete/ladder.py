@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from maag.server.compete.fleet import FleetScheduler
 from maag.server.compete.formats import Standings, rate, to_csv, to_html
 from maag.server.compete.hosting import Host, HostedBot, HostOptions, hosted_bot
 from maag.server.compete.pairing import choose_pairs
@@ -123,11 +124,12 @@ class Ladder:
                  out_csv: str | None = None, out_json: str | None = None,
                  strikes: str = DEFAULT_STRIKES, submitted: str = "no",
                  host_options: HostOptions | None = None, slots: int | None = None,
-                 log_dir: str | None = None, cluster: str | None = None, standby: bool = False) -> None:
+                 log_dir: str | None = None, cluster: str | None = None, standby: bool = False,
+                 fleet: bool = False) -> None:
         if submitted not in SUBMITTED:
             raise ValueError(f"submitted must be one of {', '.join(SUBMITTED)}")
         self.db_url = db_url
-        self.config = dataclasses.replace(config, auto_pair=False)
+        self.config = dataclasses.replace(config, auto_pair=False, fleet_ladder=name if fleet else None)
         self.name = name
         self.per_bot = max(1, per_bot)
         self.spread = spread
@@ -191,6 +193,10 @@ class Ladder:
         self._lead_check: asyncio.Task[None] | None = None
         self._leading = True  # False while the lock is lost with its database connection
         self._lost_lead: str | None = None
+        self.fleet = FleetScheduler(self) if fleet else None
+        """With `fleet`: every process on the database is a referee of this ladder, and the one
+        holding its lock schedules the bots of all of them (compete/fleet.py)."""
+        self._lead_tried = -math.inf
 
     @property
     def port(self) -> int:
@@ -217,11 +223,12 @@ class Ladder:
             await asyncio.sleep(STANDBY_POLL_S)
         self.on_event(LadderEvent("leading"))
 
-    async def start(self) -> None:
-        await self._take_lead()
-        storage = open_storage(self.db_url)
+    def _history(self, storage: Storage) -> list[int]:
+        """Read the ladder's games from the database (the ratings' history); their ids."""
         past = storage.list_games(match_id=ladder_match_id(self.name), limit=2**62)
         self._index0 = len(past)
+        self.outcomes.clear()
+        self.played.clear()
         for g in reversed(past):  # oldest first
             o = _outcome(g.seats, g.winner) if g.status == "finished" else None
             if o is not None:
@@ -229,6 +236,15 @@ class Ladder:
                 self.played.append((g.seats[0], g.seats[1], g.verdict))
         self._refit()
         self._strike()
+        return [g.id for g in past if g.status != "running"]
+
+    async def start(self) -> None:
+        if self.fleet is None:
+            await self._take_lead()
+        else:
+            self._leading = False  # a referee of the fleet at once; its scheduler once it holds the lock
+        storage = open_storage(self.db_url)
+        self._history(storage)
         self.server = RefereeServer(self.config, storage)
         await self.server.start()
         if self.submitted != "no":
@@ -251,7 +267,10 @@ class Ladder:
                 if self._lost_lead:
                     self.failed = self._lost_lead  # another process may schedule now: stop
                     break
-                self._schedule()
+                if self.fleet is not None:
+                    await self._fleet_tick()
+                else:
+                    self._schedule()
                 self._maintain()
                 if self.max_games is not None and self.finished >= self.max_games:
                     break
@@ -398,10 +417,72 @@ class Ladder:
             self.idle_since[a] = self.idle_since[b] = now
             self.last_opponent[a], self.last_opponent[b] = b, a
 
-    def _request(self, seats: tuple[str, str]) -> None:
-        assert self.server is not None
+    def next_seed(self) -> int | None:
+        """The next game's seed (None: from the OS)."""
         seed = derive_seed(self.seed, self._index0 + self._requests) if self.seed is not None else None
         self._requests += 1
+        return seed
+
+    # -- the fleet (compete/fleet.py) ---------------------------------------------------
+    async def _fleet_tick(self) -> None:
+        assert self.fleet is not None and self.server is not None
+        if not self._leading:
+            now = time.monotonic()
+            if now - self._lead_tried < STANDBY_POLL_S:
+                return
+            self._lead_tried = now
+            db: Database = self._lock_db or await asyncio.to_thread(open_database, self.db_url)
+            self._lock_db = db
+            if not await asyncio.to_thread(db.try_lock, "ladder", self.name):
+                return
+            await self.fleet.lead()
+            storage = open_storage(self.db_url)
+            try:  # another process scheduled until now: its games are the history
+                self.fleet.skip_history(await asyncio.to_thread(self._history, storage))
+            finally:
+                storage.close()
+            self._leading = True
+            self.on_event(LadderEvent("leading"))
+        await self.fleet.results(self._over)
+        left = self._budget_left()
+        if self._stopping or (left is not None and left <= 0) or not self.server.storage_ok:
+            return
+        await self.fleet.round(left, self._paired)
+
+    def _paired(self, seats: tuple[str, str]) -> None:
+        self.started += 1
+        now = time.monotonic()
+        a, b = seats
+        self.idle_since[a] = self.idle_since[b] = now
+        self.last_opponent[a], self.last_opponent[b] = b, a
+        self.on_event(LadderEvent("start", seats=seats, games=len(self.outcomes)))
+
+    def _over(self, gid: int, seats: tuple[str, str], winner: int | None, reason: str, verdict: Any) -> None:
+        for x in seats:
+            self.idle_since[x] = time.monotonic()
+        o = _outcome(seats, winner)
+        if o is not None:
+            self.outcomes.append(o)
+            self.played.append((seats[0], seats[1], verdict))
+            self.live.update(*o)
+            self._strike()
+        self.finished += 1
+        self.on_event(LadderEvent("finish", seats=seats, winner=winner, reason=reason, game_id=gid,
+                                  games=len(self.outcomes)))
+        self._publish_due = True
+
+    def lost_lead(self, why: str) -> None:
+        """Another process schedules the ladder now: this one stands by again (fleet)."""
+        self._leading = False
+        if self._lock_db is not None:
+            with contextlib.suppress(Exception):
+                self._lock_db.close()
+            self._lock_db = None
+        self.on_event(LadderEvent("standby"))
+
+    def _request(self, seats: tuple[str, str]) -> None:
+        assert self.server is not None
+        seed = self.next_seed()
         self.started += 1
         for x in seats:
             self.playing[x] += 1
@@ -537,6 +618,9 @@ class Ladder:
                         old.close()
                 self._leading = True
                 LOG.warning("ladder %s: holds its lock again; pairing resumes", self.name)
+            elif self.fleet is not None:  # a referee of the fleet still: it stands by
+                db.close()
+                self.lost_lead("another process leads")
             else:
                 db.close()
                 self._lost_lead = (f"another process took over ladder {self.name!r} while this one's "

@@ -1,6 +1,7 @@
 """The abuse limits that hold across a fleet of referees on one database: games per bot per
 minute (the other referees' recent starts, refreshed every few seconds into the lobby's count)
-and the delay after failed logins (counted in the database under the address and the name).
+and the delay after failed logins (counted in the database under the address and the name);
+and tokens revoked on any referee, which close their connections on every one (`watch_tokens`).
 
 The connections per bot are counted in the database by the keeper (`count_connection`); the
 lobby keeps each limit locally as well, so that a database that is away never lifts one.
@@ -13,6 +14,7 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
+from maag.protocol import ErrorCode
 from maag.server.storage.fleet import count_auth_failure, recent_starts
 
 if TYPE_CHECKING:
@@ -64,3 +66,26 @@ class FleetLimits:
             LOG.debug("failed login not counted for the fleet: %s", e)
             n = 0
         return srv.lobby.auth_delay(keys, n)
+
+    async def watch_tokens(self) -> None:
+        """Close the connections whose stored token has been revoked. Tokens are never cached
+        by this server: each `hello` asks storage, and this loop asks again for the live
+        connections every `token_check_s`, so a revocation made by any process on the same
+        database takes effect on every server."""
+        srv = self.server
+        while True:
+            await asyncio.sleep(srv.config.token_check_s)
+            live = [c for c in srv.clients if c.token_hash is not None and not c.closed]
+            if not live:
+                continue
+            try:
+                valid = await srv.storage.valid_token_hashes(sorted({str(c.token_hash) for c in live}))
+            except Exception as e:  # storage away: checked again when it is back
+                LOG.debug("token check skipped: %s", e)
+                continue
+            for c in live:
+                if c.token_hash not in valid and not c.closed:
+                    LOG.warning("%s: its token was revoked; closing", c)
+                    srv.violation(c, ErrorCode.AUTH_FAILED, "your token was revoked")
+                    srv._drop(c)
+                    c.close()

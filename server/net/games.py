@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from maag.engine import Game
 from maag.protocol import Act, Error, ErrorCode, Resign, Result, Turn, YourTurn
+from maag.server.net.links import new_secret
 from maag.server.net.model import GameNotStarted, GameRequest, GameSummary
 from maag.server.referee.session import REPLAY_VERSION, GameSession, Out, derive_seed
 from maag.server.storage.base import LeaseLost, StorageUnavailable
@@ -43,6 +44,7 @@ class LiveGame:
     timer: asyncio.TimerHandle | None = None
     timer_at: float = 0.0  # clock time the timer fires at
     ending: bool = False
+    link_secret: str | None = None  # what the fleet's other referees link its seats with (links.py)
 
 
 def _not_played(*clients: Client) -> None:
@@ -62,10 +64,11 @@ class Games:
     # -- start --------------------------------------------------------------------------
     async def start(self, req: GameRequest, a: Client, b: Client, index: int) -> None:
         srv, cfg = self.server, self.config
+        secret = new_secret() if srv.links.address is not None else None
         try:
             full_config = Game(cfg.game, cfg.game_config).config
             db_id = await srv.storage.create_game(cfg.game, full_config, req.seats, str(req.tc or cfg.tc),
-                                                  req.match_id, srv.server_id)
+                                                  req.match_id, srv.server_id, secret)
         except Exception as e:
             # Nothing was played: an explicit request waits at the front of the queue until
             # the database is back (pairing is paused meanwhile); an automatic pairing is
@@ -104,7 +107,7 @@ class Games:
             _not_played(a, b)
             await self._cancel(req, session, db_id, a if a.closing else b)
             return
-        game = LiveGame(session, [a, b], req.seats, db_id, req)
+        game = LiveGame(session, [a, b], req.seats, db_id, req, link_secret=secret)
         self.games[gid] = game
         for seat, c in enumerate((a, b)):
             entry = c.games.setdefault(gid, (game, []))
@@ -163,6 +166,10 @@ class Games:
         srv = self.server
         entry = c.games.get(m.game_id)
         if entry is None:
+            link = c.links.get(m.game_id)
+            if link is not None:  # a seat in a game hosted by another referee of the fleet
+                link.forward(m)
+                return
             self._game_error(c, m, ErrorCode.UNKNOWN_GAME, f"no game {m.game_id!r} of yours is running")
             return
         game, seats = entry
@@ -359,25 +366,32 @@ class Games:
                 continue
             for seat in (0, 1):
                 if game.bots[seat] == c.bot and game.clients[seat] is None:
-                    game.clients[seat] = c
-                    c.begun += 1  # played on this connection: it counts towards its hello's max_games
-                    entry = c.games.setdefault(game.session.game_id, (game, []))
-                    entry[1].append(seat)
-                    game.session.set_want_legal(seat, c.want_legal)
-                    game.session.set_want_groups(seat, c.want_groups)
-                    LOG.info("game %s: seat %d reconnected (%s)", game.session.game_id, seat + 1, c)
-                    self.dispatch(game, game.session.reconnect(seat, now))
-                    self.after(game)
+                    self.seat_back(c, game, seat, now)
                     break
 
+    def seat_back(self, c: Client, game: LiveGame, seat: int, now: float | None = None) -> None:
+        """`c` holds `seat` of `game` again (the bot reconnected, here or through a link)."""
+        game.clients[seat] = c
+        c.begun += 1  # played on this connection: it counts towards its hello's max_games
+        entry = c.games.setdefault(game.session.game_id, (game, []))
+        entry[1].append(seat)
+        game.session.set_want_legal(seat, c.want_legal)
+        game.session.set_want_groups(seat, c.want_groups)
+        LOG.info("game %s: seat %d reconnected (%s)", game.session.game_id, seat + 1, c)
+        self.dispatch(game, game.session.reconnect(seat, time.monotonic() if now is None else now))
+        self.after(game)
+
     def leave(self, c: Client) -> None:
-        """`c` is gone: its seats are disconnected (a hosted process's for good)."""
+        """`c` is gone: its seats are disconnected (a hosted process's for good), its links closed."""
+        if c.links:
+            self.server.links.close_all(c)
         now = time.monotonic()
         for gid, (game, seats) in list(c.games.items()):
             if game.ending:
                 continue
             for seat in seats:
                 game.clients[seat] = None
-                self.dispatch(game, game.session.disconnect(seat, now, c.fault, final=c.pinned))
+                final = c.pinned and not c.link  # a hosted process cannot come back; a link's bot can
+                self.dispatch(game, game.session.disconnect(seat, now, c.fault, final=final))
             self.after(game)
             del c.games[gid]

@@ -80,6 +80,18 @@ class ServerConfig:
     """How often the live connections' tokens are checked against storage: a token revoked
     (`maag bot add NAME --replace`, on this server or any other on the same database) closes
     its connections with `auth_failed` within this time; a new `hello` is always checked."""
+    links: bool = True
+    """Take links from the fleet's other referees on one more port (`link_host`, a free port):
+    a bot connected to another referee on the database plays its games hosted here through it
+    (net/links.py)."""
+    fleet_ladder: str | None = None
+    """The ladder whose scheduler (in any process on the database) pairs this referee's bots
+    (net/member.py); None: the referee pairs its own (auto_pair) or takes requests."""
+    link_host: str | None = None
+    """Where the link listener binds (None: `host`)."""
+    link_address: str | None = None
+    """The host name the others reach the link listener at (None: `link_host`, or this
+    machine's name when that is a wildcard address)."""
     record_latency: bool = False
     """Keep every referee time (receipt of a frame to its replies written) for benchmarks."""
 

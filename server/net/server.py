@@ -5,7 +5,8 @@ against storage, revoked ones closed) and wires the rooms together:
 - `lobby.py`: who is connected, who is free, who plays whom (and the limits on who connects);
 - `games.py`: the games' life cycle, from the pairing to the stored result and `game_over`;
 - `keeper.py`: the storage lease, the database's outages, the results waiting (spill file);
-- `takeover.py`, `fleetlimits.py`: a fleet on one database (takeovers; the abuse limits);
+- `takeover.py`, `fleetlimits.py`, `links.py`: a fleet on one database (takeovers; the abuse
+  limits; seats carried to the referee hosting their game);
 - `watchers.py`: who is told of every game change (the web view).
 What a frame means is decided by maag.protocol, what a message does by the referee core
 (maag.server.referee.session); the rooms move bytes and keep time.
@@ -51,7 +52,9 @@ from maag.protocol import (
 from maag.server.net.fleetlimits import FleetLimits
 from maag.server.net.games import Games, LiveGame
 from maag.server.net.keeper import StorageKeeper
+from maag.server.net.links import Links
 from maag.server.net.lobby import Lobby, host_of
+from maag.server.net.member import Member
 from maag.server.net.model import SERVER_NAME, GameNotStarted, GameRequest, GameSummary, ServerConfig
 from maag.server.net.takeover import Takeover
 from maag.server.net.transport import Client, RateLimiter
@@ -93,6 +96,8 @@ class RefereeServer:
         self.rooms = Games(self)
         self.takeover = Takeover(self)
         self.limits = FleetLimits(self)
+        self.links = Links(self)
+        self.member = Member(self)
         self.watchers = Watchers()
         self._local_tokens: dict[str, str] = {}  # hash of a token of this run only -> bot
         self._server: asyncio.base_events.Server | None = None
@@ -134,10 +139,12 @@ class RefereeServer:
         self._server = await loop.create_server(lambda: Client(self), cfg.host, cfg.port,
                                                 reuse_address=True, reuse_port=cfg.reuse_port or None)
         self.port = self._server.sockets[0].getsockname()[1]
+        await self.links.listen(lambda: Client(self, via_link=True))
         LOG.info("referee listening on %s:%d (game %s, tc %s)", cfg.host, self.port, cfg.game, cfg.tc)
-        self._loops.append(loop.create_task(self._watch_tokens()))
+        self._loops.append(loop.create_task(self.limits.watch_tokens()))
         self._loops.append(loop.create_task(self.keeper.run()))
-        self._loops += [loop.create_task(self.takeover.run()), loop.create_task(self.limits.run())]
+        self._loops += [loop.create_task(self.takeover.run()), loop.create_task(self.limits.run()),
+                        loop.create_task(self.member.run())]
 
     async def serve_forever(self) -> None:
         assert self._server is not None
@@ -152,6 +159,7 @@ class RefereeServer:
             w.cancel()
         if self._server is not None:
             self._server.close()
+        self.links.stop()
         await self.takeover.hand_over()  # (with peers on the database; what is left is aborted)
         self.rooms.abort_all("server shutdown")
         for t in list(self._tasks):
@@ -196,28 +204,6 @@ class RefereeServer:
         self._local_tokens[hash_token(token)] = bot
         if explicit_only:
             self.explicit_only.add(bot)
-
-    async def _watch_tokens(self) -> None:
-        """Close the connections whose stored token has been revoked. Tokens are never cached
-        by this server: each `hello` asks storage, and this loop asks again for the live
-        connections every `token_check_s`, so a revocation made by any process on the same
-        database takes effect on every server."""
-        while True:
-            await asyncio.sleep(self.config.token_check_s)
-            live = [c for c in self.clients if c.token_hash is not None and not c.closed]
-            if not live:
-                continue
-            try:
-                valid = await self.storage.valid_token_hashes(sorted({str(c.token_hash) for c in live}))
-            except Exception as e:  # storage away: checked again when it is back
-                LOG.debug("token check skipped: %s", e)
-                continue
-            for c in live:
-                if c.token_hash not in valid and not c.closed:
-                    LOG.warning("%s: its token was revoked; closing", c)
-                    self.violation(c, ErrorCode.AUTH_FAILED, "your token was revoked")
-                    self._drop(c)
-                    c.close()
 
     # -- games ----------------------------------------------------------------------------
     def request_game(self, seat1: str, seat2: str, *, match_id: str | None = None,
@@ -333,6 +319,9 @@ class RefereeServer:
         if self.stopping:
             self.violation(c, ErrorCode.SHUTTING_DOWN, "the server is stopping")
             return
+        if c.via_link:  # a fleet peer carrying a seat (links.py): never a bot's token
+            self.links.hello(c, h)
+            return
         digest = hash_token(h.token)
         name = self._local_tokens.get(digest)
         if name is None:
@@ -384,6 +373,8 @@ class RefereeServer:
             self._pair()
             return  # a hosted process plays the one game it is started for, never an old seat
         self.rooms.reattach(c)
+        if self.links.address is not None:  # its seats in games hosted by the fleet's others
+            self.spawn(self.links.find(c, patient=True))
         self._pair()
 
     def _drop(self, c: Client) -> None:

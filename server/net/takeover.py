@@ -134,7 +134,7 @@ class Takeover:
                 LOG.warning("game %s taken over but not resumable (%s): stored as aborted", gid, e)
                 srv.spawn(self._store_aborted(c, str(e)))
                 continue
-            game = LiveGame(session, [None, None], c.seats, c.game_id, None)
+            game = LiveGame(session, [None, None], c.seats, c.game_id, None, link_secret=c.link_secret)
             srv.games[gid] = game
             self.logged[gid] = len(c.actions)
             srv.stats["games_started"] += 1
@@ -180,8 +180,8 @@ class Takeover:
         except Exception as e:  # the database is away: the hello goes on as without a fleet
             LOG.debug("%s: its games elsewhere not looked up: %s", c, e)
             return True
-        if other is None and not pending:
-            return True
+        if (other is None and not pending) or srv.links.address is not None:
+            return True  # (with links, its seats elsewhere are carried to their host: links.find)
         srv.violation(c, ErrorCode.ALREADY_CONNECTED, "your games are played by another referee at this "
                       f"address since theirs failed (game {other or 'being taken over'}): connect again")
         return False
@@ -280,7 +280,7 @@ def _handable(game: LiveGame) -> bool:
     req = game.request
     if req is not None and (req.future is not None or req.clients is not None):
         return False
-    return not any(c is not None and c.pinned for c in game.clients)
+    return not any(c is not None and c.pinned and not c.link for c in game.clients)
 
 
 def _resume(session: GameSession) -> dict[str, Any]:

@@ -74,7 +74,7 @@ class Client(asyncio.Protocol):
     _ids = itertools.count(1)
 
     def __init__(self, server: RefereeServer, *, pinned: asyncio.Future[str] | None = None,
-                 probe: Callable[[], Any] | None = None) -> None:
+                 probe: Callable[[], Any] | None = None, via_link: bool = False) -> None:
         cfg = server.config
         self.id = next(self._ids)
         self.server = server
@@ -103,6 +103,11 @@ class Client(asyncio.Protocol):
         self.pinned = pinned is not None
         """Handed in by `attach`: one game, only by a request naming this connection."""
         self.hello_future = pinned
+        self.via_link = via_link  # accepted on the link listener: only link tokens log in
+        self.link = False  # a fleet peer carrying one seat of a game hosted here (net/links.py)
+        self.link_seat: tuple[str, int] | None = None  # (game, seat) a link asked for
+        self.extra_rtt_ms = 0.0  # a link's: the round trip from its member to the bot
+        self.links: dict[str, Any] = {}  # game -> SeatLink: this bot's seats in games hosted elsewhere
         self.probe = probe  # awaitable: why a hosted process ended
         self.fault: tuple[str, str] | None = None  # (verdict, detail) known when it closes
         self._busy = False  # a hello is being answered: input waits
@@ -264,7 +269,7 @@ class Client(asyncio.Protocol):
     def free_slots(self) -> int:
         if self.bot is None or self.closing:
             return 0
-        free = self.concurrency - len(self.games) - self.reserved
+        free = self.concurrency - len(self.games) - len(self.links) - self.reserved
         return free if self.max_games is None else min(free, self.max_games - self.begun)
 
     def rtt_ms(self) -> float:
@@ -280,12 +285,12 @@ class Client(asyncio.Protocol):
 
     def _read_rtt(self) -> float:
         if self.sock is None or not hasattr(socket, "TCP_INFO"):
-            return 0.0
+            return self.extra_rtt_ms
         try:
             raw = self.sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _RTT_OFFSET + 4)
-            return float(_TCP_INFO_RTT.unpack_from(raw, _RTT_OFFSET)[0]) / 1000.0
+            return float(_TCP_INFO_RTT.unpack_from(raw, _RTT_OFFSET)[0]) / 1000.0 + self.extra_rtt_ms
         except (OSError, struct.error):
-            return 0.0
+            return self.extra_rtt_ms
 
     def queue(self, msg: Message) -> None:
         """Encode `msg` for this connection (written on flush)."""

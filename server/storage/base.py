@@ -124,6 +124,33 @@ CREATE TABLE IF NOT EXISTS game_actions (
     epoch INTEGER NOT NULL,
     data TEXT NOT NULL,
     PRIMARY KEY (game_id, seq)
+);
+CREATE TABLE IF NOT EXISTS fleet_bots (
+    server TEXT NOT NULL,
+    bot TEXT NOT NULL,
+    free INTEGER NOT NULL,
+    idle_since {real} NOT NULL,
+    PRIMARY KEY (server, bot)
+);
+CREATE TABLE IF NOT EXISTS fleet_assignments (
+    id {key},
+    ladder TEXT NOT NULL,
+    epoch INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    seat0 TEXT NOT NULL,
+    seat1 TEXT NOT NULL,
+    server1 TEXT NOT NULL,
+    secret TEXT NOT NULL,
+    seed TEXT,
+    status TEXT NOT NULL,
+    linked INTEGER NOT NULL DEFAULT 0,
+    game_id INTEGER,
+    created {real} NOT NULL
+);
+CREATE INDEX IF NOT EXISTS fleet_assignments_status ON fleet_assignments (status);
+CREATE TABLE IF NOT EXISTS ladder_leaders (
+    name TEXT PRIMARY KEY,
+    epoch INTEGER NOT NULL
 )
 """
 # Columns added after a table's first release, for databases made by an older maag.
@@ -131,7 +158,8 @@ MIGRATIONS = (("games", "server", "TEXT"), ("results", "verdict", "TEXT"),
               ("games", "epoch", "INTEGER NOT NULL DEFAULT 0"),
               ("games", "logged", "INTEGER NOT NULL DEFAULT 0"),
               ("games", "resume", "TEXT"), ("results", "server", "TEXT"),
-              ("servers", "revoked", "INTEGER NOT NULL DEFAULT 0"))
+              ("servers", "revoked", "INTEGER NOT NULL DEFAULT 0"), ("servers", "link", "TEXT"),
+              ("games", "link_secret", "TEXT"))
 # A write fenced by server ?'s lease: the lease is held until another server revokes it
 # (storage/fleet.py's `claim_lapsed`, once it has lapsed); a revoked lease never comes back.
 HELD = "? IN (SELECT id FROM servers WHERE revoked = 0)"
@@ -224,15 +252,19 @@ class Storage:
 
     # -- games
     def create_game(self, game: str, config: dict[str, Any], seats: tuple[str, str], time_control: str,
-                    match_id: str | None = None, server: str | None = None) -> int:
-        """The new game's id; with `server`, unless that server's lease was revoked (LeaseLost)."""
+                    match_id: str | None = None, server: str | None = None,
+                    link_secret: str | None = None) -> int:
+        """The new game's id; with `server`, unless that server's lease was revoked (LeaseLost).
+        `link_secret`: what the fleet's other referees log in with to carry a seat of this game
+        to its host (net/links.py)."""
         def tx(cur: Any) -> int:
             self.db.execute(cur, "INSERT INTO games (game, config, seat0, seat1, time_control, match_id, "
-                            "status, created, server) SELECT ?, ?, ?, ?, ?, ?, 'running', ?, ?"
+                            "status, created, server, link_secret) "
+                            "SELECT ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?"
                             + ("" if server is None else f" WHERE {NOT_REVOKED}")
                             + " RETURNING id",
                             (game, json.dumps(config), seats[0], seats[1], time_control, match_id, _now(),
-                             server, *(() if server is None else (server,))))
+                             server, link_secret, *(() if server is None else (server,))))
             row = cur.fetchone()
             if row is None:
                 raise LeaseLost(f"server {server}'s lease was revoked")
@@ -440,8 +472,10 @@ class AsyncStorage:
         return await self.run(self.storage.valid_token_hashes, hashes)
 
     async def create_game(self, game: str, config: dict[str, Any], seats: tuple[str, str], time_control: str,
-                          match_id: str | None = None, server: str | None = None) -> int:
-        return await self.run(self.storage.create_game, game, config, seats, time_control, match_id, server)
+                          match_id: str | None = None, server: str | None = None,
+                          link_secret: str | None = None) -> int:
+        return await self.run(self.storage.create_game, game, config, seats, time_control, match_id, server,
+                              link_secret)
 
     async def finish_game(self, game_id: int, replay: dict[str, Any], fenced: bool = True) -> None:
         """Store a result, fenced by `fence` (the server whose lease the writes need) if set

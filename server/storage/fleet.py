@@ -29,8 +29,9 @@ from typing import Any
 
 from maag.server.storage.base import HELD, Storage
 
-__all__ = ["Batch", "Claimed", "log_actions", "claim_lapsed", "taken_elsewhere", "has_lapsed_games",
-           "release_lease", "recent_starts", "count_auth_failure"]
+__all__ = ["Batch", "Claimed", "SeatElsewhere", "log_actions", "claim_lapsed", "taken_elsewhere",
+           "has_lapsed_games", "set_link", "seats_elsewhere", "game_running", "release_lease",
+           "recent_starts", "count_auth_failure"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +54,7 @@ class Claimed:
     epoch: int
     resume: dict[str, Any] | None
     actions: list[dict[str, Any]]
+    link_secret: str | None = None
 
 
 def log_actions(st: Storage, server: str, batches: list[Batch]) -> list[int]:
@@ -115,14 +117,15 @@ def claim_lapsed(st: Storage, server: str, game: str | None = None) -> list[Clai
         out: list[Claimed] = []
         for dead in lapsed:
             db.execute(cur, "UPDATE servers SET revoked = 1 WHERE id = ?", (dead,))
-            db.execute(cur, "SELECT id, seat0, seat1, epoch, resume FROM games WHERE server = ? AND "
-                       "status = 'running'" + ("" if game is None else " AND game = ?") + " ORDER BY id",
+            db.execute(cur, "SELECT id, seat0, seat1, epoch, resume, link_secret FROM games "
+                       "WHERE server = ? AND status = 'running'" + ("" if game is None else " AND game = ?")
+                       + " ORDER BY id",
                        (dead, *(() if game is None else (game,))))
-            for gid, s0, s1, epoch, resume in cur.fetchall():
+            for gid, s0, s1, epoch, resume, secret in cur.fetchall():
                 db.execute(cur, "UPDATE games SET server = ?, epoch = ? WHERE id = ?",
                            (server, epoch + 1, gid))
                 out.append(Claimed(int(gid), (str(s0), str(s1)), int(epoch) + 1,
-                                   None if resume is None else json.loads(resume), []))
+                                   None if resume is None else json.loads(resume), [], secret))
             db.execute(cur, "DELETE FROM connections WHERE server = ?", (dead,))
         for c in out:
             db.execute(cur, "SELECT data FROM game_actions WHERE game_id = ? ORDER BY seq", (c.game_id,))
@@ -192,3 +195,40 @@ def count_auth_failure(st: Storage, keys: list[str], window_s: float) -> int:
         return worst
 
     return st.db.tx(tx)
+
+
+# -- seat links (net/links.py) ---------------------------------------------------------------
+def set_link(st: Storage, server: str, address: str) -> None:
+    """Publish where `server` takes the links that carry seats to its games (host:port)."""
+    st.db.tx(lambda cur: st.db.execute(cur, "UPDATE servers SET link = ? WHERE id = ?", (address, server)))
+
+
+@dataclass(frozen=True, slots=True)
+class SeatElsewhere:
+    """A seat of a running game hosted by another live referee: where to link it."""
+
+    game_id: int
+    seat: int
+    secret: str
+    address: str
+
+
+def seats_elsewhere(st: Storage, server: str, bot: str, game: str) -> list[SeatElsewhere]:
+    """`bot`'s seats in running games of `game` hosted by live referees other than `server`
+    that take links (the bot is connected here: its seats are carried there)."""
+    rows = st.db.query("SELECT g.id, g.seat0, g.seat1, g.link_secret, s.link FROM games g "
+                       "JOIN servers s ON s.id = g.server WHERE g.status = 'running' AND "
+                       "(g.seat0 = ? OR g.seat1 = ?) AND g.game = ? AND g.server != ? AND "
+                       "s.heartbeat + s.lease_s >= NOW AND s.revoked = 0 AND s.link IS NOT NULL "
+                       "AND g.link_secret IS NOT NULL ORDER BY g.id", (bot, bot, game, server))
+    out = []
+    for gid, s0, s1, secret, link in rows:
+        for seat, name in enumerate((s0, s1)):
+            if name == bot:
+                out.append(SeatElsewhere(int(gid), seat, str(secret), str(link)))
+    return out
+
+
+def game_running(st: Storage, game_id: int) -> bool:
+    rows = st.db.query("SELECT 1 FROM games WHERE id = ? AND status = 'running'", (game_id,))
+    return bool(rows)

@@ -1,0 +1,369 @@
+"""Seat links: a bot connected to one referee of a fleet plays a game hosted by another.
+
+The referee the bot is connected to (here called the *member*) opens a TCP connection to
+the host's link listener (its address is in the host's `servers` row) and speaks the bot
+protocol there on the bot's behalf, for that one game, relaying the game's messages both
+ways (decoded and encoded again: the bot and the link need not share a framing). It logs in
+with a link token, never the bot's: `link:g<game>:<seat>:<secret>:<rtt µs>` for a running
+game (the secret is made per game by its host and kept in the game's row, which only the
+fleet's referees read), `link:a<assignment>:<secret>:<rtt µs>` for a game a fleet scheduler
+has just paired (net/member.py; the host waits for this link before the game starts). The
+host treats the link as the seat's connection for that game only (pinned: never paired, not
+counted among the bot's connections) and adds the round trip the member measured to the bot
+to the link's own (TCP_INFO): the seat's network time, not its thinking time.
+
+A link that drops (the host died or handed its games over) is looked up again every
+RELINK_S while its bot is still here and the game still runs: the referee that took the
+game over is found in the database and linked, and the bot never notices but for the wait.
+A bot that reconnects to any referee of the fleet finds its games the same way (`find`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import logging
+import secrets
+import socket
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from maag.protocol import (
+    FATAL,
+    Act,
+    Connection,
+    ConnectionClosed,
+    Error,
+    ErrorCode,
+    GameOver,
+    GameStart,
+    Greeting,
+    Hello,
+    Message,
+    ProtocolError,
+    Resign,
+    Role,
+    Turn,
+    Welcome,
+)
+from maag.server.net.model import SERVER_NAME
+from maag.server.storage.fleet import game_running, has_lapsed_games, seats_elsewhere, set_link
+
+if TYPE_CHECKING:
+    from maag.server.net.server import RefereeServer
+    from maag.server.net.transport import Client
+
+__all__ = ["Links", "SeatLink", "RELINK_S", "LINK_WAIT_S", "new_secret"]
+
+LOG = logging.getLogger("maag.server.net.server")
+
+RELINK_S = 0.5
+"""How often a lost link's game is looked up again (its new host, once taken over)."""
+LINK_WAIT_S = 10.0
+"""How long a host waits for the link of a game a scheduler paired before calling it off."""
+
+
+def new_secret() -> str:
+    return secrets.token_urlsafe(18)
+
+
+class SeatLink(asyncio.Protocol):
+    """The member's end of one link: the bot's connection `client` here, the host there."""
+
+    def __init__(self, links: Links, client: Client, token: str, *, game_id: str | None,
+                 reserved: bool = False) -> None:
+        self.links = links
+        self.reserved = reserved  # holds one of the bot's slots until its game_start (member.py)
+        self.client = client
+        self.token = token
+        self.game_id = game_id  # known from the start for a running game; else from game_start
+        self.conn = Connection(Role.CLIENT)
+        self.transport: asyncio.Transport | None = None
+        self.welcomed: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self.over = False  # game_over relayed: the link's job is done
+        self.refused: str | None = None  # why the host refused the link
+
+    def __repr__(self) -> str:
+        return f"<link {self.client.bot} game {self.game_id or '?'}>"
+
+    # -- towards the host ---------------------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        c = self.client
+        self._write(Greeting(encoding="msgpack"))
+        self._write(Hello(name=c.display or str(c.bot), token=self.token, games=(self.links.game,),
+                          concurrency=1, want_legal=c.want_legal, want_groups=c.want_groups or None))
+
+    def _write(self, m: Message | Greeting) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.write(self.conn.send(m))
+
+    def forward(self, m: Act | Turn | Resign) -> None:
+        """A message of the bot for this game, on to the host."""
+        try:
+            self._write(m)
+        except ProtocolError as e:  # (the link is closing: the bot's seat is disconnected there)
+            LOG.debug("%s: %s not forwarded: %s", self, m.TYPE, e)
+
+    # -- from the host --------------------------------------------------------------------
+    def data_received(self, data: bytes) -> None:
+        c = self.client
+        try:
+            for ev in self.conn.events(data):
+                if isinstance(ev, ConnectionClosed):
+                    break
+                if isinstance(ev, Welcome):
+                    if not self.welcomed.done():
+                        self.welcomed.set_result(True)
+                    continue
+                if not isinstance(ev, Message):
+                    continue
+                if isinstance(ev, Error) and getattr(ev, "game_id", None) is None:
+                    self.refused = f"{ev.code}: {ev.message}"
+                    if ev.code in FATAL or not self.welcomed.done():
+                        self.close()
+                        break
+                    continue
+                if isinstance(ev, GameStart) and self.game_id is None:
+                    self.game_id = ev.game_id
+                    self.links.started(self)
+                c.queue(ev)
+                if isinstance(ev, GameOver):
+                    self.over = True
+            c.flush()
+        except ProtocolError as e:
+            LOG.warning("%s: the host broke the protocol (%s); closing the link", self, e)
+            self.close()
+        if self.over:
+            self.close()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.welcomed.done():
+            self.welcomed.set_result(False)
+        self.links.lost(self)
+
+    def close(self) -> None:
+        if self.transport is not None:
+            with contextlib.suppress(Exception):
+                self.transport.close()
+
+
+class Links:
+    """Both ends of the fleet's seat links for one referee (see the module)."""
+
+    def __init__(self, server: RefereeServer) -> None:
+        self.server = server
+        self.game = server.config.game
+        self.address: str | None = None  # where this referee takes links (host:port), once listening
+        self.expected: dict[int, tuple[str, int, asyncio.Future[str]]] = {}
+        """assignment -> (secret, seat, the hello future the game's request waits for)."""
+        self._relinking: set[tuple[str, int]] = set()  # (bot, game) looked up again, for lost links
+        self._listener: asyncio.base_events.Server | None = None
+
+    # -- the listener -------------------------------------------------------------------
+    async def listen(self, factory: Callable[[], asyncio.Protocol]) -> None:
+        """Listen for links (a free port) and publish the address in this referee's row."""
+        srv = self.server
+        cfg = srv.config
+        if not cfg.links:
+            return
+        host = cfg.link_host or cfg.host
+        self._listener = await asyncio.get_running_loop().create_server(factory, host, 0)
+        port = self._listener.sockets[0].getsockname()[1]
+        shown = cfg.link_address or (socket.getfqdn() if host in ("", "0.0.0.0", "::") else host)
+        address = f"[{shown}]:{port}" if ":" in shown else f"{shown}:{port}"
+        try:
+            await srv.storage.run(set_link, srv.storage.storage, srv.server_id, address)
+        except Exception as e:  # no links then: the fleet's others do not know where we are
+            LOG.warning("link address not published (%s): seats are not carried here", e)
+            return
+        self.address = address
+
+    def stop(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
+
+    # -- the host's end -----------------------------------------------------------------
+    def hello(self, c: Client, h: Hello) -> None:
+        """A hello on the link listener: a link for a seat of a game here, or refused."""
+        srv = self.server
+        why = self.accept(c, h)
+        name = self.bot_of(c) if why is None else None
+        if name is None:
+            srv.violation(c, ErrorCode.AUTH_FAILED, f"link refused: {why or 'no such seat'}")
+            return
+        c.bot, c.display, c.free_since = name, h.name, time.monotonic()
+        cfg = srv.config
+        c.queue(Welcome(bot=name, server=SERVER_NAME, max_frame=cfg.max_frame, max_rate=cfg.max_rate))
+        c.flush()
+        LOG.info("%s: link for %s", c, name)
+        self.welcomed(c)
+        srv.lobby.pair()
+
+    def expect(self, assignment: int, secret: str, seat: int) -> asyncio.Future[str]:
+        """A link for `seat` of a game being paired (net/member.py): the request's pin."""
+        fut: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        fut.add_done_callback(lambda f: f.cancelled() or f.exception())
+        self.expected[assignment] = (secret, seat, fut)
+        return fut
+
+    def accept(self, c: Client, h: Hello) -> str | None:
+        """A link's hello on the link listener: None if it is accepted (then `c` holds the
+        seat), else why not (answered `auth_failed`)."""
+        parts = h.token.split(":")
+        if len(parts) != 4 or parts[0] != "link" or len(parts[1]) < 2 or not parts[3].isdigit():
+            return "not a link token"
+        kind, ref, secret, rtt_us = parts[1][0], parts[1][1:], parts[2], int(parts[3])
+        srv = self.server
+        c.extra_rtt_ms = min(rtt_us, 10_000_000) / 1000.0
+        c.pinned = True  # one game, never paired, not counted among the bot's connections
+        c.link = True
+        c.concurrency, c.max_games = 1, 1
+        c.want_legal, c.want_groups = h.want_legal, bool(h.want_groups)
+        if kind == "a" and ref.isdigit():
+            entry = self.expected.get(int(ref))
+            if entry is None or not hmac.compare_digest(entry[0], secret):
+                return "unknown link"
+            del self.expected[int(ref)]
+            c.hello_future = entry[2]
+            return None
+        seat_s, _, gid = ref.partition(".")
+        game = srv.games.get(gid)
+        if kind != "g" or not seat_s.isdigit() or game is None or game.ending or game.link_secret is None:
+            return "no such game here"
+        seat = int(seat_s)
+        if seat not in (0, 1) or not hmac.compare_digest(game.link_secret, secret):
+            return "unknown link"
+        held = game.clients[seat]
+        if held is not None and not held.closing:
+            return f"seat {seat + 1} of game {gid} is connected already"
+        c.link_seat = (gid, seat)
+        return None
+
+    def welcomed(self, c: Client) -> None:
+        """After the link's welcome: its seat (a running game's), or the waiting request's pin."""
+        if c.hello_future is not None:
+            if not c.hello_future.done():
+                c.hello_future.set_result(str(c.bot))
+            return
+        if c.link_seat is not None:
+            gid, seat = c.link_seat
+            game = self.server.games.get(gid)
+            if game is not None and not game.ending and game.clients[seat] is None:
+                self.server.rooms.seat_back(c, game, seat)
+
+    def bot_of(self, c: Client) -> str | None:
+        """The bot a link's hello speaks for (its seat's, or the paired game's)."""
+        if c.link_seat is not None:
+            game = self.server.games.get(c.link_seat[0])
+            return None if game is None else game.bots[c.link_seat[1]]
+        for req in self.server.lobby.requests:
+            if req.clients is not None and c.hello_future in req.clients:
+                return req.seats[req.clients.index(c.hello_future)]
+        return None
+
+    # -- the member's end ---------------------------------------------------------------
+    async def open(self, c: Client, address: str, token: str, *, game_id: str | None,
+                   reserved: bool = False) -> SeatLink | None:
+        """Link `c`'s seat to the host at `address`; the link once the host welcomed it.
+        `reserved`: the caller took one of `c`'s slots for it (released with the link, or
+        turned into the game's own once its game_start comes)."""
+        host, _, port = address.rpartition(":")
+        host = host.strip("[]")
+        loop = asyncio.get_running_loop()
+        link = SeatLink(self, c, token, game_id=game_id, reserved=reserved)
+        if game_id is not None:
+            c.links[game_id] = link
+        try:
+            await asyncio.wait_for(loop.create_connection(lambda: link, host, int(port)), 5.0)
+            ok = await asyncio.wait_for(asyncio.shield(link.welcomed), 5.0)
+        except (OSError, asyncio.TimeoutError, ValueError) as e:
+            link.refused = link.refused or str(e) or type(e).__name__
+            ok = False
+        if not ok:
+            link.close()
+            self._release(link)
+            if game_id is not None and c.links.get(game_id) is link:
+                del c.links[game_id]
+            LOG.info("%s: link to %s refused: %s", c, address, link.refused)
+            return None
+        LOG.info("%s: seat linked to %s (game %s)", c, address, game_id or "being paired")
+        return link
+
+    def token(self, c: Client, ref: str, secret: str) -> str:
+        return f"link:{ref}:{secret}:{int(c.rtt_ms() * 1000)}"
+
+    async def find(self, c: Client, *, patient: bool = False) -> None:
+        """Link every seat of `c`'s bot in games hosted by the fleet's other referees (a bot
+        that reconnected here, or whose link was lost and whose game was taken over). With
+        `patient` (a bot's hello), while some of its games are being taken over (their host's
+        lease has lapsed), look again every RELINK_S for up to a lease."""
+        srv = self.server
+        if c.bot is None or c.closing or c.pinned:
+            return
+        st = srv.storage.storage
+        end = time.monotonic() + srv.config.lease_s
+        try:
+            seats = await srv.storage.run(seats_elsewhere, st, srv.server_id, c.bot, self.game)
+            while patient and time.monotonic() < end and not c.closing and \
+                    await srv.storage.run(has_lapsed_games, st, c.bot, self.game):
+                await asyncio.sleep(RELINK_S)
+                seats = await srv.storage.run(seats_elsewhere, st, srv.server_id, c.bot, self.game)
+        except Exception as e:
+            LOG.debug("%s: its games elsewhere not looked up: %s", c, e)
+            return
+        for s in seats:
+            gid = str(s.game_id)
+            if gid in c.links or gid in c.games or c.closing:
+                continue
+            await self.open(c, s.address, self.token(c, f"g{s.seat}.{gid}", s.secret), game_id=gid)
+
+    def started(self, link: SeatLink) -> None:
+        """A paired game's `game_start` came through `link`: it holds one of the bot's slots."""
+        assert link.game_id is not None
+        link.client.links[link.game_id] = link
+        self._release(link)
+
+    def _release(self, link: SeatLink) -> None:
+        if link.reserved:
+            link.reserved = False
+            link.client.reserved = max(0, link.client.reserved - 1)
+
+    def lost(self, link: SeatLink) -> None:
+        """A link closed: its game is over (the slot is free again), or its host is gone (the
+        game is looked up again until it runs elsewhere or is over)."""
+        c = link.client
+        gid = link.game_id
+        self._release(link)
+        if gid is not None and c.links.get(gid) is link:
+            del c.links[gid]
+            c.free_since = time.monotonic()
+        if link.over or gid is None or c.closing or self.server.stopping:
+            self.server.lobby.pair()
+            return
+        key = (str(c.bot), int(gid))
+        if key not in self._relinking:
+            self._relinking.add(key)
+            self.server.spawn(self._relink(c, int(gid), key))
+
+    async def _relink(self, c: Client, gid: int, key: tuple[str, int]) -> None:
+        srv = self.server
+        try:
+            while not c.closing and not srv.stopping and str(gid) not in c.links and str(gid) not in c.games:
+                await asyncio.sleep(RELINK_S)
+                try:
+                    if not await srv.storage.run(game_running, srv.storage.storage, gid):
+                        return
+                except Exception:
+                    continue
+                await self.find(c)
+        finally:
+            self._relinking.discard(key)
+
+    def close_all(self, c: Client) -> None:
+        """`c` is gone: its links close (their seats are disconnected at their hosts)."""
+        for link in list(c.links.values()):
+            link.close()
+        c.links.clear()

@@ -1,0 +1,147 @@
+"""A referee as a member of a fleet's ladder: it tells the database who is free here, and
+plays the games the ladder's one scheduler (compete/ladder.py, in whichever process holds the
+ladder's lock) assigns to it (storage/assignments.py).
+
+Every POLL_S: the bots connected here and their free slots are published (when they
+changed, and every REFRESH_S anyway), and this referee's new assignments are taken. A game
+it hosts is requested like any other (the lobby starts it once both seats are there); when
+seat 2's bot is connected to another referee, seat 2 is pinned to the link that referee
+opens (net/links.py) and the game waits for it at most LINK_WAIT_S. A seat it carries is
+linked to the host. Each assignment is settled once its game has started (with its id) or
+could not (the bot left, the link never came): the scheduler counts its bots' games from
+those rows, the running games and the assignments not settled yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING
+
+from maag.server.net.links import LINK_WAIT_S
+from maag.server.net.model import GameNotStarted, GameSummary
+from maag.server.storage.assignments import Assignment, publish_presence, settle, take
+
+if TYPE_CHECKING:
+    from maag.server.net.server import RefereeServer
+
+__all__ = ["Member", "POLL_S"]
+
+LOG = logging.getLogger("maag.server.net.server")
+
+POLL_S = 0.1
+"""How often the presence is published (if changed) and new assignments are looked for."""
+REFRESH_S = 2.0
+"""The presence is written again this often even when unchanged."""
+
+
+class Member:
+    """This referee's part in a fleet's ladder (see the module)."""
+
+    def __init__(self, server: RefereeServer) -> None:
+        self.server = server
+        self.ladder = server.config.fleet_ladder
+        self._shown: list[tuple[str, int]] | None = None
+        self._shown_at = 0.0
+        self.hosted = 0  # assignments hosted here (for tests and logs)
+        self.carried = 0  # assignments whose seat 2 was linked from here
+
+    def presence(self) -> list[tuple[str, int, float]]:
+        """(bot, free slots, free since) of the bots connected here that a ladder may pair."""
+        srv = self.server
+        free: dict[str, list[float]] = {}
+        wall = time.time() - time.monotonic()
+        for c in srv.clients:
+            if c.bot is None or c.pinned or c.closing or c.bot in srv.explicit_only:
+                continue
+            slots = c.free_slots
+            if slots > 0:
+                got = free.setdefault(c.bot, [0, c.free_since + wall])
+                got[0] += slots
+                got[1] = min(got[1], c.free_since + wall)
+        return [(b, int(v[0]), v[1]) for b, v in sorted(free.items())]
+
+    async def run(self) -> None:
+        srv = self.server
+        if self.ladder is None or srv.links.address is None:
+            return
+        st = srv.storage.storage
+        while not srv.stopping:
+            await asyncio.sleep(POLL_S)
+            if not srv.keeper.ok:
+                continue
+            try:
+                rows = self.presence()
+                shown = [(b, n) for b, n, _ in rows]
+                now = time.monotonic()
+                if shown != self._shown or now - self._shown_at > REFRESH_S:
+                    await srv.storage.run(publish_presence, st, srv.server_id, rows)
+                    self._shown, self._shown_at = shown, now
+                hosted, linked = await srv.storage.run(take, st, srv.server_id)
+            except Exception as e:  # the database is away: the keeper rides it out
+                LOG.debug("fleet: presence or assignments not exchanged: %s", e)
+                continue
+            for a in hosted:
+                self.hosted += 1
+                srv.spawn(self._host(a))
+            for a in linked:
+                self.carried += 1
+                srv.spawn(self._carry(a))
+
+    async def _host(self, a: Assignment) -> None:
+        """Play assignment `a` here: seat 2 local, or pinned to its link."""
+        srv = self.server
+        cross = a.server1 != srv.server_id
+        pin = srv.links.expect(a.id, a.secret, 1) if cross else None
+        started: list[int] = []
+        fut = srv.request_game(a.seats[0], a.seats[1], match_id=f"ladder:{a.ladder}", seed=a.seed,
+                               tags={"Ladder": a.ladder}, requeue=False, on_start=started.append,
+                               clients=(None, pin) if pin is not None else None)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + LINK_WAIT_S
+        while not started and not fut.done() and loop.time() < deadline:
+            await asyncio.sleep(0.02)
+        if not started and not fut.done():  # the bot left, or the link never came: call it off
+            req = next((r for r in srv.lobby.requests if r.future is fut), None)
+            if req is not None:
+                srv.lobby.requests.remove(req)
+                fut.set_exception(GameNotStarted(f"assignment {a.id}: {a.seats} not both here in time"))
+        srv.links.expected.pop(a.id, None)
+        fut.add_done_callback(lambda f: _played(a, f))  # (not awaited: our stop must not wait for it)
+        await self._settle(a, started[0] if started else None)
+
+    async def _carry(self, a: Assignment) -> None:
+        """Link seat 2 of assignment `a` from here to its host."""
+        srv = self.server
+        c = srv.lobby.free(a.seats[1])
+        if c is None or a.link is None:
+            LOG.info("fleet: assignment %d: %s has no free slot here any more", a.id, a.seats[1])
+            return  # the host calls it off after LINK_WAIT_S
+        for attempt in range(3):  # (the host took it a moment ago: it may not expect the link yet)
+            if attempt:
+                await asyncio.sleep(0.2)
+            c.reserved += 1  # until its game_start comes through the link (links.started)
+            link = await srv.links.open(c, a.link, srv.links.token(c, f"a{a.id}", a.secret), game_id=None,
+                                        reserved=True)
+            if link is not None or c.closing:
+                break
+        srv.lobby.pair()
+
+    async def _settle(self, a: Assignment, game_id: int | None) -> None:
+        srv = self.server
+        try:
+            await srv.storage.run(settle, srv.storage.storage, a.id, game_id)
+        except Exception as e:  # unsettled, it is forgotten after ASSIGNMENT_TTL_S
+            LOG.warning("fleet: assignment %d not settled: %s", a.id, e)
+
+
+def _played(a: Assignment, fut: asyncio.Future[GameSummary]) -> None:
+    if fut.cancelled():
+        LOG.info("fleet: assignment %d not played: the server stopped", a.id)
+    elif isinstance(fut.exception(), GameNotStarted):
+        LOG.info("fleet: assignment %d not played: %s", a.id, fut.exception())
+    elif fut.exception() is not None:
+        LOG.error("fleet: assignment %d: %r", a.id, fut.exception())
+    else:
+        LOG.info("fleet: assignment %d played as game %d", a.id, fut.result().game_id)

@@ -1,0 +1,170 @@
+"""A fleet's ladder on one database: who is free where, and the games its one scheduler pairs.
+
+- Presence (`fleet_bots`): each referee publishes, for each bot connected to it, its free
+  game slots and since when it has been free (net/member.py, whenever that changes).
+- The scheduler's epoch (`ladder_leaders`): the process that takes a ladder's lock (a
+  session advisory lock, compete/ladder.py) raises the epoch; an assignment is written only
+  with the current epoch, so a scheduler that lost its lock without knowing it (its session
+  died, another took over) cannot pair anyone any more.
+- Assignments (`fleet_assignments`): a game between two bots, hosted by the referee of
+  seat 1's bot (`host`); the referee of seat 2's (`server1`) carries the seat there through a
+  link (net/links.py), authenticated by the assignment's `secret`. Each referee takes its
+  own assignments once (`take`), then says how they went (`settle`: the game's id, or
+  failed). An assignment that nobody settled within ASSIGNMENT_TTL_S is forgotten (its
+  referee died).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from maag.server.storage.base import Storage
+
+__all__ = ["Assignment", "StaleScheduler", "ASSIGNMENT_TTL_S", "publish_presence", "presence", "lead",
+           "assign", "take", "settle", "ladder_load", "finished_after"]
+
+ASSIGNMENT_TTL_S = 20.0
+"""An assignment not settled by then is not counted (its referee died before starting it)."""
+LIVE = "s.heartbeat + s.lease_s >= NOW AND s.revoked = 0"
+
+
+class StaleScheduler(Exception):
+    """Another process leads this ladder now (its epoch is higher): nothing was assigned."""
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    id: int
+    ladder: str
+    host: str
+    seats: tuple[str, str]
+    server1: str
+    secret: str
+    seed: int | None
+    link: str | None
+    """The host's link address (for the referee that carries seat 2 there)."""
+
+
+def publish_presence(st: Storage, server: str, rows: list[tuple[str, int, float]]) -> None:
+    """Replace `server`'s presence with `rows`: (bot, free slots, free since: Unix time)."""
+    def tx(cur: Any) -> None:
+        st.db.execute(cur, "DELETE FROM fleet_bots WHERE server = ?", (server,))
+        for bot, free, since in rows:
+            st.db.execute(cur, "INSERT INTO fleet_bots (server, bot, free, idle_since) VALUES (?, ?, ?, ?)",
+                          (server, bot, int(free), float(since)))
+
+    st.db.tx(tx)
+
+
+def presence(st: Storage) -> list[tuple[str, str, int, float]]:
+    """(server, bot, free slots, free since) on every live referee that takes links."""
+    rows = st.db.query("SELECT f.server, f.bot, f.free, f.idle_since FROM fleet_bots f JOIN servers s "
+                       f"ON s.id = f.server WHERE {LIVE} AND s.link IS NOT NULL AND f.free > 0 "
+                       "ORDER BY f.server, f.bot")
+    return [(str(a), str(b), int(c), float(d)) for a, b, c, d in rows]
+
+
+def lead(st: Storage, ladder: str) -> int:
+    """Raise `ladder`'s scheduler epoch (the caller holds its lock): the new epoch."""
+    def tx(cur: Any) -> int:
+        st.db.execute(cur, "INSERT INTO ladder_leaders (name, epoch) VALUES (?, 1) ON CONFLICT (name) "
+                      "DO UPDATE SET epoch = ladder_leaders.epoch + 1 RETURNING epoch", (ladder,))
+        return int(cur.fetchone()[0])
+
+    return st.db.tx(tx)
+
+
+def assign(st: Storage, ladder: str, epoch: int,
+           games: list[tuple[str, tuple[str, str], str, str, int | None]]) -> list[int]:
+    """Write the games (host, seats, server of seat 2, secret, seed) paired by the scheduler of
+    `epoch`, in one transaction; StaleScheduler if that epoch is not the ladder's any more."""
+    def tx(cur: Any) -> list[int]:
+        lock = " FOR UPDATE" if st.db.DIALECT == "postgresql" else ""  # (SQLite's writes are serial)
+        st.db.execute(cur, "SELECT epoch FROM ladder_leaders WHERE name = ?" + lock, (ladder,))
+        row = cur.fetchone()
+        if row is None or int(row[0]) != epoch:
+            raise StaleScheduler(f"ladder {ladder!r} is scheduled by epoch {row and row[0]}, not {epoch}")
+        ids = []
+        for host, seats, server1, secret, seed in games:
+            st.db.execute(cur, "INSERT INTO fleet_assignments (ladder, epoch, host, seat0, seat1, server1, "
+                          "secret, seed, status, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'new', NOW) "
+                          "RETURNING id",
+                          (ladder, epoch, host, seats[0], seats[1], server1, secret,
+                           None if seed is None else str(seed)))
+            ids.append(int(cur.fetchone()[0]))
+        st.db.execute(cur, "DELETE FROM fleet_assignments WHERE created < NOW - 3600")
+        return ids
+
+    return st.db.tx(tx)
+
+
+def take(st: Storage, server: str) -> tuple[list[Assignment], list[Assignment]]:
+    """`server`'s new assignments, each taken once: (the games it hosts, the seats it links to
+    a host that has taken the game: it expects the link then)."""
+    cols = "a.id, a.ladder, a.host, a.seat0, a.seat1, a.server1, a.secret, a.seed, s.link"
+
+    def tx(cur: Any) -> tuple[list[Assignment], list[Assignment]]:
+        since = ASSIGNMENT_TTL_S
+        st.db.execute(cur, f"SELECT {cols} FROM fleet_assignments a JOIN servers s ON s.id = a.host "
+                      "WHERE a.status = 'new' AND a.host = ? AND a.created > NOW - ?", (server, since))
+        hosted = [_assignment(r) for r in cur.fetchall()]
+        for a in hosted:
+            st.db.execute(cur, "UPDATE fleet_assignments SET status = 'taken' WHERE id = ?", (a.id,))
+        st.db.execute(cur, f"SELECT {cols} FROM fleet_assignments a JOIN servers s ON s.id = a.host "
+                      "WHERE a.linked = 0 AND a.server1 = ? AND a.host != ? AND a.status = 'taken' "
+                      "AND a.created > NOW - ?", (server, server, since))
+        linked = [_assignment(r) for r in cur.fetchall()]
+        for a in linked:
+            st.db.execute(cur, "UPDATE fleet_assignments SET linked = 1 WHERE id = ?", (a.id,))
+        return hosted, linked
+
+    return st.db.tx(tx)
+
+
+def _assignment(r: tuple[Any, ...]) -> Assignment:
+    return Assignment(int(r[0]), str(r[1]), str(r[2]), (str(r[3]), str(r[4])), str(r[5]), str(r[6]),
+                      None if r[7] is None else int(r[7]), None if r[8] is None else str(r[8]))
+
+
+def settle(st: Storage, assignment: int, game_id: int | None) -> None:
+    """The host started the game (`game_id`) or could not (None: failed)."""
+    st.db.tx(lambda cur: st.db.execute(
+        cur, "UPDATE fleet_assignments SET status = ?, game_id = ? WHERE id = ?",
+        ("started" if game_id is not None else "failed", game_id, assignment)))
+
+
+def ladder_load(st: Storage, ladder: str, match_id: str) -> Counter[str]:
+    """Games per bot in `ladder` now: running (on any referee) or assigned and not settled.
+    A game counted twice for a moment (started, its assignment not settled yet) errs on the
+    side of the limit."""
+    load: Counter[str] = Counter()
+    for s0, s1 in st.db.query("SELECT seat0, seat1 FROM games WHERE status = 'running' AND match_id = ?",
+                              (match_id,)):
+        load[str(s0)] += 1
+        load[str(s1)] += 1
+    for s0, s1 in st.db.query("SELECT seat0, seat1 FROM fleet_assignments WHERE ladder = ? AND status IN "
+                              "('new', 'taken') AND created > NOW - ?", (ladder, ASSIGNMENT_TTL_S)):
+        load[str(s0)] += 1
+        load[str(s1)] += 1
+    return load
+
+
+Over = tuple[int, tuple[str, str], int | None, str, "dict[str, Any] | None"]
+
+
+def finished_after(st: Storage, match_id: str, after: int) -> tuple[list[Over], int]:
+    """The games of `match_id` over (finished or aborted) with an id above `after`, by id:
+    (id, seats, winner, reason, verdict); and the next `after` to ask with (below the oldest
+    game still running: games end out of order)."""
+    running = st.db.query("SELECT MIN(id) FROM games WHERE match_id = ? AND status = 'running'", (match_id,))
+    rows = st.db.query("SELECT g.id, g.seat0, g.seat1, r.winner, r.reason, r.verdict FROM games g "
+                       "JOIN results r ON r.game_id = g.id WHERE g.match_id = ? AND g.id > ? ORDER BY g.id",
+                       (match_id, after))
+    over: list[Over] = [(int(i), (str(a), str(b)), None if w is None else int(w), str(why),
+                         None if v is None else json.loads(v)) for i, a, b, w, why, v in rows]
+    low = running[0][0] if running and running[0][0] is not None else None
+    nxt = int(low) - 1 if low is not None else max([after] + [o[0] for o in over])
+    return over, max(after, min(nxt, max([after] + [o[0] for o in over])))

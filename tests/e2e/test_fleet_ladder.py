@@ -1,0 +1,131 @@
+"""One ladder over four referee processes (`maag ladder --fleet` on one PostgreSQL and one
+port): real processes, SDK bots spread over them by the kernel (tests/e2e/pacing_bot.py).
+
+- the ladder is one ladder: most games are between bots connected to different processes
+  (a seat linked to the game's host, net/links.py), and a free bot is paired within a
+  second when an opponent is free;
+- `--per-bot` holds across the fleet (bots offer two slots each, the ladder allows one game
+  per bot), also while the scheduler is killed and another process takes its place;
+- the scheduler killed (-9): another process schedules within one lease; no game gets two
+  results.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import signal
+import subprocess
+import sys
+import time
+from collections import defaultdict
+
+from maag.server.storage.base import open_storage
+
+from .conftest import until
+from .test_fleet_takeover import Fleet, q
+from .test_fleet_takeover import fleet as fleet  # noqa: F401  (the fixture)
+
+LEASE_S = 2.0
+PROCESSES = 4
+
+
+def ladder(fleet: Fleet, n: int) -> subprocess.Popen[bytes]:
+    """One more `maag ladder --fleet` process on the fleet's port; returns once it listens."""
+    port_file = fleet.tmp / f"lad{n}.port"
+    args = ["--fleet", "--db", fleet.url, "--reuse-port", "--port", str(fleet.port), "--port-file",
+            str(port_file), "--map", "a-tiny", "--option", "turn_limit=8", "--tc", "5s", "--grace", "20s",
+            "--lease", str(LEASE_S), "--max-games-per-minute", "0", "--per-bot", "1", "-v",
+            "--spill-dir", str(fleet.tmp / f"spill{n}")]
+    p = subprocess.Popen([sys.executable, "-m", "maag.server", "ladder", *args],  # noqa: S603
+                         stdout=open(fleet.tmp / f"lad{n}.out", "wb"),  # noqa: SIM115
+                         stderr=open(fleet.tmp / f"lad{n}.log", "wb"))  # noqa: SIM115
+    fleet.procs.append(p)
+    deadline = time.monotonic() + 30
+    while not (port_file.exists() and port_file.read_text().strip()):
+        assert p.poll() is None and time.monotonic() < deadline, (fleet.tmp / f"lad{n}.log").read_text()
+        time.sleep(0.05)
+    fleet.port = int(port_file.read_text())
+    return p
+
+
+def ts(text: str) -> float:
+    return dt.datetime.fromisoformat(text).timestamp()
+
+
+def finished(url: str) -> int:
+    rows = q(url, "SELECT COUNT(*) FROM games WHERE match_id = 'ladder:main' AND status = 'finished'")
+    return int(rows[0][0])
+
+
+async def test_one_ladder_over_four_processes_survives_its_scheduler(fleet: Fleet) -> None:
+    url = fleet.url
+    procs = [ladder(fleet, 0)]
+    await until(lambda: b"Taking over" in (fleet.tmp / "lad0.out").read_bytes(), 20)  # the first leads
+    procs += [ladder(fleet, i) for i in range(1, PROCESSES)]
+    await fleet.bots_up(16, 2)
+    await until(lambda: finished(url) >= 60, 120)
+    epoch = q(url, "SELECT epoch FROM ladder_leaders WHERE name = 'main'")[0][0]
+    procs[0].send_signal(signal.SIGKILL)
+    killed = time.time()
+    assert procs[0].wait(10) == -signal.SIGKILL
+    await until(lambda: q(url, "SELECT COUNT(*) FROM fleet_assignments WHERE epoch > %s", epoch)[0][0], 30)
+    first_new = q(url, "SELECT MIN(created) FROM fleet_assignments WHERE epoch > %s", epoch)[0][0]
+    took_over_s = float(first_new) - killed
+    assert sum(b"Taking over" in (fleet.tmp / f"lad{i}.out").read_bytes() for i in range(1, PROCESSES)) == 1
+    n0 = finished(url)
+    await until(lambda: finished(url) >= n0 + 60, 120)
+    for p in procs[1:]:
+        p.send_signal(signal.SIGINT)
+    await asyncio.gather(*(asyncio.to_thread(p.wait, 60) for p in procs[1:]))
+    await fleet.told()
+
+    rows = q(url, "SELECT g.id, g.seat0, g.seat1, g.created, r.finished, g.status FROM games g "
+                  "JOIN results r ON r.game_id = g.id WHERE g.match_id = 'ladder:main' ORDER BY g.id")
+    assert q(url, "SELECT game_id FROM results GROUP BY game_id HAVING COUNT(*) > 1") == []
+    # --per-bot 1 across the fleet: no bot ever in two ladder games at once.
+    spans: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for _gid, s0, s1, created, over, _status in rows:
+        for b in (s0, s1):
+            spans[b].append((ts(created), ts(over)))
+    for b, ss in spans.items():
+        ss.sort()
+        for (_a0, a1), (b0, _b1) in zip(ss, ss[1:], strict=False):
+            assert b0 >= a1 - 0.005, f"{b} played two ladder games at once: {ss}"
+    # Cross-process games: the host of seat 1 is not the referee of seat 2's bot.
+    started = q(url, "SELECT host, server1 FROM fleet_assignments WHERE status = 'started'")
+    cross = sum(1 for h, s in started if h != s) / len(started)
+    # Pairing: after a game, how long a bot waited for its next one while another bot was free.
+    waits = []
+    for b, ss in spans.items():
+        others = {o: oss for o, oss in spans.items() if o != b}
+        for (_a0, a1), (b0, _b1) in zip(ss, ss[1:], strict=False):
+            if killed - 1 <= b0 and a1 <= killed + LEASE_S + 20:
+                continue  # (the kill's window: its games wait for their bots' reconnection)
+            t = _first_free_other(a1, b0, others)
+            if t is not None:
+                waits.append(b0 - t)
+    waits.sort()
+    p99 = waits[int(0.99 * (len(waits) - 1))]
+    print(f"\n{len(rows)} ladder games over four processes: {cross:.0%} between bots on different "
+          f"processes; pairing wait with an opponent free: median {waits[len(waits) // 2] * 1000:.0f} ms, "
+          f"p99 {p99 * 1000:.0f} ms ({len(waits)} waits); the scheduler killed, the next assigned "
+          f"{took_over_s:.2f} s later")
+    assert cross >= 0.70
+    assert p99 <= 1.0
+    assert took_over_s <= LEASE_S
+    st = open_storage(url)
+    try:
+        assert st.get_replay(rows[-1][0]) is not None
+    finally:
+        st.close()
+
+
+def _first_free_other(after: float, before: float,
+                      others: dict[str, list[tuple[float, float]]]) -> float | None:
+    """The first moment in [after, before) at which some other bot was in no ladder game, or None."""
+    moments = sorted({after, *[x1 for ss in others.values() for _x0, x1 in ss if after <= x1 < before]})
+    for t in moments:
+        if any(not any(x0 <= t < x1 for x0, x1 in ss) for ss in others.values()):
+            return t
+    return None
