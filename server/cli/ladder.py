@@ -168,7 +168,9 @@ async def _run(ladder: Ladder, args: argparse.Namespace) -> None:
         nonlocal presses
         presses += 1
         if presses == 1:
-            print("maag ladder: stopping; waiting for the games in progress (again to abort them)",
+            print("maag ladder: stopping; " + ("handing its games over to the fleet's other processes"
+                                                if ladder.fleet is not None else
+                                                "waiting for the games in progress (again to abort them)"),
                   file=sys.stderr, flush=True)
             ladder.stop()
         elif main is not None:

@@ -301,8 +301,8 @@ class Links:
         `patient` (a bot's hello), while some of its games are being taken over (their host's
         lease has lapsed), look again every RELINK_S for up to a lease."""
         srv = self.server
-        if c.bot is None or c.closing or c.pinned:
-            return
+        if c.bot is None or c.closing or c.pinned or c.token_hash is None:
+            return  # (a token of this referee only: its bot is not the one playing elsewhere)
         st = srv.storage.storage
         end = time.monotonic() + srv.config.lease_s
         try:

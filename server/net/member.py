@@ -97,7 +97,7 @@ class Member:
         started: list[int] = []
         fut = srv.request_game(a.seats[0], a.seats[1], match_id=f"ladder:{a.ladder}", seed=a.seed,
                                tags={"Ladder": a.ladder}, requeue=False, on_start=started.append,
-                               clients=(None, pin) if pin is not None else None)
+                               clients=(None, pin) if pin is not None else None, handover=True)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + LINK_WAIT_S
         while not started and not fut.done() and loop.time() < deadline:

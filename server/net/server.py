@@ -212,13 +212,15 @@ class RefereeServer:
                      on_start: Callable[[int], None] | None = None,
                      requeue: bool = True, tc: TimeControl | None = None,
                      clients: tuple[Any, Any] | None = None, on_prompt: Callable[[int], None] | None = None,
-                     annotate: Callable[[], dict[str, Any]] | None = None) -> asyncio.Future[GameSummary]:
+                     annotate: Callable[[], dict[str, Any]] | None = None,
+                     handover: bool = False) -> asyncio.Future[GameSummary]:
         """Queue a game between bots `seat1` and `seat2` (by name); the future resolves to its
         summary once the result is stored (see GameRequest.requeue for a seat that leaves
         before the game starts); `tc` replaces the server's time control for this game."""
         fut: asyncio.Future[GameSummary] = asyncio.get_running_loop().create_future()
         self.lobby.requests.append(GameRequest((seat1, seat2), match_id, dict(tags or {}), seed, start_state,
-                                               fut, on_start, requeue, tc, clients, on_prompt, annotate))
+                                               fut, on_start, requeue, tc, clients, on_prompt, annotate,
+                                               handover))
         self._pair()
         return fut
 
@@ -373,7 +375,9 @@ class RefereeServer:
             self._pair()
             return  # a hosted process plays the one game it is started for, never an old seat
         self.rooms.reattach(c)
-        if self.links.address is not None:  # its seats in games hosted by the fleet's others
+        if self.links.address is not None and c.token_hash is not None:
+            # Its seats in games hosted by the fleet's others. Not for a token of this referee
+            # only (a tournament arena's bot processes): the same names play elsewhere, apart.
             self.spawn(self.links.find(c, patient=True))
         self._pair()
 

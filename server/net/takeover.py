@@ -233,6 +233,8 @@ class Takeover:
                 srv.rooms.after(g)  # stored as aborted while the lease is still ours
             else:
                 srv.games.pop(g.session.game_id, None)
+                if g.request is not None and g.request.future is not None:  # (handover: followed elsewhere)
+                    g.request.future.cancel()
         busy = [t for t in srv._tasks if not t.done() and t is not asyncio.current_task()]
         if busy:
             await asyncio.wait(busy)
@@ -278,7 +280,7 @@ def _handable(game: LiveGame) -> bool:
     (a match, a tournament, a ladder's request), nor when a seat is a hosted process (it
     cannot reconnect elsewhere): those are aborted as before."""
     req = game.request
-    if req is not None and (req.future is not None or req.clients is not None):
+    if req is not None and not req.handover and (req.future is not None or req.clients is not None):
         return False
     return not any(c is not None and c.pinned and not c.link for c in game.clients)
 
