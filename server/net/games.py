@@ -362,8 +362,8 @@ class Games:
         """Give `c` the disconnected seats of its bot in running games (reconnection)."""
         now = time.monotonic()
         for game in list(self.games.values()):
-            if game.ending or c.free_slots <= 0:
-                continue
+            if game.ending:  # (its free slots do not matter: these games were the bot's already,
+                continue  # though it may have been paired again meanwhile, as after a takeover)
             for seat in (0, 1):
                 if game.bots[seat] == c.bot and game.clients[seat] is None:
                     self.seat_back(c, game, seat, now)

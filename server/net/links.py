@@ -306,19 +306,26 @@ class Links:
         st = srv.storage.storage
         end = time.monotonic() + srv.config.lease_s
         try:
-            seats = await srv.storage.run(seats_elsewhere, st, srv.server_id, c.bot, self.game)
-            while patient and time.monotonic() < end and not c.closing and \
-                    await srv.storage.run(has_lapsed_games, st, c.bot, self.game):
-                await asyncio.sleep(RELINK_S)
+            while True:
+                # In this order: a takeover committed between the two reads is seen by the second.
+                lapsed = patient and await srv.storage.run(has_lapsed_games, st, c.bot, self.game)
                 seats = await srv.storage.run(seats_elsewhere, st, srv.server_id, c.bot, self.game)
+                if not lapsed or time.monotonic() > end or c.closing or srv.stopping:
+                    break
+                await asyncio.sleep(RELINK_S)
         except Exception as e:
             LOG.debug("%s: its games elsewhere not looked up: %s", c, e)
             return
+        LOG.debug("%s: its seats elsewhere: %s", c, seats)
         for s in seats:
             gid = str(s.game_id)
             if gid in c.links or gid in c.games or c.closing:
                 continue
-            await self.open(c, s.address, self.token(c, f"g{s.seat}.{gid}", s.secret), game_id=gid)
+            token = self.token(c, f"g{s.seat}.{gid}", s.secret)
+            if await self.open(c, s.address, token, game_id=gid) is None:
+                # Its host just died (a takeover is due), or still holds the bot's old connection:
+                # looked up again until the game is linked, played here, or over.
+                self._watch(c, s.game_id)
 
     def started(self, link: SeatLink) -> None:
         """A paired game's `game_start` came through `link`: it holds one of the bot's slots."""
@@ -343,10 +350,14 @@ class Links:
         if link.over or gid is None or c.closing or self.server.stopping:
             self.server.lobby.pair()
             return
-        key = (str(c.bot), int(gid))
-        if key not in self._relinking:
+        self._watch(c, int(gid))
+
+    def _watch(self, c: Client, gid: int) -> None:
+        """Look game `gid` up again every RELINK_S for `c` (once per bot and game)."""
+        key = (str(c.bot), gid)
+        if key not in self._relinking and not c.closing and not self.server.stopping:
             self._relinking.add(key)
-            self.server.spawn(self._relink(c, int(gid), key))
+            self.server.spawn(self._relink(c, gid, key))
 
     async def _relink(self, c: Client, gid: int, key: tuple[str, int]) -> None:
         srv = self.server
