@@ -87,14 +87,16 @@ def assign(st: Storage, ladder: str, epoch: int,
         row = cur.fetchone()
         if row is None or int(row[0]) != epoch:
             raise StaleScheduler(f"ladder {ladder!r} is scheduled by epoch {row and row[0]}, not {epoch}")
-        ids = []
-        for host, seats, server1, secret, seed in games:
+        ids: list[int] = []
+        for k in range(0, len(games), 500):  # a few statements, not one per game (round trips)
+            chunk = games[k:k + 500]
+            values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, 'new', NOW)"] * len(chunk))
+            args = [x for host, seats, server1, secret, seed in chunk
+                    for x in (ladder, epoch, host, seats[0], seats[1], server1, secret,
+                              None if seed is None else str(seed))]
             st.db.execute(cur, "INSERT INTO fleet_assignments (ladder, epoch, host, seat0, seat1, server1, "
-                          "secret, seed, status, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'new', NOW) "
-                          "RETURNING id",
-                          (ladder, epoch, host, seats[0], seats[1], server1, secret,
-                           None if seed is None else str(seed)))
-            ids.append(int(cur.fetchone()[0]))
+                          f"secret, seed, status, created) VALUES {values} RETURNING id", args)
+            ids += sorted(int(r[0]) for r in cur.fetchall())
         st.db.execute(cur, "DELETE FROM fleet_assignments WHERE created < NOW - 3600")
         return ids
 
