@@ -5,7 +5,10 @@ For each level (1, 10 and 100 concurrent games), a fresh referee runs as its own
 process (two from 10 games on) opens two connections per game: random bots that ask for the legal actions and
 answer every `your_turn` with one `act` (the most messages per action a bot can make).
 (`mode` "turn": bots that send each whole random turn as one `turn` message instead,
-played out on the engine's copy of the observation.) The referee pairs them and they play
+played out on the engine's copy of the observation; "lean": act bots that decode only the keys
+they use and the legal action they pick, skipping the observation unread, for measuring what
+several referee processes gain on a machine too small for ordinary bots to keep them busy.)
+The referee pairs them and they play
 game after game. Once every bot is logged in, after a warm-up, for `seconds`:
 
 - actions_per_s: actions the referee accepted, counted by the bots, per second;
@@ -83,7 +86,10 @@ class _Bot:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         writer.write(b"MAAG 1 msgpack\n")
         self._send(writer, {"type": "hello", "v": 1, "name": "bench", "token": self.token,
-                            "games": ["heroes"], "want_legal": self.mode == "act"})
+                            "games": ["heroes"], "want_legal": self.mode in ("act", "lean")})
+        if self.mode == "lean":
+            await self._run_lean(reader, writer)
+            return
         unpacker = msgpack.Unpacker(raw=False)
         buf = b""
         while True:
@@ -101,6 +107,47 @@ class _Bot:
                 for m in unpacker:
                     self._on(writer, m, now)
 
+    async def _run_lean(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Mode "lean": the act bot's moves at a fraction of its CPU, so that on a small machine
+        the referees, not their bots, bound the throughput: of each frame only the few keys
+        the bot uses are decoded (the observation is skipped unread), and of the legal list
+        only the action it picks."""
+        buf = b""
+        while True:
+            data = await reader.read(1 << 16)
+            if not data:
+                return
+            now = time.perf_counter()
+            buf += data
+            off = 0
+            while len(buf) - off >= 4:
+                n = struct.unpack_from(">I", buf, off)[0]
+                if len(buf) - off - 4 < n:
+                    break
+                self._on(writer, self._read_lean(buf[off + 4:off + 4 + n]), now)
+                off += 4 + n
+            buf = buf[off:]
+
+    def _read_lean(self, frame: bytes) -> dict[str, Any]:
+        u = msgpack.Unpacker(raw=False)
+        u.feed(frame)
+        m: dict[str, Any] = {}
+        for _ in range(u.read_map_header()):
+            k = u.unpack()
+            if k == "legal":
+                count = u.read_array_header()
+                pick = self.rng.randrange(count) if count else 0
+                for i in range(count):
+                    if i == pick:
+                        m["legal"] = [u.unpack()]
+                    else:
+                        u.skip()
+            elif k in ("type", "game_id", "accepted", "game", "config"):
+                m[k] = u.unpack()
+            else:
+                u.skip()
+        return m
+
     def _send(self, writer: asyncio.StreamWriter, msg: dict[str, Any]) -> None:
         body = msgpack.packb(msg)
         writer.write(struct.pack(">I", len(body)) + body)
@@ -114,7 +161,7 @@ class _Bot:
                 self.stats["rtt"].append((now - sent) * 1000)
             if self.stats["measuring"]:
                 self.stats["messages"] += 1
-            if self.mode == "act":
+            if self.mode in ("act", "lean"):
                 action = self.rng.choice(m["legal"])
                 self._send(writer, {"type": "act", "v": 1, "game_id": gid, "action": action})
             else:
@@ -459,8 +506,10 @@ def register_cli(bsub: Any, machine: Callable[[], dict[str, Any]]) -> None:
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--games", default=",".join(map(str, LEVELS)), metavar="N,N,...",
                    help="concurrent games per level (default 1,10,100)")
-    p.add_argument("--mode", choices=("act", "turn", "both"), default="both",
-                   help="bots send one act per your_turn, whole turns, or both in turn (default both)")
+    p.add_argument("--mode", choices=("act", "turn", "lean", "both"), default="both",
+                   help="bots send one act per your_turn, whole turns, or both in turn (default both); "
+                        "lean: act bots that decode only what they use (a fraction of the CPU: on a small "
+                        "machine, what --servers K gains is then the referees')")
     p.add_argument("--runs", type=int, default=1, help="runs per figure; the median is reported (default 1)")
     p.add_argument("--seconds", type=float, default=5.0, help="measured seconds per run (default 5)")
     p.add_argument("--servers", type=int, default=1, metavar="K",
