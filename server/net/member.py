@@ -3,7 +3,9 @@ plays the games the ladder's one scheduler (compete/ladder.py, in whichever proc
 ladder's lock) assigns to it (storage/assignments.py).
 
 Every POLL_S: the bots connected here and their free slots are published (when they
-changed, and every REFRESH_S anyway), and this referee's new assignments are taken. A game
+changed, and every REFRESH_S anyway). This referee's new assignments are taken as soon as the
+database announces them (PostgreSQL's LISTEN/NOTIFY; and every ASK_S in case an announcement
+was lost), or every POLL_S where it cannot (SQLite). A game
 it hosts is requested like any other (the lobby starts it once both seats are there); when
 seat 2's bot is connected to another referee, seat 2 is pinned to the link that referee
 opens (net/links.py) and the game waits for it at most LINK_WAIT_S. A seat it carries is
@@ -15,13 +17,14 @@ those rows, the running games and the assignments not settled yet.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from typing import TYPE_CHECKING
 
 from maag.server.net.links import LINK_WAIT_S
 from maag.server.net.model import GameNotStarted, GameSummary
-from maag.server.storage.assignments import Assignment, publish_presence, settle, take
+from maag.server.storage.assignments import Assignment, listener, publish_presence, settle, take
 
 if TYPE_CHECKING:
     from maag.server.net.server import RefereeServer
@@ -31,7 +34,11 @@ __all__ = ["Member", "POLL_S"]
 LOG = logging.getLogger("maag.server.net.server")
 
 POLL_S = 0.1
-"""How often the presence is published (if changed) and new assignments are looked for."""
+"""How often the presence is published (if changed), and new assignments are asked for when
+this referee cannot listen for them."""
+ASK_S = 1.0
+"""While listening (PostgreSQL), assignments are also asked for this often: an announcement
+lost with a connection costs at most this long."""
 REFRESH_S = 2.0
 """The presence is written again this often even when unchanged."""
 
@@ -46,6 +53,7 @@ class Member:
         self._shown_at = 0.0
         self.hosted = 0  # assignments hosted here (for tests and logs)
         self.carried = 0  # assignments whose seat 2 was linked from here
+        self.listening = False  # woken by the database's announcements (else: asking every POLL_S)
 
     def presence(self) -> list[tuple[str, int, float]]:
         """(bot, free slots, free since) of the bots connected here that a ladder may pair."""
@@ -67,27 +75,65 @@ class Member:
         if self.ladder is None or srv.links.address is None:
             return
         st = srv.storage.storage
+        woken = asyncio.Event()
+        listening = asyncio.get_running_loop().create_task(self._listen(woken))
+        taken_at = -ASK_S
+        try:
+            while not srv.stopping:
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(woken.wait(), POLL_S)
+                if not srv.keeper.ok:
+                    continue
+                try:
+                    rows = self.presence()
+                    shown = [(b, n) for b, n, _ in rows]
+                    now = time.monotonic()
+                    if shown != self._shown or now - self._shown_at > REFRESH_S:
+                        await srv.storage.run(publish_presence, st, srv.server_id, rows)
+                        self._shown, self._shown_at = shown, now
+                    if not (woken.is_set() or not self.listening or now - taken_at >= ASK_S):
+                        continue
+                    woken.clear()
+                    taken_at = now
+                    hosted, linked = await srv.storage.run(take, st, srv.server_id)
+                except Exception as e:  # the database is away: the keeper rides it out
+                    LOG.debug("fleet: presence or assignments not exchanged: %s", e)
+                    continue
+                self._start(hosted, linked)
+        finally:
+            listening.cancel()
+
+    async def _listen(self, woken: asyncio.Event) -> None:
+        """Set `woken` whenever this referee is named on the assignments' channel (PostgreSQL);
+        without it (SQLite, or the listening connection lost), the loop asks every POLL_S."""
+        srv = self.server
         while not srv.stopping:
-            await asyncio.sleep(POLL_S)
-            if not srv.keeper.ok:
-                continue
+            got = None
             try:
-                rows = self.presence()
-                shown = [(b, n) for b, n, _ in rows]
-                now = time.monotonic()
-                if shown != self._shown or now - self._shown_at > REFRESH_S:
-                    await srv.storage.run(publish_presence, st, srv.server_id, rows)
-                    self._shown, self._shown_at = shown, now
-                hosted, linked = await srv.storage.run(take, st, srv.server_id)
-            except Exception as e:  # the database is away: the keeper rides it out
-                LOG.debug("fleet: presence or assignments not exchanged: %s", e)
-                continue
-            for a in hosted:
-                self.hosted += 1
-                srv.spawn(self._host(a))
-            for a in linked:
-                self.carried += 1
-                srv.spawn(self._carry(a))
+                got = await asyncio.to_thread(listener, srv.storage.storage, srv.server_id)
+                if got is None:
+                    return
+                self.listening = True
+                while not srv.stopping:
+                    if await asyncio.to_thread(got.wait, 1.0):
+                        woken.set()
+            except Exception as e:
+                LOG.debug("fleet: not listening for assignments (%s); asking instead", e)
+            finally:
+                self.listening = False
+                if got is not None:
+                    with contextlib.suppress(Exception):
+                        got.close()
+            await asyncio.sleep(ASK_S)
+
+    def _start(self, hosted: list[Assignment], linked: list[Assignment]) -> None:
+        srv = self.server
+        for a in hosted:
+            self.hosted += 1
+            srv.spawn(self._host(a))
+        for a in linked:
+            self.carried += 1
+            srv.spawn(self._carry(a))
 
     async def _host(self, a: Assignment) -> None:
         """Play assignment `a` here: seat 2 local, or pinned to its link."""

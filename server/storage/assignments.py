@@ -12,6 +12,9 @@
   own assignments once (`take`), then says how they went (`settle`: the game's id, or
   failed). An assignment that nobody settled within ASSIGNMENT_TTL_S is forgotten (its
   referee died).
+- Waking (PostgreSQL): writing assignments, and taking them as host, announces the referees
+  concerned on CHANNEL (NOTIFY, delivered at commit); a referee waits on it (`Listener`) rather
+  than asking every few milliseconds. SQLite has no such thing: its referees ask.
 """
 
 from __future__ import annotations
@@ -23,9 +26,11 @@ from typing import Any
 
 from maag.server.storage.base import Storage
 
-__all__ = ["Assignment", "StaleScheduler", "ASSIGNMENT_TTL_S", "publish_presence", "presence", "lead",
-           "assign", "take", "settle", "ladder_load", "finished_after"]
+__all__ = ["Assignment", "StaleScheduler", "Listener", "ASSIGNMENT_TTL_S", "CHANNEL", "publish_presence",
+           "presence", "lead", "assign", "take", "settle", "ladder_load", "finished_after", "listener"]
 
+CHANNEL = "maag_assignments"
+"""The PostgreSQL channel on which the referees concerned by new assignments are named."""
 ASSIGNMENT_TTL_S = 20.0
 """An assignment not settled by then is not counted (its referee died before starting it)."""
 LIVE = "s.heartbeat + s.lease_s >= NOW AND s.revoked = 0"
@@ -98,6 +103,7 @@ def assign(st: Storage, ladder: str, epoch: int,
                           f"secret, seed, status, created) VALUES {values} RETURNING id", args)
             ids += sorted(int(r[0]) for r in cur.fetchall())
         st.db.execute(cur, "DELETE FROM fleet_assignments WHERE created < NOW - 3600")
+        _announce(st, cur, {g[0] for g in games})
         return ids
 
     return st.db.tx(tx)
@@ -115,6 +121,7 @@ def take(st: Storage, server: str) -> tuple[list[Assignment], list[Assignment]]:
         hosted = [_assignment(r) for r in cur.fetchall()]
         for a in hosted:
             st.db.execute(cur, "UPDATE fleet_assignments SET status = 'taken' WHERE id = ?", (a.id,))
+        _announce(st, cur, {a.server1 for a in hosted if a.server1 != server})  # they may link now
         st.db.execute(cur, f"SELECT {cols} FROM fleet_assignments a JOIN servers s ON s.id = a.host "
                       "WHERE a.linked = 0 AND a.server1 = ? AND a.host != ? AND a.status = 'taken' "
                       "AND a.created > NOW - ?", (server, server, since))
@@ -124,6 +131,37 @@ def take(st: Storage, server: str) -> tuple[list[Assignment], list[Assignment]]:
         return hosted, linked
 
     return st.db.tx(tx)
+
+
+def _announce(st: Storage, cur: Any, servers: set[str]) -> None:
+    if servers and st.db.DIALECT == "postgresql":
+        st.db.execute(cur, "SELECT pg_notify(?, ?)", (CHANNEL, ",".join(sorted(servers))))
+
+
+class Listener:
+    """A PostgreSQL connection listening on CHANNEL for one referee (see the module)."""
+
+    def __init__(self, url: str, server: str) -> None:
+        from maag.server.storage.postgres import connect
+
+        self.server = server
+        self.conn = connect(url)
+        self.conn.execute(f"LISTEN {CHANNEL}")
+
+    def wait(self, timeout: float) -> bool:
+        """Block until this referee is named (True) or `timeout` passes (False)."""
+        for n in self.conn.notifies(timeout=timeout):
+            if self.server in n.payload.split(","):
+                return True
+        return False
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def listener(st: Storage, server: str) -> Listener | None:
+    """A Listener for `server` on `st`'s database, or None (SQLite: the referees ask)."""
+    return Listener(st.db.url, server) if st.db.DIALECT == "postgresql" else None
 
 
 def _assignment(r: tuple[Any, ...]) -> Assignment:

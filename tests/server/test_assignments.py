@@ -6,6 +6,7 @@ progress over the fleet; and results read once each, though games end out of ord
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from maag.server.storage.assignments import (
@@ -14,6 +15,7 @@ from maag.server.storage.assignments import (
     finished_after,
     ladder_load,
     lead,
+    listener,
     presence,
     publish_presence,
     settle,
@@ -92,3 +94,28 @@ def test_running_games_count_and_results_are_read_once(st: Storage) -> None:
     got, after2 = finished_after(st, "ladder:main", after)
     assert after2 >= g2 and {g[0] for g in finished_after(st, "ladder:main", after2)[0]} == set()
     assert ladder_load(st, "main", "ladder:main") == {}
+
+
+def test_postgres_announces_new_assignments_to_their_referees(postgres_db: str, tmp_path: Path) -> None:
+    s = open_storage(postgres_db)
+    try:
+        for name in ("r1", "r2", "r3"):
+            s.register_server(name, name, 3600.0)
+            set_link(s, name, "127.0.0.1:1")
+        host, carrier, other = listener(s, "r1"), listener(s, "r2"), listener(s, "r3")
+        assert host is not None and carrier is not None and other is not None
+        [aid] = assign(s, "main", lead(s, "main"), [("r1", ("a", "b"), "r2", "x", None)])
+        assert host.wait(2.0)
+        assert not carrier.wait(0.2)  # (not before the host has taken it)
+        assert [a.id for a in take(s, "r1")[0]] == [aid]
+        assert carrier.wait(2.0)
+        assert not other.wait(0.2)
+        for x in (host, carrier, other):
+            x.close()
+    finally:
+        s.close()
+    lite = open_storage(f"sqlite:///{tmp_path / 'lite.sqlite3'}")
+    try:
+        assert listener(lite, "r1") is None  # (SQLite: its referees ask)
+    finally:
+        lite.close()
