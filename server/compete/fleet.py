@@ -44,6 +44,11 @@ __all__ = ["FleetScheduler"]
 
 LOG = logging.getLogger(__name__)
 
+REMATCH_WAIT_S = 0.2
+"""A bot whose only free candidate is its previous opponent waits this long for another (the
+two bots of a game that just ended are free at the same moment: without it, a small or busy
+ladder replays the same pairs)."""
+
 
 class FleetScheduler:
     """The scheduling of one ladder over every referee on its database (see the module)."""
@@ -100,7 +105,7 @@ class FleetScheduler:
                 cap[bot] = room
                 lad.idle_since.setdefault(bot, time.monotonic())
         pairs = choose_pairs(cap, lad.elo, lad.idle_since, lad.last_opponent, lad.rng, lad.spread,
-                             limit=limit)
+                             limit=limit, rematch_wait=REMATCH_WAIT_S, now=time.monotonic())
         if not pairs:
             return 0
         games = []

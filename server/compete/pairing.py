@@ -25,13 +25,17 @@ WINDOW = 6
 
 def choose_pairs(cap: dict[str, int], elo: dict[str, float], idle_since: dict[str, float],
                  last_opponent: dict[str, str], rng: random.Random, spread: float,
-                 limit: int | None = None) -> list[tuple[str, str]]:
+                 limit: int | None = None, rematch_wait: float = 0.0,
+                 now: float = 0.0) -> list[tuple[str, str]]:
     """The games to start now, as (seat 0, seat 1) pairs, given each bot's free capacity
     `cap`: repeatedly, the bot idle the longest (`idle_since`, earliest first; never idle
     first of all, then by name) picks an opponent among the 2 * WINDOW nearest in rating
     order with capacity, weighted exp(-|Elo gap| / spread) (its previous opponent weighs
     REMATCH_WEIGHT), and the seats are drawn at random; both go to the back of the idle
-    order. Unrated bots count as Elo 0."""
+    order. Unrated bots count as Elo 0. With `rematch_wait`, a bot whose only candidate is its
+    previous opponent is not paired until it has been idle that long (`now` on the clock of
+    `idle_since`): on a small ladder, the two bots of a game that just ended would otherwise
+    play each other again and again, whoever else frees up a moment later."""
     cap = {b: n for b, n in cap.items() if n > 0}
     if len(cap) < 2:
         return []
@@ -75,6 +79,8 @@ def choose_pairs(cap: dict[str, int], elo: dict[str, float], idle_since: dict[st
         ea = rating[p]
         weights = [exp(-abs(ea - rating[q]) / spread) for q in near]
         last = pos.get(last_opponent.get(a, ""), -1)
+        if rematch_wait and near == [last] and now - idle_since.get(a, -math.inf) < rematch_wait:
+            continue  # (still free: another bot may pick it, or it picks in a later round)
         if last in near and len(near) > 1:
             weights[near.index(last)] *= REMATCH_WEIGHT
         cum = list(accumulate(weights))

@@ -106,3 +106,19 @@ def test_a_large_ladder_pairs_near_ratings_and_the_longest_idle_first() -> None:
     # ...and the 300 pickers are the 300 longest idle of those still free when they picked.
     first = sorted(names, key=idle.__getitem__)[0]
     assert first in pairs[0]
+
+
+def test_a_rematch_waits_for_another_opponent_a_moment() -> None:
+    """The two bots of a game that just ended are the only free ones: with `rematch_wait` they
+    are not paired again at once; once waited, or when a third bot frees up, they are."""
+    last = {"a": "b", "b": "a"}
+    idle = {"a": 10.0, "b": 10.0, "c": 10.2}
+    elo = {"a": 0.0, "b": 0.0, "c": 0.0}
+
+    def pairs(cap: dict[str, int], now: float) -> list[tuple[str, str]]:
+        return choose_pairs(dict(cap), elo, idle, last, random.Random(1), 100.0, rematch_wait=0.3, now=now)
+
+    assert pairs({"a": 1, "b": 1}, now=10.1) == []
+    assert sorted(pairs({"a": 1, "b": 1}, now=10.4)[0]) == ["a", "b"]
+    assert len(pairs({"a": 1, "b": 1, "c": 1}, now=10.25)) == 1  # (another candidate: no wait)
+    assert choose_pairs({"a": 1, "b": 1}, elo, idle, last, random.Random(1), 100.0)  # (no wait by default)
