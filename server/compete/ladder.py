@@ -431,9 +431,14 @@ class Ladder:
             if now - self._lead_tried < STANDBY_POLL_S:
                 return
             self._lead_tried = now
-            db: Database = self._lock_db or await asyncio.to_thread(open_database, self.db_url)
-            self._lock_db = db
-            if not await asyncio.to_thread(db.try_lock, "ladder", self.name):
+            try:
+                db: Database = self._lock_db or await asyncio.to_thread(open_database, self.db_url)
+                self._lock_db = db
+                if not await asyncio.to_thread(db.try_lock, "ladder", self.name):
+                    return
+            except Exception as e:  # (the database away, or the old lock's connection lost)
+                LOG.warning("ladder %s: its lock not tried (%s)", self.name, e)
+                self.lost_lead(str(e))
                 return
             await self.fleet.lead()
             storage = open_storage(self.db_url)
@@ -472,13 +477,16 @@ class Ladder:
         self._publish_due = True
 
     def lost_lead(self, why: str) -> None:
-        """Another process schedules the ladder now: this one stands by again (fleet)."""
+        """Another process schedules the ladder now, or its lock's connection is gone: this one
+        stands by again (fleet)."""
+        announce = self._leading
         self._leading = False
         if self._lock_db is not None:
             with contextlib.suppress(Exception):
                 self._lock_db.close()
             self._lock_db = None
-        self.on_event(LadderEvent("standby"))
+        if announce:
+            self.on_event(LadderEvent("standby"))
 
     def _request(self, seats: tuple[str, str]) -> None:
         assert self.server is not None
@@ -618,7 +626,7 @@ class Ladder:
                         old.close()
                 self._leading = True
                 LOG.warning("ladder %s: holds its lock again; pairing resumes", self.name)
-            elif self.fleet is not None:  # a referee of the fleet still: it stands by
+            elif self.fleet is not None:  # (not reached: a standing-by fleet process is not checked)
                 db.close()
                 self.lost_lead("another process leads")
             else:
@@ -641,7 +649,9 @@ class Ladder:
         finished: the standings' fit is the costly part)."""
         now = time.monotonic()
         due = now - self._lead_checked >= LEAD_CHECK_S
-        if self._lock_db is not None and self._lead_check is None and due:
+        # (A fleet's process standing by takes the lock in _fleet_tick, which also raises the epoch.)
+        if self._lock_db is not None and self._lead_check is None and due and (self.fleet is None
+                                                                              or self._leading):
             self._lead_checked = now
             self._lead_check = asyncio.get_running_loop().create_task(self._check_lead())
         if (self._fitting is None and len(self.outcomes) > self._fitted
