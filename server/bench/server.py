@@ -58,6 +58,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -87,31 +88,9 @@ class _Bot:
         writer.write(b"MAAG 1 msgpack\n")
         self._send(writer, {"type": "hello", "v": 1, "name": "bench", "token": self.token,
                             "games": ["heroes"], "want_legal": self.mode in ("act", "lean")})
-        if self.mode == "lean":
-            await self._run_lean(reader, writer)
-            return
-        unpacker = msgpack.Unpacker(raw=False)
-        buf = b""
-        while True:
-            data = await reader.read(1 << 16)
-            if not data:
-                return
-            now = time.perf_counter()
-            buf += data
-            while len(buf) >= 4:
-                n = struct.unpack_from(">I", buf)[0]
-                if len(buf) < 4 + n:
-                    break
-                unpacker.feed(buf[4:4 + n])
-                buf = buf[4 + n:]
-                for m in unpacker:
-                    self._on(writer, m, now)
-
-    async def _run_lean(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        """Mode "lean": the act bot's moves at a fraction of its CPU, so that on a small machine
-        the referees, not their bots, bound the throughput: of each frame only the few keys
-        the bot uses are decoded (the observation is skipped unread), and of the legal list
-        only the action it picks."""
+        # Mode "lean": the act bot's moves at a fraction of its CPU, so that on a small machine
+        # the referees, not their bots, bound the throughput (_read_lean).
+        read = self._read_lean if self.mode == "lean" else partial(msgpack.unpackb, raw=False)
         buf = b""
         while True:
             data = await reader.read(1 << 16)
@@ -124,11 +103,13 @@ class _Bot:
                 n = struct.unpack_from(">I", buf, off)[0]
                 if len(buf) - off - 4 < n:
                     break
-                self._on(writer, self._read_lean(buf[off + 4:off + 4 + n]), now)
+                self._on(writer, read(buf[off + 4:off + 4 + n]), now)
                 off += 4 + n
             buf = buf[off:]
 
     def _read_lean(self, frame: bytes) -> dict[str, Any]:
+        """Of a frame, only the few keys the bot uses (the observation skipped unread), and of
+        the legal list only the action it picks."""
         u = msgpack.Unpacker(raw=False)
         u.feed(frame)
         m: dict[str, Any] = {}

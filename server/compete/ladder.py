@@ -626,9 +626,6 @@ class Ladder:
                         old.close()
                 self._leading = True
                 LOG.warning("ladder %s: holds its lock again; pairing resumes", self.name)
-            elif self.fleet is not None:  # (not reached: a standing-by fleet process is not checked)
-                db.close()
-                self.lost_lead("another process leads")
             else:
                 db.close()
                 self._lost_lead = (f"another process took over ladder {self.name!r} while this one's "

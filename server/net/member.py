@@ -140,22 +140,19 @@ class Member:
         srv = self.server
         cross = a.server1 != srv.server_id
         pin = srv.links.expect(a.id, a.secret, 1) if cross else None
-        started: list[int] = []
+        started: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         fut = srv.request_game(a.seats[0], a.seats[1], match_id=f"ladder:{a.ladder}", seed=a.seed,
-                               tags={"Ladder": a.ladder}, requeue=False, on_start=started.append,
+                               tags={"Ladder": a.ladder}, requeue=False, on_start=started.set_result,
                                clients=(None, pin) if pin is not None else None, handover=True)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + LINK_WAIT_S
-        while not started and not fut.done() and loop.time() < deadline:
-            await asyncio.sleep(0.02)
-        if not started and not fut.done():  # the bot left, or the link never came: call it off
+        await asyncio.wait([started, fut], timeout=LINK_WAIT_S, return_when=asyncio.FIRST_COMPLETED)
+        if not started.done() and not fut.done():  # the bot left, or the link never came: call it off
             req = next((r for r in srv.lobby.requests if r.future is fut), None)
             if req is not None:
                 srv.lobby.requests.remove(req)
                 fut.set_exception(GameNotStarted(f"assignment {a.id}: {a.seats} not both here in time"))
         srv.links.expected.pop(a.id, None)
         fut.add_done_callback(lambda f: _played(a, f))  # (not awaited: our stop must not wait for it)
-        await self._settle(a, started[0] if started else None)
+        await self._settle(a, started.result() if started.done() else None)
 
     async def _carry(self, a: Assignment) -> None:
         """Link seat 2 of assignment `a` from here to its host."""

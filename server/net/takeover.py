@@ -173,6 +173,8 @@ class Takeover:
                 # Still there: another referee is claiming them right now (its transaction
                 # holds them); the bot will find them there.
                 pending = await srv.storage.run(has_lapsed_games, st, bot, srv.config.game)
+            if srv.links.address is not None:
+                return True  # (its seats elsewhere are carried to their host: links.find)
             other = await srv.storage.run(taken_elsewhere, st, srv.server_id, bot, srv.config.game)
         except LeaseLost as e:
             srv.keeper.revoked(str(e))
@@ -180,8 +182,8 @@ class Takeover:
         except Exception as e:  # the database is away: the hello goes on as without a fleet
             LOG.debug("%s: its games elsewhere not looked up: %s", c, e)
             return True
-        if (other is None and not pending) or srv.links.address is not None:
-            return True  # (with links, its seats elsewhere are carried to their host: links.find)
+        if other is None and not pending:
+            return True
         srv.violation(c, ErrorCode.ALREADY_CONNECTED, "your games are played by another referee at this "
                       f"address since theirs failed (game {other or 'being taken over'}): connect again")
         return False
