@@ -4,6 +4,10 @@ For each level (1, 10 and 100 concurrent games), a fresh referee runs as its own
 (`maag serve`, SQLite in a temporary folder, no time limit, no rate limit) and one client
 process (two from 10 games on) opens two connections per game: random bots that ask for the legal actions and
 answer every `your_turn` with one `act` (the most messages per action a bot can make).
+With `c_bots` the act bots are instead one C program per client process
+(server/bench/c/bench_bot.c, built with the system's C compiler on first use and kept in
+~/.cache/maag): the same moves at a few microseconds each, so that on a machine of few cores
+the referees, not their bots, bound the throughput.
 (`mode` "turn": bots that send each whole random turn as one `turn` message instead,
 played out on the engine's copy of the observation; "lean": act bots that decode only the keys
 they use and the legal action they pick, skipping the observation unread, for measuring what
@@ -20,6 +24,8 @@ game after game. Once every bot is logged in, after a warm-up, for `seconds`:
   work itself, without preemption);
 - rtt_p50_ms / rtt_p99_ms: the same seen by the bots, from writing an act to reading the
   next your_turn of that game (includes both processes' event loops and the kernel);
+- cpu_load, bots_cpu_load: the cores the referee processes, and the bots' processes, used
+  over the window (CPU seconds per second);
 - cpu_us_per_message: the referee process's whole CPU time (user and system, all threads:
   /proc) per bot message (`act` or `turn`) over the measured window; messages_per_core_s:
   the messages one referee core takes per second at that cost;
@@ -48,9 +54,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import hashlib
 import json
 import os
 import random
+import shutil
 import signal
 import struct
 import subprocess
@@ -238,18 +246,48 @@ def start_referee(tmp: Path, db: Path, name: str, port: int = 0,
     return proc, int(port_file.read_text())
 
 
+def c_bench_bot() -> Path:
+    """The C bench bot (server/bench/c/bench_bot.c) as an executable, built with the system's C
+    compiler the first time and kept in the user's cache folder under its source's hash."""
+    src = Path(__file__).with_name("c") / "bench_bot.c"
+    code = src.read_bytes()
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "maag"
+    exe = cache / f"bench_bot-{hashlib.sha256(code).hexdigest()[:16]}"
+    if exe.exists():
+        return exe
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        raise RuntimeError(f"--c-bots needs a C compiler (cc or gcc, or $CC) to build {src}")
+    cache.mkdir(parents=True, exist_ok=True)
+    tmp = exe.with_name(f"{exe.name}.{os.getpid()}")
+    done = subprocess.run([cc, "-O2", "-Wall", "-Wextra", "-o", str(tmp), str(src)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"building {src} failed:\n{done.stderr[-2000:]}")
+    tmp.replace(exe)  # (atomic: two benches building at once both end with a whole file)
+    return exe
+
+
 def start_clients(tmp: Path, port: int, tokens: list[str], k: int, warmup: float, seconds: float,
-                  mode: str, nice: bool = False) -> list[subprocess.Popen[str]]:
+                  mode: str, nice: bool = False, c_bots: bool = False) -> list[subprocess.Popen[str]]:
     """`k` bench client processes sharing `tokens` (two connections per game), playing on
     `port` for `warmup` then `seconds`; each prints its counts as JSON when it ends. `nice`:
-    at the lowest scheduling priority (they get the cores the referees leave)."""
+    at the lowest scheduling priority (they get the cores the referees leave); `c_bots`: the
+    C bench bot (act mode only) instead of Python's."""
+    if c_bots and mode != "act":
+        raise ValueError(f"the C bench bots play act mode only, not {mode!r}")
+    exe = c_bench_bot() if c_bots else None
     clients = []
     for i in range(k):
         part = tmp / f"tokens{i}.json"
-        part.write_text(json.dumps(tokens[i::k]))
-        clients.append(subprocess.Popen([sys.executable, "-m", "maag.server.bench.server", "--client",
-                                         str(port), str(part), str(warmup), str(seconds), mode],
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        if exe is not None:
+            part.write_text("".join(f"{t}\n" for t in tokens[i::k]))
+            cmd = [str(exe), str(port), str(part), str(warmup), str(seconds)]
+        else:
+            part.write_text(json.dumps(tokens[i::k]))
+            cmd = [sys.executable, "-m", "maag.server.bench.server", "--client",
+                   str(port), str(part), str(warmup), str(seconds), mode]
+        clients.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                         preexec_fn=_lowest_priority if nice else None))
     return clients
 
@@ -306,7 +344,7 @@ def _lowest_priority() -> None:
 
 def run_level(games: int, warmup: float, seconds: float, mode: str = "act",
               servers: int = 1, spectators: int = 0, bare: bool = False,
-              nice_bots: bool = False) -> dict[str, Any]:
+              nice_bots: bool = False, c_bots: bool = False) -> dict[str, Any]:
     """One measurement at `games` concurrent games (see the module docstring), refereed by
     `servers` processes on one port (SO_REUSEPORT) and one database, watched by
     `spectators` WebSocket spectators (through the first referee's web view); with `bare`,
@@ -341,10 +379,11 @@ def run_level(games: int, warmup: float, seconds: float, mode: str = "act",
                 watchers = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                             stderr=subprocess.PIPE, text=True, preexec_fn=_lowest_priority)
                 _expect_line(watchers, "ready", "bench spectators")
-            clients = start_clients(tmp, port, tokens, k, warmup, seconds, mode, nice_bots)
+            clients = start_clients(tmp, port, tokens, k, warmup, seconds, mode, nice_bots, c_bots)
             for c in clients:  # each prints `measuring` when its window opens
                 _expect_line(c, "measuring", "bench client")
             cpu0, t0 = sum(process_cpu_s(p.pid) for p in procs), time.perf_counter()
+            bots0 = sum(process_cpu_s(c.pid) for c in clients)
             if watchers is not None:
                 assert watchers.stdin is not None
                 watchers.stdin.write("measure\n")
@@ -353,6 +392,9 @@ def run_level(games: int, warmup: float, seconds: float, mode: str = "act",
                 _expect_line(c, "stopped", "bench client")
             cpu_s = sum(process_cpu_s(p.pid) for p in procs) - cpu0
             cpu_window = time.perf_counter() - t0
+            # (A client that has already exited is a zombie until waited for: /proc still has
+            # its final times.)
+            bots_cpu_s = sum(process_cpu_s(c.pid) for c in clients) - bots0
             res: dict[str, Any] = {"actions": 0, "messages": 0, "seconds": 0.0, "rtt": [], "errors": 0}
             for c in clients:
                 # (Not communicate(): readline may already hold the rest of its output.)
@@ -392,6 +434,7 @@ def run_level(games: int, warmup: float, seconds: float, mode: str = "act",
     cpu_us = (cpu_s / cpu_window) / per_s * 1e6 if per_s else float("nan")
     return {"actions_per_s": res["actions"] / res["seconds"], "messages_per_s": per_s,
             "cpu_us_per_message": cpu_us, "cpu_load": cpu_s / cpu_window,
+            "bots_cpu_load": bots_cpu_s / cpu_window,
             "p50_ms": _pct(lat, 0.5),
             "p99_ms": _pct(lat, 0.99), "cpu_p50_ms": _pct(cpu, 0.5), "cpu_p99_ms": _pct(cpu, 0.99),
             "rtt_p50_ms": _pct(rtt, 0.5), "rtt_p99_ms": _pct(rtt, 0.99),
@@ -406,7 +449,7 @@ def _median(xs: list[float]) -> float:
 def run(levels: tuple[int, ...] = LEVELS, runs: int = 1, warmup: float = 1.0, seconds: float = 5.0,
         progress: Callable[[int, int], None] | None = None, mode: str = "act",
         servers: int = 1, spectators: int = 0, bare: bool = True,
-        nice_bots: bool = False) -> dict[str, dict[str, float]]:
+        nice_bots: bool = False, c_bots: bool = False) -> dict[str, dict[str, float]]:
     """Medians over `runs` runs of each level, keyed by the number of games (as a string).
     With `bare`, each run of the referee is followed by one of the bare exchange with the
     same bots (server/bench/bare.py): `bare_cpu_us_per_message` and `cpu_ratio`, the median
@@ -418,12 +461,14 @@ def run(levels: tuple[int, ...] = LEVELS, runs: int = 1, warmup: float = 1.0, se
         results = []
         bares = []
         for _ in range(runs):
-            results.append(run_level(g, warmup, seconds, mode, servers, spectators, nice_bots=nice_bots))
+            results.append(run_level(g, warmup, seconds, mode, servers, spectators, nice_bots=nice_bots,
+                                     c_bots=c_bots))
             done += 1
             if progress:
                 progress(done, steps)
             if bare:
-                bares.append(run_level(g, warmup, seconds, mode, bare=True, nice_bots=nice_bots))
+                bares.append(run_level(g, warmup, seconds, mode, bare=True, nice_bots=nice_bots,
+                                       c_bots=c_bots))
                 done += 1
                 if progress:
                     progress(done, steps)
@@ -500,6 +545,10 @@ def register_cli(bsub: Any, machine: Callable[[], dict[str, Any]]) -> None:
                    help="run the bots' processes at the lowest scheduling priority, so that the referee "
                         "processes have the cores first (to see how throughput grows with --servers on a "
                         "machine whose cores the bots share)")
+    p.add_argument("--c-bots", action="store_true",
+                   help="act mode: the bots are the C bench bot (server/bench/c/bench_bot.c, built with cc "
+                        "on first use), a few microseconds per action, so that on a machine of few cores the "
+                        "referees, not the bots, bound what --servers K plays")
     p.add_argument("--spectators", type=int, default=0, metavar="N",
                    help="also measure each level with N WebSocket spectators of the live games (the referee "
                         "serves its web view); reports both throughputs and their ratio (default 0: none)")
@@ -520,6 +569,10 @@ def _run_cli(args: argparse.Namespace, machine: Callable[[], dict[str, Any]]) ->
 
     levels = tuple(int(x) for x in args.games.split(","))
     modes = ("act", "turn") if args.mode == "both" else (args.mode,)
+    if args.c_bots and modes != ("act",):
+        raise SystemExit("maag bench server: --c-bots plays act mode only: add --mode act")
+    if args.c_bots and args.spectators > 0:
+        raise SystemExit("maag bench server: --c-bots is not measured with --spectators")
     results: dict[str, dict[str, dict[str, float]]] = {}
     console = Console(stderr=args.json)
     if args.spectators > 0:
@@ -534,7 +587,8 @@ def _run_cli(args: argparse.Namespace, machine: Callable[[], dict[str, Any]]) ->
                 prog.update(task, completed=base + done)
 
             results[mode] = run(levels, args.runs, 1.0, args.seconds, mode=mode, progress=step,
-                                servers=args.servers, bare=not args.no_bare, nice_bots=args.nice_bots)
+                                servers=args.servers, bare=not args.no_bare, nice_bots=args.nice_bots,
+                                c_bots=args.c_bots)
     if args.json:
         first = results[modes[0]]
         out: dict[str, Any] = {**first, "mode": modes[0], "machine": machine()}
