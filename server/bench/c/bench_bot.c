@@ -351,7 +351,8 @@ static void on_message(bot *b, const message *m, double now)
 static int on_readable(bot *b)
 {
     for (;;) {
-        ssize_t r = recv(b->fd, b->in + b->have, MAX_FRAME + 4 - b->have, MSG_DONTWAIT);
+        size_t room = MAX_FRAME + 4 - b->have;
+        ssize_t r = recv(b->fd, b->in + b->have, room, MSG_DONTWAIT);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -376,6 +377,8 @@ static int on_readable(bot *b)
         }
         memmove(b->in, b->in + off, b->have - off);
         b->have -= off;
+        if ((size_t)r < room)
+            return 1; /* drained (a recv to hear EAGAIN would cost a system call per message) */
     }
 }
 
