@@ -10,7 +10,11 @@ fleet's referees read), `link:a<assignment>:<secret>:<rtt µs>` for a game a fle
 has just paired (net/member.py; the host waits for this link before the game starts). The
 host treats the link as the seat's connection for that game only (pinned: never paired, not
 counted among the bot's connections) and adds the round trip the member measured to the bot
-to the link's own (TCP_INFO): the seat's network time, not its thinking time.
+to the link's own (TCP_INFO): the seat's network time, not its thinking time. The member
+reads the bot's round trip again at most every RTT_READ_S and, when it has changed by more
+than RTT_CHANGE_US and a fifth, tells the host before the bot's next message with a `ping`
+whose id is `rtt:<µs>` (the host answers a link's pings with nothing; a bot's own pings
+never travel a link, its referee answers them).
 
 A link that drops (the host died or handed its games over) is looked up again every
 RELINK_S while its bot is still here and the game still runs: the referee that took the
@@ -42,6 +46,8 @@ from maag.protocol import (
     Greeting,
     Hello,
     Message,
+    Ping,
+    Pong,
     ProtocolError,
     Resign,
     Role,
@@ -59,14 +65,14 @@ __all__ = ["Links", "SeatLink", "RELINK_S", "LINK_WAIT_S", "new_secret"]
 
 LOG = logging.getLogger("maag.server.net.server")
 
-RELINK_S = 0.5
-"""How often a lost link's game is looked up again (its new host, once taken over)."""
-LINK_WAIT_S = 10.0
-"""How long a host waits for the link of a game a scheduler paired before calling it off."""
+RELINK_S = 0.5  # how often a lost link's game is looked up again (its new host, once taken over)
+LINK_WAIT_S = 10.0  # how long a host waits for the link of a game a scheduler paired
+RTT_READ_S = 1.0  # how often at most a member reads a linked bot's round trip again
+RTT_CHANGE_US = 1000  # a change the host is told of: more than this and a fifth (it jitters)
 
 
 def new_secret() -> str:
-    return secrets.token_urlsafe(18)
+    return secrets.token_urlsafe(18)  # (per game: its links' and the link tokens' secret)
 
 
 class SeatLink(asyncio.Protocol):
@@ -84,6 +90,8 @@ class SeatLink(asyncio.Protocol):
         self.welcomed: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self.over = False  # game_over relayed: the link's job is done
         self.refused: str | None = None  # why the host refused the link
+        self.rtt_us = int(token.rsplit(":", 1)[1])  # the bot's round trip the host was last told
+        self.rtt_at = time.monotonic()  # when it was last read
 
     def __repr__(self) -> str:
         return f"<link {self.client.bot} game {self.game_id or '?'}>"
@@ -101,8 +109,15 @@ class SeatLink(asyncio.Protocol):
             self.transport.write(self.conn.send(m))
 
     def forward(self, m: Act | Turn | Resign) -> None:
-        """A message of the bot for this game, on to the host."""
+        """A message of the bot for this game, on to the host (after its round trip, if changed)."""
         try:
+            if time.monotonic() - self.rtt_at >= RTT_READ_S:
+                self.rtt_at = time.monotonic()
+                self.client.turn_passed()  # (read afresh: no turn of this game ends here to say so)
+                rtt = int(self.client.rtt_ms() * 1000)
+                if abs(rtt - self.rtt_us) > max(RTT_CHANGE_US, self.rtt_us // 5):
+                    self._write(Ping(id=f"rtt:{rtt}"))
+                    self.rtt_us = rtt
             self._write(m)
         except ProtocolError as e:  # (the link is closing: the bot's seat is disconnected there)
             LOG.debug("%s: %s not forwarded: %s", self, m.TYPE, e)
@@ -118,7 +133,7 @@ class SeatLink(asyncio.Protocol):
                     if not self.welcomed.done():
                         self.welcomed.set_result(True)
                     continue
-                if not isinstance(ev, Message):
+                if not isinstance(ev, Message) or isinstance(ev, Pong):  # (an older host answers pings)
                     continue
                 if isinstance(ev, Error) and getattr(ev, "game_id", None) is None:
                     self.refused = f"{ev.code}: {ev.message}"
@@ -201,6 +216,11 @@ class Links:
         LOG.info("%s: link for %s", c, name)
         self.welcomed(c)
         srv.lobby.pair()
+
+    def pinged(self, c: Client, m: Ping) -> None:
+        """A link's ping: its bot's round trip to the member, `rtt:<µs>`; not answered."""
+        if isinstance(m.id, str) and m.id.startswith("rtt:") and m.id[4:].isdigit():
+            c.extra_rtt_ms = min(int(m.id[4:]), 10_000_000) / 1000.0
 
     def expect(self, assignment: int, secret: str, seat: int) -> asyncio.Future[str]:
         """A link for `seat` of a game being paired (net/member.py): the request's pin."""
@@ -335,8 +355,7 @@ class Links:
 
     def _release(self, link: SeatLink) -> None:
         if link.reserved:
-            link.reserved = False
-            link.client.reserved = max(0, link.client.reserved - 1)
+            link.reserved, link.client.reserved = False, max(0, link.client.reserved - 1)
 
     def lost(self, link: SeatLink) -> None:
         """A link closed: its game is over (the slot is free again), or its host is gone (the

@@ -277,6 +277,8 @@ class RefereeServer:
             if self.config.record_latency and c.cpu0:
                 self.latencies_ms.append((time.monotonic() - now) * 1000)
                 self.cpu_ms.append((time.thread_time() - c.cpu0) * 1000)
+        elif isinstance(m, Ping) and c.link:
+            self.links.pinged(c, m)  # (the bot's round trip from its member: links.py)
         elif isinstance(m, Ping):
             c.queue(Pong(id=m.id))
             c.flush()
