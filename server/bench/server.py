@@ -25,7 +25,9 @@ game after game. Once every bot is logged in, after a warm-up, for `seconds`:
 - rtt_p50_ms / rtt_p99_ms: the same seen by the bots, from writing an act to reading the
   next your_turn of that game (includes both processes' event loops and the kernel);
 - cpu_load, bots_cpu_load: the cores the referee processes, and the bots' processes, used
-  over the window (CPU seconds per second);
+  over the window (CPU seconds per second); other_cpu_load: the cores the rest of the
+  machine used meanwhile (/proc/stat's busy time less those two: interrupts, and whatever
+  else runs; near 0.1 on a quiet machine, it says whether a run shared the cores);
 - cpu_us_per_message: the referee process's whole CPU time (user and system, all threads:
   /proc) per bot message (`act` or `turn`) over the measured window; messages_per_core_s:
   the messages one referee core takes per second at that cost;
@@ -330,6 +332,13 @@ def process_cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def machine_busy_s() -> float:
+    """CPU time the whole machine has been busy (every core, anything but idle and waiting for
+    I/O), in seconds (Linux /proc/stat)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
 def _free_port() -> int:
     import socket
 
@@ -383,7 +392,7 @@ def run_level(games: int, warmup: float, seconds: float, mode: str = "act",
             for c in clients:  # each prints `measuring` when its window opens
                 _expect_line(c, "measuring", "bench client")
             cpu0, t0 = sum(process_cpu_s(p.pid) for p in procs), time.perf_counter()
-            bots0 = sum(process_cpu_s(c.pid) for c in clients)
+            bots0, machine0 = sum(process_cpu_s(c.pid) for c in clients), machine_busy_s()
             if watchers is not None:
                 assert watchers.stdin is not None
                 watchers.stdin.write("measure\n")
@@ -395,6 +404,7 @@ def run_level(games: int, warmup: float, seconds: float, mode: str = "act",
             # (A client that has already exited is a zombie until waited for: /proc still has
             # its final times.)
             bots_cpu_s = sum(process_cpu_s(c.pid) for c in clients) - bots0
+            other_cpu_s = machine_busy_s() - machine0 - cpu_s - bots_cpu_s
             res: dict[str, Any] = {"actions": 0, "messages": 0, "seconds": 0.0, "rtt": [], "errors": 0}
             for c in clients:
                 # (Not communicate(): readline may already hold the rest of its output.)
@@ -434,7 +444,7 @@ def run_level(games: int, warmup: float, seconds: float, mode: str = "act",
     cpu_us = (cpu_s / cpu_window) / per_s * 1e6 if per_s else float("nan")
     return {"actions_per_s": res["actions"] / res["seconds"], "messages_per_s": per_s,
             "cpu_us_per_message": cpu_us, "cpu_load": cpu_s / cpu_window,
-            "bots_cpu_load": bots_cpu_s / cpu_window,
+            "bots_cpu_load": bots_cpu_s / cpu_window, "other_cpu_load": other_cpu_s / cpu_window,
             "p50_ms": _pct(lat, 0.5),
             "p99_ms": _pct(lat, 0.99), "cpu_p50_ms": _pct(cpu, 0.5), "cpu_p99_ms": _pct(cpu, 0.99),
             "rtt_p50_ms": _pct(rtt, 0.5), "rtt_p99_ms": _pct(rtt, 0.99),
