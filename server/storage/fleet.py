@@ -34,6 +34,10 @@ __all__ = ["Batch", "Claimed", "SeatElsewhere", "log_actions", "claim_lapsed", "
            "recent_starts", "count_auth_failure"]
 
 
+LOG_CHUNK = 500
+"""Games' batches per statement of the action log (a few statements per flush, not one per game)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Batch:
     """Actions of one game to append to its log (from `seq` on); `resume` with the first."""
@@ -60,25 +64,36 @@ class Claimed:
 def log_actions(st: Storage, server: str, batches: list[Batch]) -> list[int]:
     """Append each batch to its game's log in one transaction, each fenced by `server`'s lease;
     returns the ids of the games whose batch was refused (not this server's any more, over, or
-    not where the log ends)."""
+    not where the log ends).
+
+    Two statements per LOG_CHUNK games, not two per game: on PostgreSQL each statement is a
+    round trip, and a flush of 100 games took 32 ms of the storage thread's 100 (the lease's
+    renewals wait behind it; at 300 games the log would fall behind)."""
     db = st.db
     refused: list[int] = []
 
     def tx(cur: Any) -> None:
         refused.clear()
-        for b in batches:
-            end = b.seq + len(b.entries)
-            db.execute(cur, "UPDATE games SET logged = ?, resume = COALESCE(resume, ?) WHERE id = ? "
-                       f"AND server = ? AND status = 'running' AND logged = ? AND {HELD}",
-                       (end, None if b.resume is None else json.dumps(b.resume, separators=(",", ":")),
-                        b.game_id, server, b.seq, server))
-            if cur.rowcount != 1:
-                refused.append(b.game_id)
-                continue
-            if b.entries:
-                db.execute(cur, "INSERT INTO game_actions (game_id, seq, epoch, data) "
-                           "SELECT ?, ?, epoch, ? FROM games WHERE id = ?",
-                           (b.game_id, b.seq, json.dumps(b.entries, separators=(",", ":")), b.game_id))
+        for k in range(0, len(batches), LOG_CHUNK):
+            chunk = batches[k:k + LOG_CHUNK]
+            rows = ", ".join(["(CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), ?)"] * len(chunk))
+            args: list[Any] = [x for b in chunk for x in (
+                b.game_id, b.seq, b.seq + len(b.entries),
+                None if b.resume is None else json.dumps(b.resume, separators=(",", ":")))]
+            db.execute(cur, f"WITH v (id, seq, stop, resume) AS (VALUES {rows}) "
+                       "UPDATE games SET logged = v.stop, resume = COALESCE(games.resume, v.resume) FROM v "
+                       "WHERE games.id = v.id AND games.server = ? AND games.status = 'running' "
+                       f"AND games.logged = v.seq AND {HELD} RETURNING games.id", (*args, server, server))
+            taken = {int(r[0]) for r in cur.fetchall()}
+            refused.extend(b.game_id for b in chunk if b.game_id not in taken)
+            logs = [b for b in chunk if b.entries and b.game_id in taken]
+            if logs:
+                rows = ", ".join(["(CAST(? AS BIGINT), CAST(? AS BIGINT), ?)"] * len(logs))
+                db.execute(cur, f"WITH v (id, seq, data) AS (VALUES {rows}) INSERT INTO game_actions "
+                           "(game_id, seq, epoch, data) SELECT v.id, v.seq, games.epoch, v.data "
+                           "FROM v JOIN games ON games.id = v.id",
+                           [x for b in logs for x in (b.game_id, b.seq,
+                                                      json.dumps(b.entries, separators=(",", ":")))])
 
     db.tx(tx)
     return list(refused)
