@@ -163,7 +163,6 @@ class Games:
     # -- play ---------------------------------------------------------------------------
     def play(self, c: Client, m: Act | Turn | Resign, now: float) -> None:
         """A seat's act, turn or resignation."""
-        srv = self.server
         entry = c.games.get(m.game_id)
         if entry is None:
             link = c.links.get(m.game_id)
@@ -187,13 +186,19 @@ class Games:
             self._game_error(c, m, ErrorCode.UNKNOWN_GAME, "the game is over")
             return
         if isinstance(m, Resign):
-            outs = s.resign(seat, now)
+            self.dispatch(game, s.resign(seat, now))
+            self.after(game)
         else:
-            actions = [m.action] if isinstance(m, Act) else list(m.actions)
-            outs = s.submit(seat, actions, now, transport_ms=c.rtt_ms(), info=m.info)
-            srv.stats["actions"] += len(actions)
-            if s.finished or s.to_move != seat:
-                c.turn_passed()
+            self.submit(c, game, seat, [m.action] if isinstance(m, Act) else list(m.actions), now, m.info)
+
+    def submit(self, c: Client, game: LiveGame, seat: int, actions: list[Any], now: float,
+               info: dict[str, Any] | None = None) -> None:
+        """Actions (maps, or codes from the transport's fast path) of `c`'s seat `seat`."""
+        s = game.session
+        outs = s.submit(seat, actions, now, transport_ms=c.rtt_ms(), info=info)
+        self.server.stats["actions"] += len(actions)
+        if s.finished or s.to_move != seat:
+            c.turn_passed()
         self.dispatch(game, outs)
         self.after(game)
 

@@ -20,7 +20,7 @@ import socket
 import struct
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from maag.protocol import (
     NEED_DATA,
@@ -72,6 +72,8 @@ class Client(asyncio.Protocol):
     """One connection: the protocol state, the bot it logged in as, its game slots."""
 
     _ids = itertools.count(1)
+    fast_path: ClassVar[bool] = True
+    """Whether plain acts and turns take the fast path (`_plain`); the tests compare both."""
 
     def __init__(self, server: RefereeServer, *, pinned: asyncio.Future[str] | None = None,
                  probe: Callable[[], Any] | None = None, via_link: bool = False) -> None:
@@ -135,9 +137,10 @@ class Client(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self._ended:
             return  # lingering after a fatal error: the input is discarded
-        self.conn.receive_data(data)
-        if not self._busy:
-            self._process()
+        if self._busy:
+            self.conn.receive_data(data)
+        else:
+            self._process(data)
 
     def eof_received(self) -> bool:
         self.peer_gone = True
@@ -159,7 +162,8 @@ class Client(asyncio.Protocol):
             self._end()
 
     # -- input --------------------------------------------------------------------------
-    def _process(self) -> None:
+    def _process(self, data: bytes = b"") -> None:
+        """Handle `data` (new input) and every whole message buffered."""
         server = self.server
         now = time.monotonic()
         # Benchmarks: one input in 16 is timed (reading the thread's CPU clock is a system
@@ -167,6 +171,14 @@ class Client(asyncio.Protocol):
         timed = server.config.record_latency and not server.stats["messages_in"] % 16
         self.cpu0 = time.thread_time() if timed else 0.0
         try:
+            if data and self.fast_path and not self.closed:
+                rest = self._plain(data, now)
+                if rest is None:  # over the message rate
+                    self._end()
+                    return
+                data = rest
+            if data:
+                self.conn.receive_data(data)
             while not self.closed:
                 try:
                     ev = self.conn.next_event()
@@ -179,9 +191,7 @@ class Client(asyncio.Protocol):
                     if isinstance(ev, ConnectionClosed):
                         break
                     continue  # the Greeting
-                if not self.rate.take(now):
-                    server.violation(self, ErrorCode.RATE_LIMITED,
-                                     f"more than {server.config.max_rate} messages per second")
+                if self._limited(now):
                     break
                 server.stats["messages_in"] += 1
                 if LOG.isEnabledFor(logging.DEBUG):
@@ -200,6 +210,50 @@ class Client(asyncio.Protocol):
                                  message="internal error; please report"))
                 self.flush()
         self._end()
+
+    def _limited(self, now: float) -> bool:
+        """Over the message rate: the peer is told (a fatal error); no more input is read."""
+        if self.rate.take(now):
+            return False
+        self.server.violation(self, ErrorCode.RATE_LIMITED,
+                              f"more than {self.server.config.max_rate} messages per second")
+        return True
+
+    def _plain(self, data: bytes, now: float) -> bytes | None:
+        """The fast path: the plain `act` and `turn` messages at the front of `data` (most of
+        a bot's input: see `Connection.plain_play`) handed straight to the game, without
+        building the message; returns the rest of `data`, for the protocol's reader. A
+        message takes it only when nothing about it is unusual: its game is running with
+        this connection in one seat, and each action map is the packed map of an action
+        code of the game (so the actions need no parsing). What the game then does, and
+        every reply, is what the general path does (`Games.submit`); messages the fast path
+        leaves go through `next_event` in order, after the ones it took. None: the peer went
+        over the message rate (told so); the connection ends."""
+        if LOG.isEnabledFor(logging.DEBUG):  # (the general path logs every message)
+            return data
+        server = self.server
+        conn = self.conn
+        pos, n = 0, len(data)
+        while pos < n and not self.closed:
+            p = conn.plain_play(data, pos)
+            if p is None:
+                break
+            entry = self.games.get(p.game_id)
+            if entry is None or len(entry[1]) != 1 or entry[0].ending:
+                break
+            game = entry[0]
+            codes = game.session.codes_of(p.keys)
+            if codes is None:
+                break
+            pos = p.end
+            if self._limited(now):
+                return None
+            server.stats["messages_in"] += 1
+            server.rooms.submit(self, game, entry[1][0], codes, now)
+            if self.cpu0:  # (what RefereeServer.on_message records for every act and turn)
+                server.latencies_ms.append((time.monotonic() - now) * 1000)
+                server.cpu_ms.append((time.thread_time() - self.cpu0) * 1000)
+        return data[pos:] if pos else data
 
     async def _hello(self, h: Hello) -> None:
         try:

@@ -222,7 +222,7 @@ class GameSession:
             return outs
         return outs + self._prompt_turn()
 
-    def submit(self, seat: int, actions: Sequence[dict[str, Any] | Action], now: float,
+    def submit(self, seat: int, actions: Sequence[dict[str, Any] | Action | int], now: float,
                transport_ms: float = 0.0, info: dict[str, Any] | None = None) -> list[Out]:
         """Actions from `seat` (one `act`, or a `turn` plan, whole or partial) received at
         `now`; `transport_ms` is the server's measure of this exchange's transport time;
@@ -426,8 +426,24 @@ class GameSession:
             return [self._result(seat, 0, ErrorCode.NOT_YOUR_TURN, "it is the other seat's turn")]
         return None
 
-    def _code(self, raw: dict[str, Any] | Action) -> int:
-        """The code of an action of a message (ValueError if it is none)."""
+    def codes_of(self, keys: Sequence[bytes]) -> list[int] | None:
+        """The codes of actions given by their maps' msgpack bytes (`Connection.plain_play`'s
+        keys), when each is the packed map of one of this game's action codes (what `_code`
+        finds first for such a map); None if one is not (`submit` then reads the maps)."""
+        code_of = self.game.code_of_msgpack
+        out = []
+        for k in keys:
+            c = code_of(k)
+            if c is None:
+                return None
+            out.append(c)
+        return out
+
+    def _code(self, raw: dict[str, Any] | Action | int) -> int:
+        """The code of an action of a message (ValueError if it is none); an int is already
+        one (`codes_of`)."""
+        if type(raw) is int:
+            return raw
         if isinstance(raw, Action):
             return raw.code
         if not isinstance(raw, dict):
