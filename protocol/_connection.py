@@ -217,12 +217,12 @@ class Connection:
         if type(v) is not int or v != PROTOCOL_VERSION or type(gid) is not str or not 1 <= len(gid) <= MAX_ID:
             return None
         if t == "act" and Act in self._receives:
-            a = d.get("action")
+            a: Any = d.get("action")
             if not is_action(a):
                 return None
             return Play(gid, [a], [codec.pack(a)], False, end)
         if t == "turn" and Turn in self._receives:
-            acts = d.get("actions")
+            acts: Any = d.get("actions")
             if type(acts) is not list or not 1 <= len(acts) <= MAX_TURN_ACTIONS:
                 return None
             for a in acts:
