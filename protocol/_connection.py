@@ -6,22 +6,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, NamedTuple, Protocol
+from typing import Protocol
 
 from ._errors import FATAL, ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
 from ._framing import Codec, Greeting, JsonLinesCodec, MsgpackCodec, extract_greeting, make_codec
-from ._messages import (
-    MAX_ID,
-    MAX_TURN_ACTIONS,
-    MESSAGE_TYPES,
-    PROTOCOL_VERSION,
-    Act,
-    Error,
-    Message,
-    Turn,
-    is_action,
-    message_from_wire,
-)
+from ._messages import MESSAGE_TYPES, Error, Message, message_from_wire
+from ._plain import PlainPlay, read_plain
 from ._state import TRANSITIONS, ConnState, Role
 
 DEFAULT_MAX_FRAME = 1 << 20  # bytes of one frame (or JSON line) this side accepts
@@ -44,20 +34,6 @@ class ConnectionClosed:
 
 
 Event = Greeting | Message | ConnectionClosed
-
-
-class Play(NamedTuple):
-    """A plain `act` or `turn` read by `Connection.plain_play`: what `next_event` would have
-    returned as `Act(game_id, action)` or `Turn(game_id, actions)` (no `seat`, no `info`)."""
-
-    game_id: str
-    actions: list[dict[str, Any]]
-    keys: list[bytes]
-    """Each action map's msgpack bytes, as they are in the frame."""
-    turn: bool
-    """A `turn` message (else an `act`)."""
-    end: int
-    """Where the frame ends in the data given."""
 
 
 def event_key(event: Event) -> str:
@@ -190,47 +166,23 @@ class Connection:
             self._set_encoding(event.encoding)
         return event
 
-    def plain_play(self, data: bytes, pos: int = 0) -> Play | None:
-        """The server's fast path for the commonest input: when this connection is welcomed
-        (READY), speaks msgpack, holds no buffered input and no error, and `data[pos:]`
-        starts with a whole frame that holds exactly an `act` (type, v, game_id, action) or a
-        `turn` (type, v, game_id, actions), with no duplicate key, that `next_event` would
-        return, it is read here: its `Play`. The state does not change (an act or turn keeps a
-        READY connection READY). Anything else returns None and changes nothing: feed
-        `data[pos:]` to `receive_data` and let `next_event` read it (and report what is wrong)."""
-        codec = self._codec
-        if (self._state is not ConnState.READY or type(codec) is not MsgpackCodec or self._buf
-                or self._eof or self.their_error is not None or self.our_error is not None):
+    def plain(self, data: bytes, pos: int = 0) -> PlainPlay | None:
+        """The server's fast path for its commonest input: when this connection is welcomed,
+        speaks msgpack, has nothing buffered and no error, the plain `act` or `turn` whose
+        whole frame starts at `data[pos]` (`read_plain`: what `next_event` would return for
+        it, once its action maps are found among the game's). The state does not change (an
+        act or a turn keeps a welcomed connection welcomed). None for anything else: feed
+        `data[pos:]` to `receive_data` and read it with `next_event`."""
+        if (self._state is not ConnState.READY or self._buf or self._eof or self.their_error is not None
+                or self.our_error is not None or type(self._codec) is not MsgpackCodec):
             return None
-        start = pos + 4
-        if len(data) < start:
-            return None
-        end = start + int.from_bytes(data[pos:start], "big")
-        if end == start or end - start > self.max_frame or end > len(data):
-            return None
-        d = codec.decode_exact(data[start:end])
-        if type(d) is not dict or len(d) != 4:
-            return None
-        t = d.get("type")
-        v = d.get("v")
-        gid = d.get("game_id")
-        if type(v) is not int or v != PROTOCOL_VERSION or type(gid) is not str or not 1 <= len(gid) <= MAX_ID:
-            return None
-        if t == "act" and Act in self._receives:
-            a: Any = d.get("action")
-            if not is_action(a):
-                return None
-            return Play(gid, [a], [codec.pack(a)], False, end)
-        if t == "turn" and Turn in self._receives:
-            acts: Any = d.get("actions")
-            if type(acts) is not list or not 1 <= len(acts) <= MAX_TURN_ACTIONS:
-                return None
-            for a in acts:
-                if not is_action(a):
-                    return None
-            pack = codec.pack
-            return Play(gid, acts, [pack(a) for a in acts], True, end)
-        return None
+        return read_plain(data, pos, self.max_frame, self._codec.pack)
+
+    def sends_plain(self) -> bool:
+        """Whether `send` of a `result`, `event` or `your_turn` would return what
+        `maag.protocol.Replies` writes: welcomed, msgpack, no error."""
+        return (self._state is ConnState.READY and self.our_error is None and self.their_error is None
+                and type(self._codec) is MsgpackCodec)
 
     def events(self, data: bytes | None = None) -> Iterator[Event]:
         """Feed `data` if given (b"" for the end of the stream), then yield every whole event

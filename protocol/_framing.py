@@ -152,18 +152,8 @@ class MsgpackCodec(Codec):
         del buf[:4 + n]
         return frame
 
-    def decode_exact(self, frame: bytes) -> Any:
-        """The frame's value when it packs back to the very same bytes (so it holds no
-        duplicate key, and each of its parts packs to its own bytes in the frame); None
-        otherwise, or if it is no valid msgpack (`decode` then says what is wrong)."""
-        try:
-            data = msgpack.unpackb(frame, raw=False, strict_map_key=True, use_list=True)
-        except Exception:
-            return None
-        return data if self._pack(data) == frame else None
-
     def pack(self, value: Any) -> bytes:
-        """`value` packed as the framing packs the values of a message (no frame header)."""
+        """`value` packed as this framing packs a message's values (no frame header)."""
         return self._pack(value)
 
     def decode(self, frame: bytes) -> Any:

@@ -308,11 +308,6 @@ def _plain_subclass(v: Any, depth: int) -> bool:
     return False
 
 
-def is_action(v: Any) -> bool:
-    """Whether `v` passes a message's check of an action map (`_action`)."""
-    return type(v) is dict and isinstance(v.get("type"), str) and _plain(v)
-
-
 def _action(msg: Message, field: str, v: Any) -> None:
     if not isinstance(v, dict):
         raise _fail(msg, field, f"must be an action map, not {_kind(v)}")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from maag.engine import Game
-from maag.protocol import Act, Error, ErrorCode, Resign, Result, Turn, YourTurn
+from maag.protocol import Act, Error, ErrorCode, Replies, Resign, Result, Turn, YourTurn
 from maag.server.net.links import new_secret
 from maag.server.net.model import GameNotStarted, GameRequest, GameSummary
 from maag.server.referee.session import REPLAY_VERSION, GameSession, Out, derive_seed
@@ -45,6 +45,7 @@ class LiveGame:
     timer_at: float = 0.0  # clock time the timer fires at
     ending: bool = False
     link_secret: str | None = None  # what the fleet's other referees link its seats with (links.py)
+    replies: Replies | None = None  # its frames' templates, made by the fast path (plain.py)
 
 
 def _not_played(*clients: Client) -> None:
@@ -163,6 +164,7 @@ class Games:
     # -- play ---------------------------------------------------------------------------
     def play(self, c: Client, m: Act | Turn | Resign, now: float) -> None:
         """A seat's act, turn or resignation."""
+        srv = self.server
         entry = c.games.get(m.game_id)
         if entry is None:
             link = c.links.get(m.game_id)
@@ -186,19 +188,13 @@ class Games:
             self._game_error(c, m, ErrorCode.UNKNOWN_GAME, "the game is over")
             return
         if isinstance(m, Resign):
-            self.dispatch(game, s.resign(seat, now))
-            self.after(game)
+            outs = s.resign(seat, now)
         else:
-            self.submit(c, game, seat, [m.action] if isinstance(m, Act) else list(m.actions), now, m.info)
-
-    def submit(self, c: Client, game: LiveGame, seat: int, actions: list[Any], now: float,
-               info: dict[str, Any] | None = None) -> None:
-        """Actions (maps, or codes from the transport's fast path) of `c`'s seat `seat`."""
-        s = game.session
-        outs = s.submit(seat, actions, now, transport_ms=c.rtt_ms(), info=info)
-        self.server.stats["actions"] += len(actions)
-        if s.finished or s.to_move != seat:
-            c.turn_passed()
+            actions = [m.action] if isinstance(m, Act) else list(m.actions)
+            outs = s.submit(seat, actions, now, transport_ms=c.rtt_ms(), info=m.info)
+            srv.stats["actions"] += len(actions)
+            if s.finished or s.to_move != seat:
+                c.turn_passed()
         self.dispatch(game, outs)
         self.after(game)
 

@@ -34,6 +34,7 @@ from maag.protocol import (
     RemoteProtocolError,
     Role,
 )
+from maag.server.net import plain
 
 if TYPE_CHECKING:
     from maag.server.net.games import LiveGame
@@ -73,7 +74,7 @@ class Client(asyncio.Protocol):
 
     _ids = itertools.count(1)
     fast_path: ClassVar[bool] = True
-    """Whether plain acts and turns take the fast path (`_plain`); the tests compare both."""
+    """Whether plain acts and turns take the fast path (plain.py); the tests compare both."""
 
     def __init__(self, server: RefereeServer, *, pinned: asyncio.Future[str] | None = None,
                  probe: Callable[[], Any] | None = None, via_link: bool = False) -> None:
@@ -163,7 +164,8 @@ class Client(asyncio.Protocol):
 
     # -- input --------------------------------------------------------------------------
     def _process(self, data: bytes = b"") -> None:
-        """Handle `data` (new input) and every whole message buffered."""
+        """Handle `data` (new input, first through the fast path) and every whole message
+        buffered."""
         server = self.server
         now = time.monotonic()
         # Benchmarks: one input in 16 is timed (reading the thread's CPU clock is a system
@@ -172,11 +174,11 @@ class Client(asyncio.Protocol):
         self.cpu0 = time.thread_time() if timed else 0.0
         try:
             if data and self.fast_path and not self.closed:
-                rest = self._plain(data, now)
-                if rest is None:  # over the message rate
+                taken = plain.take(self, data, now)
+                if taken < 0:  # over the message rate
                     self._end()
                     return
-                data = rest
+                data = data[taken:] if taken else data
             if data:
                 self.conn.receive_data(data)
             while not self.closed:
@@ -191,7 +193,9 @@ class Client(asyncio.Protocol):
                     if isinstance(ev, ConnectionClosed):
                         break
                     continue  # the Greeting
-                if self._limited(now):
+                if not self.rate.take(now):
+                    server.violation(self, ErrorCode.RATE_LIMITED,
+                                     f"more than {server.config.max_rate} messages per second")
                     break
                 server.stats["messages_in"] += 1
                 if LOG.isEnabledFor(logging.DEBUG):
@@ -210,50 +214,6 @@ class Client(asyncio.Protocol):
                                  message="internal error; please report"))
                 self.flush()
         self._end()
-
-    def _limited(self, now: float) -> bool:
-        """Over the message rate: the peer is told (a fatal error); no more input is read."""
-        if self.rate.take(now):
-            return False
-        self.server.violation(self, ErrorCode.RATE_LIMITED,
-                              f"more than {self.server.config.max_rate} messages per second")
-        return True
-
-    def _plain(self, data: bytes, now: float) -> bytes | None:
-        """The fast path: the plain `act` and `turn` messages at the front of `data` (most of
-        a bot's input: see `Connection.plain_play`) handed straight to the game, without
-        building the message; returns the rest of `data`, for the protocol's reader. A
-        message takes it only when nothing about it is unusual: its game is running with
-        this connection in one seat, and each action map is the packed map of an action
-        code of the game (so the actions need no parsing). What the game then does, and
-        every reply, is what the general path does (`Games.submit`); messages the fast path
-        leaves go through `next_event` in order, after the ones it took. None: the peer went
-        over the message rate (told so); the connection ends."""
-        if LOG.isEnabledFor(logging.DEBUG):  # (the general path logs every message)
-            return data
-        server = self.server
-        conn = self.conn
-        pos, n = 0, len(data)
-        while pos < n and not self.closed:
-            p = conn.plain_play(data, pos)
-            if p is None:
-                break
-            entry = self.games.get(p.game_id)
-            if entry is None or len(entry[1]) != 1 or entry[0].ending:
-                break
-            game = entry[0]
-            codes = game.session.codes_of(p.keys)
-            if codes is None:
-                break
-            pos = p.end
-            if self._limited(now):
-                return None
-            server.stats["messages_in"] += 1
-            server.rooms.submit(self, game, entry[1][0], codes, now)
-            if self.cpu0:  # (what RefereeServer.on_message records for every act and turn)
-                server.latencies_ms.append((time.monotonic() - now) * 1000)
-                server.cpu_ms.append((time.thread_time() - self.cpu0) * 1000)
-        return data[pos:] if pos else data
 
     async def _hello(self, h: Hello) -> None:
         try:

@@ -63,7 +63,7 @@ from maag.server.referee.clock import SeatClock, TimeControl
 from maag.server.referee.policy import LatePolicy, Policy
 
 __all__ = ["GameSession", "Policy", "LatePolicy", "Out", "Outcome", "Reason", "derive_seed",
-           "REPLAY_VERSION", "VERDICTS"]
+           "REPLAY_VERSION", "VERDICTS", "YourTurnValues"]
 
 REPLAY_VERSION = 1
 
@@ -82,6 +82,11 @@ class Reason(str, enum.Enum):
 
 VERDICTS = ("time", "memory", "crash", "illegal", "protocol", "disconnect", "startup")
 """Why a game was lost when it was not lost on the board nor resigned."""
+
+
+YourTurnValues = tuple[bytes, int, int, "bytes | None", Any]
+"""A `your_turn`'s observation (msgpack), time_left_ms, bank_ms, legal list (msgpack; None
+if the seat did not ask for it) and groups (None if not asked for or the game has none)."""
 
 
 class Out(NamedTuple):
@@ -123,6 +128,13 @@ _MAX_ACTION_CODES = 1 << 16  # action maps a bot sent in other forms, remembered
 
 def _action_dicts(game: str) -> dict[int, dict[str, Any]]:
     return _ACTION_DICTS.setdefault(game, {})
+
+
+_PUBLIC_MSGPACK: dict[str, dict[int, bytes]] = {}  # per game and code: GameSession.public_msgpack
+
+
+def _public_msgpack(game: str) -> dict[int, bytes]:
+    return _PUBLIC_MSGPACK.setdefault(game, {})
 
 
 def _now_ms(t: float) -> float:
@@ -176,6 +188,7 @@ class GameSession:
         self._dicts = _action_dicts(self.game.name)
         self._other_forms: dict[bytes, int] = {}  # an action map's bytes -> code, when not the game's
         self._pack_key = msgpack.Packer(use_bin_type=True).pack  # (one per session: sessions run in threads)
+        self._public_packed = _public_msgpack(self.game.name)
         if len(names) != 2 or len(want_legal) != 2 or len(want_groups) != 2:
             raise ValueError("a game has two seats")
         self.seats = [_Seat(str(n), SeatClock(self.tc), want_legal=bool(w), want_groups=bool(g))
@@ -227,7 +240,52 @@ class GameSession:
         """Actions from `seat` (one `act`, or a `turn` plan, whole or partial) received at
         `now`; `transport_ms` is the server's measure of this exchange's transport time;
         `info` what the seat said its search did (the message's `info`: its `iterations` and
-        `time_ms` are added up per turn, see `search_report`)."""
+        `time_ms` are added up per turn, see `search_report`). An action is a map, an
+        Action or a code."""
+        codes: list[int] = []
+        outs = self._play(seat, actions, now, transport_ms, info, codes)
+        if outs is not None:
+            return outs
+        return [self._result(seat, len(codes))] + self._events(seat, codes) + self._prompt_turn()
+
+    def play_codes(self, seat: int, codes: Sequence[int], now: float,
+                   transport_ms: float = 0.0) -> list[Out] | None:
+        """`submit` of action codes without its messages when nothing unusual happens (the
+        server's fast path): None when every action was applied and the game goes on. The
+        caller then tells the seats what `submit` would have: `seat` a `result` accepting
+        them all, the other seat an action `event` per code (`public_msgpack`), and the seat
+        now to move its `your_turn` (`prompt`, which must come next). Otherwise `submit`'s
+        messages, all of them."""
+        return self._play(seat, codes, now, transport_ms, None, [])
+
+    def prompt(self) -> tuple[int, YourTurnValues]:
+        """After `play_codes` returned None: the seat to move and its `your_turn`'s values;
+        its thinking time starts now."""
+        seat = self.state.current_player
+        values = self._your_turn_values(seat)
+        self.seats[seat].prompt_at = self._clock()
+        return seat, values
+
+    def public_msgpack(self, code: int) -> bytes:
+        """The msgpack bytes of what the other seat sees of action `code` (its `event`'s
+        action; made once per game and code)."""
+        b = self._public_packed.get(code)
+        if b is None:
+            b = self._public_packed[code] = self._pack_key(self._public(self._dict(code)))
+        return b
+
+    def plain_messages(self, seat: int, codes: Sequence[int], prompted: int,
+                       values: YourTurnValues) -> list[Out]:
+        """The messages `submit` would have returned where `play_codes` returned None (and
+        `prompt` gave `prompted`, `values`): for seats the fast path cannot write to."""
+        return ([self._result(seat, len(codes))] + self._events(seat, codes)
+                + [Out(prompted, self._your_turn_message(values))])
+
+    def _play(self, seat: int, actions: Sequence[dict[str, Any] | Action | int], now: float,
+              transport_ms: float, info: dict[str, Any] | None, codes: list[int]) -> list[Out] | None:
+        """`submit`'s work: the actions applied (their codes appended to `codes`) and logged,
+        the clocks charged; the messages to send when something unusual happened, None when
+        every action was applied and the game goes on (the caller says so to the seats)."""
         refusal = self._refuse(seat)
         if refusal:
             return refusal
@@ -242,27 +300,25 @@ class GameSession:
                 me.turn_search = [0.0, 0.0]
             me.turn_search[0] += reported[0]
             me.turn_search[1] += reported[1]
-        events: list[Out] = []
         turn_over = False
-        applied = 0
         state, is_end_turn = self.state, self.game.vt.is_end_turn
         t_ms = round(_now_ms(now - self._t0), 3)
         for i, raw in enumerate(actions):
             if turn_over:
                 # The plan went on past its end_turn: the rest is not this seat's to play.
-                return ([self._result(seat, applied, ErrorCode.NOT_YOUR_TURN,
+                return ([self._result(seat, len(codes), ErrorCode.NOT_YOUR_TURN,
                                       f"actions {i}.. of the plan came after end_turn: ignored")]
-                        + events + self._prompt_turn())
+                        + self._events(seat, codes) + self._prompt_turn())
             try:
-                code = self._code(raw)
+                code = raw if type(raw) is int else self._code(raw)
             except ValueError as e:
-                return self._illegal(seat, ErrorCode.BAD_ACTION, f"action {i}: {e}", applied, events)
+                return self._illegal(seat, ErrorCode.BAD_ACTION, f"action {i}: {e}", codes)
             d = self._dict(code)
             try:
                 state.apply(code)
             except (IllegalActionError, GameOverError) as e:
-                return self._illegal(seat, ErrorCode.ILLEGAL_ACTION, f"action {i}: {e}", applied, events)
-            applied += 1
+                return self._illegal(seat, ErrorCode.ILLEGAL_ACTION, f"action {i}: {e}", codes)
+            codes.append(code)
             entry: dict[str, Any] = {"seat": seat, "action": d, "t_ms": t_ms}
             if i == 0:
                 entry["think_ms"] = round(think, 3)
@@ -272,15 +328,14 @@ class GameSession:
             if turn_over:
                 entry["hash"] = state.hash()
             self.log.append(entry)
-            events.append(Out(1 - seat, self._event(seat, "action", self._public(d))))
             if state.is_terminal:
                 self._finish(self.state.winner, None)
-                return [self._result(seat, applied)] + events
+                return [self._result(seat, len(codes))] + self._events(seat, codes)
             if turn_over:
                 self._close_turn(seat)
         # Either the turn goes on (the seat is asked for the rest) or it passed to the other
-        # seat: both get a prompt for whoever is to move now.
-        return [self._result(seat, applied)] + events + self._prompt_turn()
+        # seat: both get a prompt for whoever is to move now (the caller's).
+        return None
 
     def resign(self, seat: int, now: float) -> list[Out]:
         """`seat` resigns (at any time); the other seat wins."""
@@ -480,10 +535,11 @@ class GameSession:
         return Out(seat, Result.built(game_id=self.game_id, accepted=accepted, error=code.value,
                                 message=text or ""))
 
-    def _illegal(self, seat: int, code: ErrorCode, text: str, applied: int, events: list[Out]) -> list[Out]:
+    def _illegal(self, seat: int, code: ErrorCode, text: str, codes: list[int]) -> list[Out]:
+        """An illegal or malformed action after `codes` were applied."""
         s = self.seats[seat]
         s.illegal += 1
-        outs = [self._result(seat, applied, code, text)] + events
+        outs = [self._result(seat, len(codes), code, text)] + self._events(seat, codes)
         if self.policy.max_illegal is not None and s.illegal >= self.policy.max_illegal:
             self._finish(1 - seat, Reason.ILLEGAL)
             return outs
@@ -519,6 +575,11 @@ class GameSession:
             d = self._dicts[code] = self.game.action(code).to_dict()
         return d
 
+    def _events(self, seat: int, codes: list[int]) -> list[Out]:
+        """The other seat's `event`s of the actions `codes` that `seat` played."""
+        other, public, dict_of = 1 - seat, self._public, self._dict
+        return [Out(other, self._event(seat, "action", public(dict_of(c)))) for c in codes]
+
     def _event(self, seat: int, kind: str, action: dict[str, Any] | None = None) -> GameEvent:
         return GameEvent.built(game_id=self.game_id, seat=seat + 1, kind=kind, action=action)
 
@@ -538,22 +599,30 @@ class GameSession:
         return [Out(seat, msg)]
 
     def _your_turn(self, seat: int) -> YourTurn:
+        return self._your_turn_message(self._your_turn_values(seat))
+
+    def _your_turn_values(self, seat: int) -> YourTurnValues:
         s = self.seats[seat]
         if self.tc.turn_ms is None:
             left, bank = UNLIMITED_MS, 0
         else:
             left = int(max(0.0, min(self.tc.turn_ms - s.clock.used_ms, s.clock.available_ms())))
             bank = int(max(0.0, min(s.clock.bank_ms, s.clock.available_ms())))
-        legal = Packed(self.state.legal_msgpack()) if s.want_legal else None
-        grouper = self.game.spec.groups
+        legal = self.state.legal_msgpack() if s.want_legal else None
         groups = None
-        if s.want_groups and grouper is not None:
-            # Read from the seat's observation, so that they can tell nothing it may not see.
-            groups = grouper(self.state.observation(seat))
+        if s.want_groups:
+            grouper = self.game.spec.groups
+            if grouper is not None:
+                # Read from the seat's observation, so that they can tell nothing it may not see.
+                groups = grouper(self.state.observation(seat))
         # Both already msgpack: the observation written by the game's C, the legal list from
         # each action's bytes (the framing copies them; see maag.protocol.Packed).
-        return YourTurn.built(game_id=self.game_id, observation=Packed(self.state.observation_msgpack(seat)),
-                              time_left_ms=left, bank_ms=bank, legal=legal, groups=groups)
+        return self.state.observation_msgpack(seat), left, bank, legal, groups
+
+    def _your_turn_message(self, values: YourTurnValues) -> YourTurn:
+        obs, left, bank, legal, groups = values
+        return YourTurn.built(game_id=self.game_id, observation=Packed(obs), time_left_ms=left, bank_ms=bank,
+                              legal=None if legal is None else Packed(legal), groups=groups)
 
     def _game_start(self, seat: int) -> GameStart:
         return GameStart.built(game_id=self.game_id, game=self.game.name, seat=seat + 1,

@@ -260,18 +260,18 @@ def test_the_fast_path_takes_plain_acts() -> None:
     from maag.protocol import Connection
 
     taken = []
-    orig = Connection.plain_play
+    orig = Connection.plain
 
     def spy(self: Connection, data: bytes, pos: int = 0) -> Any:
         p = orig(self, data, pos)
         taken.append(p is not None)
         return p
 
-    Connection.plain_play = spy  # type: ignore[method-assign]
+    Connection.plain = spy  # type: ignore[method-assign]
     try:
         with tempfile.TemporaryDirectory() as d:
             asyncio.run(play(Path(d), random_policy(), seed=3, games=1, encodings=("msgpack", "msgpack"),
                              fast=True))
     finally:
-        Connection.plain_play = orig  # type: ignore[method-assign]
+        Connection.plain = orig  # type: ignore[method-assign]
     assert taken and sum(taken) >= 0.9 * len(taken)

@@ -1,0 +1,171 @@
+"""Plain frames of the msgpack framing, read and written by their bytes: the referee's fast
+path (server/net/plain.py), which changes no byte of what the general path sends.
+
+Almost everything a bot sends in a game is an `act` or a `turn` in the one form msgpack
+libraries write for a map built in the protocol's field order, each value in its smallest
+form: `{"type", "v", "game_id", "action"}` (or `"actions"`). `read_plain` reads such a
+frame from its bytes, without building a message: its game id and its action maps' bytes,
+which the caller looks up among the game's packed action maps (`Game.code_of_msgpack`); a
+frame whose every part matches is exactly the message the general reader would return
+(it packs back to itself, so it holds no duplicate key). `Replies` writes one game's
+replies to such a message (`result`, an action's `event`, `your_turn`) from templates:
+byte for byte what `MsgpackCodec.encode_message` writes for the same messages
+(tests/protocol/test_plain.py; the test suite's checked mode compares every frame the
+referee writes this way).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgpack
+
+from ._errors import ErrorCode, LocalProtocolError
+from ._framing import MsgpackCodec
+from ._messages import MAX_TURN_ACTIONS, PROTOCOL_VERSION, Message
+from ._packed import header
+
+__all__ = ["read_plain", "Replies", "PlainPlay"]
+
+PlainPlay = tuple[str, list[bytes], int]
+"""What `read_plain` reads: (game id, each action map's msgpack bytes, where the frame ends)."""
+
+_pack = msgpack.Packer(use_bin_type=True).pack  # (the templates' constants, made on import)
+
+
+def _fields(*pairs: Any, pack: Any = _pack) -> bytes:
+    """Keys and values packed in order (the body of a map after its header)."""
+    return b"".join(pack(p) for p in pairs)
+
+
+def _head(kind: str, n: int, pack: Any = _pack) -> bytes:
+    """A message map of `n` entries up to its game_id's key: type, v, then "game_id"."""
+    return header(n, 0x80, 0xDE) + _fields("type", kind, "v", PROTOCOL_VERSION, "game_id", pack=pack)
+
+
+_ACT = _head("act", 4)
+_TURN = _head("turn", 4)
+_ACTION = _pack("action")
+_ACTIONS = _pack("actions")
+
+
+def read_plain(data: bytes, pos: int, max_frame: int, pack: Any) -> PlainPlay | None:
+    """The plain `act` or `turn` whose frame starts at `data[pos]`, whole in `data`: exactly
+    the four fields type, v (this version), game_id (1 to 31 bytes of UTF-8) and action (or
+    1 to MAX_TURN_ACTIONS actions), in that order, every value in its smallest form. None for
+    anything else (the general reader then reads it, and says what is wrong with it). `pack`:
+    the connection's msgpack packer (a Packer is not to be shared by threads)."""
+    body = pos + 4
+    end = body + int.from_bytes(data[pos:body], "big")
+    if end == body or end > len(data) or end - body > max_frame:
+        return None
+    if data.startswith(_ACT, body, end):
+        turn = False
+        at = body + len(_ACT)
+    elif data.startswith(_TURN, body, end):
+        turn = True
+        at = body + len(_TURN)
+    else:
+        return None
+    if at >= end:
+        return None
+    g = data[at] - 0xA0 + at + 1  # a fixstr of 1..31 bytes (ids are short)
+    if not at + 1 < g <= at + 32:
+        return None
+    try:
+        gid = data[at + 1:g].decode()
+    except UnicodeDecodeError:
+        return None
+    if not turn:
+        if not data.startswith(_ACTION, g, end):
+            return None
+        return gid, [data[g + len(_ACTION):end]], end
+    if not data.startswith(_ACTIONS, g, end):
+        return None
+    a = g + len(_ACTIONS)
+    try:
+        actions = msgpack.unpackb(data[a:end], raw=False, strict_map_key=True, use_list=True)
+        if type(actions) is not list or not 1 <= len(actions) <= MAX_TURN_ACTIONS:
+            return None
+        keys = [pack(x) for x in actions]
+    except Exception:  # (not one valid msgpack object: the general reader says why)
+        return None
+    # Packed back to the same bytes: each map's bytes are the frame's own.
+    if header(len(keys), 0x90, 0xDC) + b"".join(keys) != data[a:end]:
+        return None
+    return gid, keys, end
+
+
+def _frame(body: bytes) -> bytes:
+    return len(body).to_bytes(4, "big") + body
+
+
+class Replies:
+    """One game's replies to a plain act or turn, in the msgpack framing, from templates."""
+
+    __slots__ = ("_pack", "_results", "_result", "_events", "_turn", "_times")
+
+    def __init__(self, game_id: str) -> None:
+        # Its own packer: a Packer is not to be shared by threads (sessions may run in several).
+        self._pack = pack = msgpack.Packer(use_bin_type=True).pack
+        gid = pack(game_id)
+        self._result = _head("result", 4, pack) + gid + pack("accepted")
+        self._results: dict[int, bytes] = {}
+        # An event's fields: game_id, seat, kind, action (GameEvent's order).
+        self._events = tuple(_head("event", 6, pack) + gid
+                             + _fields("seat", seat, "kind", "action", pack=pack) + _ACTION
+                             for seat in (1, 2))
+        # your_turn's: game_id, observation, time_left_ms, bank_ms[, legal][, groups].
+        self._turn = tuple(_head("your_turn", n, pack) + gid + pack("observation") for n in (6, 7, 8))
+        self._times: tuple[int, int, bytes] = (-1, -1, b"")
+
+    def result(self, accepted: int) -> bytes:
+        """`Result(game_id, accepted)` (no error)."""
+        f = self._results.get(accepted)
+        if f is None:
+            f = self._results[accepted] = _frame(self._result + self._pack(accepted))
+        return f
+
+    def event(self, seat: int, action: bytes) -> bytes:
+        """`GameEvent(game_id, seat, "action", action)`: `seat` 1 or 2, `action` the
+        public action map's msgpack bytes."""
+        head = self._events[seat - 1]
+        return (len(head) + len(action)).to_bytes(4, "big") + head + action
+
+    def your_turn(self, observation: bytes, time_left_ms: int, bank_ms: int, legal: bytes | None,
+                  groups: Any) -> bytes:
+        """`YourTurn(game_id, observation, time_left_ms, bank_ms, legal, groups)`: the
+        observation and the legal list as msgpack bytes (`Packed`), `groups` as a value."""
+        left, bank, times = self._times
+        if left != time_left_ms or bank != bank_ms:  # (the same every time without a clock)
+            times = _fields("time_left_ms", time_left_ms, "bank_ms", bank_ms, pack=self._pack)
+            self._times = (time_left_ms, bank_ms, times)
+        parts = [b"", b"", observation, times]
+        n = 0
+        if legal is not None:
+            parts += (_LEGAL, legal)
+            n = 1
+        if groups is not None:
+            parts += (_GROUPS, self._pack(groups))
+            n += 1
+        parts[1] = self._turn[n]
+        size = sum(map(len, parts))
+        parts[0] = size.to_bytes(4, "big")
+        return b"".join(parts)
+
+    def check(self, frames: list[bytes], messages: list[Message]) -> None:
+        """The test suite's check of frames written here: each is the general encoding of
+        the message it stands for (LocalProtocolError naming the first that is not)."""
+        codec = MsgpackCodec()
+        general = [codec.encode_message(m) for m in messages]
+        if frames != general:
+            n = min(len(frames), len(general))
+            bad = next((i for i in range(n) if frames[i] != general[i]), n)
+            raise LocalProtocolError(ErrorCode.BAD_ENCODING,
+                                     f"the fast path's frame {bad} of {len(frames)} differs from the general "
+                                     f"encoding ({len(general)} messages): {frames[bad:bad + 1]!r} against "
+                                     f"{general[bad:bad + 1]!r}"[:1900])
+
+
+_LEGAL = _pack("legal")
+_GROUPS = _pack("groups")
