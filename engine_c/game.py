@@ -111,21 +111,32 @@ class Game:
     def legal_msgpack(self, buf: Any) -> bytes:
         """The legal actions of the state in `buf` as msgpack: packb([a.to_dict() for a in
         legal]), written in one C call from each code's `action_msgpack` (mg_wire.h)."""
-        t = self._codebytes
-        if t is None:
-            with _CODEBYTES_LOCK:
-                master = _CODEBYTES.get(self.name)
-                if master is None:
-                    master = _CODEBYTES[self.name] = _owned(lib.mg_codebytes_new())
-                t = self._codebytes = _owned(lib.mg_codebytes_clone(master))
-            self._missing = ffi.new("uint32_t[]", lib.MG_MAX_ACTIONS)
-            self._n_missing = ffi.new("int *")
-            if self._wire is None:
-                self._new_wire()
+        t = self._codebytes if self._codebytes is not None else self._new_codebytes()
+        return self._wire_call(lib.mg_legal_msgpack, self.vt, buf, t)
+
+    def prompt_msgpack(self, buf: Any, seat: int, head: bytes, mid: bytes, tail: bytes, legal: bool) -> bytes:
+        """See `State.prompt_msgpack`."""
+        vt = self.vt
+        scratch = self._scratch
+        if scratch is None:
+            scratch = self._scratch = ffi.new("char[]", vt.state_size)
+        if vt.version < 7 or vt.write_msgpack == ffi.NULL:  # (no C writer: the parts joined here)
+            vt.observe(buf, seat, scratch)
+            legal_list = self.legal_msgpack(buf) if legal else b""
+            body = b"".join((head, self.msgpack_of(scratch), mid, legal_list, tail))
+            return len(body).to_bytes(4, "big") + body
+        t = self._codebytes if self._codebytes is not None else self._new_codebytes()
+        return self._wire_call(lib.mg_prompt_msgpack, vt, buf, seat, scratch, self._names(), head, len(head),
+                               mid, len(mid), tail, len(tail), t if legal else ffi.NULL)
+
+    def _wire_call(self, fn: Any, *args: Any) -> bytes:
+        """The bytes `fn(*args, wire, missing, n_missing)` writes (mg_legal_msgpack and
+        mg_prompt_msgpack): called again once the codes its table lacked are added (to this
+        Game's table and the game's shared one), or with a larger buffer, until whole."""
         w = self._wire
         while True:
             w.len = 0
-            lib.mg_legal_msgpack(self.vt, buf, t, w, self._missing, self._n_missing)
+            fn(*args, w, self._missing, self._n_missing)
             k = self._n_missing[0]
             if k:
                 codes = ffi.unpack(self._missing, k)
@@ -133,7 +144,7 @@ class Game:
                     master = _CODEBYTES[self.name]
                     for code in codes:
                         b = self.action_msgpack(code)
-                        for table in (t, master):
+                        for table in (self._codebytes, master):
                             if lib.mg_codebytes_put(table, code, b, len(b)) != 0:
                                 raise MemoryError("mg_codebytes_put")
                 continue
@@ -142,6 +153,19 @@ class Game:
                 w.buf, w.cap = self._wire_buf, w.len
                 continue
             return ffi.buffer(w.buf, w.len)[:]
+
+    def _new_codebytes(self) -> Any:
+        """This Game's table of packed action maps, copied from the game's shared one."""
+        with _CODEBYTES_LOCK:
+            master = _CODEBYTES.get(self.name)
+            if master is None:
+                master = _CODEBYTES[self.name] = _owned(lib.mg_codebytes_new())
+            t = self._codebytes = _owned(lib.mg_codebytes_clone(master))
+        self._missing = ffi.new("uint32_t[]", lib.MG_MAX_ACTIONS)
+        self._n_missing = ffi.new("int *")
+        if self._wire is None:
+            self._new_wire()
+        return t
 
     def _new_wire(self) -> None:
         w = self._wire = ffi.new("mg_wire *")
@@ -324,6 +348,14 @@ class State:
         """The legal actions' maps as one msgpack list (`Game.legal_msgpack`), what the
         referee sends in `your_turn.legal`."""
         return self.game.legal_msgpack(self._buf)
+
+    def prompt_msgpack(self, seat: int, head: bytes, mid: bytes, tail: bytes, legal: bool) -> bytes:
+        """A length-prefixed frame around `seat`'s observation, in one C call (the referee's
+        `your_turn`): the 4-byte big-endian length of the rest, then `head`,
+        `observation_msgpack(seat)`, `mid`, `legal_msgpack()` if `legal`, `tail`."""
+        if seat not in (0, 1):
+            raise ValueError("seat must be 0 or 1")
+        return self.game.prompt_msgpack(self._buf, seat, head, mid, tail, legal)
 
     def observation_msgpack(self, seat: int) -> bytes:
         """`observation(seat).to_msgpack()`, through one scratch observation per Game (what the

@@ -117,7 +117,7 @@ class Replies:
                              for seat in (1, 2))
         # your_turn's: game_id, observation, time_left_ms, bank_ms[, legal][, groups].
         self._turn = tuple(_head("your_turn", n, pack) + gid + pack("observation") for n in (6, 7, 8))
-        self._times: tuple[int, int, bytes] = (-1, -1, b"")
+        self._times: tuple[int, int, bytes, bytes] = (-1, -1, b"", b"")  # the last time fields
 
     def result(self, accepted: int) -> bytes:
         """`Result(game_id, accepted)` (no error)."""
@@ -136,22 +136,22 @@ class Replies:
                   groups: Any) -> bytes:
         """`YourTurn(game_id, observation, time_left_ms, bank_ms, legal, groups)`: the
         observation and the legal list as msgpack bytes (`Packed`), `groups` as a value."""
-        left, bank, times = self._times
-        if left != time_left_ms or bank != bank_ms:  # (the same every time without a clock)
-            times = _fields("time_left_ms", time_left_ms, "bank_ms", bank_ms, pack=self._pack)
-            self._times = (time_left_ms, bank_ms, times)
-        parts = [b"", b"", observation, times]
-        n = 0
-        if legal is not None:
-            parts += (_LEGAL, legal)
-            n = 1
-        if groups is not None:
-            parts += (_GROUPS, self._pack(groups))
-            n += 1
-        parts[1] = self._turn[n]
-        size = sum(map(len, parts))
-        parts[0] = size.to_bytes(4, "big")
-        return b"".join(parts)
+        head, mid, tail = self.your_turn_parts(time_left_ms, bank_ms, legal is not None, groups)
+        body = b"".join((head, observation, mid, legal or b"", tail))
+        return len(body).to_bytes(4, "big") + body
+
+    def your_turn_parts(self, time_left_ms: int, bank_ms: int, legal: bool,
+                        groups: Any) -> tuple[bytes, bytes, bytes]:
+        """The bytes of a `your_turn` frame's body around its observation and its legal
+        list (if `legal`): before the observation, between it and the legal list, after
+        that (`State.prompt_msgpack` writes the frame from them in one C call)."""
+        times = self._times
+        if times[0] != time_left_ms or times[1] != bank_ms:  # (the same every time without a clock)
+            t = _fields("time_left_ms", time_left_ms, "bank_ms", bank_ms, pack=self._pack)
+            times = self._times = (time_left_ms, bank_ms, t, t + _LEGAL)
+        if groups is None:
+            return self._turn[legal], times[2 + legal], b""
+        return self._turn[legal + 1], times[2 + legal], _GROUPS + self._pack(groups)
 
     def check(self, frames: list[bytes], messages: list[Message]) -> None:
         """The test suite's check of frames written here: each is the general encoding of

@@ -123,3 +123,25 @@ int mg_legal_msgpack(const struct mg_game_vt *vt, const void *st, const mg_codeb
     *n_missing = k;
     return n;
 }
+
+int mg_prompt_msgpack(const struct mg_game_vt *vt, const void *st, int seat, void *scratch,
+                      const char *const *names, const uint8_t *head, size_t head_len, const uint8_t *mid,
+                      size_t mid_len, const uint8_t *tail, size_t tail_len, const mg_codebytes *t,
+                      mg_wire *w, uint32_t *missing, int *n_missing) {
+    static const uint8_t no_length[4] = {0, 0, 0, 0};
+    size_t start = w->len;
+    int n = 0;
+    mw_raw(w, no_length, 4);
+    if (head_len) mw_raw(w, head, head_len); /* (memcpy from NULL is undefined, even of 0 bytes) */
+    vt->observe(st, seat, scratch);
+    vt->write_msgpack(scratch, names, w);
+    if (mid_len) mw_raw(w, mid, mid_len);
+    *n_missing = 0;
+    if (t) n = mg_legal_msgpack(vt, st, t, w, missing, n_missing);
+    if (tail_len) mw_raw(w, tail, tail_len);
+    size_t body = w->len - start - 4;
+    if (w->len <= w->cap && body <= 0xffffffffu) {
+        for (int i = 0; i < 4; i++) w->buf[start + (size_t)i] = (uint8_t)(body >> (8 * (3 - i)));
+    }
+    return n;
+}

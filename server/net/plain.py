@@ -27,7 +27,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from maag.protocol import ErrorCode, Replies, check_built_messages
-from maag.server.referee.session import YourTurnValues
 
 if TYPE_CHECKING:
     from maag.server.net.games import LiveGame
@@ -79,10 +78,9 @@ def _play(server: RefereeServer, c: Client, game: LiveGame, seat: int, codes: li
     outs = s.play_codes(seat, codes, now, c.rtt_ms())
     server.stats["actions"] += len(codes)
     if outs is None:
-        prompted, values = s.prompt()
-        if prompted != seat:
+        if s.to_move != seat:
             c.turn_passed()
-        _reply(server, game, seat, codes, prompted, values)
+        _reply(server, game, seat, codes)
     else:  # (an illegal action, a late message, the game's end)
         if s.finished or s.to_move != seat:
             c.turn_passed()
@@ -90,10 +88,9 @@ def _play(server: RefereeServer, c: Client, game: LiveGame, seat: int, codes: li
     server.rooms.after(game)
 
 
-def _reply(server: RefereeServer, game: LiveGame, seat: int, codes: Sequence[int], prompted: int,
-           values: YourTurnValues) -> None:
-    """Tell the seats what `Games.dispatch` would of a plain success (see `play_codes`): the
-    same frames, the same writes, the same hook calls and counts."""
+def _reply(server: RefereeServer, game: LiveGame, seat: int, codes: Sequence[int]) -> None:
+    """Prompt the seat to move and tell the seats what `Games.dispatch` would of a plain
+    success (see `play_codes`): the same frames, the same writes, hook calls and counts."""
     s = game.session
     me, other = game.clients[seat], game.clients[1 - seat]
     if me is not None and me.closed:  # (dispatch skips a seat that is gone)
@@ -101,18 +98,19 @@ def _reply(server: RefereeServer, game: LiveGame, seat: int, codes: Sequence[int
     if other is not None and other.closed:
         other = None
     if (me is not None and not me.conn.sends_plain()) or (other is not None and not other.conn.sends_plain()):
+        prompted, values = s.prompt()
         server.rooms.dispatch(game, s.plain_messages(seat, codes, prompted, values))
         return
     w = game.replies
     if w is None:
         w = game.replies = Replies(s.game_id)
+    prompted, turn = s.prompt_frame(w)
     req = game.request
     if req is not None and req.on_prompt is not None:  # (dispatch calls it for every your_turn)
         try:
             req.on_prompt(prompted)
         except Exception:
             LOG.exception("game %s: the host's turn hook failed", s.game_id)
-    turn = w.your_turn(*values)
     mine: list[bytes] = []
     theirs: list[bytes] = []
     if me is not None:
@@ -124,7 +122,7 @@ def _reply(server: RefereeServer, game: LiveGame, seat: int, codes: Sequence[int
         if prompted != seat:
             theirs.append(turn)
     if check_built_messages():  # (the test suite's checked mode)
-        outs = s.plain_messages(seat, codes, prompted, values)
+        outs = s.plain_messages(seat, codes, prompted, s.your_turn_values(prompted))
         w.check(mine, [o.msg for o in outs if o.seat == seat and me is not None])
         w.check(theirs, [o.msg for o in outs if o.seat != seat and other is not None])
     server.stats["messages_out"] += len(mine) + len(theirs)

@@ -58,7 +58,18 @@ from typing import Any, NamedTuple
 
 import msgpack
 from maag.engine import Action, Game, GameOverError, IllegalActionError
-from maag.protocol import Error, ErrorCode, GameEvent, GameOver, GameStart, Message, Packed, Result, YourTurn
+from maag.protocol import (
+    Error,
+    ErrorCode,
+    GameEvent,
+    GameOver,
+    GameStart,
+    Message,
+    Packed,
+    Replies,
+    Result,
+    YourTurn,
+)
 from maag.server.referee.clock import SeatClock, TimeControl
 from maag.server.referee.policy import LatePolicy, Policy
 
@@ -262,9 +273,20 @@ class GameSession:
         """After `play_codes` returned None: the seat to move and its `your_turn`'s values;
         its thinking time starts now."""
         seat = self.state.current_player
-        values = self._your_turn_values(seat)
+        values = self.your_turn_values(seat)
         self.seats[seat].prompt_at = self._clock()
         return seat, values
+
+    def prompt_frame(self, replies: Replies) -> tuple[int, bytes]:
+        """`prompt` in the msgpack framing: the seat to move and its whole `your_turn` frame,
+        from `replies`' templates and the game's C (`State.prompt_msgpack`)."""
+        seat = self.state.current_player
+        s = self.seats[seat]
+        left, bank = self._time_left(s)
+        head, mid, tail = replies.your_turn_parts(left, bank, s.want_legal, self._groups(seat, s))
+        frame = self.state.prompt_msgpack(seat, head, mid, tail, s.want_legal)
+        s.prompt_at = self._clock()
+        return seat, frame
 
     def public_msgpack(self, code: int) -> bytes:
         """The msgpack bytes of what the other seat sees of action `code` (its `event`'s
@@ -599,25 +621,32 @@ class GameSession:
         return [Out(seat, msg)]
 
     def _your_turn(self, seat: int) -> YourTurn:
-        return self._your_turn_message(self._your_turn_values(seat))
+        return self._your_turn_message(self.your_turn_values(seat))
 
-    def _your_turn_values(self, seat: int) -> YourTurnValues:
+    def your_turn_values(self, seat: int) -> YourTurnValues:
+        """What a `your_turn` for `seat` would hold now."""
         s = self.seats[seat]
-        if self.tc.turn_ms is None:
-            left, bank = UNLIMITED_MS, 0
-        else:
-            left = int(max(0.0, min(self.tc.turn_ms - s.clock.used_ms, s.clock.available_ms())))
-            bank = int(max(0.0, min(s.clock.bank_ms, s.clock.available_ms())))
+        left, bank = self._time_left(s)
         legal = self.state.legal_msgpack() if s.want_legal else None
-        groups = None
-        if s.want_groups:
-            grouper = self.game.spec.groups
-            if grouper is not None:
-                # Read from the seat's observation, so that they can tell nothing it may not see.
-                groups = grouper(self.state.observation(seat))
+        groups = self._groups(seat, s)
         # Both already msgpack: the observation written by the game's C, the legal list from
         # each action's bytes (the framing copies them; see maag.protocol.Packed).
         return self.state.observation_msgpack(seat), left, bank, legal, groups
+
+    def _time_left(self, s: _Seat) -> tuple[int, int]:
+        """A your_turn's time_left_ms and bank_ms for seat `s`."""
+        if self.tc.turn_ms is None:
+            return UNLIMITED_MS, 0
+        return (int(max(0.0, min(self.tc.turn_ms - s.clock.used_ms, s.clock.available_ms()))),
+                int(max(0.0, min(s.clock.bank_ms, s.clock.available_ms()))))
+
+    def _groups(self, seat: int, s: _Seat) -> Any:
+        """A your_turn's groups for `seat` (seat `s`): None unless asked for and the game has them."""
+        if not s.want_groups:
+            return None
+        grouper = self.game.spec.groups
+        # Read from the seat's observation, so that they can tell nothing it may not see.
+        return None if grouper is None else grouper(self.state.observation(seat))
 
     def _your_turn_message(self, values: YourTurnValues) -> YourTurn:
         obs, left, bank, legal, groups = values
