@@ -35,10 +35,44 @@ class Action:
 # msgpack, made once per process, and the reverse (see `Game.action_msgpack`).
 _ACTION_MSGPACK: dict[str, dict[int, bytes]] = {}
 _ACTION_CODES: dict[str, dict[bytes, int]] = {}
-# Per game, the mg_codebytes every new Game's table is copied from (under the lock: Games
+# Per game, the mg_codebytes every thread's table is copied from (under the lock: Games
 # live in several threads), so that a game's first legal lists find their codes.
 _CODEBYTES: dict[str, Any] = {}
 _CODEBYTES_LOCK = threading.Lock()
+
+
+class _PerThread(threading.local):
+    """What the C writers of msgpack use, one per thread (a table or a buffer is one
+    thread's at a time), shared by every Game of the thread: a referee's games all live in
+    its event loop's thread, and a copy per Game (a heroes table grows to hundreds of KB,
+    read at random by every legal list) made each message touch memory no cache held."""
+
+    def __init__(self) -> None:
+        self.tables: dict[str, Any] = {}  # game name -> its mg_codebytes (legal lists)
+        self.missing = ffi.new("uint32_t[]", lib.MG_MAX_ACTIONS)  # the codes a table lacked
+        self.n_missing = ffi.new("int *")
+        self.wire = ffi.new("mg_wire *")  # what the writers write into, grown as needed
+        self.wire_buf = ffi.new("uint8_t[]", 4096)
+        self.wire.buf, self.wire.cap = self.wire_buf, 4096
+
+    def table(self, name: str) -> Any:
+        """This thread's table of game `name`, first copied from the game's shared one."""
+        t = self.tables.get(name)
+        if t is None:
+            with _CODEBYTES_LOCK:
+                master = _CODEBYTES.get(name)
+                if master is None:
+                    master = _CODEBYTES[name] = _owned(lib.mg_codebytes_new())
+                t = self.tables[name] = _owned(lib.mg_codebytes_clone(master))
+        return t
+
+    def grow(self, n: int) -> None:
+        """A buffer of at least `n` bytes for the writers."""
+        self.wire_buf = ffi.new("uint8_t[]", n)
+        self.wire.buf, self.wire.cap = self.wire_buf, n
+
+
+_LOCAL = _PerThread()
 
 
 def _owned(t: Any) -> Any:
@@ -61,35 +95,27 @@ class Game:
         self.config: dict[str, Any] = self.spec.make_config(dict(config or {}))
         self._cfg = ffi.new("char[]", self.vt.config_size)
         self.spec.fill_config(self.config, self._cfg)
-        self._wire: Any = None  # the mg_wire of msgpack_of and its buffer, made on first use
-        self._wire_buf: Any = None
         self._names_table: tuple[int, list[Any], Any] | None = None
         self._packed = _ACTION_MSGPACK.setdefault(name, {})
         self._codes = _ACTION_CODES.setdefault(name, {})
-        self._codebytes: Any = None  # this Game's mg_codebytes (legal_msgpack), made on first use
-        self._missing: Any = None
-        self._n_missing: Any = None
         self._scratch: Any = None  # an observation's buffer (State.observation_msgpack)
 
     def __repr__(self) -> str:
         return f"Game({self.name!r}, {self.config!r})"
 
     def msgpack_of(self, buf: Any) -> bytes:
-        """The msgpack form of the state (or observation) in `buf`: see `State.to_msgpack`. The
-        bytes are written into one buffer per Game, reused: a Game is not to be shared by
-        threads that call this at once (each referee session has its own)."""
+        """The msgpack form of the state (or observation) in `buf`: see `State.to_msgpack`
+        (written into this thread's buffer, then copied out)."""
         vt = self.vt
         if vt.version < 7 or vt.write_msgpack == ffi.NULL:
             return bytes(msgpack.packb(self.spec.state_to_json(buf), use_bin_type=True))
-        if self._wire is None:
-            self._new_wire()
-        w = self._wire
+        local = _LOCAL
+        w = local.wire
         names = self._names()
         w.len = 0
         vt.write_msgpack(buf, names, w)
         if w.len > w.cap:  # too small: grow to what it needs and write again
-            self._wire_buf = ffi.new("uint8_t[]", w.len)
-            w.buf, w.cap = self._wire_buf, w.len
+            local.grow(w.len)
             w.len = 0
             vt.write_msgpack(buf, names, w)
         return ffi.buffer(w.buf, w.len)[:]
@@ -111,8 +137,7 @@ class Game:
     def legal_msgpack(self, buf: Any) -> bytes:
         """The legal actions of the state in `buf` as msgpack: packb([a.to_dict() for a in
         legal]), written in one C call from each code's `action_msgpack` (mg_wire.h)."""
-        t = self._codebytes if self._codebytes is not None else self._new_codebytes()
-        return self._wire_call(lib.mg_legal_msgpack, self.vt, buf, t)
+        return self._wire_call(lib.mg_legal_msgpack, self.vt, buf, _LOCAL.table(self.name))
 
     def prompt_msgpack(self, buf: Any, seat: int, head: bytes, mid: bytes, tail: bytes, legal: bool) -> bytes:
         """See `State.prompt_msgpack`."""
@@ -125,52 +150,34 @@ class Game:
             legal_list = self.legal_msgpack(buf) if legal else b""
             body = b"".join((head, self.msgpack_of(scratch), mid, legal_list, tail))
             return len(body).to_bytes(4, "big") + body
-        t = self._codebytes if self._codebytes is not None else self._new_codebytes()
         return self._wire_call(lib.mg_prompt_msgpack, vt, buf, seat, scratch, self._names(), head, len(head),
-                               mid, len(mid), tail, len(tail), t if legal else ffi.NULL)
+                               mid, len(mid), tail, len(tail), _LOCAL.table(self.name) if legal else ffi.NULL)
 
     def _wire_call(self, fn: Any, *args: Any) -> bytes:
         """The bytes `fn(*args, wire, missing, n_missing)` writes (mg_legal_msgpack and
-        mg_prompt_msgpack): called again once the codes its table lacked are added (to this
-        Game's table and the game's shared one), or with a larger buffer, until whole."""
-        w = self._wire
+        mg_prompt_msgpack) in this thread's buffer: called again once the codes its table
+        lacked are added (to this thread's table and the game's shared one), or with a
+        larger buffer, until whole."""
+        local = _LOCAL
+        w = local.wire
         while True:
             w.len = 0
-            fn(*args, w, self._missing, self._n_missing)
-            k = self._n_missing[0]
+            fn(*args, w, local.missing, local.n_missing)
+            k = local.n_missing[0]
             if k:
-                codes = ffi.unpack(self._missing, k)
+                codes = ffi.unpack(local.missing, k)
                 with _CODEBYTES_LOCK:
                     master = _CODEBYTES[self.name]
                     for code in codes:
                         b = self.action_msgpack(code)
-                        for table in (self._codebytes, master):
+                        for table in (local.tables[self.name], master):
                             if lib.mg_codebytes_put(table, code, b, len(b)) != 0:
                                 raise MemoryError("mg_codebytes_put")
                 continue
             if w.len > w.cap:
-                self._wire_buf = ffi.new("uint8_t[]", w.len)
-                w.buf, w.cap = self._wire_buf, w.len
+                local.grow(w.len)
                 continue
             return ffi.buffer(w.buf, w.len)[:]
-
-    def _new_codebytes(self) -> Any:
-        """This Game's table of packed action maps, copied from the game's shared one."""
-        with _CODEBYTES_LOCK:
-            master = _CODEBYTES.get(self.name)
-            if master is None:
-                master = _CODEBYTES[self.name] = _owned(lib.mg_codebytes_new())
-            t = self._codebytes = _owned(lib.mg_codebytes_clone(master))
-        self._missing = ffi.new("uint32_t[]", lib.MG_MAX_ACTIONS)
-        self._n_missing = ffi.new("int *")
-        if self._wire is None:
-            self._new_wire()
-        return t
-
-    def _new_wire(self) -> None:
-        w = self._wire = ffi.new("mg_wire *")
-        self._wire_buf = ffi.new("uint8_t[]", 4096)
-        w.buf, w.cap = self._wire_buf, 4096
 
     def _names(self) -> Any:
         """The C name table of a game whose names live in its codec (`GameSpec.wire_names`)."""

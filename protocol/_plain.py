@@ -107,7 +107,7 @@ class Replies:
 
     def __init__(self, game_id: str) -> None:
         # Its own packer: a Packer is not to be shared by threads (sessions may run in several).
-        self._pack = pack = msgpack.Packer(use_bin_type=True).pack
+        self._pack = pack = msgpack.Packer(use_bin_type=True, buf_size=1024).pack  # (grows if need be)
         gid = pack(game_id)
         self._result = _head("result", 4, pack) + gid + pack("accepted")
         self._results: dict[int, bytes] = {}

@@ -198,7 +198,8 @@ class GameSession:
         self._public = self.game.spec.public_action  # what the opponent sees of an action
         self._dicts = _action_dicts(self.game.name)
         self._other_forms: dict[bytes, int] = {}  # an action map's bytes -> code, when not the game's
-        self._pack_key = msgpack.Packer(use_bin_type=True).pack  # (one per session: sessions run in threads)
+        # One per session (sessions run in threads), small (the default buffer is 256 KiB).
+        self._pack_key = msgpack.Packer(use_bin_type=True, buf_size=1024).pack
         self._public_packed = _public_msgpack(self.game.name)
         if len(names) != 2 or len(want_legal) != 2 or len(want_groups) != 2:
             raise ValueError("a game has two seats")

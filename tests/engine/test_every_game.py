@@ -166,14 +166,11 @@ def test_the_c_msgpack_writer_writes_the_json_form_byte_for_byte(name: str) -> N
 @pytest.mark.parametrize("name", GAMES)
 def test_the_msgpack_writer_grows_a_buffer_that_is_too_small(name: str) -> None:
     st = samples(name)[0].observation(0)
-    game = st.game  # the Game whose buffer to_msgpack writes into
     want = st.to_msgpack()
-    from maag.engine._lowlevel import ffi
+    from maag.engine.game import _LOCAL  # (the thread's buffer to_msgpack writes into)
 
-    game._wire.cap = 3  # as if the last write had needed only 3 bytes
-    game._wire_buf = ffi.new("uint8_t[]", 3)
-    game._wire.buf = game._wire_buf
-    assert st.to_msgpack() == want and game._wire.cap >= len(want)
+    _LOCAL.grow(3)  # as if the last write had needed only 3 bytes
+    assert st.to_msgpack() == want and _LOCAL.wire.cap >= len(want)
 
 
 @pytest.mark.parametrize("name", GAMES)
@@ -183,7 +180,7 @@ def test_the_legal_list_in_msgpack_is_the_packed_list_of_the_action_maps(name: s
     the Game's table lacks is added on its first miss), through a buffer that must grow; and
     the packed map of each code leads back to it."""
     game = Game(name, {})
-    from maag.engine._lowlevel import ffi
+    from maag.engine.game import _LOCAL
 
     fresh = samples(name)
     for st in fresh:
@@ -193,10 +190,45 @@ def test_the_legal_list_in_msgpack_is_the_packed_list_of_the_action_maps(name: s
             for a in s.legal_actions():
                 assert game.code_of_msgpack(game.action_msgpack(a.code)) == a.code
     st = fresh[len(fresh) // 2]
-    st.game._wire.cap = 2
-    st.game._wire_buf = ffi.new("uint8_t[]", 2)
-    st.game._wire.buf = st.game._wire_buf
+    _LOCAL.grow(2)
     assert st.legal_msgpack() == msgpack.packb([a.to_dict() for a in st.legal_actions()], use_bin_type=True)
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_the_prompt_frame_is_its_parts_around_the_observation_and_the_legal_list(name: str) -> None:
+    """`State.prompt_msgpack` (the referee's your_turn in one C call) is the 4-byte length,
+    the head, `observation_msgpack(seat)`, the middle, the legal list if asked, the tail; for
+    both seats of openings to ends, with empty parts, from a thread whose table starts
+    empty (every code a miss first) and through a buffer that must grow."""
+    import threading
+
+    from maag.engine import game as game_module
+
+    def check() -> None:
+        with game_module._CODEBYTES_LOCK:  # (a fresh shared table: this thread's copy starts empty)
+            game_module._CODEBYTES[name] = game_module._owned(game_module.lib.mg_codebytes_new())
+        game_module._LOCAL.grow(5)
+        for st in samples(name):
+            for seat in (0, 1):
+                for head, mid, tail in ((b"\x86head", b"mid", b"tail"), (b"", b"", b"")):
+                    for legal in (True, False):
+                        legal_list = st.legal_msgpack() if legal else b""
+                        body = head + st.observation_msgpack(seat) + mid + legal_list + tail
+                        got = st.prompt_msgpack(seat, head, mid, tail, legal)
+                        assert got == len(body).to_bytes(4, "big") + body
+
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            check()
+        except BaseException as e:  # (reported by the test's thread)
+            errors.append(e)
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    assert not errors, errors[0]
 
 
 @pytest.mark.parametrize("name", GAMES)
