@@ -78,9 +78,8 @@ def _play(server: RefereeServer, c: Client, game: LiveGame, seat: int, codes: li
     outs = s.play_codes(seat, codes, now, c.rtt_ms())
     server.stats["actions"] += len(codes)
     if outs is None:
-        if s.to_move != seat:
+        if _reply(server, game, seat, codes) != seat:
             c.turn_passed()
-        _reply(server, game, seat, codes)
     else:  # (an illegal action, a late message, the game's end)
         if s.finished or s.to_move != seat:
             c.turn_passed()
@@ -88,9 +87,10 @@ def _play(server: RefereeServer, c: Client, game: LiveGame, seat: int, codes: li
     server.rooms.after(game)
 
 
-def _reply(server: RefereeServer, game: LiveGame, seat: int, codes: Sequence[int]) -> None:
+def _reply(server: RefereeServer, game: LiveGame, seat: int, codes: Sequence[int]) -> int:
     """Prompt the seat to move and tell the seats what `Games.dispatch` would of a plain
-    success (see `play_codes`): the same frames, the same writes, hook calls and counts."""
+    success (see `play_codes`): the same frames, the same writes, hook calls and counts.
+    Returns the seat prompted."""
     s = game.session
     me, other = game.clients[seat], game.clients[1 - seat]
     if me is not None and me.closed:  # (dispatch skips a seat that is gone)
@@ -100,7 +100,7 @@ def _reply(server: RefereeServer, game: LiveGame, seat: int, codes: Sequence[int
     if (me is not None and not me.conn.sends_plain()) or (other is not None and not other.conn.sends_plain()):
         prompted, values = s.prompt()
         server.rooms.dispatch(game, s.plain_messages(seat, codes, prompted, values))
-        return
+        return prompted
     w = game.replies
     if w is None:
         w = game.replies = Replies(s.game_id)
@@ -133,3 +133,4 @@ def _reply(server: RefereeServer, game: LiveGame, seat: int, codes: Sequence[int
     if other is not None:
         other.out += theirs
         other.flush()
+    return prompted

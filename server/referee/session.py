@@ -268,7 +268,32 @@ class GameSession:
         them all, the other seat an action `event` per code (`public_msgpack`), and the seat
         now to move its `your_turn` (`prompt`, which must come next). Otherwise `submit`'s
         messages, all of them."""
-        return self._play(seat, codes, now, transport_ms, None, [])
+        state = self.state
+        if len(codes) != 1 or self.outcome is not None or self.t0 is None or seat != state.current_player:
+            return self._play(seat, codes, now, transport_ms, None, [])
+        # One action from the seat to move (an act: most messages), `_play`'s steps written
+        # out for it.
+        think = self._charge(seat, now, transport_ms)
+        if self.seats[seat].clock.late:
+            return self._too_late(seat, now)
+        code = codes[0]
+        d = self._dicts.get(code) or self._dict(code)
+        try:
+            state.apply(code)
+        except (IllegalActionError, GameOverError) as e:
+            return self._illegal(seat, ErrorCode.ILLEGAL_ACTION, f"action 0: {e}", [])
+        entry = {"seat": seat, "action": d, "t_ms": round(_now_ms(now - self.t0), 3),
+                 "think_ms": round(think, 3)}
+        turn_over = self.game.vt.is_end_turn(code)
+        if turn_over:
+            entry["hash"] = state.hash()
+        self.log.append(entry)
+        if state.is_terminal:
+            self._finish(state.winner, None)
+            return [self._result(seat, 1)] + self._events(seat, codes)
+        if turn_over:
+            self._close_turn(seat)
+        return None
 
     def prompt(self) -> tuple[int, YourTurnValues]:
         """After `play_codes` returned None: the seat to move and its `your_turn`'s values;
@@ -315,8 +340,7 @@ class GameSession:
         me = self.seats[seat]
         think = self._charge(seat, now, transport_ms)
         if me.clock.late:
-            return [self._result(seat, 0, ErrorCode.TIMEOUT, "the turn's time ran out before this message "
-                                 "arrived; the turn was ended")] + self._late(seat, now)
+            return self._too_late(seat, now)
         reported = _search_numbers(info)
         if reported is not None:
             if me.turn_search is None:
@@ -557,6 +581,11 @@ class GameSession:
             return Out(seat, Result.built(game_id=self.game_id, accepted=accepted))
         return Out(seat, Result.built(game_id=self.game_id, accepted=accepted, error=code.value,
                                 message=text or ""))
+
+    def _too_late(self, seat: int, now: float) -> list[Out]:
+        """A message that came after the seat's time ran out: refused whole, the turn ended."""
+        return [self._result(seat, 0, ErrorCode.TIMEOUT, "the turn's time ran out before this message "
+                             "arrived; the turn was ended")] + self._late(seat, now)
 
     def _illegal(self, seat: int, code: ErrorCode, text: str, codes: list[int]) -> list[Out]:
         """An illegal or malformed action after `codes` were applied."""
