@@ -1,0 +1,189 @@
+"""The msgpack framing's plain frames (protocol/_plain.py, the referee's fast path) against the
+general path they stand in for: `read_plain` reads only what `next_event` would read as the
+same act or turn (the same game id, each action map's very bytes), and refuses the rest
+(the general reader then reads it); `Replies` writes the very frames `MsgpackCodec` writes
+for the same result, event and your_turn messages."""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+import msgpack
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from maag.protocol import (
+    Act,
+    Connection,
+    GameEvent,
+    Hello,
+    LocalProtocolError,
+    Packed,
+    RemoteProtocolError,
+    Replies,
+    Result,
+    Role,
+    Turn,
+    Welcome,
+    YourTurn,
+    read_plain,
+)
+from maag.protocol._framing import MsgpackCodec
+from test_protocol_schema import messages
+
+PACK = msgpack.Packer(use_bin_type=True).pack
+scalars = st.one_of(st.integers(-(2**63), 2**64 - 1), st.text(max_size=40), st.booleans(), st.none(),
+                    st.floats(allow_nan=False, allow_infinity=False))
+values = st.recursive(
+    scalars, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner,
+                                                                                  max_size=4)),
+    max_leaves=12)
+actions = st.builds(lambda t, rest: {"type": t, **rest}, st.sampled_from(["move", "end_turn", "deploy", "é"]),
+                    st.dictionaries(st.sampled_from(["to", "from", "card", "x"]), values, max_size=3))
+game_ids = st.text(min_size=1, max_size=40)
+
+
+def _frame(body: bytes) -> bytes:
+    return struct.pack(">I", len(body)) + body
+
+
+def _general(frame: bytes) -> Any:
+    """What a welcomed server connection reads from `frame` (a message, or the error)."""
+    conn = Connection(Role.SERVER)
+    conn.receive_data(b"MAAG 1 msgpack\n" + _frame(PACK(Hello(name="b", token="t", games=["g"]).to_wire())))
+    conn.next_event()
+    conn.next_event()
+    conn.send(Welcome(bot="b", server="s", max_frame=1 << 20))
+    conn.receive_data(frame)
+    try:
+        return conn.next_event()
+    except RemoteProtocolError as e:
+        return e
+
+
+def _agrees(frame: bytes, known: set[bytes], tail: bytes = b"") -> bool:
+    """read_plain on `frame` (followed by `tail`) either refuses it or reads exactly what the
+    general reader reads, when each action map it reads is among `known` (the referee takes
+    a frame only then: the game's packed action maps); returns whether it read it."""
+    got = read_plain(frame + tail, 0, 1 << 20, PACK)
+    if got is None or not set(got[1]) <= known:
+        return False
+    gid, keys, end = got
+    assert end == len(frame)
+    m = _general(frame)
+    assert isinstance(m, (Act, Turn)) and m.seat is None and m.info is None
+    assert m.game_id == gid
+    assert keys == [PACK(a) for a in ([m.action] if isinstance(m, Act) else m.actions)]
+    return True
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(gid=game_ids, acts=st.lists(actions, min_size=1, max_size=5), turn=st.booleans(),
+       tail=st.binary(max_size=8))
+def test_plain_acts_and_turns_are_read_as_the_general_reader_reads_them(
+        gid: str, acts: list[dict[str, Any]], turn: bool, tail: bytes) -> None:
+    m = Turn(game_id=gid, actions=acts) if turn else Act(game_id=gid, action=acts[0])
+    frame = MsgpackCodec().encode_message(m)
+    read = _agrees(frame, {PACK(a) for a in acts}, tail)
+    # The form of the SDK and of msgpack libraries is read whenever the game id is short.
+    assert read == (len(gid.encode()) < 32)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(gid=st.text(min_size=1, max_size=8), acts=st.lists(actions, min_size=1, max_size=3),
+       turn=st.booleans(), at=st.integers(0, 10**6), byte=st.integers(0, 255), cut=st.integers(0, 3))
+def test_a_changed_frame_is_refused_or_read_as_the_general_reader_reads_it(
+        gid: str, acts: list[dict[str, Any]], turn: bool, at: int, byte: int, cut: int) -> None:
+    """Any byte changed (or a frame cut short, or its length over what is there): never
+    another message than the general reader's."""
+    m = Turn(game_id=gid, actions=acts) if turn else Act(game_id=gid, action=acts[0])
+    frame = bytearray(MsgpackCodec().encode_message(m))
+    frame[at % len(frame)] = byte
+    body = bytes(frame[4:len(frame) - cut])
+    known = {PACK(a) for a in acts}
+    _agrees(bytes(frame[:4]) + body, known)
+    _agrees(_frame(body), known)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(messages())
+def test_other_messages_are_left_to_the_general_reader(data: dict[str, Any]) -> None:
+    try:
+        body = PACK(data)
+    except (TypeError, ValueError, OverflowError):
+        return
+    a = data.get("action")
+    known = {PACK(x) for x in (data.get("actions") or []) + ([a] if a is not None else [])
+             if isinstance(x, dict)}
+    _agrees(_frame(body), known)
+
+
+def test_unusual_forms_of_an_act_are_left_to_the_general_reader() -> None:
+    act = {"type": "end_turn"}
+    known = {PACK(act)}
+    usual = {"type": "act", "v": 1, "game_id": "12", "action": act}
+    assert _agrees(_frame(PACK(usual)), known)
+    for other in ({"v": 1, "type": "act", "game_id": "12", "action": act},  # another key order
+                  {**usual, "seat": 1}, {**usual, "info": {"iterations": 3}},  # more fields
+                  {**usual, "game_id": "1" * 40}):  # a long game id (str8)
+        assert not _agrees(_frame(PACK(other)), known)
+    # the same map with a duplicate key, and an int not in its smallest form
+    dup = b"\x85" + PACK("type") + PACK("act") + PACK("v") + b"\x01" + PACK("game_id") + PACK("12") + PACK(
+        "action") + PACK(act) + PACK("action") + PACK(act)
+    assert not _agrees(_frame(dup), known)
+    wide = PACK(usual).replace(PACK("v") + b"\x01", PACK("v") + b"\xcc\x01")
+    assert not _agrees(_frame(wide), known)
+    assert isinstance(_general(_frame(wide)), Act)  # (which the general reader reads)
+    # a turn with no action, and a frame whose length is 0 or past the data
+    assert not _agrees(_frame(PACK({"type": "turn", "v": 1, "game_id": "12", "actions": []})), known)
+    assert read_plain(b"\x00\x00\x00\x00", 0, 1 << 20, PACK) is None
+    assert read_plain(_frame(PACK(usual))[:-1], 0, 1 << 20, PACK) is None
+    assert read_plain(_frame(PACK(usual)), 0, 10, PACK) is None  # over max_frame
+
+
+def test_a_plain_frame_is_read_only_on_a_welcomed_msgpack_connection() -> None:
+    frame = _frame(PACK({"type": "act", "v": 1, "game_id": "12", "action": {"type": "end_turn"}}))
+    conn = Connection(Role.SERVER)
+    assert conn.plain(frame) is None  # (before the greeting)
+    conn.receive_data(b"MAAG 1 msgpack\n" + _frame(PACK(Hello(name="b", token="t", games=["g"]).to_wire())))
+    conn.next_event()
+    conn.next_event()
+    assert conn.plain(frame) is None and not conn.sends_plain()  # (before the welcome)
+    conn.send(Welcome(bot="b", server="s", max_frame=1 << 20))
+    assert conn.plain(frame) == ("12", [PACK({"type": "end_turn"})], len(frame)) and conn.sends_plain()
+    conn.receive_data(frame[:3])
+    assert conn.plain(frame) is None  # (input buffered: it goes first)
+    json_conn = Connection(Role.SERVER)
+    json_conn.receive_data(b"MAAG 1 json\n")
+    json_conn.next_event()
+    assert json_conn.plain(frame) is None and not json_conn.sends_plain()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(gid=game_ids, accepted=st.integers(0, 1000), seat=st.sampled_from([1, 2]), action=actions,
+       obs=st.dictionaries(st.text(max_size=8), values, max_size=6), left=st.integers(0, 2**53),
+       bank=st.integers(0, 2**53), legal=st.none() | st.lists(actions, max_size=5),
+       groups=st.none() | st.lists(st.fixed_dictionaries({"options": st.lists(st.fixed_dictionaries(
+           {"actions": st.lists(actions, max_size=2)}), max_size=2)}), max_size=2))
+def test_replies_are_the_frames_of_the_general_encoding(
+        gid: str, accepted: int, seat: int, action: dict[str, Any], obs: dict[str, Any], left: int, bank: int,
+        legal: list[dict[str, Any]] | None, groups: list[dict[str, Any]] | None) -> None:
+    codec = MsgpackCodec()
+    w = Replies(gid)
+    assert w.result(accepted) == codec.encode_message(Result.built(game_id=gid, accepted=accepted))
+    assert w.result(accepted) == codec.encode_message(Result.built(game_id=gid, accepted=accepted))  # cached
+    assert w.event(seat, PACK(action)) == codec.encode_message(
+        GameEvent.built(game_id=gid, seat=seat, kind="action", action=action))
+    for _ in range(2):  # (the time fields are kept from one to the next)
+        msg = YourTurn.built(game_id=gid, observation=Packed(PACK(obs)), time_left_ms=left, bank_ms=bank,
+                             legal=None if legal is None else Packed(PACK(legal)), groups=groups)
+        want = codec.encode_message(msg)
+        assert w.your_turn(PACK(obs), left, bank, None if legal is None else PACK(legal), groups) == want
+        head, mid, tail = w.your_turn_parts(left, bank, legal is not None, groups)
+        body = head + PACK(obs) + mid + (b"" if legal is None else PACK(legal)) + tail
+        assert struct.pack(">I", len(body)) + body == want
+        w.check([want], [msg])
+        left, bank = bank, left
+    with pytest.raises(LocalProtocolError, match="differs"):
+        w.check([w.result(accepted)], [Result.built(game_id=gid, accepted=accepted ^ 1)])
