@@ -1,7 +1,11 @@
-"""The transport's fast path for plain `act` and `turn` messages (`Client._plain`) changes no
-byte: random games played through the referee with it and without it (the bots' choices
-seeded alike, unusual messages among them) give every seat the same frames, in both
-framings, and the same stored games (in-process: see `play`)."""
+"""The referee's fast path for plain `act` and `turn` messages (server/net/plain.py) changes
+nothing anyone sees: random games of every registered game played through the referee
+with it and without it (the bots' choices seeded alike, unusual messages among them: illegal
+and malformed actions, plans past their end, info and seat fields, resignations, two
+messages in one write, a seat whose connection drops) give every seat the same frames, in
+every pair of framings, the same stored games, the same calls of the watchers and of the
+host's turn hook, and the same counts (in-process: see `play`). The suite's checked mode
+compares each frame the fast path writes with the general encoding besides."""
 
 from __future__ import annotations
 
@@ -12,16 +16,21 @@ import struct
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import msgpack
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from maag.engine import registry
 from maag.server.net.server import RefereeServer, ServerConfig
 from maag.server.net.transport import Client
 from maag.server.referee.clock import TimeControl
 from maag.server.storage.base import SQLiteStorage
+
+GAMES = registry.names()
 
 # -- the driver: a referee in-process, without sockets ---------------------------------------
 # Each bot is a `transport.Client` fed bytes by the test and writing into a `Wire` (a stand-in
@@ -71,19 +80,25 @@ Policy = Callable[["Bot", dict[str, Any]], list[bytes]]
 """What a bot sends when it is asked to move: raw frames (built with `Bot.frame`)."""
 
 
+DROP = b"drop the other seat's connection"
+"""In what a policy returns: the driver closes the other bot's connection there."""
+
+
 class Bot:
     """One connection: its framing, its received frames (bytes and decoded)."""
 
-    def __init__(self, server: RefereeServer, n: int, token: str, encoding: str, rng: random.Random) -> None:
+    def __init__(self, server: RefereeServer, n: int, token: str, encoding: str, rng: random.Random,
+                 game: str) -> None:
         self.wire = Wire(n)
         self.client = Client(server)
         self.client.connection_made(self.wire)
         self.encoding = encoding
         self.rng = rng
         self.read = 0
+        self.gone = False
         self.frames: list[bytes] = []
         self.client.data_received(f"MAAG 1 {encoding}\n".encode() + self.frame(
-            {"type": "hello", "v": 1, "name": f"bot{n}", "token": token, "games": ["heroes"],
+            {"type": "hello", "v": 1, "name": f"bot{n}", "token": token, "games": [game],
              "want_legal": True}))
 
     def frame(self, msg: Any) -> bytes:
@@ -116,32 +131,63 @@ class Bot:
         return out
 
 
+@dataclass
+class Run:
+    """What one run showed: each bot's frames, the watchers' and the turn hook's calls, the
+    server's counts."""
+
+    bots: list[Bot]
+    changes: list[tuple[Any, ...]] = field(default_factory=list)
+    prompts: list[tuple[int, int]] = field(default_factory=list)
+    stats: dict[str, int] = field(default_factory=dict)
+
+
 async def play(tmp: Path, policy: Policy, *, seed: int, games: int, encodings: tuple[str, str],
-               fast: bool, timer: list[float] | None = None, max_messages: int = 100_000) -> list[Bot]:
-    """`games` games between two bots (one game at a time, seeded), each move chosen by
-    `policy`; returns the bots with every frame they received. `timer`, if given, gets the
-    referee's thread time spent handling the bots' moves, and their count."""
+               fast: bool, game: str = "heroes", timer: list[float] | None = None,
+               max_messages: int = 100_000, tc: str = "inf") -> Run:
+    """`games` games of `game` between two bots, each asked for by a request with a turn
+    hook (one at a time, seeded), each move chosen by `policy`; returns the run. `timer`, if
+    given, gets the referee's thread time spent handling the bots' moves, and their count.
+    Ends when the games are over, or when nothing has happened for a while (a seat whose
+    connection dropped is waited for)."""
     Client.fast_path = fast
     storage = SQLiteStorage(tmp / f"db-{fast}.sqlite3")
     tokens = [storage.add_bot(f"bot{i}") for i in range(2)]
-    srv = RefereeServer(ServerConfig(port=0, tc=TimeControl.parse("inf"), seed=seed, max_rate=0,
-                                     auth_delay_ms=0), storage)
+    srv = RefereeServer(ServerConfig(port=0, tc=TimeControl.parse(tc), seed=seed, max_rate=0,
+                                     auth_delay_ms=0, game=game, auto_pair=False), storage)
     await srv.start()
     rng = random.Random(seed)
-    bots = [Bot(srv, i, tokens[i], encodings[i], random.Random(rng.random())) for i in range(2)]
+    run = Run([Bot(srv, i, tokens[i], encodings[i], random.Random(rng.random()), game) for i in range(2)])
+    srv.watch(lambda ch: run.changes.append((ch.kind, ch.session.game_id, len(ch.session.log),
+                                             ch.session.finished, None if ch.summary is None else
+                                             (ch.summary.winner, ch.summary.reason, ch.summary.plies))))
+    for i in range(games):
+        srv.request_game("bot0", "bot1", seed=seed + i,
+                         on_prompt=lambda seat, i=i: run.prompts.append((i, seat)))
     finished = 0
     sent = 0
+    idle = 0
     try:
-        deadline = time.monotonic() + 10
-        while finished < games and sent < max_messages and time.monotonic() < deadline:
+        deadline = time.monotonic() + 20
+        # (Once a seat's connection is gone, its game waits for it: the run ends when the
+        # other seat has nothing left to do.)
+        while (finished < games and sent < max_messages and time.monotonic() < deadline
+               and not (idle > 100 and any(b.gone for b in run.bots))):
             await asyncio.sleep(0)  # (hellos, game starts and stores: storage's thread)
             moved = False
-            for bot in bots:
+            for n, bot in enumerate(run.bots):
                 for m in bot.received():
                     if m["type"] == "game_over":
-                        finished += 1
-                    elif m["type"] == "your_turn" and finished < games:
-                        data = b"".join(policy(bot, m))
+                        finished += n == 0  # (both seats are told)
+                    elif m["type"] == "your_turn" and finished < games and not bot.gone:
+                        frames = policy(bot, m)
+                        if DROP in frames:
+                            other = run.bots[1 - n]
+                            if not other.gone:
+                                other.gone = True
+                                other.client.connection_lost(None)
+                            frames = [f for f in frames if f is not DROP]
+                        data = b"".join(frames)
                         t0 = time.thread_time()
                         bot.client.data_received(data)
                         if timer is not None:
@@ -149,21 +195,25 @@ async def play(tmp: Path, policy: Policy, *, seed: int, games: int, encodings: t
                             timer[1] += 1
                         sent += 1
                         moved = True
+            idle = 0 if moved else idle + 1
             if not moved:
                 await asyncio.sleep(0.001)
     finally:
         await srv.stop()
         Client.fast_path = True
-    for bot in bots:
+    for bot in run.bots:
         bot.received()
-    return bots
+    run.stats = {k: srv.stats[k] for k in ("messages_in", "messages_out", "actions", "errors_sent",
+                                           "games_started", "games_finished")}
+    return run
 
 
 def random_policy(p_bad: float = 0.0, p_turn: float = 0.0) -> Policy:
     """A bot that acts at random among the legal actions; with probability `p_turn` it sends
     a whole random prefix of legal actions as one `turn` instead (from its legal list: only
     the first is sure to be legal), and with `p_bad` something unusual (an illegal or
-    malformed action, a plan past its end_turn, an `info` or `seat` field, a resignation)."""
+    malformed action, a plan past its end_turn, an `info` or `seat` field, a resignation,
+    two messages in one write, the other seat's connection dropped before its act)."""
 
     def choose(bot: Bot, m: dict[str, Any]) -> list[bytes]:
         rng = bot.rng
@@ -171,7 +221,7 @@ def random_policy(p_bad: float = 0.0, p_turn: float = 0.0) -> Policy:
         gid = m["game_id"]
         act = {"type": "act", "v": 1, "game_id": gid, "action": rng.choice(legal)}
         if rng.random() < p_bad:
-            kind = rng.randrange(7)
+            kind = rng.randrange(8)
             if kind == 0:
                 act["action"] = {"type": "move", "from": [0, 0], "to": [8, 4]}
             elif kind == 1:
@@ -186,8 +236,10 @@ def random_policy(p_bad: float = 0.0, p_turn: float = 0.0) -> Policy:
                                    "actions": ends + [rng.choice(legal)]})]
             elif kind == 5:
                 return [bot.frame({"type": "resign", "v": 1, "game_id": gid})]
-            else:  # two acts in one write: the second is not this seat's if the first ends its turn
+            elif kind == 6:  # two acts in one write: the second is not this seat's if the first ends its turn
                 return [bot.frame(act), bot.frame({**act, "action": rng.choice(legal)})]
+            else:
+                return [DROP, bot.frame(act)]
         elif rng.random() < p_turn:
             k = rng.randrange(1, 4)
             return [bot.frame({"type": "turn", "v": 1, "game_id": gid,
@@ -199,26 +251,12 @@ def random_policy(p_bad: float = 0.0, p_turn: float = 0.0) -> Policy:
 
 # -- the tests ---------------------------------------------------------------------------------
 
-GAMES = 1  # (the seats of a next game depend on the order the bots are free in: timing)
 
-
-def _game_of(frame: bytes, encoding: str) -> Any:
-    m = json.loads(frame) if encoding == "json" else msgpack.unpackb(frame[4:])
-    return m.get("game_id")
-
-
-def _frames(bots: list[Bot], games: int) -> list[list[bytes]]:
-    """Each bot's frames about the first `games` games (and none about a game the driver
-    was not waiting for: the next game may start before the run stops)."""
-    ids = {str(i) for i in range(1, games + 1)}
-    return [[f for f in b.frames if _game_of(f, b.encoding) in ids | {None}] for b in bots]
-
-
-def _stored(tmp: Path, fast: bool) -> list[dict[str, Any] | None]:
-    """The replays of the first GAMES games, less what depends on the wall clock."""
+def _stored(tmp: Path, fast: bool, games: int) -> list[dict[str, Any] | None]:
+    """The replays of the games, less what depends on the wall clock."""
     st_ = SQLiteStorage(tmp / f"db-{fast}.sqlite3")
     try:
-        replays = [st_.get_replay(i) for i in range(1, GAMES + 1)]
+        replays = [st_.get_replay(i) for i in range(1, games + 1)]
     finally:
         st_.close()
     for r in replays:
@@ -231,47 +269,82 @@ def _stored(tmp: Path, fast: bool) -> list[dict[str, Any] | None]:
     return replays
 
 
-def _both(seed: int, encodings: tuple[str, str], p_bad: float, p_turn: float) -> None:
+def _both(game: str, seed: int, encodings: tuple[str, str], p_bad: float, p_turn: float,
+          games: int = 2) -> None:
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         runs = {}
         for fast in (True, False):
-            bots = asyncio.run(play(tmp, random_policy(p_bad, p_turn), seed=seed, games=GAMES,
-                                    encodings=encodings, fast=fast, max_messages=1500))
-            runs[fast] = _frames(bots, GAMES)
-        assert runs[True] == runs[False]
-        assert sum(len(f) for f in runs[True]) >= 4  # (welcome, game_start, ...)
-        stored = _stored(tmp, True)
-        assert stored[0] is not None and stored == _stored(tmp, False)
+            runs[fast] = asyncio.run(play(tmp, random_policy(p_bad, p_turn), seed=seed, games=games,
+                                          game=game, encodings=encodings, fast=fast, max_messages=600))
+        on, off = runs[True], runs[False]
+        assert [b.frames for b in on.bots] == [b.frames for b in off.bots]
+        assert sum(len(b.frames) for b in on.bots) >= 4  # (welcome, game_start, ...)
+        assert (on.changes, on.prompts, on.stats) == (off.changes, off.prompts, off.stats)
+        assert on.prompts and on.stats["actions"] > 0
+        stored = _stored(tmp, True, games)
+        assert stored[0] is not None and stored == _stored(tmp, False, games)
 
 
-@settings(max_examples=10, deadline=None)
-@given(seed=st.integers(0, 2**31), encodings=st.sampled_from([("msgpack", "msgpack"), ("msgpack", "json"),
-                                                               ("json", "msgpack"), ("json", "json")]),
-       p_bad=st.sampled_from([0.0, 0.02, 0.1]), p_turn=st.sampled_from([0.0, 0.5]))
-def test_the_fast_path_changes_no_frame(seed: int, encodings: tuple[str, str], p_bad: float,
-                                        p_turn: float) -> None:
-    _both(seed, encodings, p_bad, p_turn)
+ENCODINGS = st.sampled_from([("msgpack", "msgpack"), ("msgpack", "json"), ("json", "msgpack"),
+                             ("json", "json")])
 
 
-def test_the_fast_path_takes_plain_acts() -> None:
-    """It is taken (not only equal because nothing took it): a plain act is never decoded
-    into a message."""
-    from maag.protocol import Connection
+@pytest.mark.parametrize("game", GAMES)
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 2**31), encodings=ENCODINGS, p_bad=st.sampled_from([0.0, 0.02, 0.1]),
+       p_turn=st.sampled_from([0.0, 0.5]))
+def test_the_fast_path_changes_nothing_anyone_sees(game: str, seed: int, encodings: tuple[str, str],
+                                                   p_bad: float, p_turn: float) -> None:
+    _both(game, seed, encodings, p_bad, p_turn)
 
-    taken = []
-    orig = Connection.plain
+
+@pytest.mark.parametrize("game", GAMES)
+def test_the_fast_path_takes_plain_acts_and_turns(game: str) -> None:
+    """It is taken (not only equal because nothing took it): a plain act or turn of the seat
+    to move is never decoded into a message, and its replies are written from templates."""
+    from maag.protocol import Connection, Replies
+
+    taken: list[bool] = []
+    written: list[int] = []
+    plain, your_turn_parts = Connection.plain, Replies.your_turn_parts
 
     def spy(self: Connection, data: bytes, pos: int = 0) -> Any:
-        p = orig(self, data, pos)
+        p = plain(self, data, pos)
         taken.append(p is not None)
         return p
 
+    def parts(self: Replies, *args: Any) -> Any:
+        written.append(1)
+        return your_turn_parts(self, *args)
+
     Connection.plain = spy  # type: ignore[method-assign]
+    Replies.your_turn_parts = parts  # type: ignore[method-assign]
     try:
         with tempfile.TemporaryDirectory() as d:
-            asyncio.run(play(Path(d), random_policy(), seed=3, games=1, encodings=("msgpack", "msgpack"),
-                             fast=True))
+            run = asyncio.run(play(Path(d), random_policy(p_turn=0.3), seed=3, games=1, game=game,
+                                   encodings=("msgpack", "msgpack"), fast=True, max_messages=400))
     finally:
-        Connection.plain = orig  # type: ignore[method-assign]
+        Connection.plain = plain  # type: ignore[method-assign]
+        Replies.your_turn_parts = your_turn_parts  # type: ignore[method-assign]
+    taken = taken[2:]  # (the hellos)
     assert taken and sum(taken) >= 0.9 * len(taken)
+    assert len(written) >= 0.5 * len(taken)  # (turns of random legal actions: some are illegal)
+    assert run.stats["errors_sent"] == 0
+
+
+@pytest.mark.parametrize("tc", ["2s", "1s+100ms", "3/5+1,bank=2s"])
+def test_the_fast_path_with_a_clock(tc: str) -> None:
+    """With a time control the clocks' numbers differ from run to run, so the two paths are
+    compared frame by frame in one run: the suite's checked mode builds the general messages
+    beside each frame the fast path writes and refuses any difference (an internal error,
+    which the bots would be sent)."""
+    from maag.protocol import check_built_messages
+
+    assert check_built_messages()
+    with tempfile.TemporaryDirectory() as d:
+        run = asyncio.run(play(Path(d), random_policy(p_turn=0.3), seed=11, games=2,
+                               encodings=("msgpack", "msgpack"), fast=True, max_messages=500, tc=tc))
+    decoded = [msgpack.unpackb(f[4:]) for b in run.bots for f in b.frames]
+    assert not [m for m in decoded if m["type"] == "error" and m["code"] != "shutting_down"]
+    assert [m for m in decoded if m["type"] == "your_turn" and m["time_left_ms"] < 2**31 - 1]
