@@ -20,7 +20,7 @@ Modules (the public names of the `_` modules are re-exported here):
   _packed      `Packed`: a field its sender already holds as msgpack (the referee's
                observations), copied into the frame
   _plain       plain frames of the msgpack framing read and written by their bytes (the
-               referee's fast path): `read_plain`, `Replies`
+               referee's fast path): `read_plain`, `Items`, `Replies`
   _state       the connection's state machine, as a table of transitions
   _connection  `Connection`: bytes in, events out (sans-IO), and the client read loop
                `read_events`
@@ -74,7 +74,7 @@ from ._messages import (
     message_from_wire,
 )
 from ._packed import Packed, plain
-from ._plain import Replies, read_plain
+from ._plain import Items, Replies, read_plain
 from ._state import TRANSITIONS, ConnState, Role
 
 __all__ = [
@@ -84,7 +84,7 @@ __all__ = [
     "Greeting", "Message", "Hello", "Act", "Turn", "Resign", "Ping",
     "Welcome", "GameStart", "YourTurn", "GameEvent", "Result", "GameOver", "Error", "Pong",
     "CLIENT_MESSAGES", "SERVER_MESSAGES", "MESSAGE_TYPES", "message_from_wire", "message_from_dict",
-    "check_built_messages", "read_events", "Packed", "plain", "Replies", "read_plain",
+    "check_built_messages", "read_events", "Packed", "plain", "Replies", "read_plain", "Items",
     "MAX_NAME", "MAX_TOKEN", "MAX_ID", "MAX_TEXT", "MAX_GAMES", "MAX_CONCURRENCY", "MAX_TURN_ACTIONS",
     "MAX_DEPTH", "MAX_INFO", "MAX_INFO_TEXT",
 ]

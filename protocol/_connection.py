@@ -11,7 +11,7 @@ from typing import Protocol
 from ._errors import FATAL, ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
 from ._framing import Codec, Greeting, JsonLinesCodec, MsgpackCodec, extract_greeting, make_codec
 from ._messages import MESSAGE_TYPES, Error, Message, message_from_wire
-from ._plain import PlainPlay, read_plain
+from ._plain import Items, PlainPlay, read_plain
 from ._state import TRANSITIONS, ConnState, Role
 
 DEFAULT_MAX_FRAME = 1 << 20  # bytes of one frame (or JSON line) this side accepts
@@ -88,6 +88,7 @@ class Connection:
         self._buf = bytearray()
         self._eof = False
         self._closed_seen = False
+        self._items: Items | None = None  # (plain's reader of a turn's actions)
 
     def __repr__(self) -> str:
         return f"<Connection {self.role.value} {self.state.value} {self.encoding or '-'}>"
@@ -176,7 +177,10 @@ class Connection:
         if (self._state is not ConnState.READY or self._buf or self._eof or self.their_error is not None
                 or self.our_error is not None or type(self._codec) is not MsgpackCodec):
             return None
-        return read_plain(data, pos, self.max_frame, self._codec.pack)
+        items = self._items
+        if items is None:
+            items = self._items = Items(self.max_frame)
+        return read_plain(data, pos, self.max_frame, items)
 
     def sends_plain(self) -> bool:
         """Whether `send` of a `result`, `event` or `your_turn` would return what

@@ -152,10 +152,6 @@ class MsgpackCodec(Codec):
         del buf[:4 + n]
         return frame
 
-    def pack(self, value: Any) -> bytes:
-        """`value` packed as this framing packs a message's values (no frame header)."""
-        return self._pack(value)
-
     def decode(self, frame: bytes) -> Any:
         # The duplicate-key check calls Python for every map of the frame. A frame that packs
         # back to itself has none (a map that lost a key to a duplicate would pack shorter),

@@ -25,7 +25,7 @@ from ._framing import MsgpackCodec
 from ._messages import MAX_TURN_ACTIONS, PROTOCOL_VERSION, Message
 from ._packed import header
 
-__all__ = ["read_plain", "Replies", "PlainPlay"]
+__all__ = ["read_plain", "Items", "Replies", "PlainPlay"]
 
 PlainPlay = tuple[str, list[bytes], int]
 """What `read_plain` reads: (game id, each action map's msgpack bytes, where the frame ends)."""
@@ -49,12 +49,15 @@ _ACTION = _pack("action")
 _ACTIONS = _pack("actions")
 
 
-def read_plain(data: bytes, pos: int, max_frame: int, pack: Any) -> PlainPlay | None:
+def read_plain(data: bytes, pos: int, max_frame: int, items: Items) -> PlainPlay | None:
     """The plain `act` or `turn` whose frame starts at `data[pos]`, whole in `data`: exactly
     the four fields type, v (this version), game_id (1 to 31 bytes of UTF-8) and action (or
-    1 to MAX_TURN_ACTIONS actions), in that order, every value in its smallest form. None for
-    anything else (the general reader then reads it, and says what is wrong with it). `pack`:
-    the connection's msgpack packer (a Packer is not to be shared by threads)."""
+    1 to MAX_TURN_ACTIONS actions), in that order, each in its smallest form. None for
+    anything else (the general reader then reads it, and says what is wrong with it). The
+    action maps' bytes are as they are in the frame, each one whole msgpack value: the
+    caller takes the frame only if each is one the general reader would read as the same
+    map (a game's packed action map, in its smallest form, has no duplicate key). `items`:
+    the connection's reader of a turn's list (`Items`)."""
     body = pos + 4
     end = body + int.from_bytes(data[pos:body], "big")
     if end == body or end > len(data) or end - body > max_frame:
@@ -82,18 +85,44 @@ def read_plain(data: bytes, pos: int, max_frame: int, pack: Any) -> PlainPlay | 
         return gid, [data[g + len(_ACTION):end]], end
     if not data.startswith(_ACTIONS, g, end):
         return None
-    a = g + len(_ACTIONS)
-    try:
-        actions = msgpack.unpackb(data[a:end], raw=False, strict_map_key=True, use_list=True)
-        if type(actions) is not list or not 1 <= len(actions) <= MAX_TURN_ACTIONS:
-            return None
-        keys = [pack(x) for x in actions]
-    except Exception:  # (not one valid msgpack object: the general reader says why)
+    keys = items.split(data[g + len(_ACTIONS):end])
+    return None if keys is None else (gid, keys, end)
+
+
+class Items:
+    """Cuts a msgpack list into its items' bytes without decoding them (one msgpack
+    Unpacker, kept: a connection's)."""
+
+    __slots__ = ("_unpacker", "_limit")
+
+    def __init__(self, max_frame: int) -> None:
+        self._limit = max_frame
+        self._unpacker: Any = None
+
+    def split(self, data: bytes) -> list[bytes] | None:
+        """The items of the list `data` holds exactly (1 to MAX_TURN_ACTIONS of them, each a
+        whole msgpack value), or None."""
+        u = self._unpacker
+        if u is None:
+            u = self._unpacker = msgpack.Unpacker(raw=False, read_size=4096, max_buffer_size=self._limit)
+        base = u.tell()
+        try:
+            u.feed(data)
+            n = u.read_array_header()
+            out = []
+            if 1 <= n <= MAX_TURN_ACTIONS:
+                s = u.tell() - base
+                for _ in range(n):
+                    u.skip()
+                    e = u.tell() - base
+                    out.append(data[s:e])
+                    s = e
+                if s == len(data):
+                    return out
+        except Exception:  # (not a list of whole values: the general reader says what it is)
+            pass
+        self._unpacker = None  # (what it holds is not to be read on)
         return None
-    # Packed back to the same bytes: each map's bytes are the frame's own.
-    if header(len(keys), 0x90, 0xDC) + b"".join(keys) != data[a:end]:
-        return None
-    return gid, keys, end
 
 
 def _frame(body: bytes) -> bytes:

@@ -1,5 +1,6 @@
 """The network: the referee server (server.py, `RefereeServer`) in rooms, one job each: the
-transport (transport.py: one asyncio.Protocol per connection), the lobby (lobby.py: who is
+transport (transport.py: one asyncio.Protocol per connection), the fast path of plain acts
+and turns (plain.py: from the frame's bytes to the replies' bytes), the lobby (lobby.py: who is
 free, who plays whom), the games' life cycle (games.py), the storage keeper (keeper.py:
 lease, outages, spill file), a fleet on one database (takeover.py: the action log, a failed
 referee's games taken over, ours handed over; fleetlimits.py: the abuse limits counted over

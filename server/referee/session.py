@@ -279,7 +279,7 @@ class GameSession:
         code = codes[0]
         d = self._dicts.get(code) or self._dict(code)
         try:
-            state.apply(code)
+            state.apply_code(code)
         except (IllegalActionError, GameOverError) as e:
             return self._illegal(seat, ErrorCode.ILLEGAL_ACTION, f"action 0: {e}", [])
         entry = {"seat": seat, "action": d, "t_ms": round(_now_ms(now - self.t0), 3),
@@ -360,9 +360,9 @@ class GameSession:
                 code = raw if type(raw) is int else self._code(raw)
             except ValueError as e:
                 return self._illegal(seat, ErrorCode.BAD_ACTION, f"action {i}: {e}", codes)
-            d = self._dict(code)
+            d = self._dicts.get(code) or self._dict(code)
             try:
-                state.apply(code)
+                state.apply_code(code)
             except (IllegalActionError, GameOverError) as e:
                 return self._illegal(seat, ErrorCode.ILLEGAL_ACTION, f"action {i}: {e}", codes)
             codes.append(code)

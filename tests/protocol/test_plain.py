@@ -18,6 +18,7 @@ from maag.protocol import (
     Connection,
     GameEvent,
     Hello,
+    Items,
     LocalProtocolError,
     Packed,
     RemoteProtocolError,
@@ -33,6 +34,7 @@ from maag.protocol._framing import MsgpackCodec
 from test_protocol_schema import messages
 
 PACK = msgpack.Packer(use_bin_type=True).pack
+ITEMS = Items(1 << 20)  # (one, kept across examples: as a connection keeps its own)
 scalars = st.one_of(st.integers(-(2**63), 2**64 - 1), st.text(max_size=40), st.booleans(), st.none(),
                     st.floats(allow_nan=False, allow_infinity=False))
 values = st.recursive(
@@ -66,7 +68,7 @@ def _agrees(frame: bytes, known: set[bytes], tail: bytes = b"") -> bool:
     """read_plain on `frame` (followed by `tail`) either refuses it or reads exactly what the
     general reader reads, when each action map it reads is among `known` (the referee takes
     a frame only then: the game's packed action maps); returns whether it read it."""
-    got = read_plain(frame + tail, 0, 1 << 20, PACK)
+    got = read_plain(frame + tail, 0, 1 << 20, ITEMS)
     if got is None or not set(got[1]) <= known:
         return False
     gid, keys, end = got
@@ -119,6 +121,23 @@ def test_other_messages_are_left_to_the_general_reader(data: dict[str, Any]) -> 
     _agrees(_frame(body), known)
 
 
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(items=st.lists(values, max_size=6), junk=st.binary(max_size=12), cut=st.integers(0, 3))
+def test_a_list_is_cut_into_its_items_bytes(items: list[Any], junk: bytes, cut: int) -> None:
+    """`Items.split`: each item's very bytes for a list of 1 or more items and nothing
+    else, and right again after what it refused (a connection keeps one)."""
+    data = PACK(items)
+    assert ITEMS.split(data) == ([PACK(x) for x in items] if items else None)
+    assert ITEMS.split(data + junk) is None or not junk
+    if cut and len(data) > cut:
+        assert ITEMS.split(data[:-cut]) is None
+    got = ITEMS.split(junk)
+    if got is not None:
+        assert b"".join(got) == junk[len(junk) - sum(map(len, got)):]
+        assert msgpack.unpackb(junk) == [msgpack.unpackb(x) for x in got]
+    assert ITEMS.split(data) == ([PACK(x) for x in items] if items else None)
+
+
 def test_unusual_forms_of_an_act_are_left_to_the_general_reader() -> None:
     act = {"type": "end_turn"}
     known = {PACK(act)}
@@ -137,9 +156,9 @@ def test_unusual_forms_of_an_act_are_left_to_the_general_reader() -> None:
     assert isinstance(_general(_frame(wide)), Act)  # (which the general reader reads)
     # a turn with no action, and a frame whose length is 0 or past the data
     assert not _agrees(_frame(PACK({"type": "turn", "v": 1, "game_id": "12", "actions": []})), known)
-    assert read_plain(b"\x00\x00\x00\x00", 0, 1 << 20, PACK) is None
-    assert read_plain(_frame(PACK(usual))[:-1], 0, 1 << 20, PACK) is None
-    assert read_plain(_frame(PACK(usual)), 0, 10, PACK) is None  # over max_frame
+    assert read_plain(b"\x00\x00\x00\x00", 0, 1 << 20, ITEMS) is None
+    assert read_plain(_frame(PACK(usual))[:-1], 0, 1 << 20, ITEMS) is None
+    assert read_plain(_frame(PACK(usual)), 0, 10, ITEMS) is None  # over max_frame
 
 
 def test_a_plain_frame_is_read_only_on_a_welcomed_msgpack_connection() -> None:
