@@ -70,6 +70,7 @@ from ._messages import (
     Welcome,
     YourTurn,
     check_built_messages,
+    is_action,
     message_from_dict,
     message_from_wire,
 )
@@ -84,7 +85,7 @@ __all__ = [
     "Greeting", "Message", "Hello", "Act", "Turn", "Resign", "Ping",
     "Welcome", "GameStart", "YourTurn", "GameEvent", "Result", "GameOver", "Error", "Pong",
     "CLIENT_MESSAGES", "SERVER_MESSAGES", "MESSAGE_TYPES", "message_from_wire", "message_from_dict",
-    "check_built_messages", "read_events", "Packed", "plain", "Replies", "read_plain", "Items",
+    "check_built_messages", "is_action", "read_events", "Packed", "plain", "Replies", "read_plain", "Items",
     "MAX_NAME", "MAX_TOKEN", "MAX_ID", "MAX_TEXT", "MAX_GAMES", "MAX_CONCURRENCY", "MAX_TURN_ACTIONS",
     "MAX_DEPTH", "MAX_INFO", "MAX_INFO_TEXT",
 ]

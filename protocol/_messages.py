@@ -308,6 +308,11 @@ def _plain_subclass(v: Any, depth: int) -> bool:
     return False
 
 
+def is_action(v: Any) -> bool:
+    """Whether `v` is what a message may hold as an action map (its `action` rule)."""
+    return isinstance(v, dict) and isinstance(v.get("type"), str) and _plain(v)
+
+
 def _action(msg: Message, field: str, v: Any) -> None:
     if not isinstance(v, dict):
         raise _fail(msg, field, f"must be an action map, not {_kind(v)}")

@@ -69,6 +69,7 @@ from maag.protocol import (
     Replies,
     Result,
     YourTurn,
+    is_action,
 )
 from maag.server.referee.clock import SeatClock, TimeControl
 from maag.server.referee.policy import LatePolicy, Policy
@@ -529,17 +530,33 @@ class GameSession:
         return None
 
     def codes_of(self, keys: Sequence[bytes]) -> list[int] | None:
-        """The codes of actions given by their maps' msgpack bytes (`Connection.plain_play`'s
-        keys), when each is the packed map of one of this game's action codes (what `_code`
-        finds first for such a map); None if one is not (`submit` then reads the maps)."""
+        """The codes of actions given by their maps' msgpack bytes (`Connection.plain`'s), what
+        `_code` finds for the maps a message with these bytes holds; None if one of them is
+        no map a message may hold in its smallest form, or no action of this game (`submit`
+        then reads the message, and says what is wrong)."""
         code_of = self.game.code_of_msgpack
         out = []
         for k in keys:
             c = code_of(k)
             if c is None:
-                return None
+                c = self._other_forms.get(k)
+            if c is None:
+                c = self._new_code(k)
+                if c is None:
+                    return None
             out.append(c)
         return out
+
+    def _new_code(self, key: bytes) -> int | None:
+        """`codes_of` for a map the game has not packed yet (bots that send whole turns ask
+        for no legal list, which would have packed theirs): parsed as `_code` parses it."""
+        try:
+            raw = msgpack.unpackb(key, raw=False, strict_map_key=True, use_list=True)
+            if not is_action(raw) or self._pack_key(raw) != key:
+                return None
+            return self._code(raw)
+        except Exception:  # (not an action: the general path says why)
+            return None
 
     def _code(self, raw: dict[str, Any] | Action | int) -> int:
         """The code of an action of a message (ValueError if it is none); an int is already
