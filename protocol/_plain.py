@@ -178,9 +178,10 @@ class Replies:
         if times[0] != time_left_ms or times[1] != bank_ms:  # (the same every time without a clock)
             t = _fields("time_left_ms", time_left_ms, "bank_ms", bank_ms, pack=self._pack)
             times = self._times = (time_left_ms, bank_ms, t, t + _LEGAL)
+        mid = times[3] if legal else times[2]
         if groups is None:
-            return self._turn[legal], times[2 + legal], b""
-        return self._turn[legal + 1], times[2 + legal], _GROUPS + self._pack(groups)
+            return self._turn[legal], mid, b""
+        return self._turn[legal + 1], mid, _GROUPS + self._pack(groups)
 
     def check(self, frames: list[bytes], messages: list[Message]) -> None:
         """The test suite's check of frames written here: each is the general encoding of

@@ -644,7 +644,7 @@ class GameSession:
             d = self._dicts[code] = self.game.action(code).to_dict()
         return d
 
-    def _events(self, seat: int, codes: list[int]) -> list[Out]:
+    def _events(self, seat: int, codes: Sequence[int]) -> list[Out]:
         """The other seat's `event`s of the actions `codes` that `seat` played."""
         other, public, dict_of = 1 - seat, self._public, self._dict
         return [Out(other, self._event(seat, "action", public(dict_of(c)))) for c in codes]
