@@ -178,6 +178,8 @@ class Client(asyncio.Protocol):
                 if taken < 0:  # over the message rate
                     self._end()
                     return
+                if taken == len(data) and not self.closed:
+                    return  # (all of it: nothing is buffered, the reader would find no more)
                 data = data[taken:] if taken else data
             if data:
                 self.conn.receive_data(data)
