@@ -16,6 +16,7 @@ referee writes this way).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgpack
@@ -132,7 +133,7 @@ def _frame(body: bytes) -> bytes:
 class Replies:
     """One game's replies to a plain act or turn, in the msgpack framing, from templates."""
 
-    __slots__ = ("_pack", "_results", "_result", "_events", "_turn", "_times")
+    __slots__ = ("_pack", "_results", "_result", "_events", "_event_frames", "_turn", "_times")
 
     def __init__(self, game_id: str) -> None:
         # Its own packer: a Packer is not to be shared by threads (sessions may run in several).
@@ -144,6 +145,7 @@ class Replies:
         self._events = tuple(_head("event", 6, pack) + gid
                              + _fields("seat", seat, "kind", "action", pack=pack) + _ACTION
                              for seat in (1, 2))
+        self._event_frames: tuple[dict[int, bytes], dict[int, bytes]] = ({}, {})  # per seat, by action code
         # your_turn's: game_id, observation, time_left_ms, bank_ms[, legal][, groups].
         self._turn = tuple(_head("your_turn", n, pack) + gid + pack("observation") for n in (6, 7, 8))
         self._times: tuple[int, int, bytes, bytes] = (-1, -1, b"", b"")  # the last time fields
@@ -160,6 +162,18 @@ class Replies:
         public action map's msgpack bytes."""
         head = self._events[seat - 1]
         return (len(head) + len(action)).to_bytes(4, "big") + head + action
+
+    def events(self, seat: int, codes: Sequence[int], action: Callable[[int], bytes]) -> list[bytes]:
+        """`event(seat, action(code))` for each of `codes` (action codes of the game: each
+        frame is made once per seat and code)."""
+        frames = self._event_frames[seat - 1]
+        out = []
+        for code in codes:
+            f = frames.get(code)
+            if f is None:
+                f = frames[code] = self.event(seat, action(code))
+            out.append(f)
+        return out
 
     def your_turn(self, observation: bytes, time_left_ms: int, bank_ms: int, legal: bytes | None,
                   groups: Any) -> bytes:

@@ -118,7 +118,7 @@ def _reply(server: RefereeServer, game: LiveGame, seat: int, codes: Sequence[int
         if prompted == seat:
             mine.append(turn)
     if other is not None:
-        theirs = [w.event(seat + 1, s.public_msgpack(code)) for code in codes]
+        theirs = w.events(seat + 1, codes, s.public_msgpack)
         if prompted != seat:
             theirs.append(turn)
     if check_built_messages():  # (the test suite's checked mode)

@@ -202,8 +202,9 @@ def test_replies_are_the_frames_of_the_general_encoding(
     w = Replies(gid)
     assert w.result(accepted) == codec.encode_message(Result.built(game_id=gid, accepted=accepted))
     assert w.result(accepted) == codec.encode_message(Result.built(game_id=gid, accepted=accepted))  # cached
-    assert w.event(seat, PACK(action)) == codec.encode_message(
-        GameEvent.built(game_id=gid, seat=seat, kind="action", action=action))
+    event = codec.encode_message(GameEvent.built(game_id=gid, seat=seat, kind="action", action=action))
+    assert w.event(seat, PACK(action)) == event
+    assert w.events(seat, [7, 7], lambda code: PACK(action)) == [event, event]
     for _ in range(2):  # (the time fields are kept from one to the next)
         msg = YourTurn.built(game_id=gid, observation=Packed(PACK(obs)), time_left_ms=left, bank_ms=bank,
                              legal=None if legal is None else Packed(PACK(legal)), groups=groups)
@@ -215,4 +216,4 @@ def test_replies_are_the_frames_of_the_general_encoding(
         w.check([want], [msg])
         left, bank = bank, left
     with pytest.raises(LocalProtocolError, match="differs"):
-        w.check([w.result(accepted)], [Result.built(game_id=gid, accepted=accepted ^ 1)])
+        w.check([w.result(accepted)], [Result.built(game_id=gid, accepted=(accepted + 1) % 1001)])
