@@ -105,7 +105,8 @@ class Items:
         whole msgpack value), or None."""
         u = self._unpacker
         if u is None:
-            u = self._unpacker = msgpack.Unpacker(raw=False, read_size=4096, max_buffer_size=self._limit)
+            u = self._unpacker = msgpack.Unpacker(raw=False, read_size=min(4096, self._limit),
+                                                  max_buffer_size=self._limit)
         base = u.tell()
         try:
             u.feed(data)

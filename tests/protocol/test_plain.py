@@ -148,6 +148,16 @@ def test_a_list_is_cut_into_its_items_bytes(items: list[Any], junk: bytes, cut: 
     assert ITEMS.split(data) == ([PACK(x) for x in items] if items else None)
 
 
+def test_a_small_frame_limit_reads_turns_too() -> None:
+    """(A connection's frame limit can be as small as 64 bytes: its reader of a turn's list
+    works with it, and refuses a list longer than it.)"""
+    items = Items(64)
+    acts = [{"type": "end_turn"}]
+    assert items.split(PACK(acts)) == [PACK(acts[0])]
+    assert items.split(PACK(acts * 40)) is None
+    assert items.split(PACK(acts)) == [PACK(acts[0])]
+
+
 def test_unusual_forms_of_an_act_are_left_to_the_general_reader() -> None:
     act = {"type": "end_turn"}
     known = {PACK(act)}
