@@ -35,6 +35,7 @@
 #define MAX_GAMES 8          /* games a bench bot plays at once (the referee gives it one) */
 #define MAX_ID 64            /* game ids are short strings */
 #define LOGIN_TIMEOUT_S 60.0
+#define RCVLOWAT 512 /* bytes: below any your_turn with its legal list, above a few events */
 #define BATCH 16        /* ready connections per wake-up below which the loop pauses... */
 #define PAUSE_NS 500000 /* ...this long, when it has at least 8 * BATCH connections */
 
@@ -340,6 +341,11 @@ static void on_message(bot *b, const message *m, double now)
             g.actions += (long)m->accepted;
     } else if (key_is(m->type, m->type_len, "welcome")) {
         g.welcomed++;
+        /* From now on the socket wakes the loop only once it holds RCVLOWAT bytes, a
+         * your_turn's worth: the opponent's events (tens of bytes, one write each) wait in the
+         * socket and are read with the next your_turn, not one wake-up and read apiece. */
+        int low = RCVLOWAT;
+        setsockopt(b->fd, SOL_SOCKET, SO_RCVLOWAT, &low, sizeof low);
     } else if (key_is(m->type, m->type_len, "game_over")) {
         game_slot *s = m->gid ? slot(b, m->gid, m->gid_len, 0) : NULL;
         if (s)
