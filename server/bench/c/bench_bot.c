@@ -3,8 +3,8 @@
  *
  * Why C: on a 2-core machine Python bots take as much CPU per action as the referee they
  * load, so what a second referee process gains (issue 44: "two processes play at least 1.6
- * times the actions per second of one") cannot show; these bots spend a few microseconds
- * per action. They do what the Python act bots do (server/bench/server.py _Bot): hello with
+ * times the actions per second of one") cannot show; these bots spend about 15 µs per action,
+ * nearly all of it the kernel's (a send that wakes the referee, a read or two). They do what the Python act bots do (server/bench/server.py _Bot): hello with
  * want_legal, one random legal action per your_turn sent back as an act, the counts and the
  * round trips of the measured window printed as JSON; and to stay cheap they never decode
  * the observation or the legal maps: a frame is walked once, the picked action's packed
@@ -16,7 +16,9 @@
  * TOKENS_FILE: one bot token per line. Prints "measuring" when the window opens (after every
  * bot is welcomed, or 60 s, then the warm-up), "stopped" when it closes, then one JSON line:
  * {"actions", "messages", "seconds", "rtt" (ms, one per answered act), "errors"}. Exit 1 on a
- * connection that cannot be made or a frame it cannot read. */
+ * connection that cannot be made or a frame it cannot read. The round trips include the
+ * loop's pauses (below), and a result read with a later your_turn (SO_RCVLOWAT, below) is
+ * counted when it is read: the figures of record are the referee's, not these. */
 #define _POSIX_C_SOURCE 200809L
 #include <arpa/inet.h>
 #include <errno.h>
