@@ -8,7 +8,13 @@ actions, encoded once when the process starts. No referee, no validation, no clo
 cost of an asyncio server reading, decoding and answering a frame of this size, on the same
 event loop the referee runs on (uvloop when it is installed).
 
-Run as `python -m maag.server.bench.bare PORT_FILE`; it writes its port to PORT_FILE.
+With `--events`, the two-write exchange: the connections are paired in the order they say
+hello, and each frame is also answered with an action `event` to the other connection of
+its pair, in a write of its own. That is the least a referee must do for a bot's `act` (read
+it; write the mover's reply; write the opponent's event: two sockets, two writes) and so the
+floor under its CPU per act, before any rules, clocks or storage (`maag bench server --floor`).
+
+Run as `python -m maag.server.bench.bare PORT_FILE [--events]`; it writes its port to PORT_FILE.
 """
 
 from __future__ import annotations
@@ -49,11 +55,14 @@ def _frame(msg: dict[str, Any]) -> bytes:
 
 
 class _Bare(asyncio.Protocol):
-    def __init__(self, start: dict[str, Any], turn: dict[str, Any]) -> None:
+    def __init__(self, start: dict[str, Any], turn: dict[str, Any], pairs: list[_Bare] | None) -> None:
         self.start, self.turn = start, turn
         self.buf = bytearray()
         self.greeted = False
         self.answer = b""
+        self.event = b""  # (the two-write exchange) the event this connection is sent
+        self.pairs = pairs  # (the two-write exchange) every connection, in the order of their hello
+        self.slot = -1  # (the two-write exchange) this connection's place in `pairs`
         self.transport: asyncio.Transport | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -69,6 +78,7 @@ class _Bare(asyncio.Protocol):
             del buf[:end + 1]
             self.greeted = True
         out = []
+        events = 0
         while len(buf) >= 4:
             n = int.from_bytes(buf[:4], "big")
             if len(buf) < 4 + n:
@@ -81,15 +91,36 @@ class _Bare(asyncio.Protocol):
                                    "max_frame": 1 << 20, "max_rate": 0}))
                 out.append(_frame({**self.start, "game_id": gid}))
                 self.answer = _frame({**self.turn, "game_id": gid})
+                self.event = _frame({"type": "event", "v": 1, "game_id": gid, "seat": 2, "kind": "action",
+                                     "action": self.turn["legal"][0]})
+                if self.pairs is not None:
+                    self.slot = len(self.pairs)
+                    self.pairs.append(self)
+            else:
+                events += 1
             out.append(self.answer)
         if out and self.transport is not None:
             self.transport.write(b"".join(out))
+        other = self._other() if events else None
+        if other is not None and other.transport is not None:
+            other.transport.write(other.event * events)
+
+    def _other(self) -> _Bare | None:
+        """The other connection of this one's pair (the two-write exchange), if it has come."""
+        if self.pairs is None or self.slot < 0:
+            return None
+        i = self.slot ^ 1
+        return self.pairs[i] if i < len(self.pairs) else None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.transport = None
 
 
-async def _serve(port_file: Path) -> None:
+async def _serve(port_file: Path, events: bool) -> None:
     start, turn = sample_messages()
     loop = asyncio.get_running_loop()
-    server = await loop.create_server(lambda: _Bare(start, turn), "127.0.0.1", 0)
+    pairs: list[_Bare] | None = [] if events else None
+    server = await loop.create_server(lambda: _Bare(start, turn, pairs), "127.0.0.1", 0)
     port_file.write_text(str(server.sockets[0].getsockname()[1]))
     await server.serve_forever()
 
@@ -97,7 +128,7 @@ async def _serve(port_file: Path) -> None:
 def main(argv: list[str]) -> int:
     from maag.server.net.loop import run
 
-    run(_serve(Path(argv[0])))
+    run(_serve(Path(argv[0]), "--events" in argv[1:]))
     return 0
 
 

@@ -35,7 +35,12 @@ game after game. Once every bot is logged in, after a warm-up, for `seconds`:
   bare exchange (server/bench/bare.py: an asyncio server on the same event loop that decodes
   each frame and answers it with a ready-made `your_turn`) with the same bots; the ratio of
   the referee's CPU per message to the bare exchange's is taken per run, then the median
-  (`--no-bare` leaves it out).
+  (`--no-bare` leaves it out);
+- floor_cpu_us_per_message and floor_ratio (`--floor`): each bare run is followed by one of the
+  two-write exchange (the bare exchange that also writes an action `event` to the other
+  connection of a pair for every frame: the least any referee does for an act, two writes to
+  two sockets) and its CPU per message over the bare exchange's, the median of the runs'
+  ratios: how much of `cpu_ratio` is the I/O a referee cannot skip.
 
 `--servers K` runs K referee processes on one port (SO_REUSEPORT) and one database; the
 bots' connections spread over them and each pairs its own. `--nice-bots` starts the bots'
@@ -310,11 +315,12 @@ def _expect_line(proc: subprocess.Popen[str], line: str, what: str) -> None:
         raise RuntimeError(f"{what} failed before its {line!r} line: {got!r} {err[-2000:]}")
 
 
-def start_bare(tmp: Path) -> tuple[subprocess.Popen[bytes], int]:
-    """The bare exchange (server/bench/bare.py) as its own process; returns it once it
-    listens, and its port."""
+def start_bare(tmp: Path, events: bool = False) -> tuple[subprocess.Popen[bytes], int]:
+    """The bare exchange (server/bench/bare.py) as its own process, with `events` the two-write
+    exchange; returns it once it listens, and its port."""
     port_file = tmp / "bare.port"
-    proc = subprocess.Popen([sys.executable, "-m", "maag.server.bench.bare", str(port_file)],
+    proc = subprocess.Popen([sys.executable, "-m", "maag.server.bench.bare", str(port_file),
+                             *(["--events"] if events else [])],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     end = time.monotonic() + 30
     while not (port_file.exists() and port_file.read_text().strip()):
@@ -353,11 +359,12 @@ def _lowest_priority() -> None:
 
 def run_level(games: int, warmup: float, seconds: float, mode: str = "act",
               servers: int = 1, spectators: int = 0, bare: bool = False,
-              nice_bots: bool = False, c_bots: bool = False) -> dict[str, Any]:
+              nice_bots: bool = False, c_bots: bool = False, events: bool = False) -> dict[str, Any]:
     """One measurement at `games` concurrent games (see the module docstring), refereed by
     `servers` processes on one port (SO_REUSEPORT) and one database, watched by
     `spectators` WebSocket spectators (through the first referee's web view); with `bare`,
-    the same bots against the bare exchange (server/bench/bare.py) instead of a referee."""
+    the same bots against the bare exchange (server/bench/bare.py) instead of a referee, with
+    `events` too the two-write exchange."""
     with tempfile.TemporaryDirectory(prefix="maag-bench-") as d:
         tmp = Path(d)
         db, tokens = bench_db(tmp, 2 * games, "b")
@@ -367,7 +374,7 @@ def run_level(games: int, warmup: float, seconds: float, mode: str = "act",
         try:
             web = _free_port() if spectators > 0 and not bare else 0
             if bare:
-                proc, port = start_bare(tmp)
+                proc, port = start_bare(tmp, events)
                 procs.append(proc)
                 stats_files = []
             for i in range(servers if not bare else 0):
@@ -459,17 +466,21 @@ def _median(xs: list[float]) -> float:
 def run(levels: tuple[int, ...] = LEVELS, runs: int = 1, warmup: float = 1.0, seconds: float = 5.0,
         progress: Callable[[int, int], None] | None = None, mode: str = "act",
         servers: int = 1, spectators: int = 0, bare: bool = True,
-        nice_bots: bool = False, c_bots: bool = False) -> dict[str, dict[str, float]]:
+        nice_bots: bool = False, c_bots: bool = False, floor: bool = False) -> dict[str, dict[str, float]]:
     """Medians over `runs` runs of each level, keyed by the number of games (as a string).
     With `bare`, each run of the referee is followed by one of the bare exchange with the
     same bots (server/bench/bare.py): `bare_cpu_us_per_message` and `cpu_ratio`, the median
-    of the runs' ratios of the referee's CPU per message to the bare exchange's."""
+    of the runs' ratios of the referee's CPU per message to the bare exchange's; with `floor`
+    too, each bare run is followed by one of the two-write exchange: `floor_cpu_us_per_message`
+    and `floor_ratio` (the median of its runs' ratios to the bare exchange's)."""
+    floor = floor and bare
     out: dict[str, dict[str, float]] = {}
     done = 0
-    steps = len(levels) * runs * (2 if bare else 1)
+    steps = len(levels) * runs * (1 + bare + floor)
     for g in levels:
         results = []
         bares = []
+        floors = []
         for _ in range(runs):
             results.append(run_level(g, warmup, seconds, mode, servers, spectators, nice_bots=nice_bots,
                                      c_bots=c_bots))
@@ -479,6 +490,12 @@ def run(levels: tuple[int, ...] = LEVELS, runs: int = 1, warmup: float = 1.0, se
             if bare:
                 bares.append(run_level(g, warmup, seconds, mode, bare=True, nice_bots=nice_bots,
                                        c_bots=c_bots))
+                done += 1
+                if progress:
+                    progress(done, steps)
+            if floor:
+                floors.append(run_level(g, warmup, seconds, mode, bare=True, nice_bots=nice_bots,
+                                        c_bots=c_bots, events=True))
                 done += 1
                 if progress:
                     progress(done, steps)
@@ -492,6 +509,10 @@ def run(levels: tuple[int, ...] = LEVELS, runs: int = 1, warmup: float = 1.0, se
             level["bare_messages_per_s"] = round(_median([b["messages_per_s"] for b in bares]), 1)
             level["cpu_ratio"] = round(_median([r["cpu_us_per_message"] / b["cpu_us_per_message"]
                                                 for r, b in zip(results, bares, strict=True)]), 2)
+        if floor:
+            level["floor_cpu_us_per_message"] = round(_median([f["cpu_us_per_message"] for f in floors]), 3)
+            level["floor_ratio"] = round(_median([f["cpu_us_per_message"] / b["cpu_us_per_message"]
+                                                  for f, b in zip(floors, bares, strict=True)]), 2)
         out[str(g)] = level
     return out
 
@@ -566,6 +587,10 @@ def register_cli(bsub: Any, machine: Callable[[], dict[str, Any]]) -> None:
                    help="leave out the bare exchange (by default each run of the referee is followed by one "
                         "of a bare asyncio server answering the same bots, and the CPU per message of both "
                         "is reported with their ratio)")
+    p.add_argument("--floor", action="store_true",
+                   help="also measure the two-write exchange after each bare run (the bare exchange writing "
+                        "an event to a second connection for every frame, as a referee must for an act): its "
+                        "CPU per message and its ratio to the bare exchange's")
     p.add_argument("--json", action="store_true",
                    help="one JSON object keyed by the number of games (act mode; turn mode under 'turn'; "
                         "with --spectators, the watched runs under 'watched')")
@@ -588,7 +613,7 @@ def _run_cli(args: argparse.Namespace, machine: Callable[[], dict[str, Any]]) ->
     if args.spectators > 0:
         return _run_watched_cli(args, levels, modes, console, machine)
     with Progress(console=console, transient=True) as prog:
-        per_mode = len(levels) * args.runs * (1 if args.no_bare else 2)
+        per_mode = len(levels) * args.runs * (1 if args.no_bare else 3 if args.floor else 2)
         task = prog.add_task("bench server", total=per_mode * len(modes))
         for i, mode in enumerate(modes):
             base = i * per_mode
@@ -598,7 +623,7 @@ def _run_cli(args: argparse.Namespace, machine: Callable[[], dict[str, Any]]) ->
 
             results[mode] = run(levels, args.runs, 1.0, args.seconds, mode=mode, progress=step,
                                 servers=args.servers, bare=not args.no_bare, nice_bots=args.nice_bots,
-                                c_bots=args.c_bots)
+                                c_bots=args.c_bots, floor=args.floor)
     if args.json:
         first = results[modes[0]]
         out: dict[str, Any] = {**first, "mode": modes[0], "machine": machine()}
@@ -611,13 +636,14 @@ def _run_cli(args: argparse.Namespace, machine: Callable[[], dict[str, Any]]) ->
         t = Table(title=f"maag bench server ({mode} mode, {args.servers} referee process(es)): medians of "
                         f"{args.runs} run(s) of {args.seconds:g} s")
         for col in ("games", "actions/s", f"{mode}s per referee core/s", "referee CPU µs per " + mode,
-                    "bare CPU µs per message", "ratio", "referee p50 ms", "referee p99 ms", "cpu p50 ms",
-                    "cpu p99 ms", "bot rtt p50 ms", "bot rtt p99 ms"):
+                    "bare CPU µs per message", "ratio", "two-write floor ratio", "referee p50 ms",
+                    "referee p99 ms", "cpu p50 ms", "cpu p99 ms", "bot rtt p50 ms", "bot rtt p99 ms"):
             t.add_column(col, justify="right")
         for g, r in results[mode].items():
             t.add_row(g, f"{r['actions_per_s']:,.0f}", f"{r['messages_per_core_s']:,.0f}",
                       f"{r['cpu_us_per_message']:.1f}", f"{r.get('bare_cpu_us_per_message', nan):.1f}",
-                      f"{r.get('cpu_ratio', nan):.2f}", f"{r['p50_ms']:.3f}", f"{r['p99_ms']:.3f}",
+                      f"{r.get('cpu_ratio', nan):.2f}", f"{r.get('floor_ratio', nan):.2f}",
+                      f"{r['p50_ms']:.3f}", f"{r['p99_ms']:.3f}",
                       f"{r['cpu_p50_ms']:.3f}", f"{r['cpu_p99_ms']:.3f}",
                       f"{r['rtt_p50_ms']:.2f}", f"{r['rtt_p99_ms']:.2f}")
         console.print(t)
