@@ -82,12 +82,13 @@ class Takeover:
         for gid, game in games.items():
             if game.ending and game not in self.handing:
                 continue
-            log = game.session.log
+            s = game.session
+            log = s.log
             n = self.logged.get(gid)
             if n is None:
-                out.append(Batch(game.db_id, 0, log[:], _resume(game.session)))
+                out.append(Batch(game.db_id, 0, log[:], _resume(s), s.log_json()))
             elif len(log) > n:
-                out.append(Batch(game.db_id, n, log[n:]))
+                out.append(Batch(game.db_id, n, log[n:], text=s.log_json(n)))
         return out
 
     async def flush(self) -> None:

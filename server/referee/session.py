@@ -50,10 +50,12 @@ which cannot come back) ends the game at once instead of after the grace period.
 from __future__ import annotations
 
 import enum
+import json
 import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from math import isfinite
 from typing import Any, NamedTuple
 
 import msgpack
@@ -149,6 +151,18 @@ def _public_msgpack(game: str) -> dict[int, bytes]:
     return _PUBLIC_MSGPACK.setdefault(game, {})
 
 
+_ACTION_JSON: dict[str, dict[int, str]] = {}  # per game and code: the action map's JSON (the log's)
+
+
+def _action_json(game: str) -> dict[int, str]:
+    return _ACTION_JSON.setdefault(game, {})
+
+
+def _entry_json(entry: dict[str, Any]) -> str:
+    """A log entry as `log_json` writes it (and json.dumps of the log would)."""
+    return json.dumps(entry, separators=(",", ":"))
+
+
 def _now_ms(t: float) -> float:
     return t * 1000.0
 
@@ -202,6 +216,7 @@ class GameSession:
         # One per session (sessions run in threads), small (the default buffer is 256 KiB).
         self._pack_key = msgpack.Packer(use_bin_type=True, buf_size=1024).pack
         self._public_packed = _public_msgpack(self.game.name)
+        self._action_text = _action_json(self.game.name)
         if len(names) != 2 or len(want_legal) != 2 or len(want_groups) != 2:
             raise ValueError("a game has two seats")
         self.seats = [_Seat(str(n), SeatClock(self.tc), want_legal=bool(w), want_groups=bool(g))
@@ -210,6 +225,9 @@ class GameSession:
         self._clock = clock
         self.t0: float | None = None
         self.log: list[dict[str, Any]] = []
+        # The log's entries as JSON, written once (`log_json`): the action log (issue 44) and the
+        # stored replay both need them, and encoding them took most of the storage thread.
+        self._log_text: list[str] = []
         self.outcome: Outcome | None = None
         self.turn_no = 1
         self.faults: list[tuple[str, str] | None] = [None, None]
@@ -283,12 +301,21 @@ class GameSession:
             state.apply_code(code)
         except (IllegalActionError, GameOverError) as e:
             return self._illegal(seat, ErrorCode.ILLEGAL_ACTION, f"action 0: {e}", [])
-        entry = {"seat": seat, "action": d, "t_ms": round(_now_ms(now - self.t0), 3),
-                 "think_ms": round(think, 3)}
+        t_ms, think_ms = round(_now_ms(now - self.t0), 3), round(think, 3)
+        entry = {"seat": seat, "action": d, "t_ms": t_ms, "think_ms": think_ms}
         turn_over = self.game.vt.is_end_turn(code)
         if turn_over:
-            entry["hash"] = state.hash()
-        self.log.append(entry)
+            entry["hash"] = h = state.hash()
+        log, text = self.log, self._log_text
+        log.append(entry)
+        if len(text) == len(log) - 1 and isfinite(think_ms):
+            # The entry's JSON written out (`log_json`'s, without json.dumps's walk; the
+            # figures are a float's and an int's repr, as json writes them).
+            a = self._action_text.get(code)
+            if a is None:
+                a = self._action_text[code] = json.dumps(d, separators=(",", ":"))
+            head = f'{{"seat":{seat},"action":{a},"t_ms":{t_ms!r},"think_ms":{think_ms!r}'
+            text.append(f'{head},"hash":{h}}}' if turn_over else head + "}")
         if state.is_terminal:
             self._finish(state.winner, None)
             return [self._result(seat, 1)] + self._events(seat, codes)
@@ -314,6 +341,15 @@ class GameSession:
         frame = self.state.prompt_msgpack(seat, head, mid, tail, s.want_legal)
         s.prompt_at = self._clock()
         return seat, frame
+
+    def log_json(self, start: int = 0) -> str:
+        """The log's entries from `start` on as a JSON array, as
+        `json.dumps(self.log[start:], separators=(",", ":"))` writes it; each entry is encoded
+        once, whichever of the action log and the stored replay asks first."""
+        log, text = self.log, self._log_text
+        if len(text) < len(log):
+            text.extend(_entry_json(e) for e in log[len(text):])
+        return "[" + ",".join(text[start:len(log)]) + "]"
 
     def public_msgpack(self, code: int) -> bytes:
         """The msgpack bytes of what the other seat sees of action `code` (its `event`'s

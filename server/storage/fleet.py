@@ -46,6 +46,8 @@ class Batch:
     seq: int
     entries: list[dict[str, Any]]
     resume: dict[str, Any] | None = None
+    text: str | None = None
+    """`entries` as a JSON array, when the caller has it already (GameSession.log_json)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +95,8 @@ def log_actions(st: Storage, server: str, batches: list[Batch]) -> list[int]:
                            "(game_id, seq, epoch, data) SELECT v.id, v.seq, games.epoch, v.data "
                            "FROM v JOIN games ON games.id = v.id",
                            [x for b in logs for x in (b.game_id, b.seq,
-                                                      json.dumps(b.entries, separators=(",", ":")))])
+                                                      b.text if b.text is not None
+                                                      else json.dumps(b.entries, separators=(",", ":")))])
 
     db.tx(tx)
     return list(refused)
