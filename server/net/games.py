@@ -277,7 +277,7 @@ class Games:
         stored = True
         waiting = False
         try:
-            await srv.storage.finish_game(game.db_id, replay)
+            await srv.storage.finish_game(game.db_id, replay, actions_json=s.log_json())
         except StorageUnavailable as e:
             # Kept (in memory and in the spill file) and written when the database is back;
             # the bots are told now (replay_id null): their game is over either way.

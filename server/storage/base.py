@@ -46,7 +46,7 @@ from maag.server.storage.backend import (
 )
 
 __all__ = ["Storage", "SQLiteStorage", "AsyncStorage", "BotRecord", "GameRecord", "StorageError", "LeaseLost",
-           "StorageUnavailable", "default_db_path", "hash_token", "open_storage", "user_path"]
+           "StorageUnavailable", "default_db_path", "hash_token", "open_storage", "replay_json", "user_path"]
 
 T = TypeVar("T")
 
@@ -195,6 +195,20 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+
+def replay_json(replay: dict[str, Any], actions_json: str | None = None) -> str:
+    """`replay` as stored: `json.dumps(replay, separators=(",", ":"))`, with the text
+    `actions_json` standing for its "actions" (the game's log, encoded once as it was played:
+    a game of 600 actions took the storage thread a millisecond to encode again)."""
+    if actions_json is None or "actions" not in replay:
+        return json.dumps(replay, separators=(",", ":"))
+    keys = list(replay)
+    i = keys.index("actions")
+    head = json.dumps({k: replay[k] for k in keys[:i]}, separators=(",", ":"))[:-1]  # "{...", no "}"
+    tail = json.dumps({k: replay[k] for k in keys[i + 1:]}, separators=(",", ":"))[1:]  # "...}", no "{"
+    return f'{head}{"," if i else ""}"actions":{actions_json}{"," if i + 1 < len(keys) else ""}{tail}'
+
+
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
 
@@ -276,11 +290,13 @@ class Storage:
 
         return self.db.tx(tx)
 
-    def finish_game(self, game_id: int, replay: dict[str, Any], server: str | None = None) -> None:
+    def finish_game(self, game_id: int, replay: dict[str, Any], server: str | None = None,
+                    actions_json: str | None = None) -> None:
         """Store a game's result and replay (and forget its action log). With `server`, the
         write is fenced: only the server hosting the game, while its lease is held, may store
         it (else LeaseLost). Without, any running or aborted game takes it (a result adopted
-        from a spill file). The same result twice is stored once (a retry)."""
+        from a spill file). The same result twice is stored once (a retry). `actions_json`:
+        the replay's actions as JSON already (GameSession.log_json; see `replay_json`)."""
         res = replay["result"]
         status = "aborted" if res["reason"] == "aborted" else "finished"
         think = replay.get("clock", {}).get("think_ms", [None, None])
@@ -309,7 +325,7 @@ class Storage:
                              None if verdict is None else json.dumps(verdict), server))
             self.db.execute(cur, "INSERT INTO replays (game_id, seed, tags, data) VALUES (?, ?, ?, ?)",
                             (game_id, str(replay["seed"]), json.dumps(replay.get("tags", {})),
-                             json.dumps(replay, separators=(",", ":"))))
+                             replay_json(replay, actions_json)))
             self.db.execute(cur, "DELETE FROM game_actions WHERE game_id = ?", (game_id,))
 
         self.db.tx(tx)
@@ -477,10 +493,13 @@ class AsyncStorage:
         return await self.run(self.storage.create_game, game, config, seats, time_control, match_id, server,
                               link_secret)
 
-    async def finish_game(self, game_id: int, replay: dict[str, Any], fenced: bool = True) -> None:
+    async def finish_game(self, game_id: int, replay: dict[str, Any], fenced: bool = True,
+                          actions_json: str | None = None) -> None:
         """Store a result, fenced by `fence` (the server whose lease the writes need) if set
-        and `fenced` (not for a result adopted from another server's spill file)."""
-        await self.run(self.storage.finish_game, game_id, replay, self.fence if fenced else None)
+        and `fenced` (not for a result adopted from another server's spill file);
+        `actions_json`: see Storage.finish_game."""
+        await self.run(self.storage.finish_game, game_id, replay, self.fence if fenced else None,
+                       actions_json)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)

@@ -3,7 +3,8 @@ replay) writes exactly what `json.dumps(log[start:], separators=(",", ":"))` wri
 games of every registered game, its fast path (`play_codes`, whose entries are written out
 by hand) mixed with `submit` (plans, the seat's `info`), turns ended by the clock (`auto`
 entries), illegal actions, a session rebuilt from its log midway, and the log asked for at
-random points (so that entries are encoded in every order: by hand, lazily, in between)."""
+random points (so that entries are encoded in every order: by hand, lazily, in between); and
+the stored replay with that text spliced in (`replay_json`) is `json.dumps` of the replay."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from maag.server.referee.clock import TimeControl
 from maag.server.referee.policy import Policy
 from maag.server.referee.resume import rebuild
 from maag.server.referee.session import GameSession
+from maag.server.storage.base import replay_json
 
 
 def _dumps(entries: list[dict]) -> str:
@@ -72,3 +74,22 @@ def test_log_json_is_json_dumps_of_the_log(game: str, seed: int) -> None:
     assert s.log_json() == _dumps(s.log)
     _check(s, rng)
     assert len(s.log) > 20 or s.finished
+
+
+_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+                       lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=3), kids,
+                                                                                 max_size=3), max_leaves=8)
+
+
+@settings(max_examples=30, deadline=None)
+@given(replay=st.dictionaries(st.text(max_size=5), _VALUES, max_size=6),
+       actions=st.lists(st.dictionaries(st.text(max_size=3), st.integers(), max_size=3), max_size=4),
+       at=st.integers(0, 6))
+def test_a_replay_with_its_actions_encoded_already_is_stored_as_json_dumps(replay: dict, actions: list,
+                                                                           at: int) -> None:
+    """`replay_json` (storage/base.py) splices the log's JSON into the replay's."""
+    keys = list(replay)
+    at = min(at, len(keys))
+    whole = {**{k: replay[k] for k in keys[:at]}, "actions": actions, **{k: replay[k] for k in keys[at:]}}
+    assert replay_json(whole, _dumps(actions)) == json.dumps(whole, separators=(",", ":"))
+    assert replay_json(whole) == json.dumps(whole, separators=(",", ":"))
