@@ -301,21 +301,9 @@ class GameSession:
             state.apply_code(code)
         except (IllegalActionError, GameOverError) as e:
             return self._illegal(seat, ErrorCode.ILLEGAL_ACTION, f"action 0: {e}", [])
-        t_ms, think_ms = round(_now_ms(now - self.t0), 3), round(think, 3)
-        entry = {"seat": seat, "action": d, "t_ms": t_ms, "think_ms": think_ms}
         turn_over = self.game.vt.is_end_turn(code)
-        if turn_over:
-            entry["hash"] = h = state.hash()
-        log, text = self.log, self._log_text
-        log.append(entry)
-        if len(text) == len(log) - 1 and isfinite(think_ms):
-            # The entry's JSON written out (`log_json`'s, without json.dumps's walk; the
-            # figures are a float's and an int's repr, as json writes them).
-            a = self._action_text.get(code)
-            if a is None:
-                a = self._action_text[code] = json.dumps(d, separators=(",", ":"))
-            head = f'{{"seat":{seat},"action":{a},"t_ms":{t_ms!r},"think_ms":{think_ms!r}'
-            text.append(f'{head},"hash":{h}}}' if turn_over else head + "}")
+        self._log_entry(seat, code, d, round(_now_ms(now - self.t0), 3), round(think, 3), None,
+                        state.hash() if turn_over else None)
         if state.is_terminal:
             self._finish(state.winner, None)
             return [self._result(seat, 1)] + self._events(seat, codes)
@@ -341,6 +329,34 @@ class GameSession:
         frame = self.state.prompt_msgpack(seat, head, mid, tail, s.want_legal)
         s.prompt_at = self._clock()
         return seat, frame
+
+    def _log_entry(self, seat: int, code: int, d: dict[str, Any], t_ms: float, think_ms: float | None,
+                   info: dict[str, Any] | None, h: int | None) -> None:
+        """Log action `code` (map `d`) of `seat` at `t_ms`, with the seat's thinking time for
+        the first action of a message, its `info` if any and the state's hash after an
+        end_turn; and the entry's JSON (`log_json`), written out: without json.dumps's walk,
+        the action's map encoded once per game and code, the figures a float's and an int's
+        repr as json writes them (a float that is not finite is left to json.dumps)."""
+        entry: dict[str, Any] = {"seat": seat, "action": d, "t_ms": t_ms}
+        if think_ms is not None:
+            entry["think_ms"] = think_ms
+        if info:
+            entry["info"] = info
+        if h is not None:
+            entry["hash"] = h
+        log, text = self.log, self._log_text
+        log.append(entry)
+        if len(text) != len(log) - 1 or not isfinite(t_ms + (think_ms or 0.0)):
+            return  # (encoded later by `log_json`)
+        a = self._action_text.get(code)
+        if a is None:
+            a = self._action_text[code] = json.dumps(d, separators=(",", ":"))
+        out = f'{{"seat":{seat},"action":{a},"t_ms":{t_ms!r}'
+        if think_ms is not None:
+            out += f',"think_ms":{think_ms!r}'
+        if info:
+            out += ',"info":' + json.dumps(info, separators=(",", ":"))
+        text.append(out + (f',"hash":{h}}}' if h is not None else "}"))
 
     def log_json(self, start: int = 0) -> str:
         """The log's entries from `start` on as a JSON array, as
@@ -403,15 +419,9 @@ class GameSession:
             except (IllegalActionError, GameOverError) as e:
                 return self._illegal(seat, ErrorCode.ILLEGAL_ACTION, f"action {i}: {e}", codes)
             codes.append(code)
-            entry: dict[str, Any] = {"seat": seat, "action": d, "t_ms": t_ms}
-            if i == 0:
-                entry["think_ms"] = round(think, 3)
-                if info:
-                    entry["info"] = info
             turn_over = bool(is_end_turn(code))
-            if turn_over:
-                entry["hash"] = state.hash()
-            self.log.append(entry)
+            self._log_entry(seat, code, d, t_ms, round(think, 3) if i == 0 else None,
+                            info if i == 0 else None, state.hash() if turn_over else None)
             if state.is_terminal:
                 self._finish(self.state.winner, None)
                 return [self._result(seat, len(codes))] + self._events(seat, codes)
