@@ -161,8 +161,7 @@ class Replies:
     def event(self, seat: int, action: bytes) -> bytes:
         """`GameEvent(game_id, seat, "action", action)`: `seat` 1 or 2, `action` the
         public action map's msgpack bytes."""
-        head = self._events[seat - 1]
-        return (len(head) + len(action)).to_bytes(4, "big") + head + action
+        return _frame(self._events[seat - 1] + action)
 
     def events(self, seat: int, codes: Sequence[int], action: Callable[[int], bytes]) -> list[bytes]:
         """`event(seat, action(code))` for each of `codes` (action codes of the game: each
@@ -181,8 +180,7 @@ class Replies:
         """`YourTurn(game_id, observation, time_left_ms, bank_ms, legal, groups)`: the
         observation and the legal list as msgpack bytes (`Packed`), `groups` as a value."""
         head, mid, tail = self.your_turn_parts(time_left_ms, bank_ms, legal is not None, groups)
-        body = b"".join((head, observation, mid, legal or b"", tail))
-        return len(body).to_bytes(4, "big") + body
+        return _frame(b"".join((head, observation, mid, legal or b"", tail)))
 
     def your_turn_parts(self, time_left_ms: int, bank_ms: int, legal: bool,
                         groups: Any) -> tuple[bytes, bytes, bytes]:

@@ -296,13 +296,12 @@ class GameSession:
         if self.seats[seat].clock.late:
             return self._too_late(seat, now)
         code = codes[0]
-        d = self._dicts.get(code) or self._dict(code)
         try:
             state.apply_code(code)
         except (IllegalActionError, GameOverError) as e:
             return self._illegal(seat, ErrorCode.ILLEGAL_ACTION, f"action 0: {e}", [])
         turn_over = self.game.vt.is_end_turn(code)
-        self._log_entry(seat, code, d, round(_now_ms(now - self.t0), 3), round(think, 3), None,
+        self._log_entry(seat, code, round(_now_ms(now - self.t0), 3), round(think, 3), None,
                         state.hash() if turn_over else None)
         if state.is_terminal:
             self._finish(state.winner, None)
@@ -330,13 +329,14 @@ class GameSession:
         s.prompt_at = self._clock()
         return seat, frame
 
-    def _log_entry(self, seat: int, code: int, d: dict[str, Any], t_ms: float, think_ms: float | None,
+    def _log_entry(self, seat: int, code: int, t_ms: float, think_ms: float | None,
                    info: dict[str, Any] | None, h: int | None) -> None:
-        """Log action `code` (map `d`) of `seat` at `t_ms`, with the seat's thinking time for
+        """Log action `code` of `seat` at `t_ms`, with the seat's thinking time for
         the first action of a message, its `info` if any and the state's hash after an
         end_turn; and the entry's JSON (`log_json`), written out: without json.dumps's walk,
         the action's map encoded once per game and code, the figures a float's and an int's
         repr as json writes them (a float that is not finite is left to json.dumps)."""
+        d = self._dicts.get(code) or self._dict(code)
         entry: dict[str, Any] = {"seat": seat, "action": d, "t_ms": t_ms}
         if think_ms is not None:
             entry["think_ms"] = think_ms
@@ -413,14 +413,13 @@ class GameSession:
                 code = raw if type(raw) is int else self._code(raw)
             except ValueError as e:
                 return self._illegal(seat, ErrorCode.BAD_ACTION, f"action {i}: {e}", codes)
-            d = self._dicts.get(code) or self._dict(code)
             try:
                 state.apply_code(code)
             except (IllegalActionError, GameOverError) as e:
                 return self._illegal(seat, ErrorCode.ILLEGAL_ACTION, f"action {i}: {e}", codes)
             codes.append(code)
             turn_over = bool(is_end_turn(code))
-            self._log_entry(seat, code, d, t_ms, round(think, 3) if i == 0 else None,
+            self._log_entry(seat, code, t_ms, round(think, 3) if i == 0 else None,
                             info if i == 0 else None, state.hash() if turn_over else None)
             if state.is_terminal:
                 self._finish(self.state.winner, None)
@@ -604,11 +603,8 @@ class GameSession:
         except Exception:  # (not an action: the general path says why)
             return None
 
-    def _code(self, raw: dict[str, Any] | Action | int) -> int:
-        """The code of an action of a message (ValueError if it is none); an int is already
-        one (`codes_of`)."""
-        if type(raw) is int:
-            return raw
+    def _code(self, raw: dict[str, Any] | Action) -> int:
+        """The code of an action of a message (ValueError if it is none)."""
         if isinstance(raw, Action):
             return raw.code
         if not isinstance(raw, dict):
