@@ -553,7 +553,14 @@ async def launch_relayed(bot: HostedBot, options: HostOptions, cg: cgroups.Cgrou
 
 
 def sandbox_path() -> str:
+    """The sandbox's PATH: the bin folder of the Python that runs maag first (a virtualenv's,
+    which has maag's dependencies, msgpack among them), then its base installation's, then
+    the system's. A list, not a set: the order must not depend on the hash seed."""
     import sys
 
-    bins = [str(Path(p) / "bin") for p in {sys.prefix, sys.base_prefix} if not p.startswith("/usr")]
+    bins: list[str] = []
+    for prefix in (sys.prefix, sys.base_prefix):
+        b = str(Path(prefix) / "bin")
+        if not prefix.startswith("/usr") and b not in bins:
+            bins.append(b)
     return ":".join([*bins, "/usr/local/bin", "/usr/bin", "/bin"])
