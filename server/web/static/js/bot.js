@@ -55,8 +55,14 @@ export function historyGraph(history) {
 function reportBox(v) {
   const r = v.report;
   if (!r) return null;
+  // A version rejected by `maag bot check` has a report of the check alone (no game, no time
+  // control, no smoke games): say only what the report holds.
+  const what = r.checks ?? (r.check ? "maag bot check's situations" : "validation");
+  const where = [r.game, r.tc].filter((x) => x !== undefined && x !== null);
+  const failed = ((r.check && r.check.situations) || []).filter((s) => s.ok === false).map((s) => s.name);
   return el("div", { class: "report" },
-    el("div", {}, `${r.checks} (${r.game}, ${r.tc}): ${r.passed ? "passed" : "failed"}`),
+    el("div", {}, `${what}${where.length ? ` (${where.join(", ")})` : ""}: ${r.passed ? "passed" : "failed"}`,
+      failed.length ? ` (situations failed: ${failed.join(", ")})` : ""),
     el("ul", {}, (r.games || []).map((g) => el("li", { class: g.passed ? "ok" : "bad" },
       el("a", { href: `#/replay/${g.game_id}` }, `game ${g.game_id}`), ` against ${g.opponent}: ${g.reason}`,
       g.verdict ? ` — ${g.verdict.kind}${g.verdict.detail ? ": " + g.verdict.detail : ""}` : "",

@@ -1,6 +1,6 @@
 // A running game as a spectator sees it: pushed snapshots over /ws/game/ID (the public view:
 // no hidden hand), the action log, the clocks and the evaluation graph.
-import { el, socket, fmtMs, valueGraph, logList, resultText } from "./util.js";
+import { el, socket, leave, fmtMs, valueGraph, logList, resultText } from "./util.js";
 import { renderer } from "./draw.js";
 
 export function showGame(main, gid) {
@@ -42,5 +42,5 @@ export function showGame(main, gid) {
     const log = side.querySelector(".log");
     if (log) log.scrollTop = log.scrollHeight;
   });
-  return () => { clearInterval(tick); ws.close(); };
+  return () => { clearInterval(tick); leave(ws); };
 }

@@ -1,6 +1,6 @@
 // The lobby: running games, the last finished ones and the standings, pushed by the server
 // over /ws/lobby whenever a game starts or ends.
-import { el, socket, resultText } from "./util.js";
+import { el, socket, leave, resultText } from "./util.js";
 
 // A bot's name, linked to its page (#/bot/NAME: versions, games, score history); a hosted
 // version NAME@N links to NAME's page.
@@ -56,5 +56,5 @@ export function showLobby(main) {
           el("td", {}, el("a", { href: `#/replay/${g.game_id}` }, "replay"))))));
     table.replaceChildren(standingsTable(m.standings));
   });
-  return () => ws.close();
+  return () => leave(ws);
 }

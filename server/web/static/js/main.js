@@ -5,11 +5,13 @@ import { showReplay } from "./replay.js";
 import { showPlay } from "./play.js";
 import { showPeople } from "./people.js";
 import { showBot } from "./bot.js";
+import { setStatus } from "./util.js";
 
 let leave = null;
 
 function route() {
   if (leave) { leave(); leave = null; }
+  setStatus("");  // a view with a live connection says so itself
   const main = document.getElementById("main");
   main.replaceChildren();
   const parts = (location.hash || "#/").slice(2).split("/");

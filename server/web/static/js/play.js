@@ -2,7 +2,7 @@
 // /ws/play?token=T. The page shows the seat's own observation (its hand included), the legal
 // actions as clickable squares and cards and as buttons, and sends one action at a time or
 // a planned turn; the referee answers as it answers a bot.
-import { el, fmtMs, setStatus } from "./util.js";
+import { el, fmtMs, leave, socket } from "./util.js";
 import { renderer } from "./draw.js";
 
 const EXPERIENCE = ["new", "played a few games", "played often", "expert"];
@@ -47,9 +47,8 @@ function seat(main, token) {
     el("div", {}, clock, msg, el("h2", {}, "your legal actions"), legalBox, planBox, el("h2", {}, "actions"), log)));
   const st = { me: null, game: null, obs: null, legal: [], myTurn: false, left: null, bank: 0, at: 0, plan: [], mode: "act", r: null };
   const pick = { seat: null, legal: [], selected: null, onAction: (a) => choose(a), redraw: () => redraw() };
-  const ws = new WebSocket(`${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}/ws/play?token=${encodeURIComponent(token)}`);
-  ws.addEventListener("close", () => setStatus("disconnected"));
-  ws.addEventListener("open", () => setStatus("seated"));
+  // Its messages are queued in order (below), not handled as util.js's socket() would.
+  const ws = socket(`/ws/play?token=${encodeURIComponent(token)}`, null, "seated");
   const tick = setInterval(drawClock, 250);
 
   function send(m) { ws.send(JSON.stringify(m)); }
@@ -119,7 +118,7 @@ function seat(main, token) {
       msg.textContent = m.message;
     }
   }
-  return () => { clearInterval(tick); ws.close(); };
+  return () => { clearInterval(tick); leave(ws); };
 }
 
 export function showPlay(main, token) {

@@ -11,13 +11,22 @@ export function el(tag, attrs = {}, ...children) {
   return e;
 }
 
-export function socket(path, onMessage) {
+// A view's live connection. The header says "live" while it is open and "disconnected" when
+// the server closes it; a view that closes its own socket on leaving (`leave(ws)`) says
+// nothing, so that the next view (a replay, a bot's page: nothing live) is not marked
+// "disconnected" by the socket of the view before it.
+export function socket(path, onMessage, opened = "live") {
   const proto = location.protocol === "https:" ? "wss:" : "ws:";
   const ws = new WebSocket(`${proto}//${location.host}${path}`);
-  ws.addEventListener("message", (ev) => onMessage(JSON.parse(ev.data)));
-  ws.addEventListener("close", () => setStatus("disconnected"));
-  ws.addEventListener("open", () => setStatus("live"));
+  if (onMessage) ws.addEventListener("message", (ev) => onMessage(JSON.parse(ev.data)));
+  ws.addEventListener("close", () => { if (!ws.maagLeft) setStatus("disconnected"); });
+  ws.addEventListener("open", () => { if (!ws.maagLeft) setStatus(opened); });
   return ws;
+}
+
+export function leave(ws) {
+  ws.maagLeft = true;
+  ws.close();
 }
 
 export function setStatus(text) {
