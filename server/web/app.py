@@ -117,7 +117,7 @@ class WebServer:
         r.add_get("/api/catalog/{game}", self._catalog)
         r.add_get("/api/people", self._people)
         r.add_get("/api/standings", self._standings_route)
-        self.submissions = Submissions(self.referee, self.config.uploads)
+        self.submissions = Submissions(self.referee, self.config.uploads, self._standings_json)
         self.submissions.setup(app)  # /api/session, /api/bots/...: uploads and the bots' pages
         return app
 

@@ -38,12 +38,14 @@ import os
 import secrets
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 from maag.server.storage.base import hash_token
+from maag.stats.live import LiveRatings
 
 if TYPE_CHECKING:
     from maag.server.net.server import RefereeServer
@@ -57,10 +59,8 @@ COOKIE = "maag_session"
 MULTIPART_SLACK = 64 * 1024
 """What a multipart form may add around the package (boundaries, headers)."""
 RECENT_GAMES = 30
-ELO_K = 24.0
 UNRATED = ("validate:", "web:")
 """Match ids left out of the rating history: smoke games of uploads, people's games."""
-"""The online Elo of the bot's page: each game moves both ratings by K x (score - expected)."""
 LOG_FILE_CAP = 64 * 1024
 
 
@@ -139,9 +139,12 @@ class _Session:
 class Submissions:
     """The upload routes and the processing queue of one web server."""
 
-    def __init__(self, referee: RefereeServer, config: UploadConfig | None = None) -> None:
+    def __init__(self, referee: RefereeServer, config: UploadConfig | None = None,
+                 standings: Callable[[], Awaitable[dict[str, Any] | None]] | None = None) -> None:
         self.referee = referee
         self.config = config or UploadConfig()
+        self.standings = standings
+        """The standings /api/standings serves: a bot's page shows its row of them as its Elo."""
         rc = referee.config
         self.throttle = _Throttle(rc.auth_delay_ms, rc.auth_delay_max_ms, rc.auth_window_s)
         self.sessions: dict[str, _Session] = {}
@@ -414,6 +417,11 @@ class Submissions:
         page = await asyncio.to_thread(self._page, name, owner)
         if page is None:
             return _error(404, f"no bot {name!r}")
+        # Its Elo is the standings' (one figure for a bot everywhere); the history's online
+        # steps are the trend between the standings' fits.
+        table = await self.standings() if self.standings is not None else None
+        rows = (table or {}).get("standings") or []
+        page["standing"] = next((row for row in rows if row.get("bot") == name), None)
         return web.json_response(page)
 
     def _page(self, name: str, owner: bool) -> dict[str, Any] | None:
@@ -443,15 +451,13 @@ class Submissions:
         # over every stored game between bots (each name, NAME@VERSION included, from 0).
         history: list[dict[str, Any]] = []
         points = 0.0
-        elo: dict[str, float] = collections.defaultdict(float)
+        live = LiveRatings()  # the ladder's own online step (maag.stats.live), not a copy of it
         for g in reversed(every):
             if g.winner is None or g.status != "finished" or (g.match_id or "").startswith(UNRATED):
                 continue
             a, b = g.seats
             s = 0.5 if g.winner == -1 else float(g.winner == 0)
-            delta = ELO_K * (s - 1 / (1 + 10 ** ((elo[b] - elo[a]) / 400)))
-            elo[a] += delta
-            elo[b] -= delta
+            live.update(a, b, s)
             seats = owner_seats(g, name, None)
             if len(seats) != 1:
                 continue
@@ -459,7 +465,7 @@ class Submissions:
             s = 0.5 if g.winner == -1 else float(g.winner == i)
             points += s
             history.append({"game_id": g.id, "finished": g.finished, "score": s, "as": g.seats[i],
-                            "opponent": g.seats[1 - i], "elo": round(elo[g.seats[i]], 1),
+                            "opponent": g.seats[1 - i], "elo": round(live.elo.get(g.seats[i], 0.0), 1),
                             "score_pct": round(100 * points / (len(history) + 1), 2)})
         return {"bot": name, "registered": registered, "owner": owner,
                 "processing": self.processing if self.processing and self.processing.startswith(name + "@")

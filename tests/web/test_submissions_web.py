@@ -9,6 +9,7 @@ retires the one before."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -25,9 +26,11 @@ MARKS = ("BUILD42MARK", "LOGMARK")
 
 
 def _play_games(s: Served, tokens: dict[str, str], n: int) -> None:
-    """Real games between alice (under its own token) and bob: the referee's random bots."""
+    """Real games between alice (under its own token) and bob: the referee's random bots, slowed
+    (20 ms an action) so that they play a few games, not dozens, before they are stopped: the
+    page lists the last 30 games, and the smoke games must stay among them."""
     bots = [subprocess.Popen([sys.executable, "-m", "maag.server.net.minibot", "--connect",
-                              f"127.0.0.1:{s.port}", "--name", name],
+                              f"127.0.0.1:{s.port}", "--name", name, "--delay", "20"],
                              env={**os.environ, "MAAG_TOKEN": tok}, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL) for name, tok in tokens.items()]
     s.bots.extend(bots)
@@ -95,6 +98,11 @@ def test_owner_sees_logs_visitor_does_not_and_the_form_uploads(tmp_path: Path, b
         assert alice["history"][-1]["elo"] == pytest.approx(-bob["history"][-1]["elo"], abs=0.2)
         wins = sum(p["score"] for p in alice["history"])
         assert alice["history"][-1]["score_pct"] == pytest.approx(100 * wins / len(played), abs=0.01)
+        # Its Elo on its page is its row of the standings (one figure for a bot everywhere).
+        table = json.loads(s.get("/api/standings"))["standings"]["standings"]
+        row = next(r for r in table if r["bot"] == "alice")
+        assert alice["standing"] == row
+        assert f"Elo {math.floor(row['elo'] + 0.5)} " in visitor.inner_text("#bot-standing")
         assert visitor.query_selector_all("#bot-games tr[data-game] a[href^='#/replay/']")
         assert visitor.query_selector("#signin") is not None and visitor.query_selector("#upload") is None
         assert not visitor.query_selector_all(".build-log, .log-tail, .version-logs")

@@ -12,8 +12,9 @@ async function json(res) {
   try { return JSON.parse(text); } catch { return { error: text || res.statusText }; }
 }
 
-// The rating history: the bot's Elo after each of its games (an online Elo over every stored
-// game; one line per name it played under, NAME@VERSION for hosted versions), each game a dot
+// The rating history: the bot's online Elo after each of its games (the ladder's online step,
+// maag.stats.live, over every stored game: a trend, whose end need not be the standings' fit
+// shown above it; one line per name it played under, NAME@VERSION for hosted versions), each game a dot
 // coloured by its result; the running score in the title. An SVG like util.js's valueGraph.
 export function historyGraph(history) {
   const W = 420, H = 160, NS = "http://www.w3.org/2000/svg";
@@ -43,13 +44,25 @@ export function historyGraph(history) {
       fill: "none", stroke: colours[k % colours.length], "stroke-width": 2, "data-as": name });
     const [lp, li] = pts[pts.length - 1];
     add("text", { x: Math.min(x(li) + 3, W - 60), y: y(lp.elo) - 5, "font-size": 10, fill: colours[k % colours.length] },
-      `${name} ${lp.elo > 0 ? "+" : ""}${Math.round(lp.elo)}`);
+      name);
   });
   history.forEach((p, i) => add("circle", { cx: x(i).toFixed(1), cy: y(p.elo).toFixed(1), r: 2.5,
     fill: p.score === 1 ? "#1c8c3a" : p.score === 0 ? "#c8462f" : "#888", "data-game": p.game_id }));
   const last = history.length ? history[history.length - 1].score_pct.toFixed(1) + "%" : "";
-  add("text", { x: 6, y: 13, "font-size": 11 }, `Elo after each of ${history.length} games; score ${last}`);
+  add("text", { x: 6, y: 13, "font-size": 11 },
+    `online Elo (the trend) after each of ${history.length} games; score ${last}`);
   return svg;
+}
+
+// The bot's Elo is the standings' (the same row as on the games page), so that one bot has
+// one figure; the graph below is the trend of the online steps between the standings' fits.
+function standingLine(row) {
+  if (!row) return el("p", { id: "bot-standing", class: "none" }, "not in the standings yet");
+  const ci = row.elo_ci95 ? ` (95%: ${row.elo_ci95.map((x) => x === null ? "?" : Math.round(x)).join(" to ")})` : "";
+  const rank = row.rank !== undefined && row.rank !== null ? `, rank ${row.rank}` : "";
+  const score = typeof row.score_pct === "number" ? `, score ${row.score_pct.toFixed(1)}%` : "";
+  return el("p", { id: "bot-standing" }, `Elo ${Math.round(row.elo)}${ci}${rank}${score}`,
+    row.games !== undefined ? ` over ${row.games} games` : "", " in the standings");
 }
 
 function reportBox(v) {
@@ -189,6 +202,7 @@ export function showBot(main, rawName) {
     body.replaceChildren(
       el("p", { id: "bot-summary" }, active ? `active version: ${active.version}` : "no active version",
         d.processing ? ` — processing ${d.processing}` : ""),
+      standingLine(d.standing),
       el("h2", {}, "Versions"), versionsTable(d),
       el("div", { class: "cols" },
         el("div", {}, el("h2", {}, "Rating over its games"),
