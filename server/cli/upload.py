@@ -92,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
         url = f"{base}/api/bots/{urllib.parse.quote(name, safe='')}/versions"
         sent = _call("POST", url, token, data, "application/octet-stream")
         v = sent["version"]
+        for warning in sent.get("warnings") or []:
+            print(f"maag bot upload: warning: {warning}", file=sys.stderr, flush=True)
         print(f"maag bot upload: stored as {v['bot']}@{v['version']} (sha256 {v['sha256'][:12]}), "
               f"{v['status']}", file=sys.stderr, flush=True)
         end = time.monotonic() + args.timeout

@@ -376,8 +376,14 @@ class Submissions:
         v = await asyncio.to_thread(submit, self.store, name, data, pkg)
         self._queue.put_nowait((v.bot, v.version))
         LOG.info("web: %s stored (%d bytes) from %s; queued", v.label, v.size, request.remote)
+        # The token decides whose version it is; a manifest naming another bot is most likely
+        # a package sent under the wrong token, so the answer says so (it is stored all the same:
+        # the manifest's name is the participant's label, not an identity).
+        notes = [] if pkg.name == name else [
+            f"the package's manifest names {pkg.name!r}, but it was sent with {name!r}'s token: "
+            f"it is stored as a version of {name!r}"]
         return web.json_response({"version": v.to_dict(), "poll": f"/api/bots/{name}/versions/{v.version}",
-                                  "queued": self._queue.qsize()}, status=202)
+                                  "queued": self._queue.qsize(), "warnings": notes}, status=202)
 
     def _stored_last_hour(self, bot: str) -> int:
         import datetime as dt

@@ -241,14 +241,23 @@ def test_maag_bot_upload_command(tmp_path: Path) -> None:
         r = subprocess.run([*cmd, str(GOOD)], capture_output=True, text=True, env=env, timeout=240)
         assert r.returncode == 0, r.stdout + r.stderr
         assert "carol@1\tactive" in r.stdout and "smoke game" in r.stdout
+        # Sent under carol's token, the example's manifest names another bot: said, and stored as carol's.
+        assert ("warning: the package's manifest names 'python-example', but it was sent with 'carol''s "
+                "token") in r.stderr, r.stderr
         broken = package(tmp_path, "broken", build="echo compiling-now; exit 3")
         r = subprocess.run([*cmd, str(broken)], capture_output=True, text=True, env=env, timeout=240)
         assert r.returncode == 1
         assert "carol@2\trejected: build failed" in r.stdout and "compiling-now" in r.stdout, r.stdout
+        assert "warning:" in r.stderr
         r = subprocess.run([*cmd, str(GOOD)], capture_output=True, text=True,
                            env={**env, "MAAG_TOKEN": "maag_wrong"}, timeout=240)
         assert r.returncode == 2 and "401" in r.stderr, r.stderr
+        own = package(tmp_path, "carol")  # the manifest names the token's bot: no warning
+        r = subprocess.run([*cmd, str(own), "--no-wait"], capture_output=True, text=True, env=env,
+                           timeout=240)
+        assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+        wait_final(s, "carol", 3)
         versions = json.loads(maag("bot", "versions", "carol", "--json", "--db", str(s.db)).stdout)
-        assert [v["status"] for v in versions] == ["active", "rejected"]
+        assert [v["status"] for v in versions] == ["retired", "rejected", "active"]
     finally:
         s.stop()

@@ -169,7 +169,8 @@ function uploadForm(d, onStored) {
     const r = await json(res);
     if (!res.ok) { msg.textContent = `rejected: ${r.error}`; return; }
     msg.className = "msg ok";
-    msg.textContent = `stored as version ${r.version.version}: ${r.version.status}`;
+    msg.textContent = `stored as version ${r.version.version}: ${r.version.status}` +
+      (r.warnings || []).map((w) => ` (warning: ${w})`).join("");
     onStored(r);
   });
   return form;
