@@ -227,6 +227,9 @@ def add_host_arguments(p: argparse.ArgumentParser) -> None:
                         f"(default {d.hello_s:g})")
     g.add_argument("--build-timeout", type=float, default=d.build_s, metavar="S",
                    help=f"seconds a package's build command may run (default {d.build_s:g})")
+    g.add_argument("--max-threads", type=int, default=None, metavar="N",
+                   help="the most cores (`threads` in maag-bot.toml) a package may ask for; one asking "
+                        "for more is refused (default: this machine's cores less one, at least 1)")
     g.add_argument("--pass-env", action="append", default=[], metavar="NAME",
                    help="pass this variable of the host's environment to every bot (repeatable); "
                         "nothing else of it is passed but PATH, HOME and the locale")
@@ -240,5 +243,8 @@ def host_options(args: argparse.Namespace) -> Any:
     limits = DEFAULT_LIMITS.with_overrides(memory=parse_size(args.memory), pids=args.pids,
                                            scratch=parse_size(args.scratch), log=parse_size(args.log_limit),
                                            hello_s=args.hello_timeout, build_s=args.build_timeout)
+    if args.max_threads is not None and args.max_threads < 1:
+        raise ValueError(f"--max-threads must be at least 1, not {args.max_threads}")
     return HostOptions(limits=limits, ponder=args.ponder, pass_env=tuple(args.pass_env),
-                       sandbox_commands=args.sandbox)
+                       sandbox_commands=args.sandbox,
+                       **({} if args.max_threads is None else {"max_threads": args.max_threads}))

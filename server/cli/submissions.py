@@ -95,8 +95,8 @@ def run_submit(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     try:
-        data, pkg = pack(Path(args.package), args.max_size or DEFAULT_MAX_UPLOAD)
         kw = _kw(args)
+        data, pkg = pack(Path(args.package), args.max_size or DEFAULT_MAX_UPLOAD, kw["options"])
     except (SubmissionRejected, ValueError) as e:
         print(f"maag bot submit: rejected: {e}", file=sys.stderr)
         return 1

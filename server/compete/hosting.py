@@ -23,7 +23,6 @@ import logging
 import os
 import shutil
 import socket
-import tarfile
 import tempfile
 import time
 from collections import deque
@@ -34,13 +33,14 @@ from typing import Any
 
 from maag.server.net.server import GameNotStarted, GameSummary, RefereeServer
 from maag.server.sandbox import cgroups
+from maag.server.sandbox.archive import unpack_tar
 from maag.server.sandbox.environment import bot_environment
 from maag.server.sandbox.jail import LOCK_DIR, Jail, JailConfig, stage_package
 from maag.server.sandbox.limits import DEFAULT_LIMITS, Limits
-from maag.server.sandbox.package import BotPackage, PackageError, extract_tar, is_package
+from maag.server.sandbox.package import BotPackage, PackageError, is_package
 
 __all__ = ["HostOptions", "Host", "HostedBot", "SandboxUnavailable", "PONDER", "safe_name", "sandbox_env",
-           "sandbox_path", "launch_relayed", "hosted_bot", "build"]
+           "sandbox_path", "launch_relayed", "hosted_bot", "build", "check_threads", "default_max_threads"]
 
 LOG = logging.getLogger(__name__)
 PONDER = ("allow", "freeze")
@@ -55,6 +55,12 @@ class SandboxUnavailable(RuntimeError):
     """The sandbox cannot run here (no bubblewrap, no namespaces): `maag sandbox check` says why."""
 
 
+def default_max_threads() -> int:
+    """The cores a package may ask for (`threads`) unless the host says otherwise: all of the
+    machine's but one (kept for the referee), at least one."""
+    return max(1, (os.cpu_count() or 1) - 1)
+
+
 @dataclass(frozen=True, slots=True)
 class HostOptions:
     limits: Limits = DEFAULT_LIMITS
@@ -63,18 +69,29 @@ class HostOptions:
     sandbox_commands: bool = False
     """Run command-line bots in the sandbox too (`--sandbox`); packages always are."""
     pin_cores: bool = True
+    max_threads: int = field(default_factory=default_max_threads)
+    """The most `threads` a package may ask for (`--max-threads`); one asking for more is refused."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data, for a Dask worker."""
         return {"limits": self.limits.to_dict(), "ponder": self.ponder, "pass_env": list(self.pass_env),
-                "sandbox_commands": self.sandbox_commands, "pin_cores": self.pin_cores}
+                "sandbox_commands": self.sandbox_commands, "pin_cores": self.pin_cores,
+                "max_threads": self.max_threads}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> HostOptions:
         return cls(limits=Limits(**d["limits"]) if "limits" in d else DEFAULT_LIMITS,
                    ponder=d.get("ponder", "allow"), pass_env=tuple(d.get("pass_env", ())),
                    sandbox_commands=bool(d.get("sandbox_commands", False)),
-                   pin_cores=bool(d.get("pin_cores", True)))
+                   pin_cores=bool(d.get("pin_cores", True)),
+                   max_threads=int(d.get("max_threads") or default_max_threads()))
+
+
+def check_threads(pkg: BotPackage, options: HostOptions, where: str = "") -> None:
+    """PackageError when `pkg` asks for more cores than the host grants."""
+    if pkg.threads > options.max_threads:
+        raise PackageError(f"{where or pkg.name}: the package asks for threads = {pkg.threads}, but this "
+                           f"host grants at most {options.max_threads} (--max-threads)")
 
 
 @dataclass(slots=True)
@@ -110,6 +127,7 @@ def hosted_bot(spec: str, name: str, options: HostOptions, workdir: Path,
             store.close()
     if is_package(spec):
         pkg = BotPackage.load(spec, unpack_to=workdir)
+        check_threads(pkg, options, spec)
         stage = Path(tempfile.mkdtemp(prefix="stage-", dir=workdir))
         folder = stage_package(pkg.root, stage)
         return HostedBot(name, folder, pkg.argv, pkg.threads, pkg)
@@ -149,7 +167,9 @@ async def build(bot: HostedBot, options: HostOptions, cg: cgroups.Cgroups | None
     if pkg is None or not pkg.build:
         return
     read_fd, write_fd = os.pipe()
-    script = f'cp -R /src/. /bot/ && {{ {pkg.build} ; }} && tar -C /bot -cf /proc/self/fd/{write_fd} .'
+    # Hard links are written as the files they name: the host refuses hard links in an archive.
+    script = (f'cp -R /src/. /bot/ && {{ {pkg.build} ; }} && '
+              f'tar --hard-dereference -C /bot -cf /proc/self/fd/{write_fd} .')
     env = {"PATH": sandbox_path(), "HOME": "/scratch", "TMPDIR": "/scratch", "LANG": "C.UTF-8",
            "PYTHONPATH": "/opt/maag/sdk", "MAAG_BOT": bot.name, "MAAG_BUILD": "1"}
     log_path = log_dir / f"{safe_name(bot.name)}-build.log"
@@ -186,18 +206,11 @@ async def build(bot: HostedBot, options: HostOptions, cg: cgroups.Cgroups | None
         raise RuntimeError(f"{bot.name}: the build failed ({v.detail if v else f'exit code {rc}'}); "
                            f"its log {log_path} ends with:\n{jail.log_tail()}")
     built = bot.folder.parent / "built"
-    built.mkdir()
     try:
-        with tarfile.open(fileobj=io.BytesIO(bytes(data)), mode="r:") as tf:
-            extract_tar(tf, built, max_bytes=BUILD_SPACE, what=f"{bot.name}'s build")
-    except (tarfile.TarError, PackageError) as e:
-        raise RuntimeError(f"{bot.name}: the build's result is unreadable: {e}") from None
-    for dirpath, _, files in os.walk(built):
-        os.chmod(dirpath, 0o755)
-        for f in files:
-            p = os.path.join(dirpath, f)
-            if not os.path.islink(p):
-                os.chmod(p, 0o755 if os.stat(p).st_mode & 0o111 else 0o644)
+        # Made here (0755), every file 0755 or 0644, no link followed (maag.server.sandbox.archive).
+        unpack_tar(io.BytesIO(data), built, max_bytes=BUILD_SPACE, what=f"{bot.name}'s build")
+    except PackageError as e:
+        raise RuntimeError(f"{bot.name}: the build's result is refused: {e}") from None
     shutil.rmtree(bot.folder)
     bot.folder = built
     LOG.info("%s: built (%d bytes); log %s", bot.name, len(data), log_path)

@@ -30,13 +30,22 @@ from maag.server.compete.hosting import (
     HostedBot,
     HostOptions,
     build,
+    check_threads,
     launch_relayed,
     safe_name,
 )
 from maag.server.kit.check import run_check
 from maag.server.sandbox import cgroups
 from maag.server.sandbox.jail import stage_package
-from maag.server.sandbox.package import MANIFEST, BotPackage, PackageError, is_package, unpack
+from maag.server.sandbox.package import (
+    MANIFEST,
+    BotPackage,
+    PackageError,
+    is_package,
+    package_root,
+    unpack,
+    write_manifest,
+)
 from maag.server.storage.submissions import SubmissionStore, Version, sha256_of
 
 __all__ = ["submit", "process", "process_pending", "materialize", "resolve_bot", "PACKAGE_PREFIX",
@@ -53,9 +62,21 @@ class SubmissionRejected(ValueError):
     """A package refused at upload (what is wrong with it, for the uploader)."""
 
 
-def pack(path: Path, max_bytes: int = DEFAULT_MAX_UPLOAD) -> tuple[bytes, BotPackage]:
+def pack(path: Path, max_bytes: int = DEFAULT_MAX_UPLOAD,
+         options: HostOptions | None = None) -> tuple[bytes, BotPackage]:
     """The package at `path` (a folder or an archive) as archive bytes, after every check of
-    BotPackage.load; SubmissionRejected saying why not."""
+    BotPackage.load (and, given the host's `options`, that it asks for no more cores than
+    they grant); SubmissionRejected saying why not."""
+    data, pkg = _pack(path, max_bytes)
+    if options is not None:
+        try:
+            check_threads(pkg, options, str(path))
+        except PackageError as e:
+            raise SubmissionRejected(str(e)) from None
+    return data, pkg
+
+
+def _pack(path: Path, max_bytes: int) -> tuple[bytes, BotPackage]:
     if not is_package(str(path)):
         raise SubmissionRejected(f"{path}: not a bot package (a folder with {MANIFEST}, "
                                  "or a .tar.gz/.tgz/.zip)")
@@ -112,8 +133,7 @@ def materialize(store: SubmissionStore, digest: str) -> Path:
     tmp = Path(tempfile.mkdtemp(prefix=f".{digest[:12]}-", dir=target.parent))
     arch = tmp / "p.zip" if data[:2] == b"PK" else tmp / "p.tar.gz"
     arch.write_bytes(data)
-    (tmp / "tree").mkdir()
-    unpack(arch, tmp / "tree")
+    unpack(arch, tmp / "tree")  # made there; no link followed
     arch.unlink()
     (tmp / "ready").write_text(digest)
     try:
@@ -148,8 +168,7 @@ def resolve_bot(store: SubmissionStore, text: str) -> tuple[str, str] | None:
 
 
 def _root(tree: Path) -> Path:
-    entries = list(tree.iterdir())
-    return entries[0] if len(entries) == 1 and entries[0].is_dir() else tree
+    return package_root(tree)
 
 
 def _manifest_text(pkg: BotPackage) -> str:
@@ -179,6 +198,11 @@ async def process(store: SubmissionStore, db_url: str, v: Version, *, game: str,
     try:
         src = materialize(store, v.sha256)
         pkg = BotPackage.from_folder(src)
+        try:
+            check_threads(pkg, options, v.label)
+        except PackageError as e:
+            store.move(v.bot, v.version, ("building",), "rejected", reason=str(e))
+            return _get(store, v)
         built_bytes = None
         build_log = ""
         if pkg.build:
@@ -196,7 +220,9 @@ async def process(store: SubmissionStore, db_url: str, v: Version, *, game: str,
                 store.move(v.bot, v.version, ("building",), "rejected", reason=f"build failed: {why[:2000]}",
                            build_log=build_log)
                 return _get(store, v)
-            (hb.folder / MANIFEST).write_text(_manifest_text(pkg))
+            # A fresh file renamed over the built one: a manifest the build left as a link is
+            # replaced, never written through.
+            write_manifest(hb.folder, _manifest_text(pkg))
             buf = io.BytesIO()
             with tarfile.open(fileobj=buf, mode="w:gz") as tf:
                 tf.add(hb.folder, arcname="bot")

@@ -96,15 +96,34 @@ def _python_roots() -> list[Path]:
 def stage_package(folder: Path, into: Path) -> Path:
     """A copy of `folder` that every sandbox user may read (and no one else may change):
     the sandbox runs as an unprivileged user, and the host's copy may change under a match."""
+    import stat
+
     dest = into / "bot"
-    shutil.copytree(folder, dest, symlinks=True)
-    for dirpath, _, filenames in os.walk(dest):
-        os.chmod(dirpath, 0o755)
-        for f in filenames:
-            p = os.path.join(dirpath, f)
-            if not os.path.islink(p):
-                mode = os.stat(p).st_mode
-                os.chmod(p, 0o755 if mode & 0o111 else 0o644)
+    shutil.copytree(folder, dest, symlinks=True)  # links copied as links, never followed
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+    def modes(dir_fd: int) -> None:
+        # Each folder and file opened by its folder's descriptor with O_NOFOLLOW and changed
+        # through its own (fchmod): a link, wherever it points, is left alone.
+        os.fchmod(dir_fd, 0o755)
+        for entry in os.scandir(dir_fd):
+            if entry.is_symlink():
+                continue
+            fd = os.open(entry.name, flags, dir_fd=dir_fd)
+            try:
+                st = os.fstat(fd)
+                if stat.S_ISDIR(st.st_mode):
+                    modes(fd)
+                elif stat.S_ISREG(st.st_mode):
+                    os.fchmod(fd, 0o755 if st.st_mode & 0o111 else 0o644)
+            finally:
+                os.close(fd)
+
+    top = os.open(dest, flags | os.O_DIRECTORY)
+    try:
+        modes(top)
+    finally:
+        os.close(top)
     os.chmod(into, 0o755)
     return dest
 

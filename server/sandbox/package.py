@@ -7,39 +7,39 @@ manifest `maag-bot.toml`. The manifest says how to run the bot and what it needs
     threads = 1                  # the cores the bot may use while it thinks (default 1)
     notes = "..."                # optional, shown to the host
 
-An archive is unpacked into a fresh folder of the host's with every member checked first:
-no absolute paths, no `..`, no links pointing outside the package, no device files, no
-more than `max_bytes` unpacked. A broken manifest is refused with its line and the reason.
+An archive is unpacked into a fresh folder of the host's by maag.server.sandbox.archive,
+which never follows a link (every member checked first: no absolute paths, no `..`, no
+links leading out of the package, no device files, no more than `max_bytes` unpacked or
+MAX_MEMBERS members). Reading a package back never follows a link either: a manifest that
+is a symbolic link is refused. A broken manifest is refused with its line and the reason.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import secrets
 import shlex
 import stat
-import tarfile
 import tempfile
-import zipfile
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
+
+from maag.server.sandbox.archive import DEFAULT_MAX_BYTES, PackageError, unpack
 
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-__all__ = ["BotPackage", "PackageError", "MANIFEST", "is_package"]
+__all__ = ["BotPackage", "PackageError", "MANIFEST", "is_package", "unpack", "package_root", "write_manifest",
+           "DEFAULT_MAX_BYTES"]
 
 MANIFEST = "maag-bot.toml"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")  # the whole name (fullmatch: no "\n" after it)
 _KEYS = {"name", "run", "build", "threads", "notes"}
-DEFAULT_MAX_BYTES = 200 * 1024 * 1024
-
-
-class PackageError(ValueError):
-    """A package that cannot be used: what is wrong, and where (file and line when known)."""
+MANIFEST_MAX_BYTES = 64 * 1024
 
 
 def is_package(spec: str) -> bool:
@@ -49,7 +49,7 @@ def is_package(spec: str) -> bool:
         return False
     p = Path(spec).expanduser()
     if p.is_dir():
-        return (p / MANIFEST).is_file()
+        return os.path.lexists(p / MANIFEST)  # a link too: BotPackage.load says why it is refused
     return p.is_file() and spec.endswith((".tar.gz", ".tgz", ".zip"))
 
 
@@ -82,10 +82,7 @@ class BotPackage:
         if p.is_file():
             dest = Path(tempfile.mkdtemp(prefix="maag-pkg-", dir=unpack_to))
             unpack(p, dest, max_bytes=max_bytes)
-            entries = [e for e in dest.iterdir()]
-            # An archive of a folder (pkg/maag-bot.toml) or of its contents (maag-bot.toml).
-            root = entries[0] if len(entries) == 1 and entries[0].is_dir() else dest
-            p = root
+            p = package_root(dest)
         if not p.is_dir():
             raise PackageError(f"{path}: no such folder or archive")
         return cls.from_folder(p)
@@ -93,9 +90,7 @@ class BotPackage:
     @classmethod
     def from_folder(cls, root: Path) -> BotPackage:
         manifest = root / MANIFEST
-        if not manifest.is_file():
-            raise PackageError(f"{root}: no {MANIFEST} in the package")
-        text = manifest.read_text(encoding="utf-8", errors="replace")
+        text = _read_manifest(manifest)
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
@@ -136,77 +131,49 @@ class BotPackage:
         return cls(root.resolve(), name, data["run"], data.get("build"), threads, data.get("notes", ""))
 
 
-def _member_ok(name: str, dest: Path) -> Path:
-    pure = PurePosixPath(name)
-    drive = bool(pure.parts) and ":" in pure.parts[0]
-    if pure.is_absolute() or ".." in pure.parts or name.startswith("\\") or drive:
-        raise PackageError(f"archive member {name!r}: a path outside the package")
-    return dest / pure
+def package_root(tree: Path) -> Path:
+    """The package's folder in an unpacked archive: an archive of a folder (pkg/maag-bot.toml)
+    or of its contents (maag-bot.toml). A lone link is not a folder of the package's."""
+    entries = list(tree.iterdir())
+    if len(entries) == 1 and entries[0].is_dir() and not entries[0].is_symlink():
+        return entries[0]
+    return tree
 
 
-def unpack(archive: Path, dest: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
-    """Unpack `archive` (.tar.gz, .tgz or .zip) into `dest`, refusing anything that could
-    write outside it or is not a plain file, folder or link within the package."""
-    total = 0
-    name = archive.name
-    if name.endswith((".tar.gz", ".tgz")):
+def _read_manifest(manifest: Path) -> str:
+    """The manifest's text, opened without following a link (a manifest that is one is refused)."""
+    try:
+        fd = os.open(manifest, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise PackageError(f"{manifest.parent}: no {MANIFEST} in the package") from None
+    except OSError as e:
+        if os.path.islink(manifest):
+            raise PackageError(f"{manifest}: a symbolic link; the manifest must be a plain file") from None
+        raise PackageError(f"{manifest}: cannot read it: {e.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise PackageError(f"{manifest}: not a plain file")
+        data = f.read(MANIFEST_MAX_BYTES + 1)
+    if len(data) > MANIFEST_MAX_BYTES:
+        raise PackageError(f"{manifest}: larger than {MANIFEST_MAX_BYTES} bytes")
+    return data.decode("utf-8", errors="replace")
+
+
+def write_manifest(folder: Path, text: str) -> None:
+    """Put `text` as `folder`'s manifest: written to a fresh file beside it, then renamed over
+    it, so that a manifest that is a link is replaced, never written through."""
+    dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        tmp = f".{MANIFEST}.{secrets.token_hex(6)}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
+                     dir_fd=dir_fd)
         try:
-            tf = tarfile.open(archive, "r:gz")
-        except (tarfile.TarError, OSError) as e:
-            raise PackageError(f"{archive}: not a readable .tar.gz: {e}") from None
-        with tf:
-            extract_tar(tf, dest, max_bytes=max_bytes, what=str(archive))
-    elif name.endswith(".zip"):
-        try:
-            zf = zipfile.ZipFile(archive)
-        except (zipfile.BadZipFile, OSError) as e:
-            raise PackageError(f"{archive}: not a readable .zip: {e}") from None
-        with zf:
-            for info in zf.infolist():
-                _member_ok(info.filename, dest)
-                mode = info.external_attr >> 16
-                if mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-                    raise PackageError(f"archive member {info.filename!r}: not a plain file or folder")
-                total += info.file_size
-                if total > max_bytes:
-                    raise PackageError(f"{archive}: more than {max_bytes} bytes unpacked")
-            for info in zf.infolist():
-                out = zf.extract(info, dest)
-                mode = (info.external_attr >> 16) & 0o755
-                if mode and not info.is_dir():
-                    os.chmod(out, mode | 0o600)
-    else:
-        raise PackageError(f"{archive}: a package archive must be .tar.gz, .tgz or .zip")
-
-
-def extract_tar(tf: tarfile.TarFile, dest: Path, *, max_bytes: int, what: str = "archive") -> None:
-    """Extract `tf` into `dest` after checking every member (see `unpack`)."""
-    total = 0
-    members = tf.getmembers()
-    for m in members:
-        target = _member_ok(m.name, dest)
-        if not (m.isfile() or m.isdir() or m.issym()):
-            raise PackageError(f"archive member {m.name!r}: not a file, folder or symbolic link "
-                               "(device files, fifos and hard links are refused)")
-        if m.issym():
-            link = PurePosixPath(m.linkname)
-            resolved = os.path.normpath(os.path.join(os.path.dirname(m.name), m.linkname))
-            if link.is_absolute() or resolved.startswith(".."):
-                raise PackageError(f"archive member {m.name!r}: a link out of the package "
-                                   f"({m.linkname!r})")
-        total += max(0, m.size)
-        if total > max_bytes:
-            raise PackageError(f"{what}: more than {max_bytes} bytes unpacked")
-        del target
-    for m in members:
-        m.mode = (m.mode & 0o755) | (0o700 if m.isdir() else 0o600)  # no setuid, owner-writable
-        m.uid = m.gid = 0
-        m.uname = m.gname = ""
-    if _has_filter():
-        tf.extractall(dest, members=members, filter="tar")
-    else:  # Python < 3.11.4: the checks above are the filter
-        tf.extractall(dest, members=members)
-
-
-def _has_filter() -> bool:
-    return hasattr(tarfile, "data_filter")
+            with os.fdopen(fd, "wb") as f:
+                os.fchmod(fd, 0o644)
+                f.write(text.encode("utf-8"))
+            os.rename(tmp, MANIFEST, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            os.unlink(tmp, dir_fd=dir_fd)
+            raise
+    finally:
+        os.close(dir_fd)

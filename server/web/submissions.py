@@ -367,7 +367,7 @@ class Submissions:
                 raise _Rejected(413, f"package of {request.content_length} bytes, more than the limit of "
                                      f"{limit} bytes", limit=limit)
             data = await self._read(request, limit)
-            pkg = await asyncio.to_thread(_check, data, limit)
+            pkg = await asyncio.to_thread(_check, data, limit, self.config.host)
         except _Rejected as e:
             LOG.info("web: upload for %s rejected: %s", name, e)
             return _error(e.status, str(e), **e.extra)
@@ -544,9 +544,10 @@ class Submissions:
                                   "files": await asyncio.to_thread(read)})
 
 
-def _check(data: bytes, max_bytes: int) -> Any:
-    """Every check `maag bot submit` makes (manifest, archive safety, size): the BotPackage,
-    or _Rejected 400 with the reason."""
+def _check(data: bytes, max_bytes: int, host: Any = None) -> Any:
+    """Every check `maag bot submit` makes (manifest, archive safety, size, the cores it asks
+    for against `host`'s HostOptions): the BotPackage, or _Rejected 400 with the reason."""
+    from maag.server.compete.hosting import HostOptions
     from maag.server.compete.submissions import SubmissionRejected, pack
 
     if data[:2] == b"PK":
@@ -559,7 +560,7 @@ def _check(data: bytes, max_bytes: int) -> Any:
         path = Path(tmp) / f"package{suffix}"
         path.write_bytes(data)
         try:
-            _, pkg = pack(path, max_bytes)
+            _, pkg = pack(path, max_bytes, host or HostOptions())
         except SubmissionRejected as e:
             raise _Rejected(400, str(e).replace(tmp + os.sep, "").replace(tmp, "")) from None
     return pkg

@@ -318,10 +318,12 @@ BAD_ZIPS = [
     pytest.param([("/tmp/evil.py", b"x", stat.S_IFREG | 0o644)], "a path outside", id="absolute"),
     pytest.param([("pkg/../../evil.py", b"x", stat.S_IFREG | 0o644)], "a path outside", id="dotdot"),
     pytest.param([("C:/evil.py", b"x", stat.S_IFREG | 0o644)], "a path outside", id="drive"),
-    pytest.param([("pkg/passwd", b"/etc/passwd", stat.S_IFLNK | 0o777)], "not a plain file or folder",
+    pytest.param([("pkg/passwd", b"/etc/passwd", stat.S_IFLNK | 0o777)], "a link out of the package",
                  id="symlink"),
-    pytest.param([("pkg/pipe", b"", stat.S_IFIFO | 0o644)], "not a plain file or folder", id="fifo"),
-    pytest.param([("pkg/dev", b"", stat.S_IFCHR | 0o644)], "not a plain file or folder", id="chardev"),
+    pytest.param([("pkg/pipe", b"", stat.S_IFIFO | 0o644)], "not a plain file, folder or symbolic link",
+                 id="fifo"),
+    pytest.param([("pkg/dev", b"", stat.S_IFCHR | 0o644)], "not a plain file, folder or symbolic link",
+                 id="chardev"),
 ]
 
 
