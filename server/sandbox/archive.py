@@ -404,7 +404,7 @@ def _zip_member(info: zipfile.ZipInfo, tree: _Tree, zf: zipfile.ZipFile) -> _Mem
         with zf.open(info) as f:
             target = os.fsdecode(f.read(MAX_PATH + 1))
         return _Member(info.filename, "link", link=target)
-    if mode and not stat.S_ISREG(mode):
+    if stat.S_IFMT(mode) and not stat.S_ISREG(mode):  # no type at all (zipfile's writestr): a file
         raise PackageError(f"{tree.what}: archive member {_show(info.filename)}: not a plain file, folder or "
                            "symbolic link (device files and fifos are refused)")
     return _Member(info.filename, "file", info.file_size, mode, mtime=mtime)

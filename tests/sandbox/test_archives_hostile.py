@@ -190,8 +190,10 @@ CHAINS = [
                   (MANIFEST + "2", tarfile.SYMTYPE, "d/canary", b"")],
                  r"'b': a link out of the package through another link \('a/\.\.'\)",
                  id="dot-dot-through-links"),
-    pytest.param([("sub", tarfile.DIRTYPE, "", b""), ("x", tarfile.SYMTYPE, ".", b""),
-                  ("sub", tarfile.SYMTYPE, "x/../../../canary", b""), ("sub", tarfile.DIRTYPE, "", b"")],
+    pytest.param([("sub", tarfile.DIRTYPE, "", b""), ("a", tarfile.SYMTYPE, ".", b""),
+                  ("b", tarfile.SYMTYPE, "a/..", b""), ("c", tarfile.SYMTYPE, "b/..", b""),
+                  ("d", tarfile.SYMTYPE, "c/..", b""), ("sub", tarfile.SYMTYPE, "d/canary", b""),
+                  ("sub", tarfile.DIRTYPE, "", b"")],
                  r"'sub': appears twice", id="re-pointed-folder"),
     pytest.param([("l", tarfile.SYMTYPE, "sub", b""), ("sub", tarfile.DIRTYPE, "", b""),
                   ("l/f", tarfile.REGTYPE, "", b"x")],
@@ -233,6 +235,29 @@ def test_unpack_refuses_link_chains(tmp_path: Path, members: list[tuple[str, byt
         unpack_tar(buf, dest, what="the build")
     assert not dest.exists()
     _assert_canary(canary)
+
+
+def test_unpack_refuses_the_pathmax_archive(tmp_path: Path) -> None:
+    canary = _canary(tmp_path)
+    archive = pathmax_archive(tmp_path / "pathmax.tar.gz", 3)
+    dest = _dest(tmp_path)
+    before = _everything(tmp_path)
+    with pytest.raises(PackageError, match=r"passes through a link \('a'\)"):
+        unpack(archive, dest)
+    assert not dest.exists()
+    assert _everything(tmp_path) == before
+    _assert_canary(canary)
+    _no_payload(tmp_path)
+
+
+def test_a_zip_written_by_zipfile_writestr_loads(tmp_path: Path) -> None:
+    """Members with no file type in their mode (zipfile's writestr of a name) are plain files."""
+    archive = tmp_path / "p.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr(MANIFEST, MANIFEST_TEXT)
+        zf.writestr("bot.py", BOT)
+    pkg = BotPackage.load(archive, unpack_to=tmp_path)
+    assert pkg.name == "evil" and (pkg.root / "bot.py").read_text() == BOT
 
 
 def test_links_inside_still_unpack_and_modes_are_plain(tmp_path: Path) -> None:
@@ -405,7 +430,9 @@ def test_a_zip_of_too_many_members_is_refused_from_its_central_directory(tmp_pat
     archive = tmp_path / "many.zip"
     with zipfile.ZipFile(archive, "w") as zf:
         for i in range(MAX_MEMBERS + 1):
-            zf.writestr(f"f{i}", b"")
+            zi = zipfile.ZipInfo(f"f{i}")
+            zi.external_attr = (stat.S_IFREG | 0o644) << 16
+            zf.writestr(zi, b"")
     dest = tmp_path / "dest"
     t = time.monotonic()
     with pytest.raises(PackageError, match=f"more than {MAX_MEMBERS} members"):
