@@ -121,7 +121,9 @@ def cache_dir() -> Path:
 def materialize(store: SubmissionStore, digest: str) -> Path:
     """The folder of stored package `digest`, unpacked once into the cache (checked against
     its hash); KeyError if the database does not hold it."""
-    target = cache_dir() / digest
+    # "v2": trees unpacked by maag.server.sandbox.archive; those an older maag unpacked with
+    # tarfile (which let a link through another link out) are never used again.
+    target = cache_dir() / "v2" / digest
     if (target / "ready").exists():
         return _root(target / "tree")
     data = store.package(digest)

@@ -226,7 +226,8 @@ class _Tree:
                 self.writer.mkdir(parts)
             elif m.kind == "file":
                 assert data is not None
-                self.writer.file(parts, m, data())
+                with data() as f:
+                    self.writer.file(parts, m, f)
             else:
                 self.writer.symlink(parts, m.link)
         except (OSError, _Broken) as e:  # ELOOP, ENOTDIR, EEXIST: only if the tree changed under us; ENOSPC
