@@ -36,7 +36,7 @@ from typing import Any
 from maag.engine import registry
 from maag.server.compete.formats import BotSpec
 from maag.server.compete.hosting import STORED_PREFIX, Host, HostedBot, HostOptions, hosted_bot, safe_name
-from maag.server.compete.match import BotProcess
+from maag.server.compete.match import BotProcess, bot_absence
 from maag.server.net.server import GameSummary, RefereeServer, ServerConfig
 from maag.server.referee.clock import TimeControl
 from maag.server.sandbox.package import is_package
@@ -45,6 +45,10 @@ from maag.server.storage.base import Storage, open_storage
 __all__ = ["Arena", "BotCrashed", "bot_spec_text"]
 
 LOG = logging.getLogger(__name__)
+
+STARTUP_S = 60.0
+"""How long a game waits for a bot process that has not connected yet (then it forfeits)."""
+
 
 class BotCrashed(RuntimeError):
     """A bot process keeps exiting."""
@@ -160,11 +164,14 @@ class Arena:
         assert self.server is not None
         if self._failed is not None:
             raise self._failed
+        # A bot process without its connection (it hung up and lives on, or never connected)
+        # loses its games by forfeit instead of holding the tournament (bot_absence).
+        absence = bot_absence(self.server, startup_s=STARTUP_S)
         if self.host is not None and (seat0 in self.hosted or seat1 in self.hosted):
             return await self.host.play((seat0, seat1), [self.hosted.get(seat0), self.hosted.get(seat1)],
                                         [self.tokens[seat0], self.tokens[seat1]], match_id=match_id,
-                                        seed=seed, tags=tags)
-        fut = self.server.request_game(seat0, seat1, match_id=match_id, tags=tags, seed=seed)
+                                        seed=seed, tags=tags, absence=absence)
+        fut = self.server.request_game(seat0, seat1, match_id=match_id, tags=tags, seed=seed, absence=absence)
         return await fut
 
     async def stop(self) -> None:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from maag.server.net.server import GameNotStarted, GameSummary, RefereeServer
+from maag.server.net.server import Absence, GameNotStarted, GameSummary, RefereeServer
 from maag.server.sandbox import cgroups
 from maag.server.sandbox.archive import unpack_tar
 from maag.server.sandbox.environment import bot_environment
@@ -382,9 +382,11 @@ class Host:
 
     async def play(self, seats: tuple[str, str], bots: Sequence[HostedBot | None], tokens: Sequence[str], *,
                    match_id: str | None = None, seed: int | None = None,
-                   tags: dict[str, Any] | None = None) -> GameSummary:
+                   tags: dict[str, Any] | None = None, absence: Absence | None = None) -> GameSummary:
         """Play one game between `seats` (names); a seat whose bot is hosted gets a fresh
-        sandboxed process, the other is paired by name as usual."""
+        sandboxed process, the other is paired by name as usual (`absence`: how long it may
+        be without a connection, RefereeServer.request_game). A hosted process that fails
+        before the game (no hello in time, its connection closed) loses it by forfeit."""
         self.monitor.start()
         self.games += 1
         n = self.games
@@ -472,19 +474,33 @@ class Host:
 
             fut = self.server.request_game(seats[0], seats[1], match_id=match_id, seed=seed, tags=tags,
                                            clients=(handles[0], handles[1]), on_prompt=on_prompt,
-                                           annotate=annotate, requeue=False)
+                                           annotate=annotate, requeue=False, absence=absence)
             try:
                 return await fut
             except GameNotStarted as gone:
-                # A hosted process said hello, then ended before the game's first message.
-                for i, j in enumerate(jails):
-                    if j is not None and not j.running:
-                        v = j.verdict()
-                        kind, detail = ((v.kind, v.detail) if v else
-                                        ("startup", f"ended before its game began ({gone})"))
-                        return await self.server.record_forfeit(seats, i, kind, detail, match_id=match_id,
-                                                                tags=tags, seed=seed)
-                raise
+                # A hosted process said hello, then closed its connection (ended, or lives on
+                # without it) before the game's first message: its seat forfeits the game,
+                # which is stored like any other; the match or tournament goes on.
+                blamed = gone.seat if gone.seat is not None else next(
+                    (i for i, j in enumerate(jails) if j is not None and not j.running), None)
+                if blamed is None:
+                    raise  # (no seat to blame: the game could not be set up)
+                j = jails[blamed]
+                v = None
+                if j is not None:
+                    await j.wait(0.5)  # (a process that closed its socket to exit: its own verdict)
+                    v = j.verdict()
+                if j is None:  # the other seat, a bot process paired by name
+                    kind, detail = "disconnect", "its connection closed before its game began"
+                elif v is not None:
+                    kind, detail = v.kind, v.detail
+                elif j.running:
+                    kind, detail = "startup", "closed its connection after its hello, before its game began"
+                else:
+                    kind, detail = "startup", "ended after its hello, before its game began"
+                LOG.warning("game %d: %s did not start: %s", n, seats[blamed], detail)
+                return await self.server.record_forfeit(seats, blamed, kind, detail, match_id=match_id,
+                                                        tags=tags, seed=seed)
         finally:
             for end in ends:
                 end.close()

@@ -33,12 +33,12 @@ from pathlib import Path
 from typing import Any
 
 from maag.server.compete.hosting import HostOptions, safe_name
-from maag.server.net.server import GameSummary, RefereeServer, ServerConfig
+from maag.server.net.server import Absence, GameSummary, RefereeServer, ServerConfig
 from maag.server.sandbox.environment import bot_environment
 from maag.server.sandbox.package import BotPackage, PackageError, is_package
 from maag.server.storage.base import Storage
 
-__all__ = ["BotProcess", "run_match", "bot_command"]
+__all__ = ["BotProcess", "run_match", "bot_command", "bot_absence"]
 
 MINIBOT_AGENTS = ("random", "first")
 
@@ -68,6 +68,14 @@ def bot_command(spec: str, host: str, port: int, token: str, concurrency: int,
         return cmd, False
     return [sys.executable, "-m", "maag.server.net.minibot", "--connect", connect,
             "--agent", spec, "--concurrency", str(concurrency), "--name", name[:64]], False
+
+
+def bot_absence(server: RefereeServer, startup_s: float | None = None) -> Absence:
+    """How long a game waits for a bot process whose connection closed (it lives on without
+    one, or is being restarted): the referee's grace period for a disconnected seat, then
+    the game is lost by forfeit (verdict `disconnect`) and the match goes on. `startup_s`:
+    for a bot that never connected (None: the caller's own start-up check decides)."""
+    return Absence(gone_s=server.config.policy.disconnect_grace_ms / 1000, startup_s=startup_s)
 
 
 class BotProcess:
@@ -229,6 +237,7 @@ async def run_match(server: RefereeServer | None, spec_a: str, spec_b: str, game
         next_game = 0
         loop = asyncio.get_running_loop()
         started = loop.time()
+        absence = bot_absence(server)
         while next_game < games or pending:
             while next_game < games and len(pending) < concurrency:
                 i = next_game
@@ -238,10 +247,11 @@ async def run_match(server: RefereeServer | None, spec_a: str, spec_b: str, game
                     fut = asyncio.ensure_future(host.play(
                         (seats[0], seats[1]), [hosted.get(seats[0]), hosted.get(seats[1])],
                         [tokens[seats[0]], tokens[seats[1]]], match_id=match_id,
-                        seed=derive_seed(base, i // 2), tags={"Round": i + 1}))
+                        seed=derive_seed(base, i // 2), tags={"Round": i + 1}, absence=absence))
                 else:
                     fut = server.request_game(seats[0], seats[1], match_id=match_id,
-                                              seed=derive_seed(base, i // 2), tags={"Round": i + 1})
+                                              seed=derive_seed(base, i // 2), tags={"Round": i + 1},
+                                              absence=absence)
                 pending[fut] = i
                 next_game += 1
             done, _ = await asyncio.wait(list(pending), timeout=0.5, return_when=asyncio.FIRST_COMPLETED)

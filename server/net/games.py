@@ -22,6 +22,7 @@ from maag.engine import Game
 from maag.protocol import Act, Error, ErrorCode, Replies, Resign, Result, Turn, YourTurn
 from maag.server.net.links import new_secret
 from maag.server.net.model import GameNotStarted, GameRequest, GameSummary
+from maag.server.referee.clock import TimeControl
 from maag.server.referee.session import REPLAY_VERSION, GameSession, Out, derive_seed
 from maag.server.storage.base import LeaseLost, StorageUnavailable
 
@@ -106,7 +107,7 @@ class Games:
             # again). Nothing has been sent about this game, so it is not played: starting it
             # would only record a forfeit by disconnect that says nothing about the bots.
             _not_played(a, b)
-            await self._cancel(req, session, db_id, a if a.closing else b)
+            await self._cancel(req, session, db_id, 0 if a.closing else 1, a if a.closing else b)
             return
         game = LiveGame(session, [a, b], req.seats, db_id, req, link_secret=secret)
         self.games[gid] = game
@@ -140,7 +141,8 @@ class Games:
         except Exception:
             LOG.exception("game %s: could not be stored as aborted", db_id)
 
-    async def _cancel(self, req: GameRequest, session: GameSession, db_id: int, gone: Client) -> None:
+    async def _cancel(self, req: GameRequest, session: GameSession, db_id: int, seat: int,
+                      gone: Client) -> None:
         """Call off a paired game before its first message: its row is stored as aborted, an
         explicit request goes back to the front of the queue (as if it had never been
         paired: it is played once its bots have free slots again) or, without `requeue`,
@@ -154,7 +156,7 @@ class Games:
                 self.server.lobby.requests.appendleft(req)
             else:
                 why = f"{gone.bot} left before game {session.game_id} started"
-                req.future.set_exception(GameNotStarted(why))
+                req.future.set_exception(GameNotStarted(why, seat=seat))
         self.server.lobby.pair()
         try:
             await self.server.storage.finish_game(db_id, session.replay())
@@ -324,20 +326,22 @@ class Games:
 
     async def record_forfeit(self, seats: tuple[str, str], loser: int, verdict: str, detail: str, *,
                              match_id: str | None = None, tags: dict[str, Any] | None = None,
-                             seed: int | None = None) -> GameSummary:
+                             seed: int | None = None, tc: TimeControl | None = None) -> GameSummary:
         """Store a game that could not start because seat `loser`'s bot failed before it
-        (its process never said hello in time: verdict `startup`): lost by that seat, no
-        actions, the verdict in its result."""
+        (its process never said hello in time, or closed its connection before the game:
+        verdict `startup` or `disconnect`): lost by that seat, no actions, the verdict in its
+        result. `tc`: the request's time control (None: the server's)."""
         cfg = self.config
         srv = self.server
+        tc = tc or cfg.tc
         full_config = Game(cfg.game, cfg.game_config).config
-        db_id = await srv.storage.create_game(cfg.game, full_config, seats, str(cfg.tc), match_id,
+        db_id = await srv.storage.create_game(cfg.game, full_config, seats, str(tc), match_id,
                                               srv.server_id)
         winner = 1 - loser
         v = {"seat": loser + 1, "kind": verdict, "detail": detail}
         result_text = "1-0" if winner == 0 else "0-1"
         replay = {"version": REPLAY_VERSION, "game": cfg.game, "config": full_config, "seed": seed,
-                  "start_state": None, "time_control": cfg.tc.to_dict(), "policy": cfg.policy.to_dict(),
+                  "start_state": None, "time_control": tc.to_dict(), "policy": cfg.policy.to_dict(),
                   "tags": {**(tags or {}), "Game": cfg.game, "Seat1": seats[0], "Seat2": seats[1],
                            "Result": result_text, "Reason": "disconnect", "GameId": str(db_id),
                            **({"Match": match_id} if match_id else {})},
@@ -381,6 +385,20 @@ class Games:
         LOG.info("game %s: seat %d reconnected (%s)", game.session.game_id, seat + 1, c)
         self.dispatch(game, game.session.reconnect(seat, time.monotonic() if now is None else now))
         self.after(game)
+
+    def cut_off(self, c: Client) -> None:
+        """The referee cut `c` off for a protocol error (`c.fault`): each of its games is lost
+        by its seat at once, with that verdict. Not after a grace period: the bot's clock would
+        run out first at a short time control, and the verdict would say `time`."""
+        now = time.monotonic()
+        for gid, (game, seats) in list(c.games.items()):
+            if game.ending:
+                continue
+            for seat in seats:
+                game.clients[seat] = None
+                self.dispatch(game, game.session.disconnect(seat, now, c.fault, final=True))
+            self.after(game)
+            del c.games[gid]
 
     def leave(self, c: Client) -> None:
         """`c` is gone: its seats are disconnected (a hosted process's for good), its links closed."""

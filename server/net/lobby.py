@@ -50,6 +50,8 @@ class Lobby:
         database in the last minute (fleetlimits.py refreshes it): the limit is the fleet's."""
         self._auth_failures: dict[str, tuple[int, float]] = {}  # address or name -> (count, last)
         self._repair: Any = None  # the timer that pairs again when a per-minute limit allows
+        self.left: dict[str, float] = {}
+        """bot -> when its last connection here closed (while it has none; `absent`)."""
 
     # -- pairing ------------------------------------------------------------------------
     def pair(self) -> None:
@@ -114,6 +116,14 @@ class Lobby:
     def connections_of(self, bot: str) -> int:
         """Live connections of `bot` (attached ones not counted)."""
         return sum(1 for x in self.clients if x.bot == bot and not x.pinned)
+
+    def absent(self, bot: str, now: float) -> float | None:
+        """How long `bot` has had no connection here (attached ones not counted): 0.0 while
+        it has one, None if it never had one (nor has now)."""
+        if self.connections_of(bot):
+            return 0.0
+        t = self.left.get(bot)
+        return None if t is None else now - t
 
     def forget_requests_of(self, handle: Any) -> list[GameRequest]:
         """Take out the requests naming the attached connection `handle` (it closed)."""

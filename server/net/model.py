@@ -13,7 +13,7 @@ from maag.engine import registry
 from maag.server.referee.clock import TimeControl
 from maag.server.referee.session import Policy
 
-__all__ = ["ServerConfig", "GameRequest", "GameSummary", "GameNotStarted", "SERVER_NAME"]
+__all__ = ["ServerConfig", "GameRequest", "Absence", "GameSummary", "GameNotStarted", "SERVER_NAME"]
 
 
 def _server_name() -> str:
@@ -125,12 +125,38 @@ class GameRequest:
     (its future is then cancelled): a fleet ladder's games, followed through the database."""
     """Called when the game is over, before it is stored: its dict is kept in the replay as
     `host` (each seat's CPU time per turn, whether the machine was overloaded)."""
+    absence: Absence | None = None
+    """How long the request waits for a seat's bot that has no connection (None: for ever)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Absence:
+    """How long a requested game waits for a seat's bot that has no connection to this
+    referee (`request_game(absence=...)`, a match's and a tournament's bot processes): then
+    that seat loses the game by forfeit, stored and summarised like any result, and the
+    caller goes on with its next game instead of waiting for a bot whose process lives on
+    without its connection."""
+
+    gone_s: float
+    """A bot that said hello here and whose connections have all closed: lost with verdict
+    `disconnect` once it has been away this long (a later game at once while it stays away)."""
+    startup_s: float | None = None
+    """A bot that never said hello here: lost with verdict `startup` after this long from the
+    request (None: the request waits; the caller has its own start-up check)."""
 
 
 class GameNotStarted(Exception):
     """A requested game was paired but not played: a seat's connection closed before the
     game's first message, or the game could not be set up (a start state the engine
-    refuses). Its row is stored as aborted."""
+    refuses). Its row is stored as aborted. `seat` (0 or 1) names the seat whose connection
+    closed, None when no seat is to blame."""
+
+    def __init__(self, message: str, seat: int | None = None) -> None:
+        super().__init__(message)
+        self.seat = seat
+
+    def __reduce__(self) -> tuple[Any, ...]:  # (pickled whole: a Dask worker's exception)
+        return (type(self), (str(self), self.seat))
 
 
 @dataclass(frozen=True, slots=True)

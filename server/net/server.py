@@ -15,7 +15,9 @@ Limits, per connection: frame size (`max_frame`, checked by the protocol before 
 buffered whole), messages per second (`max_rate`, then `rate_limited` and the connection is
 closed), and the bytes the server may buffer for a peer that does not read (`max_out_buffer`;
 then the connection is dropped). Every protocol violation is answered with an `error`; fatal
-codes close the connection, whose games then see a disconnect (grace period, then forfeit).
+codes close the connection, and a bot cut off so loses its games at once, verdict `protocol`
+(`NOT_A_CUT_OFF` lists the fatal codes that are not the bot's doing); a connection that merely
+closes leaves its games to the disconnect policy (grace period, then forfeit).
 Nothing a connection sends reaches another connection's games except through its own seats.
 
 Logging: logger `maag.server.net.server`; INFO for connections and games, DEBUG for every
@@ -55,7 +57,7 @@ from maag.server.net.keeper import StorageKeeper
 from maag.server.net.links import Links
 from maag.server.net.lobby import Lobby, host_of
 from maag.server.net.member import Member
-from maag.server.net.model import SERVER_NAME, GameNotStarted, GameRequest, GameSummary, ServerConfig
+from maag.server.net.model import SERVER_NAME, Absence, GameNotStarted, GameRequest, GameSummary, ServerConfig
 from maag.server.net.takeover import Takeover
 from maag.server.net.transport import Client, RateLimiter
 from maag.server.net.watchers import GameChange, Watchers
@@ -63,10 +65,18 @@ from maag.server.referee.clock import TimeControl
 from maag.server.referee.session import GameSession
 from maag.server.storage.base import AsyncStorage, Storage, hash_token
 
-__all__ = ["ServerConfig", "RefereeServer", "GameRequest", "GameSummary", "GameNotStarted", "GameChange",
-           "RateLimiter", "SERVER_NAME"]
+__all__ = ["ServerConfig", "RefereeServer", "GameRequest", "Absence", "GameSummary", "GameNotStarted",
+           "GameChange", "RateLimiter", "SERVER_NAME"]
 
 LOG = logging.getLogger(__name__)
+
+ABSENCE_POLL_S = 0.2  # how often a request with an `absence` looks for a seat away too long
+
+NOT_A_CUT_OFF = frozenset({ErrorCode.TRUNCATED_FRAME, ErrorCode.SHUTTING_DOWN, ErrorCode.UNAVAILABLE,
+                           ErrorCode.INTERNAL_ERROR})
+"""Fatal codes that are not the bot's doing (the server stops, its database is away, a bug)
+or that only report that the bot's side closed (the stream ended inside a frame: a process
+that died mid-write, whose verdict the disconnect policy and a hosted process's probe give)."""
 
 
 class RefereeServer:
@@ -213,16 +223,70 @@ class RefereeServer:
                      requeue: bool = True, tc: TimeControl | None = None,
                      clients: tuple[Any, Any] | None = None, on_prompt: Callable[[int], None] | None = None,
                      annotate: Callable[[], dict[str, Any]] | None = None,
-                     handover: bool = False) -> asyncio.Future[GameSummary]:
+                     handover: bool = False, absence: Absence | None = None) -> asyncio.Future[GameSummary]:
         """Queue a game between bots `seat1` and `seat2` (by name); the future resolves to its
         summary once the result is stored (see GameRequest.requeue for a seat that leaves
-        before the game starts); `tc` replaces the server's time control for this game."""
+        before the game starts); `tc` replaces the server's time control for this game. With
+        `absence`, a seat whose bot stays without a connection that long loses by forfeit (the
+        future resolves to that game's summary). A request naming an attached connection that
+        has closed already (`clients`) fails at once with GameNotStarted naming its seat."""
         fut: asyncio.Future[GameSummary] = asyncio.get_running_loop().create_future()
-        self.lobby.requests.append(GameRequest((seat1, seat2), match_id, dict(tags or {}), seed, start_state,
-                                               fut, on_start, requeue, tc, clients, on_prompt, annotate,
-                                               handover))
+        for i, handle in enumerate(clients or ()):
+            if handle is not None and self._attached_gone(handle):
+                name = (seat1, seat2)[i]
+                fut.set_exception(GameNotStarted(f"{name}'s process closed its connection before its game",
+                                                 seat=i))
+                return fut
+        req = GameRequest((seat1, seat2), match_id, dict(tags or {}), seed, start_state, fut, on_start,
+                          requeue, tc, clients, on_prompt, annotate, handover, absence)
+        self.lobby.requests.append(req)
+        if absence is not None:
+            self.spawn(self._forfeit_absent(req, absence))
         self._pair()
         return fut
+
+    def _attached_gone(self, handle: asyncio.Future[str]) -> bool:
+        """Whether the attached connection of `handle` (`attach`) has closed: before its hello
+        (the future failed) or after it (no connection holds it any more)."""
+        if not handle.done():
+            return False
+        if handle.cancelled() or handle.exception() is not None:
+            return True
+        return not any(c.hello_future is handle and not c.closing for c in self.clients)
+
+    async def _forfeit_absent(self, req: GameRequest, absence: Absence) -> None:
+        """While `req` waits in the queue, look for a seat whose bot has been away longer than
+        `absence` allows: that seat loses the game by forfeit (Absence)."""
+        t0 = time.monotonic()
+        fut = req.future
+        assert fut is not None
+        while not fut.done() and not self.stopping:
+            await asyncio.sleep(ABSENCE_POLL_S)
+            if req not in self.lobby.requests:
+                continue  # being played (or set up): its game decides
+            now = time.monotonic()
+            for seat, bot in enumerate(req.seats):
+                away = self.lobby.absent(bot, now)
+                if away is None and absence.startup_s is not None and now - t0 >= absence.startup_s:
+                    kind, detail = "startup", f"not connected within {absence.startup_s:g} s"
+                elif away and away >= absence.gone_s:  # (0.0: connected)
+                    kind, detail = "disconnect", (f"its connection closed before its game and it did not "
+                                                  f"come back within {absence.gone_s:g} s")
+                else:
+                    continue
+                self.lobby.requests.remove(req)
+                LOG.warning("%s vs %s: %s forfeits: %s", req.seats[0], req.seats[1], bot, detail)
+                try:
+                    summary = await self.rooms.record_forfeit(req.seats, seat, kind, detail,
+                                                              match_id=req.match_id, tags=req.tags,
+                                                              seed=req.seed, tc=req.tc)
+                except Exception as e:
+                    if not fut.done():
+                        fut.set_exception(e)
+                    return
+                if not fut.done():
+                    fut.set_result(summary)
+                return
 
     def _pair(self) -> None:
         if not self.stopping:
@@ -249,10 +313,10 @@ class RefereeServer:
 
     async def record_forfeit(self, seats: tuple[str, str], loser: int, verdict: str, detail: str, *,
                              match_id: str | None = None, tags: dict[str, Any] | None = None,
-                             seed: int | None = None) -> GameSummary:
+                             seed: int | None = None, tc: TimeControl | None = None) -> GameSummary:
         """Store a game lost by seat `loser` before it started (Games.record_forfeit)."""
         return await self.rooms.record_forfeit(seats, loser, verdict, detail, match_id=match_id, tags=tags,
-                                               seed=seed)
+                                               seed=seed, tc=tc)
 
     # -- connections (called by the transport) -------------------------------------------
     def opened(self, c: Client) -> bool:
@@ -289,7 +353,7 @@ class RefereeServer:
         """The connection is over: its seats are given up (after learning, for a hosted
         process, why it ended), then it is closed (gracefully after a fatal error)."""
         try:
-            if c.probe is not None and c.games:
+            if c.probe is not None and any(not g.ending for g, _ in c.games.values()):
                 # A hosted process: learn why it ended (a crash, its memory limit) before
                 # its seat is given up, so that the verdict says so.
                 with contextlib.suppress(Exception):
@@ -318,6 +382,12 @@ class RefereeServer:
             c.closed = True
             c.linger = True
             c.fault = ("protocol", f"{code.value}: {message[:200]}")
+            if code not in NOT_A_CUT_OFF and not c.link:
+                # The referee cut the bot off: it loses its games now, on `protocol`, before
+                # its clock can run out while the connection lingers (or the grace period
+                # for a reconnection passes). A link (a fleet peer carrying a seat) is not the
+                # bot: its seat keeps the disconnect policy.
+                self.rooms.cut_off(c)
 
     async def hello(self, c: Client, h: Hello) -> None:
         if self.stopping:
@@ -376,6 +446,7 @@ class RefereeServer:
                 c.hello_future.set_result(name)
             self._pair()
             return  # a hosted process plays the one game it is started for, never an old seat
+        self.lobby.left.pop(name, None)
         self.rooms.reattach(c)
         if self.links.address is not None and c.token_hash is not None:
             # Its seats in games hosted by the fleet's others. Not for a token of this referee
@@ -388,10 +459,15 @@ class RefereeServer:
         c.closed = True
         self.clients.discard(c)
         LOG.info("%s disconnected", c)
+        if c.bot is not None and not c.pinned and not self.lobby.connections_of(c.bot):
+            self.lobby.left[c.bot] = time.monotonic()  # (requests with an `absence` watch this)
         if c.counted:  # its row goes now (or with the next heartbeat, if the database is away)
             self.spawn(self.keeper.forget_connections())
         if c.pinned:  # a request waiting for this hosted process's connection cannot be played
             for req in self.lobby.forget_requests_of(c.hello_future):
                 if req.future is not None and not req.future.done():
-                    req.future.set_exception(GameNotStarted(f"{c.bot}'s process closed before its game"))
+                    seat = req.clients.index(c.hello_future) if req.clients else None
+                    name = req.seats[seat] if seat is not None else c.bot
+                    req.future.set_exception(GameNotStarted(f"{name}'s process closed its connection before "
+                                                            "its game", seat=seat))
         self.rooms.leave(c)
