@@ -10,7 +10,8 @@ Modules: `common` (what several commands share: the database, the game and its o
 the time control, policies, the web view, logging) and one module per command of the
 server: `match`, `serve`, `bot` (add, list), `replay`, `tournament`, `ladder`,
 `conformance`, `bench`, `games`, `protocol` (the schema), `sandbox` (check), `submissions`
-(`maag bot submit|versions|process`), `upload` (`maag bot upload`)."""
+(`maag bot submit|versions|process`), `upload` (`maag bot upload`), `govern` (`maag game
+show|void|rulings`, `maag bot pardon`: the host's rulings)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from typing import Any
 
 # The order `maag --help` lists the commands in; others follow by name.
 ORDER = ["match", "serve", "bot", "replay", "tournament", "ladder", "conformance", "bench", "arena",
-         "experiment", "games", "protocol"]
+         "experiment", "games", "game", "protocol"]
 
 
 def commands(group: str) -> list[EntryPoint]:
@@ -69,6 +70,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    if getattr(args, "resolve_db", False):  # common.add_db_argument's --db: one resolution for all
+        from maag.server.cli.common import resolve_db_argument
+
+        refused = resolve_db_argument(args)
+        if refused:
+            print(f"maag: {refused}", file=sys.stderr)
+            return 2
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

@@ -12,7 +12,8 @@ With --web [HOST:]PORT the ladder's standings (with their intervals), its live g
 their replays are also served as web pages (docs/web.md).
 
 `maag ladder --standings` prints the standings from the database and exits. Ctrl-C (or
-SIGTERM) stops pairing and waits for the games in progress; a second Ctrl-C aborts them.
+SIGTERM) stops pairing, prints the ids of the games in progress and waits for them (at once
+when there are none); a second Ctrl-C aborts them.
 """
 
 from __future__ import annotations
@@ -168,11 +169,10 @@ async def _run(ladder: Ladder, args: argparse.Namespace) -> None:
         nonlocal presses
         presses += 1
         if presses == 1:
+            ladder.stop()  # (first: the games paired but not begun are called off)
             print("maag ladder: stopping; " + ("handing its games over to the fleet's other processes"
-                                                if ladder.fleet is not None else
-                                                "waiting for the games in progress (again to abort them)"),
+                                                if ladder.fleet is not None else _waiting_for(ladder)),
                   file=sys.stderr, flush=True)
-            ladder.stop()
         elif main is not None:
             main.cancel()
 
@@ -184,6 +184,21 @@ async def _run(ladder: Ladder, args: argparse.Namespace) -> None:
         await ladder.run()
     except asyncio.CancelledError:
         await ladder.close()
+
+
+def _waiting_for(ladder: Ladder) -> str:
+    """What a stopping ladder waits for, in words."""
+    ids = ladder.in_progress()
+    starting = max(0, len(ladder._tasks) - len(ids))  # hosted processes not started yet
+    if not ids and not starting:
+        return "no game in progress"
+    parts = []
+    if ids:
+        parts.append(f"game{'s' if len(ids) > 1 else ''} {', '.join(map(str, ids))} in progress")
+    if starting:
+        plural = "s" if starting > 1 else ""
+        parts.append(f"{starting} hosted game{plural} starting (at most --hello-timeout)")
+    return f"waiting for {' and '.join(parts)} to end (again to abort them)"
 
 
 def _printer(ladder: Ladder, out: Console, args: argparse.Namespace) -> Any:
@@ -206,6 +221,11 @@ def _printer(ladder: Ladder, out: Console, args: argparse.Namespace) -> Any:
             say(f"Bot {e.bot} left")
         elif e.kind == "struck":
             say(f"Bot {e.bot} struck out ({e.reason}): it is paired no more")
+        elif e.kind == "voided":
+            say(f"Game {e.game_id} voided by the host ({e.reason}): left out of the ratings and strikes")
+        elif e.kind == "pardoned":
+            sent = "it is paired again" if e.bot not in ladder.struck else "it is still struck out"
+            say(f"Bot {e.bot} pardoned by the host ({e.reason}): its strikes so far are cleared; {sent}")
         elif e.kind == "start" and e.seats:
             say(f"Started game {ladder.started} ({e.seats[0]} vs {e.seats[1]})")
         elif e.kind == "finish" and e.seats:

@@ -14,7 +14,10 @@ Ratings are refitted (maag.stats.ratings) after every game over all finished gam
 ladder, which are stored with match id `ladder:NAME`; a restarted ladder picks its history
 up from the database. Forfeits are counted per bot and verdict in the standings, and the
 strike policy (maag.server.compete.strikes) takes a bot that keeps forfeiting out of the
-pairing for the rest of the run (and of any later run: the history decides). A bot that
+pairing for the rest of the run (and of any later run: the history decides). The host's
+rulings (maag.server.storage.rulings) are read at start and looked for every RULINGS_S: a
+voided game leaves the ratings and the strike histories, a pardon clears a bot's strike
+history up to then and a struck-out bot is paired again. A bot that
 disconnects mid-game gets the referee's grace period to come
 back; the scheduler simply stops offering it games while it is away.
 """
@@ -46,8 +49,9 @@ from maag.server.compete.pairing import choose_pairs
 from maag.server.compete.strikes import DEFAULT_STRIKES, StrikePolicy, StrikeRule, histories, verdict_counts
 from maag.server.net.server import GameNotStarted, GameSummary, RefereeServer, ServerConfig
 from maag.server.referee.session import derive_seed
-from maag.server.storage.backend import Database, open_database
+from maag.server.storage.backend import Database, open_database, resolve_db
 from maag.server.storage.base import Storage, open_storage
+from maag.server.storage.rulings import latest, list_rulings, pardoned_view, pardons
 from maag.stats import live, ratings
 
 __all__ = ["Ladder", "LadderEvent", "choose_pairs", "ladder_match_id", "ladder_standings"]
@@ -63,6 +67,8 @@ STANDBY_POLL_S = 0.5
 """A standby ladder tries to take the ladder's lock this often."""
 LEAD_CHECK_S = 2.0
 """The leader checks this often that its lock's database connection is alive."""
+RULINGS_S = 2.0
+"""How often a running ladder looks for the host's new rulings (a void, a pardon)."""
 
 
 class LadderBusy(RuntimeError):
@@ -81,7 +87,9 @@ def ladder_match_id(name: str) -> str:
 class LadderEvent:
     """kind: standby (another process schedules this ladder: waiting to take over), leading
     (this process schedules it now), listening, join, leave, start, finish, struck (the
-    strike policy took `bot` out; `reason` is the rule)."""
+    strike policy took `bot` out; `reason` is the rule), voided (the host voided game
+    `game_id`: left out of the ratings), pardoned (the host cleared `bot`'s strikes; `reason`
+    is why)."""
 
     kind: str
     bot: str | None = None
@@ -128,7 +136,8 @@ class Ladder:
                  fleet: bool = False) -> None:
         if submitted not in SUBMITTED:
             raise ValueError(f"submitted must be one of {', '.join(SUBMITTED)}")
-        self.db_url = db_url
+        # None: $MAAG_DB, else the default file, named once here for every process it starts
+        self.db_url: str = resolve_db(db_url).url
         self.config = dataclasses.replace(config, auto_pair=False, fleet_ladder=name if fleet else None)
         self.name = name
         self.per_bot = max(1, per_bot)
@@ -143,6 +152,13 @@ class Ladder:
         self.server: RefereeServer | None = None
         self.outcomes: list[ratings.Outcome] = []
         self.played: list[tuple[str, str, dict[str, Any] | None]] = []  # (seat 1, seat 2, verdict)
+        self.played_ids: list[int] = []  # each of `played`'s (and `outcomes`') game id
+        self.cleared: dict[str, int] = {}
+        """bot -> the newest game its latest pardon cleared (storage/rulings.py)."""
+        self._rulings_seen = 0  # the newest ruling applied
+        self._rulings_at = time.monotonic()
+        self._rulings_task: asyncio.Task[None] | None = None
+        self._fit_generation = 0  # raised when games leave the history (a void): stale fits are dropped
         self.strikes = StrikePolicy.parse(strikes)
         self.struck: dict[str, StrikeRule] = {}
         self.live = live.LiveRatings()
@@ -229,11 +245,16 @@ class Ladder:
         self._index0 = len(past)
         self.outcomes.clear()
         self.played.clear()
-        for g in reversed(past):  # oldest first
+        self.played_ids.clear()
+        self._rulings_seen = latest(storage)  # (read first: a later ruling is looked for again)
+        self.cleared = pardons(storage)
+        for g in reversed(past):  # oldest first (a voided game's status is `voided`: left out)
             o = _outcome(g.seats, g.winner) if g.status == "finished" else None
             if o is not None:
                 self.outcomes.append(o)
                 self.played.append((g.seats[0], g.seats[1], g.verdict))
+                self.played_ids.append(g.id)
+        self.struck.clear()
         self._refit()
         self._strike()
         return [g.id for g in past if g.status != "running"]
@@ -280,20 +301,48 @@ class Ladder:
             if self.failed:  # results still waiting stay in the spill file
                 for t in self._tasks:
                     t.cancel()
+            self._withdraw_unstarted()
             if self._tasks:
                 await asyncio.gather(*list(self._tasks), return_exceptions=True)
         finally:
             await self.close()
 
     def stop(self) -> None:
-        """Stop pairing; run() returns once the games in progress have finished."""
+        """Stop pairing; run() returns once the games in progress have finished (those paired
+        but not begun are called off: they would wait for their bots' free slots, or for the
+        games-per-minute limit, up to a minute)."""
         self._stopping = True
+        self._withdraw_unstarted()
         self._wake.set()
+
+    def _withdraw_unstarted(self) -> None:
+        """Call off this ladder's requests still waiting in the referee's queue: not played,
+        not counted (a stopping ladder once waited 65 s for one held by the games-per-minute
+        limit, with no game running)."""
+        if self.server is None:
+            return
+        mid = ladder_match_id(self.name)
+        lobby = self.server.lobby
+        for req in list(lobby.requests):
+            if req.match_id == mid and req.future is not None and not req.future.done():
+                lobby.requests.remove(req)
+                req.future.set_exception(GameNotStarted("the ladder stops"))
+
+    def in_progress(self) -> list[int]:
+        """The ids of this ladder's games being played on this process, oldest first."""
+        if self.server is None:
+            return []
+        mid = ladder_match_id(self.name)
+        return sorted(g.db_id for g in self.server.rooms.games.values()
+                      if not g.ending and g.request is not None and g.request.match_id == mid)
 
     async def close(self) -> None:
         if self._fitting is not None:
             with contextlib.suppress(Exception):
                 await self._fitting
+        if self._rulings_task is not None:
+            with contextlib.suppress(Exception):
+                await self._rulings_task
         if self._publish_due:
             self._publish_due = False
             self._publish()
@@ -367,10 +416,15 @@ class Ladder:
         each hosted one (per_bot, while this machine has hosted slots free)."""
         assert self.server is not None
         free: Counter[str] = Counter()
+        now = time.monotonic()
         if self.submitted != "only":
             for c in self.server.clients:
                 if c.bot is not None and not c.closed and c.bot not in self.server.explicit_only:
                     free[c.bot] += max(0, c.free_slots)
+            # A bot at its games-per-minute limit gets no game now: the request would wait in
+            # the referee's queue, holding its opponent, until the minute has passed.
+            for b in [b for b in free if not self.server.lobby.games_left(b, now)]:
+                del free[b]
         if self._hosted_games < self.slots:
             for label in self.hosted:
                 free[label] += self.per_bot
@@ -469,6 +523,7 @@ class Ladder:
         if o is not None:
             self.outcomes.append(o)
             self.played.append((seats[0], seats[1], verdict))
+            self.played_ids.append(gid)
             self.live.update(*o)
             self._strike()
         self.finished += 1
@@ -544,6 +599,7 @@ class Ladder:
         if o is not None:
             self.outcomes.append(o)
             self.played.append((s.seats[0], s.seats[1], s.verdict))
+            self.played_ids.append(s.game_id)
             self.live.update(*o)  # O(1); the full fit follows on its timer (_maintain)
             self._strike()
         self.finished += 1
@@ -591,7 +647,8 @@ class Ladder:
 
     def _strike(self) -> None:
         """Take the bots the strike policy strikes out of the pairing."""
-        for bot, rule in self.strikes.offenders(histories(self.played), self.struck).items():
+        view = pardoned_view(zip(self.played_ids, self.played, strict=True), self.cleared)
+        for bot, rule in self.strikes.offenders(histories(view), self.struck).items():
             self.struck[bot] = rule
             LOG.warning("ladder %s: %s struck out (%s)", self.name, bot, rule)
             self.on_event(LadderEvent("struck", bot=bot, reason=str(rule), games=len(self.outcomes)))
@@ -651,14 +708,21 @@ class Ladder:
                                                                               or self._leading):
             self._lead_checked = now
             self._lead_check = asyncio.get_running_loop().create_task(self._check_lead())
+        if (self._rulings_task is None and self.server is not None and self._leading
+                and now - self._rulings_at >= RULINGS_S):
+            self._rulings_at = now
+            self._rulings_task = asyncio.get_running_loop().create_task(self._look_for_rulings())
         if (self._fitting is None and len(self.outcomes) > self._fitted
                 and now - self._fit_at >= REFIT_S):
             snapshot = list(self.outcomes)
+            generation = self._fit_generation
             self._fit_at = now
 
             async def refit() -> None:
                 try:
                     elo = await asyncio.to_thread(live.fit_points, snapshot)
+                    if generation != self._fit_generation:
+                        return  # games left the history meanwhile (a void): fitted again next tick
                     self.live.replace(elo, self.outcomes[len(snapshot):])
                     self._fitted = len(snapshot)
                 except Exception:
@@ -671,6 +735,63 @@ class Ladder:
             self._publish_due = False
             self._published_at = now
             self._publish()
+
+    # -- the host's rulings (storage/rulings.py) ------------------------------------------
+    async def _look_for_rulings(self) -> None:
+        """Apply the rulings made since the last look: a voided game leaves the ratings and
+        the strike histories; a pardon clears the bot's strike history up to then, and a
+        struck-out bot is paired again."""
+        try:
+            assert self.server is not None
+            srv = self.server.storage
+
+            def read(st: Storage) -> tuple[int, list[Any], dict[str, int]] | None:
+                newest = latest(st)
+                if newest <= self._rulings_seen:
+                    return None
+                return newest, list_rulings(st), pardons(st)
+
+            got = await srv.run(read, srv.storage)
+            if got is not None:
+                self._apply_rulings(*got)
+        except Exception as e:  # (the database away: looked for again at the next tick)
+            LOG.warning("ladder %s: the host's rulings not read (%s)", self.name, e)
+        finally:
+            self._rulings_task = None
+
+    def _apply_rulings(self, newest: int, rulings: list[Any], cleared: dict[str, int]) -> None:
+        fresh = [r for r in rulings if r.id > self._rulings_seen]
+        self._rulings_seen = newest
+        voided = {r.game_id for r in fresh if r.kind == "void"}
+        keep = [i for i, gid in enumerate(self.played_ids) if gid not in voided]
+        affected = {r.bot for r in fresh if r.kind == "pardon" and r.bot is not None}
+        affected.update(x for i, gid in enumerate(self.played_ids) if gid in voided
+                        for x in self.played[i][:2])
+        if len(keep) < len(self.played_ids):
+            self.outcomes[:] = [self.outcomes[i] for i in keep]
+            self.played[:] = [self.played[i] for i in keep]
+            self.played_ids[:] = [self.played_ids[i] for i in keep]
+            self._fit_generation += 1
+            self._refit()  # (the history without them; rare: a host's ruling)
+            self._publish_due = True
+        for r in fresh:
+            if r.kind == "void":
+                self.on_event(LadderEvent("voided", game_id=r.game_id, reason=r.why,
+                                          games=len(self.outcomes)))
+        self.cleared = dict(cleared)
+        # A struck bot whose history, without the voided games and with its pardon, breaks no
+        # rule any more is paired again.
+        view = histories(pardoned_view(zip(self.played_ids, self.played, strict=True), self.cleared))
+        for bot in sorted(affected & set(self.struck)):
+            if self.strikes.struck(view.get(bot, [])) is None:
+                del self.struck[bot]
+                self.idle_since[bot] = time.monotonic()
+                self._publish_due = True
+        for r in fresh:
+            if r.kind == "pardon" and r.bot is not None:
+                self.on_event(LadderEvent("pardoned", bot=r.bot, reason=r.why, games=len(self.outcomes)))
+        self._strike()  # (a void can strike too: its game may have been a clean one)
+        self._wake.set()
 
     # -- standings and files ----------------------------------------------------------
     def standings(self) -> Standings:

@@ -2,9 +2,10 @@
 over one backend interface, opened through one URL dispatcher.
 
 - backend.py: `Database`, what a backend implements (transactions, reads, its SQL dialect,
-  schema and migrations, a lock held until the process dies); the errors; `open_database`,
-  the dispatcher from a `--db` value (a path, `sqlite:///PATH`, `postgresql://...`) to its
-  backend module; the default database's path.
+  schema and migrations, a lock held until the process dies); the errors; `resolve_db`, the
+  one place a database is named (`--db`, else `$MAAG_DB`, else the default file: a path,
+  `sqlite:///PATH`, `postgresql://...`; anything else refused), and `open_database`, which
+  opens it through its backend module.
 - sqlite.py: the SQLite backend (one file, WAL, durable commits, `flock` locks).
 - postgres.py: the PostgreSQL backend (reconnection, schema under an advisory lock,
   advisory locks).
@@ -13,6 +14,8 @@ over one backend interface, opened through one URL dispatcher.
 - tournaments.py: the tournaments' schedule (`TournamentStore`, `open_tournament_store`).
 - submissions.py: submitted bots' versions and packages (`SubmissionStore`,
   `open_submission_store`).
+- rulings.py: the host's rulings (a game voided, a bot's strikes pardoned), with who, when
+  and why.
 - spill.py: results waiting on disk for their database.
 - fleet.py: a fleet of referees on one database: the running games' action log, the
   takeover of a lapsed referee's games, the lease that fences every write about a game, the

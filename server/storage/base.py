@@ -36,17 +36,20 @@ from typing import Any, TypeVar
 
 from maag.server.storage.backend import (
     Database,
+    DbTarget,
     LeaseLost,
     StorageError,
     StorageUnavailable,
-    default_db_path,
+    UnsupportedURL,
     lock_digest,
     open_database,
+    resolve_db,
     user_path,
 )
 
 __all__ = ["Storage", "SQLiteStorage", "AsyncStorage", "BotRecord", "GameRecord", "StorageError", "LeaseLost",
-           "StorageUnavailable", "default_db_path", "hash_token", "open_storage", "replay_json", "user_path"]
+           "StorageUnavailable", "UnsupportedURL", "DbTarget", "resolve_db", "hash_token", "open_storage",
+           "replay_json", "user_path"]
 
 T = TypeVar("T")
 
@@ -151,6 +154,16 @@ CREATE INDEX IF NOT EXISTS fleet_assignments_status ON fleet_assignments (status
 CREATE TABLE IF NOT EXISTS ladder_leaders (
     name TEXT PRIMARY KEY,
     epoch INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS rulings (
+    id {key},
+    kind TEXT NOT NULL,
+    game_id {ref},
+    bot TEXT,
+    upto {ref},
+    who TEXT NOT NULL,
+    why TEXT NOT NULL,
+    at TEXT NOT NULL
 )
 """
 # Columns added after a table's first release, for databases made by an older maag.
@@ -181,7 +194,7 @@ class GameRecord:
     time_control: str
     match_id: str | None
     status: str
-    """running, finished or aborted."""
+    """running, finished, aborted or voided (a finished game the host voided: storage/rulings.py)."""
     created: str
     winner: int | None = None
     reason: str | None = None
@@ -227,7 +240,8 @@ class Storage:
 
     @property
     def url(self) -> str:
-        """The `--db` value that opens this database again (a path or a backend's URL)."""
+        """The `--db` value that opens this database again, from any process (backend.py's
+        DbTarget.url)."""
         return self.db.url
 
     # -- bots
@@ -462,9 +476,9 @@ def _game_record(r: tuple[Any, ...]) -> GameRecord:
                       finished=r[12], verdict=None if r[13] is None else json.loads(r[13]))
 
 
-def open_storage(url: str | os.PathLike[str] | None = None) -> Storage:
-    """The games store of a `--db` value (backend.py's `open_database`: a path, a backend's
-    URL, None for the default SQLite file)."""
+def open_storage(url: str | os.PathLike[str] | DbTarget | None = None) -> Storage:
+    """The games store of a `--db` value or DbTarget (backend.py's `resolve_db`: a path, a
+    backend's URL; None: `$MAAG_DB`, else the default SQLite file)."""
     return Storage(open_database(url))
 
 

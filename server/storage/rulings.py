@@ -1,0 +1,155 @@
+"""A host's rulings on its competition, kept in the table `rulings` with who made each, when
+and why (docs/competitions.md, "Governing a competition"):
+
+- `void`: a finished game is taken out of every rating and strike history. Its row's status
+  becomes `voided` (everything that rates or strikes reads finished games only) and its
+  result and replay stay, for the record; in a tournament's schedule the game keeps its
+  place, with no result (reason `voided`): it is not played again.
+- `pardon`: a bot's strike history is cleared up to that moment: the verdicts of its games
+  up to the newest game stored then (`upto`, a game id) count towards no strike.
+
+Written over the games store's own `Database` (base.py's schema has the table), so it works
+on every backend."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from maag.server.storage.base import Storage, StorageError
+
+__all__ = ["Ruling", "void_game", "pardon_bot", "list_rulings", "pardons", "latest", "pardoned_view"]
+
+_COLS = "id, kind, game_id, bot, upto, who, why, at"
+
+
+@dataclass(frozen=True, slots=True)
+class Ruling:
+    id: int
+    kind: str
+    """void or pardon."""
+    game_id: int | None
+    """void: the game voided."""
+    bot: str | None
+    """pardon: the bot pardoned."""
+    upto: int | None
+    """pardon: the newest game id when it was made (its games up to this one are cleared)."""
+    who: str
+    why: str
+    at: str
+    """ISO-8601 UTC."""
+
+    def describe(self) -> str:
+        what = (f"game {self.game_id} voided" if self.kind == "void"
+                else f"{self.bot} pardoned (its games up to game {self.upto})")
+        return f"{what} by {self.who} at {self.at}: {self.why}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "kind": self.kind, "game_id": self.game_id, "bot": self.bot, "upto": self.upto,
+                "who": self.who, "why": self.why, "at": self.at}
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _ruling(r: Sequence[Any]) -> Ruling:
+    return Ruling(int(r[0]), str(r[1]), None if r[2] is None else int(r[2]), r[3],
+                  None if r[4] is None else int(r[4]), str(r[5]), str(r[6]), str(r[7]))
+
+
+def _check(who: str, why: str) -> None:
+    if not why.strip():
+        raise StorageError("say why (--why TEXT): the record of a ruling keeps who, when and why")
+    if not who.strip():
+        raise StorageError("say who rules (--by NAME)")
+
+
+def void_game(storage: Storage, game_id: int, who: str, why: str) -> Ruling:
+    """Void finished game `game_id` (StorageError if there is none, or it is running, aborted
+    or voided already)."""
+    from maag.server.storage.tournaments import TournamentStore
+
+    _check(who, why)
+    TournamentStore(storage.db)  # (its schedule's table exists: a tournament's game is voided there too)
+    db = storage.db
+
+    def tx(cur: Any) -> Ruling:
+        db.execute(cur, "SELECT status FROM games WHERE id = ?", (game_id,))
+        row = cur.fetchone()
+        if row is None:
+            raise StorageError(f"there is no game {game_id}")
+        if row[0] != "finished":
+            unrated = " (an aborted game is rated nowhere already)" if row[0] == "aborted" else ""
+            raise StorageError(f"game {game_id} is {row[0]}: only a finished game is voided{unrated}")
+        db.execute(cur, "UPDATE games SET status = 'voided' WHERE id = ? AND status = 'finished'", (game_id,))
+        db.execute(cur, "UPDATE tournament_games SET winner = NULL, verdict = NULL, reason = 'voided' "
+                   "WHERE game_id = ? AND status = 'done'", (game_id,))
+        at = _now()
+        db.execute(cur, f"INSERT INTO rulings (kind, game_id, who, why, at) VALUES ('void', ?, ?, ?, ?) "
+                   f"RETURNING {_COLS}", (game_id, who, why, at))
+        return _ruling(cur.fetchone())
+
+    return db.tx(tx)
+
+
+def pardon_bot(storage: Storage, bot: str, who: str, why: str) -> Ruling:
+    """Clear `bot`'s strike history up to now (StorageError if it never played here)."""
+    _check(who, why)
+    db = storage.db
+
+    def tx(cur: Any) -> Ruling:
+        db.execute(cur, "SELECT MAX(id) FROM games WHERE seat0 = ? OR seat1 = ?", (bot, bot))
+        mine = cur.fetchone()
+        if mine is None or mine[0] is None:
+            raise StorageError(f"{bot!r} has played no game on this database: nothing to pardon")
+        db.execute(cur, "SELECT MAX(id) FROM games")
+        upto = int(cur.fetchone()[0])
+        db.execute(cur, "INSERT INTO rulings (kind, bot, upto, who, why, at) "
+                   f"VALUES ('pardon', ?, ?, ?, ?, ?) RETURNING {_COLS}", (bot, upto, who, why, _now()))
+        return _ruling(cur.fetchone())
+
+    return db.tx(tx)
+
+
+def list_rulings(storage: Storage, *, game_id: int | None = None, bot: str | None = None) -> list[Ruling]:
+    """Every ruling, oldest first (of one game, or about one bot: its pardons and the voids of
+    its games)."""
+    sql = f"SELECT {_COLS} FROM rulings"
+    args: tuple[Any, ...] = ()
+    if game_id is not None:
+        sql += " WHERE game_id = ?"
+        args = (game_id,)
+    elif bot is not None:
+        sql += " WHERE bot = ? OR game_id IN (SELECT id FROM games WHERE seat0 = ? OR seat1 = ?)"
+        args = (bot, bot, bot)
+    return [_ruling(r) for r in storage.db.query(sql + " ORDER BY id", args)]
+
+
+def pardons(storage: Storage) -> dict[str, int]:
+    """Per pardoned bot, the newest game its latest pardon cleared."""
+    rows = storage.db.query("SELECT bot, MAX(upto) FROM rulings WHERE kind = 'pardon' GROUP BY bot")
+    return {str(b): int(u) for b, u in rows}
+
+
+def latest(storage: Storage) -> int:
+    """The id of the newest ruling (0: none): a running ladder looks again when it grows."""
+    rows = storage.db.query("SELECT MAX(id) FROM rulings")
+    return int(rows[0][0] or 0) if rows else 0
+
+
+def pardoned_view(games: Iterable[tuple[int, tuple[str, str, dict[str, Any] | None]]],
+                  cleared: Mapping[str, int]) -> list[tuple[str, str, dict[str, Any] | None]]:
+    """(seat 1, seat 2, verdict) triples for the strike policy (strikes.histories) from
+    (game id, triple) pairs: a verdict against a bot pardoned after that game is dropped (the
+    game counts as a clean one of its history)."""
+    out = []
+    for gid, (a, b, v) in games:
+        if v:
+            loser = a if v.get("seat") == 1 else b
+            if gid <= cleared.get(loser, -1):
+                v = None
+        out.append((a, b, v))
+    return out
