@@ -15,13 +15,31 @@ from typing import Any
 from maag.engine import registry
 from maag.server.referee.clock import TimeControl, parse_duration_ms
 from maag.server.referee.policy import LatePolicy, Policy
-from maag.server.storage.base import default_db_path
+from maag.server.storage.backend import UnsupportedURL, default_sqlite_path, resolve_db
 
 
 def add_db_argument(p: argparse.ArgumentParser) -> None:
+    """--db, which `maag` (cli/__init__.py's main, through resolve_db_argument) replaces by
+    the URL of the database before the command runs: --db, else $MAAG_DB, else the default."""
     p.add_argument("--db", metavar="PATH|URL", default=None,
-                   help="database of bots, games and replays: an SQLite file (PATH or sqlite:///PATH) or "
-                        f"postgresql://USER:PASSWORD@HOST:PORT/DB (default: $MAAG_DB or {default_db_path()})")
+                   help="database of bots, games and replays: an SQLite file (PATH, or sqlite:///PATH: "
+                        "sqlite:///NAME relative, sqlite:////ABSOLUTE/PATH) or "
+                        "postgresql://USER:PASSWORD@HOST:PORT/DB (default: $MAAG_DB, else "
+                        f"{default_sqlite_path()})")
+    p.set_defaults(resolve_db=True)
+
+
+def resolve_db_argument(args: argparse.Namespace) -> str | None:
+    """For a command with add_db_argument's --db: set args.db to the URL of its database
+    (an SQLite file's path made absolute, so the processes and workers it starts open the
+    same one); None, or why the name is refused (it names the accepted forms)."""
+    if not getattr(args, "resolve_db", False):
+        return None
+    try:
+        args.db = resolve_db(args.db).url
+    except UnsupportedURL as e:
+        return str(e)
+    return None
 
 
 def parse_kv(items: list[str] | None) -> dict[str, Any]:

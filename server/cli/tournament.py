@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from maag.server.cli.common import (
+    add_db_argument,
     add_game_arguments,
     add_host_arguments,
     game_config,
@@ -40,7 +41,6 @@ from maag.server.compete.formats import (
     to_html,
     to_json,
 )
-from maag.server.storage.base import default_db_path
 from maag.server.storage.tournaments import SpecMismatch, TournamentBusy
 from rich.console import Console, Group
 from rich.live import Live
@@ -49,15 +49,6 @@ from rich.text import Text
 
 if TYPE_CHECKING:  # the runner (and scipy) load only when a tournament runs
     from maag.server.compete.runner import Event, TournamentRunner
-
-
-def db_url_arg(value: str | None) -> str:
-    """A --db value as a URL: sqlite:///PATH, postgresql://... (a bare path means SQLite)."""
-    if value is None:
-        return f"sqlite:///{default_db_path()}"
-    if "://" in value:
-        return value
-    return f"sqlite:///{Path(value).resolve()}"
 
 
 def parse_kv(text: str, what: str) -> dict[str, str]:
@@ -110,8 +101,7 @@ def register(sub: Any) -> None:
                         "independent: every game its own deal (nothing for a bot that remembers "
                         "its games to recognise; more games for the same precision)")
     p.add_argument("--name", default=None, help="the tournament's name (default: a hash of its settings)")
-    p.add_argument("--db", default=None, metavar="URL",
-                   help=f"sqlite:///PATH, postgresql://... or a path (default sqlite:///{default_db_path()})")
+    add_db_argument(p)
     p.add_argument("--concurrency", type=int, default=1, metavar="K", help="games played at once (default 1)")
     p.add_argument("--cluster", default=None, metavar="ADDRESS",
                    help="a Dask scheduler (tcp://HOST:8786) to spread games over, or `local` for a "
@@ -159,7 +149,7 @@ def resolve_submitted(bots: tuple[BotSpec, ...], db_url: str) -> tuple[BotSpec, 
 
 
 def spec_from_args(args: argparse.Namespace) -> TournamentSpec:
-    bots = resolve_submitted(tuple(parse_bot(b) for b in args.bot), db_url_arg(args.db))
+    bots = resolve_submitted(tuple(parse_bot(b) for b in args.bot), args.db)
     extra: dict[str, Any] = {"policy": policy(args).to_dict()}
     if args.sprt is not None:
         if len(bots) != 2:
@@ -273,7 +263,7 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, argparse.ArgumentTypeError) as e:
         err.print(f"maag tournament: {e}", markup=False, soft_wrap=True)
         return 2
-    db = db_url_arg(args.db)
+    db = args.db
     out = Console(stderr=True) if args.json else Console()
     from maag.server.compete.runner import TournamentRunner
 

@@ -1,6 +1,8 @@
 """The one interface every database backend implements (`Database`), the errors of storage,
-and the one URL dispatcher (`open_database`) that the games store, the tournaments' schedule
-and the submissions store are all opened through.
+and the one place a database is named: `resolve_db` turns a `--db` value, else `$MAAG_DB`,
+else the default file, into a `DbTarget` (or refuses it, naming the accepted forms), and
+`open_database` opens one; the games store, the tournaments' schedule and the submissions
+store are all opened through it, by every command and service.
 
 A store (base.py's `Storage`, tournaments.py's `TournamentStore`, submissions.py's
 `SubmissionStore`) is written once, in SQL with `?` placeholders, over a `Database`; a
@@ -19,13 +21,14 @@ import hashlib
 import importlib
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 __all__ = ["Database", "StorageError", "StorageUnavailable", "LeaseLost", "UnsupportedURL", "Columns",
-           "BACKENDS",
-           "open_database", "default_db_path", "user_path"]
+           "BACKENDS", "DB_FORMS", "DbTarget", "resolve_db",
+           "open_database", "default_sqlite_path", "user_path"]
 
 T = TypeVar("T")
 
@@ -49,7 +52,7 @@ class LeaseLost(StorageError):
 
 
 class UnsupportedURL(StorageError, ValueError):
-    """A `--db` value that names no backend."""
+    """A `--db` (or `$MAAG_DB`) value that is none of the accepted forms (DB_FORMS)."""
 
 
 _NOW = re.compile(r"\bNOW\b")
@@ -126,9 +129,11 @@ def user_path(override: str, xdg: str, fallback: str, *parts: str) -> Path:
     return Path(base, "maag", *parts)
 
 
-def default_db_path() -> Path:
-    """$MAAG_DB, else maag.sqlite3 in the user's data directory ($XDG_DATA_HOME/maag)."""
-    return user_path("MAAG_DB", "XDG_DATA_HOME", ".local/share", "maag.sqlite3")
+def default_sqlite_path() -> Path:
+    """The database when neither `--db` nor `$MAAG_DB` names one: maag.sqlite3 in the
+    user's data directory ($XDG_DATA_HOME/maag, default ~/.local/share/maag)."""
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local/share")
+    return Path(base, "maag", "maag.sqlite3")
 
 
 # URL scheme -> the module of this package that is its backend; the module's
@@ -136,19 +141,101 @@ def default_db_path() -> Path:
 # line here (docs/architecture.md, "Adding a storage backend").
 BACKENDS = {"sqlite": "sqlite", "postgresql": "postgres", "postgres": "postgres"}
 
+DB_FORMS = ("PATH (an SQLite file), sqlite:///PATH (an SQLite file: sqlite:///NAME is relative to the "
+            "current folder, sqlite:////ABS/PATH absolute), postgresql://USER:PASSWORD@HOST:PORT/DB (or postgres://...)")
+"""The accepted forms of a database's name, as a refusal states them."""
 
-def open_database(url: str | os.PathLike[str] | None = None, *, busy_timeout_s: float = 30.0) -> Database:
-    """The database of a `--db` value: SCHEME://... for a backend of BACKENDS (sqlite:///PATH
-    for an SQLite file), a plain path for an SQLite file, None for the default SQLite file
-    ($MAAG_DB, else maag.sqlite3 in the user's data directory). `busy_timeout_s`: how long
-    a write may wait for another process's before it fails (where the backend waits)."""
-    text = str(default_db_path() if url is None else url)
-    scheme, sep, _ = text.partition("://")
-    if not sep:
-        scheme, text = "sqlite", "sqlite:///" + text
-    if scheme not in BACKENDS:
-        raise UnsupportedURL(f"unsupported storage URL {text!r} (use a file path, "
-                           + " or ".join(f"{s}://..." for s in BACKENDS) + ")")
-    module = importlib.import_module(f"maag.server.storage.{BACKENDS[scheme]}")
-    db: Database = module.open_url(text, busy_timeout_s=busy_timeout_s)
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # what begins a URL (RFC 3986's scheme)
+_SECRET = re.compile(r"(?<=:)[^:/@]*(?=@)")  # a password in USER:PASSWORD@HOST
+
+
+@dataclass(frozen=True)
+class DbTarget:
+    """A database named by `resolve_db`: `url` opens it from any process in any folder
+    (an SQLite file's path is absolute)."""
+
+    url: str
+    """`sqlite:///ABSOLUTE/PATH` (or `sqlite:///:memory:`), or the backend's URL as given."""
+    scheme: str
+    """The key of BACKENDS: "sqlite", "postgresql" or "postgres"."""
+    source: str
+    """Where the name came from, for messages: "--db", "$MAAG_DB" or "the default"."""
+
+    @property
+    def path(self) -> Path | None:
+        """The SQLite file (None for another backend or an in-memory database)."""
+        if self.scheme != "sqlite" or self.url == "sqlite:///:memory:":
+            return None
+        return Path(self.url[len("sqlite:///"):])
+
+    @property
+    def shown(self) -> str:
+        """`url` without its password, for messages and logs."""
+        return redact_url(self.url)
+
+    def __str__(self) -> str:
+        return self.url
+
+
+def redact_url(text: str) -> str:
+    """A database's name with the password of USER:PASSWORD@ replaced by ***."""
+    return _SECRET.sub("***", text)
+
+
+def resolve_db(value: str | os.PathLike[str] | None = None, *,
+               environ: Mapping[str, str] | None = None) -> DbTarget:
+    """The database a command uses: `value` (its `--db`), else `$MAAG_DB` (unset or empty:
+    none), else default_sqlite_path(). A plain path is an SQLite file; `sqlite:///PATH` an
+    SQLite file at PATH (relative to the current folder unless it begins with /);
+    `SCHEME://...` a backend of BACKENDS. Anything else that begins like a URL (`SCHEME:`)
+    is refused with UnsupportedURL naming DB_FORMS: such a value is a mistake, and taken as a
+    path it would make folders named after the URL (`postgresql:/...`). Nothing is opened or
+    created here."""
+    env = os.environ if environ is None else environ
+    if value is not None:
+        source = "--db"
+        text = os.fspath(value)
+        if isinstance(value, os.PathLike):  # a Path is a file, whatever its name
+            return _sqlite(text, source)
+    elif env.get("MAAG_DB"):
+        source, text = "$MAAG_DB", env["MAAG_DB"]
+    else:
+        return _sqlite(str(default_sqlite_path()), "the default")
+
+    def refuse(why: str) -> UnsupportedURL:
+        return UnsupportedURL(f"{source} {redact_url(text)!r} names no database: {why}. Accepted: {DB_FORMS}")
+
+    if not text:
+        raise refuse("empty")
+    scheme, sep, rest = text.partition("://")
+    if sep and _SCHEME.fullmatch(scheme + ":"):
+        if scheme == "sqlite":
+            if not rest.startswith("/") or rest == "/":
+                raise refuse("an SQLite URL is sqlite:/// followed by the file's path")
+            return _sqlite(rest[1:], source)
+        if scheme in BACKENDS:
+            return DbTarget(text, scheme, source)
+        raise refuse(f"no database backend {scheme!r}")
+    if _SCHEME.match(text):
+        raise refuse("it begins like a URL (SCHEME:) but is none of the accepted forms (a file whose name "
+                     "has a colon: write ./NAME)")
+    return _sqlite(text, source)
+
+
+def _sqlite(path: str, source: str) -> DbTarget:
+    """The DbTarget of an SQLite file, its path made absolute (so the URL means the same
+    file in a worker or a child process started elsewhere)."""
+    if path != ":memory:":
+        path = os.path.abspath(path)
+    return DbTarget("sqlite:///" + path, "sqlite", source)
+
+
+def open_database(url: str | os.PathLike[str] | DbTarget | None = None, *,
+                  busy_timeout_s: float = 30.0) -> Database:
+    """The database of a `--db` value (resolve_db's forms; None: `$MAAG_DB`, else the
+    default file) or of a DbTarget. `busy_timeout_s`: how long a write may wait for another
+    process's before it fails (where the backend waits)."""
+    target = url if isinstance(url, DbTarget) else resolve_db(url)
+    module = importlib.import_module(f"maag.server.storage.{BACKENDS[target.scheme]}")
+    db: Database = module.open_url(target.url, busy_timeout_s=busy_timeout_s)
     return db

@@ -31,7 +31,9 @@ class SQLiteDatabase(Database):
 
     def __init__(self, path: str | os.PathLike[str], busy_timeout_s: float = 30.0) -> None:
         self.path = Path(path)
-        self.url = str(path)
+        # What resolve_db reads back as this file from any folder (a plain path with a colon
+        # in its name would be refused as a malformed URL).
+        self.url = PREFIX + (str(path) if str(path) == ":memory:" else os.path.abspath(path))
         if str(path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False,
@@ -92,5 +94,6 @@ class SQLiteDatabase(Database):
 
 
 def open_url(url: str, *, busy_timeout_s: float = 30.0) -> SQLiteDatabase:
-    """The database of `sqlite:///PATH` (PATH may be `:memory:`)."""
+    """The database of `sqlite:///PATH` (PATH may be `:memory:`), as backend.resolve_db
+    wrote it."""
     return SQLiteDatabase(url[len(PREFIX):] if url.startswith(PREFIX) else url, busy_timeout_s)

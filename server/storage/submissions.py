@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from maag.server.storage.backend import Database, open_database
+from maag.server.storage.backend import Database, DbTarget, open_database
 
 __all__ = ["Version", "SubmissionStore", "open_submission_store", "STATUSES", "sha256_of"]
 
@@ -217,6 +217,6 @@ class SubmissionStore:
         return self.db.tx(tx)
 
 
-def open_submission_store(url: str | os.PathLike[str] | None) -> SubmissionStore:
-    """The submissions store of a `--db` value (backend.py's `open_database`)."""
+def open_submission_store(url: str | os.PathLike[str] | DbTarget | None) -> SubmissionStore:
+    """The submissions store of a `--db` value or DbTarget (backend.py's `open_database`)."""
     return SubmissionStore(open_database(url, busy_timeout_s=60))

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from maag.server.storage.backend import Database, open_database
+from maag.server.storage.backend import Database, DbTarget, open_database
 
 __all__ = ["ScheduledGame", "GameRow", "TournamentStore", "TournamentBusy", "SpecMismatch",
            "open_tournament_store"]
@@ -270,8 +270,8 @@ class TournamentStore:
         return self.db.tx(tx)
 
 
-def open_tournament_store(url: str | os.PathLike[str] | None) -> TournamentStore:
-    """The schedule store of a `--db` value (backend.py's `open_database`)."""
+def open_tournament_store(url: str | os.PathLike[str] | DbTarget | None) -> TournamentStore:
+    """The schedule store of a `--db` value or DbTarget (backend.py's `open_database`)."""
     return TournamentStore(open_database(url, busy_timeout_s=60))
 
 
