@@ -492,8 +492,8 @@ class Host:
                     v = j.verdict()
                 if j is None:  # the other seat, a bot process paired by name
                     kind, detail = "disconnect", "its connection closed before its game began"
-                elif v is not None:
-                    kind, detail = v.kind, v.detail
+                elif v is not None and v.kind != "outside":  # (killed from outside in these few ms
+                    kind, detail = v.kind, v.detail           # before its game: a startup forfeit still)
                 elif j.running:
                     kind, detail = "startup", "closed its connection after its hello, before its game began"
                 else:

@@ -22,7 +22,6 @@ from maag.engine import Game
 from maag.protocol import Act, Error, ErrorCode, Replies, Resign, Result, Turn, YourTurn
 from maag.server.net.links import new_secret
 from maag.server.net.model import GameNotStarted, GameRequest, GameSummary
-from maag.server.referee.clock import TimeControl
 from maag.server.referee.session import REPLAY_VERSION, GameSession, Out, derive_seed
 from maag.server.storage.base import LeaseLost, StorageUnavailable
 
@@ -324,37 +323,6 @@ class Games:
             req.future.set_result(summary)
         srv.lobby.pair()
 
-    async def record_forfeit(self, seats: tuple[str, str], loser: int, verdict: str, detail: str, *,
-                             match_id: str | None = None, tags: dict[str, Any] | None = None,
-                             seed: int | None = None, tc: TimeControl | None = None) -> GameSummary:
-        """Store a game that could not start because seat `loser`'s bot failed before it
-        (its process never said hello in time, or closed its connection before the game:
-        verdict `startup` or `disconnect`): lost by that seat, no actions, the verdict in its
-        result. `tc`: the request's time control (None: the server's)."""
-        cfg = self.config
-        srv = self.server
-        tc = tc or cfg.tc
-        full_config = Game(cfg.game, cfg.game_config).config
-        db_id = await srv.storage.create_game(cfg.game, full_config, seats, str(tc), match_id,
-                                              srv.server_id)
-        winner = 1 - loser
-        v = {"seat": loser + 1, "kind": verdict, "detail": detail}
-        result_text = "1-0" if winner == 0 else "0-1"
-        replay = {"version": REPLAY_VERSION, "game": cfg.game, "config": full_config, "seed": seed,
-                  "start_state": None, "time_control": tc.to_dict(), "policy": cfg.policy.to_dict(),
-                  "tags": {**(tags or {}), "Game": cfg.game, "Seat1": seats[0], "Seat2": seats[1],
-                           "Result": result_text, "Reason": "disconnect", "GameId": str(db_id),
-                           **({"Match": match_id} if match_id else {})},
-                  "actions": [],
-                  "result": {"winner": winner, "reason": "disconnect", "plies": 0, "verdict": v}}
-        stored = True
-        try:
-            await srv.storage.finish_game(db_id, replay)
-        except Exception:
-            LOG.exception("game %s: the forfeit could not be stored", db_id)
-            stored = False
-        return GameSummary(db_id, seats, winner, "disconnect", 0, (0.0, 0.0), (0.0, 0.0), stored, verdict=v)
-
     def abort_all(self, why: str) -> None:
         """Stop every running game without a winner (stored as aborted, `game_over` sent)."""
         for g in list(self.games.values()):
@@ -386,20 +354,6 @@ class Games:
         self.dispatch(game, game.session.reconnect(seat, time.monotonic() if now is None else now))
         self.after(game)
 
-    def cut_off(self, c: Client) -> None:
-        """The referee cut `c` off for a protocol error (`c.fault`): each of its games is lost
-        by its seat at once, with that verdict. Not after a grace period: the bot's clock would
-        run out first at a short time control, and the verdict would say `time`."""
-        now = time.monotonic()
-        for gid, (game, seats) in list(c.games.items()):
-            if game.ending:
-                continue
-            for seat in seats:
-                game.clients[seat] = None
-                self.dispatch(game, game.session.disconnect(seat, now, c.fault, final=True))
-            self.after(game)
-            del c.games[gid]
-
     def leave(self, c: Client) -> None:
         """`c` is gone: its seats are disconnected (a hosted process's for good), its links closed."""
         if c.links:
@@ -407,6 +361,15 @@ class Games:
         now = time.monotonic()
         for gid, (game, seats) in list(c.games.items()):
             if game.ending:
+                continue
+            if c.fault is not None and c.fault[0] == "outside" and c.pinned:
+                # A hosted process killed from outside (sandbox/jail.py's OUTSIDE: an admin's
+                # kill -9, the machine's OOM killer): its bot did nothing wrong, so the game is
+                # aborted, unrated, instead of lost by it.
+                LOG.warning("game %s aborted: %s's process was %s", gid, c.bot, c.fault[1])
+                game.session.abort(f"killed from outside: {c.bot}'s process was {c.fault[1]}")
+                self.after(game)
+                del c.games[gid]
                 continue
             for seat in seats:
                 game.clients[seat] = None

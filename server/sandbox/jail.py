@@ -41,11 +41,16 @@ LOCK_DIR = Path(os.environ.get("MAAG_SANDBOX_STATE", "/run/maag" if os.geteuid()
                                os.path.join(tempfile.gettempdir(), f"maag-{os.getuid()}")))
 
 
+OUTSIDE = "outside"
+"""Verdict kind of a process killed from outside (not a verdict against the bot: its game is aborted)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """What ended a hosted bot's process, as a verdict of the referee's list
-    (maag.server.referee.session.VERDICTS: here `memory` or `crash`), with a
-    human detail (the signal, the exit code, the limit)."""
+    (maag.server.referee.session.VERDICTS: here `memory` or `crash`), or `outside` (OUTSIDE:
+    killed by SIGKILL from outside, which the bot is not charged for), with a human detail
+    (the signal, the exit code, the limit)."""
 
     kind: str
     detail: str = ""
@@ -337,7 +342,8 @@ class Jail:
 
     def verdict(self) -> Verdict | None:
         """What ended the process, if it did not simply exit: memory (the kernel killed it
-        at its memory limit) or a crash (a signal, or a non-zero exit code)."""
+        at its memory limit), a crash (a signal, or a non-zero exit code), or `outside`
+        (SIGKILL from neither maag nor its memory limit)."""
         if self.group is not None and self.group.oom_kills() > 0:
             return Verdict("memory", f"killed at its memory limit of {self.cfg.limits.memory} bytes")
         rc = self.returncode if self.returncode is not None else (self.proc.returncode if self.proc else None)
@@ -349,8 +355,13 @@ class Jail:
                 name = signal.Signals(sig).name
             except ValueError:
                 name = f"signal {sig}"
-            if sig == signal.SIGKILL and self.group is None and self.cfg.limits.memory:
-                return Verdict("crash", f"killed by {name} (perhaps for memory: no memory group here)")
+            if sig == signal.SIGKILL:
+                # Not maag (killed_by_host), not its memory limit (no OOM kill in its group; a
+                # memory rlimit fails allocations, it sends no signal): another program on the
+                # host, an administrator's `kill -9` or the machine's OOM killer. The bot is not
+                # charged: the referee aborts its game, unrated (docs/competitions.md).
+                return Verdict(OUTSIDE, f"killed by {name} from outside its sandbox (not by maag, not at "
+                                        "its memory limit: an administrator or the machine's OOM killer)")
             return Verdict("crash", f"killed by {name}")
         if rc != 0:
             return Verdict("crash", f"exited with code {rc}")
