@@ -22,7 +22,7 @@ PARTS = {"maag.engine": "engine_c", "maag.protocol": "protocol", "maag.stats": "
          "maag.rl": "rl"}
 REQUIRES = ["cffi>=1.16", "rich>=13", "numpy>=1.24", "scipy>=1.10", "psycopg[binary]>=3.1", "msgpack>=1.0",
             "distributed>=2024.1", "matplotlib>=3.7", "tomli>=2; python_version < '3.11'", "aiohttp>=3.9",
-            "neat-python>=2.0"]
+            "neat-python>=2.0", "pyseccomp>=0.1.2"]
 
 # The SDK: what a bot needs to play on a referee (the wire and the client), nothing that
 # imports the engine (tests/test_lint.py keeps clients -> protocol the only direction).

@@ -9,6 +9,10 @@
 - `jail.py`: one sandboxed process: bubblewrap namespaces (no network: the referee connection is an
   inherited socket), an unprivileged uid of its own, rlimits, its output captured with a cap, its
   verdict (memory, crash) when it ends.
+- `seccomp.py`: the system call filter every sandbox runs under (libseccomp through pyseccomp, loaded by
+  bubblewrap): no keyring, tracing, eBPF, perf, namespaces, mounts, modules or clock changes.
+- `keyring.py`: the kernel keyring kept apart: a fresh session keyring per sandbox, a sandbox uid's user
+  keyrings emptied around each use.
 - `environment.py`: the cleared environment every bot process gets, sandboxed or not.
 - `check.py`: `maag sandbox check`, which mechanisms work here and what a host lacking one must do.
 

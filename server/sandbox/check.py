@@ -9,7 +9,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from maag.server.sandbox import cgroups
+from maag.server.sandbox import cgroups, seccomp
 
 __all__ = ["Mechanism", "sandbox_check"]
 
@@ -45,11 +45,46 @@ def _bwrap_works() -> tuple[bool, str]:
                  "pid, network, ipc, uts and mount namespaces"
 
 
+def _filter_works(bwrap_ok: bool) -> tuple[bool, str]:
+    """The system call filter built, then loaded by bubblewrap for a process that reads its
+    own status (`Seccomp: 2`: a filter is in force)."""
+    try:
+        fd = seccomp.bpf_fd()
+    except seccomp.SeccompUnavailable as e:
+        return False, str(e)
+    try:
+        bwrap = shutil.which("bwrap")
+        if not bwrap_ok or bwrap is None:
+            return False, "built, but not tried: bubblewrap does not work here"
+        args = [bwrap, "--unshare-pid", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--symlink",
+                "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
+                "--proc", "/proc", "--seccomp", str(fd), "cat", "/proc/self/status"]
+        if os.geteuid() != 0:
+            args[1:1] = ["--unshare-user"]
+        try:
+            r = subprocess.run(args, capture_output=True, text=True, timeout=20, pass_fds=[fd])
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return False, f"bubblewrap could not run with the filter: {e}"
+    finally:
+        os.close(fd)
+    status = dict(line.split(":", 1) for line in r.stdout.splitlines() if ":" in line)
+    mode = status.get("Seccomp", "").strip()
+    if r.returncode != 0 or mode != "2":
+        why = r.stderr.strip()[:200] or f"Seccomp: {mode or '?'}"
+        return False, f"bubblewrap did not apply the filter ({why}): the kernel needs CONFIG_SECCOMP_FILTER"
+    refused = sum(seccomp.syscall_number(name) is not None for name in seccomp.REFUSED)
+    return True, (f"libseccomp's filter through bubblewrap: {refused} system calls refused "
+                  "(keyring, ptrace, bpf, perf, mounts, namespaces, modules, clock...), clone with a "
+                  "namespace flag refused, clone3 answered ENOSYS")
+
+
 def sandbox_check() -> list[Mechanism]:
     """Every mechanism, tried."""
     out: list[Mechanism] = []
     ok, detail = _bwrap_works()
     out.append(Mechanism("namespaces (bubblewrap)", ok, detail))
+    ok, detail = _filter_works(ok)
+    out.append(Mechanism("system call filter (seccomp)", ok, detail))
     root = os.geteuid() == 0
     setpriv = shutil.which("setpriv")
     out.append(Mechanism("an unprivileged uid per bot", root and setpriv is not None,

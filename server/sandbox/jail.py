@@ -7,10 +7,11 @@ What the bot sees: the system's runtimes read-only (/usr and the Python installa
 runs maag), the Python SDK (`maag.clients`, `maag.protocol`) under /opt/maag/sdk, its
 package read-only at /bot (its working folder), a private /scratch of capped size (also /tmp
 and $HOME), its own /proc (only its own processes) and a minimal /dev. Its environment holds
-only PATH, HOME, LANG, TMPDIR and the documented MAAG_* variables. It has no capabilities, cannot
-make user namespaces, and is killed with its parent: when maag ends the bwrap process (or
-dies), the kernel ends every process in the bot's pid namespace, a double-forked daemon
-included.
+only PATH, HOME, LANG, TMPDIR and the documented MAAG_* variables. It has no capabilities (an
+empty bounding set, no_new_privs), runs under the system call filter of seccomp.py (no
+namespaces, mounts, keyring, tracing...), in a session keyring of its own (keyring.py), and is
+killed with its parent: when maag ends the bwrap process (or dies), the kernel ends every
+process in the bot's pid namespace, a double-forked daemon included.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from maag.server.sandbox import keyring, seccomp
 from maag.server.sandbox.cgroups import BotGroup, Cgroups
 from maag.server.sandbox.limits import Limits
 
@@ -191,7 +193,7 @@ class Jail:
         self.killed_by_host = False
 
     # -- the command -------------------------------------------------------------------
-    def _bwrap_argv(self) -> list[str]:
+    def _bwrap_argv(self, seccomp_fd: int) -> list[str]:
         cfg = self.cfg
         uid = self.slot.uid
         a = [BWRAP, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
@@ -203,8 +205,11 @@ class Jail:
                   "--cap-drop", "ALL"]
         else:
             # maag is root: bubblewrap sets the namespaces up with root's rights, then
-            # setpriv drops to the sandbox's own uid with no capabilities at all.
-            a += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+            # setpriv drops to the sandbox's own uid with no capabilities at all. It needs
+            # CAP_SETPCAP to empty the bounding set: without it, setpriv's --bounding-set=-all
+            # fails silently and the bot keeps the host's whole bounding set.
+            a += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
+                  "--cap-add", "CAP_SETPCAP"]
         a += ["--ro-bind", "/usr", "/usr"]
         for d in ("bin", "lib", "lib64", "sbin"):
             p = Path("/") / d
@@ -234,6 +239,8 @@ class Jail:
             a += [*parents(str(p)), "--ro-bind", str(p), str(p)]
         for k, p in sdk_paths().items():
             a += [*parents(f"/opt/maag/sdk/maag/{k}"), "--ro-bind", str(p), f"/opt/maag/sdk/maag/{k}"]
+        # The filter applies to bubblewrap's command (setpriv, then the bot) and all it starts.
+        a += ["--seccomp", str(seccomp_fd)]
         a += ["--proc", "/proc", "--dev", "/dev",
               "--size", str(cfg.limits.scratch), "--perms", "0777", "--tmpfs", "/scratch"]
         if "/tmp" not in made:
@@ -261,6 +268,13 @@ class Jail:
                                  cpus=float(cfg.threads), cores=cfg.cores)
             procs_files = self.group.procs_files if self.group is not None else []
             rl = _rlimits(cfg.limits, self.cg, self.slot.uid is not None)
+            new_keyring = keyring.fresh_session_keyring()
+            if self.slot.uid is not None:
+                # Whatever an earlier user of this uid left (one of another maag version, or of
+                # a maag killed before its close) is gone before this bot starts.
+                await keyring.clear_user_keyrings(self.slot.uid)
+            # No filter, no bot: SeccompUnavailable says what the host lacks.
+            filter_fd = seccomp.bpf_fd()
 
             def prepare() -> None:  # in the child, before exec: plain os calls only
                 for f in procs_files:
@@ -269,16 +283,24 @@ class Jail:
                     os.close(fd)
                 for res, val in rl:
                     resource.setrlimit(res, (val, val))
+                new_keyring()  # the host's session keyring (maag's) is not the bot's
 
-            argv = self._bwrap_argv()
-            self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
-                *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                # The bot's environment is bwrap's own, which bwrap passes on: given as
-                # --setenv arguments, its token and any --pass-env secret would be in bwrap's
-                # command line, which every user of the host reads (`ps`, /proc/PID/cmdline).
-                stderr=asyncio.subprocess.STDOUT, env=dict(cfg.env),
-                pass_fds=cfg.extra_fds, preexec_fn=prepare, close_fds=True))
+            try:
+                argv = self._bwrap_argv(filter_fd)
+                self.log_path.parent.mkdir(parents=True, exist_ok=True)
+                spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
+                    *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                    # The bot's environment is bwrap's own, which bwrap passes on: given as
+                    # --setenv arguments, its token and any --pass-env secret would be in bwrap's
+                    # command line, which every user of the host reads (`ps`, /proc/PID/cmdline).
+                    stderr=asyncio.subprocess.STDOUT, env=dict(cfg.env),
+                    pass_fds=[*cfg.extra_fds, filter_fd], preexec_fn=prepare, close_fds=True))
+            except BaseException:
+                os.close(filter_fd)
+                raise
+            # Closed when the spawn is over (the child has its copy by then, or never will),
+            # not before: the task forks only once this coroutine awaits.
+            spawn.add_done_callback(lambda _: os.close(filter_fd))
             try:
                 # Shielded: cancelled while its pipes connect, asyncio would kill bwrap alone
                 # and then wait, with no time limit, for the pipes to close; the sandbox's
@@ -426,7 +448,8 @@ class Jail:
                 self.proc.kill()
 
     async def close(self) -> None:
-        """Kill, wait for the process and its output, remove the group, free the uid."""
+        """Kill, wait for the process and its output, empty the uid's keyrings, remove the
+        group, free the uid."""
         self.kill()
         try:
             if self.proc is not None:
@@ -435,6 +458,11 @@ class Jail:
             if self._pump is not None:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(self._pump, 2)
+            if self.slot.uid is not None and self.proc is not None:
+                # The filter refuses every keyring call, so nothing should be there: emptied
+                # anyway, while the uid is still held, in case a key got there another way.
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(keyring.clear_user_keyrings(self.slot.uid), 5)
         finally:  # even when the caller is cancelled meanwhile (a match stopped with Ctrl-C)
             self.close_sync()
 
