@@ -3,7 +3,8 @@ unpacking it and reading it back writes nothing outside its folder and changes n
 
 - a link through another link (`a -> .` then `a/b -> ...`), and CVE-2025-4517's shape (folders
   nested past PATH_MAX through links, then a link out through them, a file written and a
-  folder's mode set through it): refused by `maag match` and by `maag bot submit`'s checks,
+  folder's mode set through it): refused by `maag match`, `maag tournament` and by the checks
+  of `maag bot submit` and the web upload (`pack`),
   with a message; a canary file beside the destination keeps its text and its mode 0600, and
   nothing appears outside the destination;
 - a re-pointed link (a folder, then a link of the same name, then the folder again): refused;
@@ -164,6 +165,21 @@ def test_maag_match_refuses_links_through_links(tmp_path: Path, make: object, re
     # Whatever maag left in its temporary folder holds no link at all (nothing was unpacked).
     links = [p for p in _everything(tmp_path / "tmp") if os.path.islink(tmp_path / "tmp" / p)]
     assert not links, links
+
+
+def test_maag_tournament_refuses_a_link_chain_archive(tmp_path: Path) -> None:
+    canary = _canary(tmp_path)
+    (tmp_path / "in").mkdir()
+    (tmp_path / "tmp").mkdir()
+    archive = link_chain_archive(tmp_path / "in" / "evil.tar.gz", 3)
+    r = subprocess.run([*MAAG, "tournament", "--bot", f"evil={archive}", "--bot", "random", "--game", "nim",
+                        "--tc", "300ms", "--games-per-pair", "2", "--db", str(tmp_path / "t.sqlite3")],
+                       capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL,
+                       env={**os.environ, "TMPDIR": str(tmp_path / "tmp")})
+    assert r.returncode != 0, r.stdout[-2000:]
+    assert f"{archive}: archive member 'a/b': passes through a link ('a')" in r.stderr, r.stderr[-3000:]
+    _assert_canary(canary)
+    _no_payload(tmp_path)
 
 
 def test_submit_checks_refuse_the_same_archives(tmp_path: Path) -> None:
