@@ -158,8 +158,6 @@ class DbTarget:
     """`sqlite:///ABSOLUTE/PATH` (or `sqlite:///:memory:`), or the backend's URL as given."""
     scheme: str
     """The key of BACKENDS: "sqlite", "postgresql" or "postgres"."""
-    source: str
-    """Where the name came from, for messages: "--db", "$MAAG_DB" or "the default"."""
 
     @property
     def path(self) -> Path | None:
@@ -167,11 +165,6 @@ class DbTarget:
         if self.scheme != "sqlite" or self.url == "sqlite:///:memory:":
             return None
         return Path(self.url[len("sqlite:///"):])
-
-    @property
-    def shown(self) -> str:
-        """`url` without its password, for messages and logs."""
-        return redact_url(self.url)
 
     def __str__(self) -> str:
         return self.url
@@ -184,50 +177,48 @@ def redact_url(text: str) -> str:
 
 def resolve_db(value: str | os.PathLike[str] | None = None, *,
                environ: Mapping[str, str] | None = None) -> DbTarget:
-    """The database a command uses: `value` (its `--db`), else `$MAAG_DB` (unset or empty:
-    none), else default_sqlite_path(). A plain path is an SQLite file; `sqlite:///PATH` an
+    """The database a command uses: `value` (its `--db`), else `$MAAG_DB`, else
+    default_sqlite_path() (an empty value counts as none: the docs' `--db "$MAAG_DB"` with
+    the variable unset means the default). A plain path is an SQLite file; `sqlite:///PATH` an
     SQLite file at PATH (relative to the current folder unless it begins with /);
     `SCHEME://...` a backend of BACKENDS. Anything else that begins like a URL (`SCHEME:`)
     is refused with UnsupportedURL naming DB_FORMS: such a value is a mistake, and taken as a
     path it would make folders named after the URL (`postgresql:/...`). Nothing is opened or
     created here."""
     env = os.environ if environ is None else environ
-    if value is not None:
-        source = "--db"
-        text = os.fspath(value)
-        if isinstance(value, os.PathLike):  # a Path is a file, whatever its name
-            return _sqlite(text, source)
+    if isinstance(value, os.PathLike):  # a Path is a file, whatever its name
+        return _sqlite(os.fspath(value))
+    if value:
+        source, text = "--db", value
     elif env.get("MAAG_DB"):
         source, text = "$MAAG_DB", env["MAAG_DB"]
     else:
-        return _sqlite(str(default_sqlite_path()), "the default")
+        return _sqlite(str(default_sqlite_path()))
 
     def refuse(why: str) -> UnsupportedURL:
         return UnsupportedURL(f"{source} {redact_url(text)!r} names no database: {why}. Accepted: {DB_FORMS}")
 
-    if not text:
-        raise refuse("empty")
     scheme, sep, rest = text.partition("://")
     if sep and _SCHEME.fullmatch(scheme + ":"):
         if scheme == "sqlite":
             if not rest.startswith("/") or rest == "/":
                 raise refuse("an SQLite URL is sqlite:/// followed by the file's path")
-            return _sqlite(rest[1:], source)
+            return _sqlite(rest[1:])
         if scheme in BACKENDS:
-            return DbTarget(text, scheme, source)
+            return DbTarget(text, scheme)
         raise refuse(f"no database backend {scheme!r}")
     if _SCHEME.match(text):
         raise refuse("it begins like a URL (SCHEME:) but is none of the accepted forms (a file whose name "
                      "has a colon: write ./NAME)")
-    return _sqlite(text, source)
+    return _sqlite(text)
 
 
-def _sqlite(path: str, source: str) -> DbTarget:
+def _sqlite(path: str) -> DbTarget:
     """The DbTarget of an SQLite file, its path made absolute (so the URL means the same
     file in a worker or a child process started elsewhere)."""
     if path != ":memory:":
         path = os.path.abspath(path)
-    return DbTarget("sqlite:///" + path, "sqlite", source)
+    return DbTarget("sqlite:///" + path, "sqlite")
 
 
 def open_database(url: str | os.PathLike[str] | DbTarget | None = None, *,

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from maag.server.storage.backend import UnsupportedURL, resolve_db
 from maag.server.storage.base import open_storage
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,10 +107,36 @@ def test_sqlite_url_and_paths(tmp_path: Path) -> None:
             assert [b.name for b in st.list_bots()] == [bot]
         finally:
             st.close()
-    # Neither --db nor $MAAG_DB: the documented default in the user's data directory.
+    # Neither --db nor $MAAG_DB: the documented default in the user's data directory; the
+    # docs' `--db "$MAAG_DB"` with the variable unset means it too.
     r = host.maag("bot", "add", "erin")
     assert r.returncode == 0, r.stderr
+    r = host.maag("bot", "add", "fred", "--db", "")
+    assert r.returncode == 0, r.stderr
     assert host.left() == (["flag.sqlite3", "plain.sqlite3", "rel.sqlite3"], ["maag", "maag/maag.sqlite3"])
+    st = open_storage(host.home / ".local" / "share" / "maag" / "maag.sqlite3")
+    try:
+        assert sorted(b.name for b in st.list_bots()) == ["erin", "fred"]
+    finally:
+        st.close()
+
+
+def test_resolve_db_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What each form names, in the process (the subprocess tests above show its effects)."""
+    monkeypatch.chdir(tmp_path)
+    env = {"MAAG_DB": "postgresql://maag:pw@db:5432/ladder"}
+    assert resolve_db(None, environ=env).url == "postgresql://maag:pw@db:5432/ladder"
+    assert resolve_db("", environ=env).scheme == "postgresql"
+    assert resolve_db("x.sqlite3", environ=env).path == tmp_path / "x.sqlite3"
+    assert resolve_db("sqlite:///x.sqlite3", environ={}).path == tmp_path / "x.sqlite3"
+    assert resolve_db(f"sqlite:///{tmp_path}/y.sqlite3", environ={}).url == f"sqlite:///{tmp_path}/y.sqlite3"
+    assert resolve_db("postgres://h/d", environ={}).scheme == "postgres"
+    assert resolve_db("sqlite:///:memory:", environ={}).path is None
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert resolve_db(None, environ={}).path == tmp_path / "data" / "maag" / "maag.sqlite3"
+    with pytest.raises(UnsupportedURL, match=r"\$MAAG_DB 'postgresql:/maag:\*\*\*@db/ladder' names no "):
+        resolve_db(None, environ={"MAAG_DB": "postgresql:/maag:pw@db/ladder"})
+    assert os.listdir(tmp_path) == []
 
 
 BAD = ["sqlite:cup.sqlite3", "postgresql:/maag:hunter2@127.0.0.1:5432/competition", "mysql://maag@h/db",
