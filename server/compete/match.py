@@ -12,7 +12,9 @@ the host's but PATH, HOME and the locale; `pass_env` passes more on purpose):
                                                      MAAG_CONCURRENCY MAAG_BOT
 
 Each bot runs as one process playing up to `concurrency` games at once over one connection
-(one connection per token, as the protocol says).
+(one connection per token, as the protocol says). A process that exits is started again; one
+that lives on without its connection (it said hello and hung up) loses the games it is due
+by forfeit once the referee's grace period has passed (`bot_absence`), and the match goes on.
 """
 
 from __future__ import annotations

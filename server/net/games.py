@@ -44,6 +44,7 @@ class LiveGame:
     timer: asyncio.TimerHandle | None = None
     timer_at: float = 0.0  # clock time the timer fires at
     ending: bool = False
+    held: bool = False  # a seat's connection closed, its cause being learnt: no deadline acts
     link_secret: str | None = None  # what the fleet's other referees link its seats with (links.py)
     replies: Replies | None = None  # its frames' templates, made by the fast path (plain.py)
 
@@ -247,7 +248,7 @@ class Games:
                 srv.spawn(self._end(game))
             return
         dl = s.next_deadline()
-        if dl is None or (game.timer is not None and game.timer_at <= dl):
+        if dl is None or game.held or (game.timer is not None and game.timer_at <= dl):
             return
         if game.timer is not None:
             game.timer.cancel()
@@ -259,7 +260,7 @@ class Games:
 
     def _on_timer(self, game: LiveGame) -> None:
         game.timer = None
-        if game.ending:
+        if game.ending or game.held:
             return
         self.dispatch(game, game.session.tick(time.monotonic()))
         self.after(game)
@@ -354,6 +355,16 @@ class Games:
         self.dispatch(game, game.session.reconnect(seat, time.monotonic() if now is None else now))
         self.after(game)
 
+    def hold(self, c: Client) -> None:
+        """`c`'s connection closed and the server learns why (a hosted process's probe, up
+        to seconds) before its seats are given up (`leave`): its games' deadlines wait, so
+        that the clock does not decide first (`time` for a process that crashed)."""
+        for game, _ in c.games.values():
+            game.held = True
+            if game.timer is not None:
+                game.timer.cancel()
+                game.timer = None
+
     def leave(self, c: Client) -> None:
         """`c` is gone: its seats are disconnected (a hosted process's for good), its links closed."""
         if c.links:
@@ -371,6 +382,7 @@ class Games:
                 self.after(game)
                 del c.games[gid]
                 continue
+            game.held = False
             for seat in seats:
                 game.clients[seat] = None
                 final = c.pinned and not c.link  # a hosted process cannot come back; a link's bot can

@@ -4,6 +4,7 @@ against storage, revoked ones closed) and wires the rooms together:
 - `transport.py`: one asyncio.Protocol per connection, bytes to protocol events and back;
 - `lobby.py`: who is connected, who is free, who plays whom (and the limits on who connects);
 - `games.py`: the games' life cycle, from the pairing to the stored result and `game_over`;
+- `forfeits.py`: games lost other than by playing them (a cut-off, a seat away or gone first);
 - `keeper.py`: the storage lease, the database's outages, the results waiting (spill file);
 - `takeover.py`, `fleetlimits.py`, `links.py`: a fleet on one database (takeovers; the abuse
   limits; seats carried to the referee hosting their game);
@@ -15,9 +16,7 @@ Limits, per connection: frame size (`max_frame`, checked by the protocol before 
 buffered whole), messages per second (`max_rate`, then `rate_limited` and the connection is
 closed), and the bytes the server may buffer for a peer that does not read (`max_out_buffer`;
 then the connection is dropped). Every protocol violation is answered with an `error`; fatal
-codes close the connection, and a bot cut off so loses its games at once, verdict `protocol`
-(`NOT_A_CUT_OFF` lists the fatal codes that are not the bot's doing); a connection that merely
-closes leaves its games to the disconnect policy (grace period, then forfeit).
+codes close the connection; a bot's own fatal error loses its games at once (forfeits.py).
 Nothing a connection sends reaches another connection's games except through its own seats.
 
 Logging: logger `maag.server.net.server`; INFO for connections and games, DEBUG for every
@@ -52,6 +51,7 @@ from maag.protocol import (
     Welcome,
 )
 from maag.server.net.fleetlimits import FleetLimits
+from maag.server.net.forfeits import Forfeits
 from maag.server.net.games import Games, LiveGame
 from maag.server.net.keeper import StorageKeeper
 from maag.server.net.links import Links
@@ -69,14 +69,6 @@ __all__ = ["ServerConfig", "RefereeServer", "GameRequest", "Absence", "GameSumma
            "GameChange", "RateLimiter", "SERVER_NAME"]
 
 LOG = logging.getLogger(__name__)
-
-ABSENCE_POLL_S = 0.2  # how often a request with an `absence` looks for a seat away too long
-
-NOT_A_CUT_OFF = frozenset({ErrorCode.TRUNCATED_FRAME, ErrorCode.SHUTTING_DOWN, ErrorCode.UNAVAILABLE,
-                           ErrorCode.INTERNAL_ERROR})
-"""Fatal codes that are not the bot's doing (the server stops, its database is away, a bug)
-or that only report that the bot's side closed (the stream ended inside a frame: a process
-that died mid-write, whose verdict the disconnect policy and a hosted process's probe give)."""
 
 
 class RefereeServer:
@@ -104,6 +96,7 @@ class RefereeServer:
         self.lobby = Lobby(config, begin=self._begin, blocked=lambda: not self.keeper.ok,
                            call_later=lambda d, fn: asyncio.get_running_loop().call_later(d, fn))
         self.rooms = Games(self)
+        self.forfeits = Forfeits(self)
         self.takeover = Takeover(self)
         self.limits = FleetLimits(self)
         self.links = Links(self)
@@ -225,68 +218,15 @@ class RefereeServer:
                      annotate: Callable[[], dict[str, Any]] | None = None,
                      handover: bool = False, absence: Absence | None = None) -> asyncio.Future[GameSummary]:
         """Queue a game between bots `seat1` and `seat2` (by name); the future resolves to its
-        summary once the result is stored (see GameRequest.requeue for a seat that leaves
-        before the game starts); `tc` replaces the server's time control for this game. With
-        `absence`, a seat whose bot stays without a connection that long loses by forfeit (the
-        future resolves to that game's summary). A request naming an attached connection that
-        has closed already (`clients`) fails at once with GameNotStarted naming its seat."""
+        summary once stored (GameRequest.requeue: a seat that leaves before the game starts;
+        Forfeits.admit: `absence`, `clients` closed already); `tc`: this game's time control."""
         fut: asyncio.Future[GameSummary] = asyncio.get_running_loop().create_future()
-        for i, handle in enumerate(clients or ()):
-            if handle is not None and self._attached_gone(handle):
-                name = (seat1, seat2)[i]
-                fut.set_exception(GameNotStarted(f"{name}'s process closed its connection before its game",
-                                                 seat=i))
-                return fut
         req = GameRequest((seat1, seat2), match_id, dict(tags or {}), seed, start_state, fut, on_start,
                           requeue, tc, clients, on_prompt, annotate, handover, absence)
-        self.lobby.requests.append(req)
-        if absence is not None:
-            self.spawn(self._forfeit_absent(req, absence))
+        if self.forfeits.admit(req):
+            self.lobby.requests.append(req)
         self._pair()
         return fut
-
-    def _attached_gone(self, handle: asyncio.Future[str]) -> bool:
-        """Whether the attached connection of `handle` (`attach`) has closed: before its hello
-        (the future failed) or after it (no connection holds it any more)."""
-        if not handle.done():
-            return False
-        if handle.cancelled() or handle.exception() is not None:
-            return True
-        return not any(c.hello_future is handle and not c.closing for c in self.clients)
-
-    async def _forfeit_absent(self, req: GameRequest, absence: Absence) -> None:
-        """While `req` waits in the queue, look for a seat whose bot has been away longer than
-        `absence` allows: that seat loses the game by forfeit (Absence)."""
-        t0 = time.monotonic()
-        fut = req.future
-        assert fut is not None
-        while not fut.done() and not self.stopping:
-            await asyncio.sleep(ABSENCE_POLL_S)
-            if req not in self.lobby.requests:
-                continue  # being played (or set up): its game decides
-            now = time.monotonic()
-            for seat, bot in enumerate(req.seats):
-                away = self.lobby.absent(bot, now)
-                if away is None and absence.startup_s is not None and now - t0 >= absence.startup_s:
-                    kind, detail = "startup", f"not connected within {absence.startup_s:g} s"
-                elif away and away >= absence.gone_s:  # (0.0: connected)
-                    kind, detail = "disconnect", (f"its connection closed before its game and it did not "
-                                                  f"come back within {absence.gone_s:g} s")
-                else:
-                    continue
-                self.lobby.requests.remove(req)
-                LOG.warning("%s vs %s: %s forfeits: %s", req.seats[0], req.seats[1], bot, detail)
-                try:
-                    summary = await self.rooms.record_forfeit(req.seats, seat, kind, detail,
-                                                              match_id=req.match_id, tags=req.tags,
-                                                              seed=req.seed, tc=req.tc)
-                except Exception as e:
-                    if not fut.done():
-                        fut.set_exception(e)
-                    return
-                if not fut.done():
-                    fut.set_result(summary)
-                return
 
     def _pair(self) -> None:
         if not self.stopping:
@@ -314,9 +254,9 @@ class RefereeServer:
     async def record_forfeit(self, seats: tuple[str, str], loser: int, verdict: str, detail: str, *,
                              match_id: str | None = None, tags: dict[str, Any] | None = None,
                              seed: int | None = None, tc: TimeControl | None = None) -> GameSummary:
-        """Store a game lost by seat `loser` before it started (Games.record_forfeit)."""
-        return await self.rooms.record_forfeit(seats, loser, verdict, detail, match_id=match_id, tags=tags,
-                                               seed=seed, tc=tc)
+        """Store a game lost by seat `loser` before it started (Forfeits.record)."""
+        return await self.forfeits.record(seats, loser, verdict, detail, match_id=match_id, tags=tags,
+                                          seed=seed, tc=tc)
 
     # -- connections (called by the transport) -------------------------------------------
     def opened(self, c: Client) -> bool:
@@ -354,8 +294,9 @@ class RefereeServer:
         process, why it ended), then it is closed (gracefully after a fatal error)."""
         try:
             if c.probe is not None and any(not g.ending for g, _ in c.games.values()):
-                # A hosted process: learn why it ended (a crash, its memory limit) before
-                # its seat is given up, so that the verdict says so.
+                # A hosted process: learn why it ended (a crash, its memory limit) before its seat is
+                # given up, so that the verdict says so; its clock (and its games') waits meanwhile.
+                self.rooms.hold(c)
                 with contextlib.suppress(Exception):
                     why = await asyncio.wait_for(c.probe(), 3.0)
                     if why is not None:
@@ -382,12 +323,7 @@ class RefereeServer:
             c.closed = True
             c.linger = True
             c.fault = ("protocol", f"{code.value}: {message[:200]}")
-            if code not in NOT_A_CUT_OFF and not c.link:
-                # The referee cut the bot off: it loses its games now, on `protocol`, before
-                # its clock can run out while the connection lingers (or the grace period
-                # for a reconnection passes). A link (a fleet peer carrying a seat) is not the
-                # bot: its seat keeps the disconnect policy.
-                self.rooms.cut_off(c)
+            self.forfeits.cut_off(c, code)  # its games lost now on `protocol`, not on the clock
 
     async def hello(self, c: Client, h: Hello) -> None:
         if self.stopping:
@@ -446,7 +382,6 @@ class RefereeServer:
                 c.hello_future.set_result(name)
             self._pair()
             return  # a hosted process plays the one game it is started for, never an old seat
-        self.lobby.left.pop(name, None)
         self.rooms.reattach(c)
         if self.links.address is not None and c.token_hash is not None:
             # Its seats in games hosted by the fleet's others. Not for a token of this referee
@@ -459,15 +394,7 @@ class RefereeServer:
         c.closed = True
         self.clients.discard(c)
         LOG.info("%s disconnected", c)
-        if c.bot is not None and not c.pinned and not self.lobby.connections_of(c.bot):
-            self.lobby.left[c.bot] = time.monotonic()  # (requests with an `absence` watch this)
         if c.counted:  # its row goes now (or with the next heartbeat, if the database is away)
             self.spawn(self.keeper.forget_connections())
-        if c.pinned:  # a request waiting for this hosted process's connection cannot be played
-            for req in self.lobby.forget_requests_of(c.hello_future):
-                if req.future is not None and not req.future.done():
-                    seat = req.clients.index(c.hello_future) if req.clients else None
-                    name = req.seats[seat] if seat is not None else c.bot
-                    req.future.set_exception(GameNotStarted(f"{name}'s process closed its connection before "
-                                                            "its game", seat=seat))
+        self.forfeits.dropped(c)
         self.rooms.leave(c)
