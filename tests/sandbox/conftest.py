@@ -263,10 +263,11 @@ class Running:
 
 def launch(tmp: Path, bot: str, opponent: str = "random", *, games: int = 1, tc: str = "300ms",
            args: tuple[str, ...] = (), targets: dict[str, Any] | None = None,
-           env: dict[str, str] | None = None) -> Running:
+           env: dict[str, str] | None = None, prefix: tuple[str, ...] = ()) -> Running:
     """Start `maag match BOT OPPONENT` on nim as its own process, with the host's secrets in
     its environment and its temporary files (bot logs included) under `tmp`. BOT is the name
-    of a package under hostile/ (copied, with `targets` as its targets.json) or a command line."""
+    of a package under hostile/ (copied, with `targets` as its targets.json) or a command line.
+    `prefix`: a command that runs maag's (and ends by exec'ing it)."""
     tmp.mkdir(parents=True, exist_ok=True)
     if " " not in bot:
         pkg = tmp / "pkg" / bot
@@ -278,7 +279,7 @@ def launch(tmp: Path, bot: str, opponent: str = "random", *, games: int = 1, tc:
     tmpdir = tmp / "tmp"
     tmpdir.mkdir(exist_ok=True)
     db = tmp / "match.sqlite3"
-    cmd = [*MAAG, "match", spec, opponent, "--game", "nim", "--games", str(games), "--tc", tc,
+    cmd = [*prefix, *MAAG, "match", spec, opponent, "--game", "nim", "--games", str(games), "--tc", tc,
            "--db", str(db), "--json", "--max-illegal", "1", *args]
     return Running(cmd, {**os.environ, **SECRETS, "TMPDIR": str(tmpdir), **(env or {})}, tmp, db, tmpdir)
 
