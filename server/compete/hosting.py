@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from maag.server.net.server import Absence, GameNotStarted, GameSummary, RefereeServer
-from maag.server.sandbox import cgroups
+from maag.server.sandbox import cgroups, seccomp
 from maag.server.sandbox.archive import unpack_tar
 from maag.server.sandbox.environment import bot_environment
 from maag.server.sandbox.jail import LOCK_DIR, Jail, JailConfig, stage_package
@@ -321,6 +321,10 @@ class Host:
         if not Path(shutil.which("bwrap") or "/usr/bin/bwrap").exists():
             raise SandboxUnavailable("bubblewrap (bwrap) is not installed: apt-get install bubblewrap "
                                      "(`maag sandbox check` says what else is missing)")
+        try:
+            seccomp.bpf()  # built now, once: without the filter no bot may start, and the host says so here
+        except seccomp.SeccompUnavailable as e:
+            raise SandboxUnavailable(str(e)) from e
         if options.ponder not in PONDER:
             raise ValueError(f"--ponder must be one of {', '.join(PONDER)}")
         self.server = server
