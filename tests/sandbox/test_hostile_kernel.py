@@ -29,7 +29,7 @@ from maag.server.sandbox import keyring, seccomp
 from maag.server.sandbox.cgroups import Cgroups
 from maag.server.sandbox.jail import SANDBOX_UID_BASE, SANDBOX_UIDS
 
-from .conftest import NONCE, Companion, HostState, Match, command_line, launch, play
+from .conftest import HOSTILE, MAAG, NONCE, Companion, HostState, Match, command_line, launch, play
 from .test_hostile_bots import aftermath, verdicts
 
 pytestmark = pytest.mark.timeout(300)
@@ -277,3 +277,21 @@ def test_outside_the_sandbox_each_kernel_probe_finds_its_way(tmp_path: Path, can
     status = found["cap_reporter"]["status"]
     assert isinstance(status, dict) and int(status["CapEff"], 16) != 0, status
     assert set(found["kernel_caller"]["attempts"].values()) == {"ok"}, found["kernel_caller"]
+
+
+def test_without_libseccomp_no_bot_starts(tmp_path: Path) -> None:
+    """A host where pyseccomp finds no libseccomp (a module first on the path that fails as
+    pyseccomp does then): `maag match` with a package refuses to start, saying what to
+    install, and `maag sandbox check` reports the filter as a missing required mechanism."""
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "pyseccomp.py").write_text('raise RuntimeError("Unable to find libseccomp")\n')
+    env = {**os.environ, "PYTHONPATH": str(shadow)}
+    cmd = [*MAAG, "match", str(HOSTILE / "cap_reporter"), "random", "--game", "nim", "--games", "1",
+           "--db", str(tmp_path / "match.sqlite3")]
+    m = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert m.returncode != 0 and "apt-get install libseccomp2" in m.stderr, m
+    assert "PROBE" not in m.stdout + m.stderr
+    c = subprocess.run([*MAAG, "sandbox", "check"], env=env, capture_output=True, text=True, timeout=120)
+    assert c.returncode != 0, c
+    assert any(line.startswith("MISSING system call filter (seccomp)") for line in c.stdout.splitlines()), c
