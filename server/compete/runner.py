@@ -5,7 +5,7 @@ worker keeping an arena of its own for the tournament), and record each result e
 Resuming: the runner takes the tournament's runner lock, then looks at every game left
 `claimed` by a runner that died. If the referee stored a finished game under that game's
 match id (the runner died after the referee committed the result but before the schedule
-was updated), that result is adopted; otherwise the game goes back to `pending` and is
+was updated), that result is adopted, its verdict too (the strike policy counts it); otherwise the game goes back to `pending` and is
 played again. Standings count schedule rows, one result each, so nothing is counted twice.
 """
 
@@ -75,7 +75,7 @@ def recover(store: TournamentStore, storage: Storage, tid: str) -> tuple[int, in
         if found:
             g = min(found, key=lambda r: r.id)
             assert g.winner is not None
-            store.finish(tid, row.game.key, g.id, int(g.winner), g.reason or "")
+            store.finish(tid, row.game.key, g.id, int(g.winner), g.reason or "", verdict=g.verdict)
             adopted += 1
         else:
             store.release(tid, row.game.key)

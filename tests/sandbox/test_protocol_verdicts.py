@@ -35,11 +35,14 @@ from typing import Any
 
 import msgpack
 import pytest
+from maag.server.compete import formats
+from maag.server.compete.runner import recover
 from maag.server.net.server import Absence, GameNotStarted, GameSummary, RefereeServer, ServerConfig
 from maag.server.referee.clock import TimeControl
 from maag.server.referee.policy import Policy
 from maag.server.sandbox.check import sandbox_check
 from maag.server.storage.base import SQLiteStorage, open_storage
+from maag.server.storage.tournaments import open_tournament_store
 
 from .conftest import HOSTILE, MAAG, command_line, play
 
@@ -374,6 +377,32 @@ def test_a_package_that_hangs_up_forfeits_and_a_tournament_resumes(tmp_path: Pat
     # Run once more: finished, it plays nothing and says the same.
     again, doc2 = tournament(tmp_path, bots, "--games-per-pair", "4", "--strikes", "none", db=db, timeout=60)
     assert doc2["standings"] == doc["standings"]
+
+
+def test_a_resumed_tournament_adopts_a_stored_forfeit_with_its_verdict(tmp_path: Path) -> None:
+    """A runner killed after the referee stored a forfeit but before the schedule said so: the
+    next run adopts the result with its verdict, which the strike policy then counts."""
+    db = f"sqlite:///{tmp_path / 'r.sqlite3'}"
+    spec = formats.TournamentSpec(format="round-robin", bots=(formats.BotSpec("a"), formats.BotSpec("b")),
+                                  games_per_pair=4, seed=1, extra=(("strikes", "protocol:1/10"),))
+    store = open_tournament_store(db)
+    storage = open_storage(db)
+    try:
+        store.open_tournament(spec.id, spec.to_dict())
+        store.add_games(spec.id, formats.schedule_round(spec, 0, []))
+        [g] = store.claim(spec.id, 1)
+        verdict = {"seat": 1, "kind": "protocol", "detail": "frame_too_large: frame of 4294967295 bytes"}
+        gid = storage.create_game("nim", {}, (g.seat0, g.seat1), TC, formats.match_id(spec.id, g.key))
+        storage.finish_game(gid, {"seed": g.seed, "result": {"winner": 1, "reason": "disconnect", "plies": 0,
+                                                             "verdict": verdict}})
+        assert recover(store, storage, spec.id) == (1, 0)
+        row = next(r for r in store.rows(spec.id) if r.game.key == g.key)
+        assert (row.status, row.game_id, row.winner, row.verdict) == ("done", gid, 1, verdict)
+        assert {b: str(r) for b, r in formats.struck(spec, store.rows(spec.id)).items()} == {
+            g.seat0: "protocol:1/10"}
+    finally:
+        store.close()
+        storage.close()
 
 
 def _finished_games(db: Path) -> int:
