@@ -293,12 +293,11 @@ def run(args: argparse.Namespace) -> int:
                   markup=False, soft_wrap=True)
         return 1
     rows = _rows(runner, db)
-    if args.out_csv:
-        Path(args.out_csv).write_text(to_csv(st))
-    if args.out_json:
-        Path(args.out_json).write_text(to_json(st, rows))
-    if args.out_html:
-        Path(args.out_html).write_text(to_html(st))
+    for path, text in ((args.out_csv, lambda: to_csv(st)), (args.out_json, lambda: to_json(st, rows)),
+                       (args.out_html, lambda: to_html(st))):
+        if path:  # the folder made if missing (the docs' /var/www/html/final/ on a new machine)
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            Path(path).write_text(text())
     out.print(leaderboard(st))
     out.print(crosstable(st))
     if args.json:

@@ -808,12 +808,19 @@ class Ladder:
         for path, text in ((self.out_html, lambda: to_html(st)), (self.out_csv, lambda: to_csv(st)),
                            (self.out_json, lambda: json.dumps(st.summary(), indent=1))):
             if path:
-                _write_atomic(path, text())
+                try:
+                    _write_atomic(path, text())
+                except OSError as e:
+                    # A leaderboard file that cannot be written (a folder without rights, a
+                    # full disk) is the host's to fix; the ladder and its games go on.
+                    LOG.error("ladder %s: could not write %s: %s", self.name, path, e)
 
 
 def _write_atomic(path: str, text: str) -> None:
-    """Replace `path` at once (a web server never shows a half-written leaderboard)."""
+    """Replace `path` at once (a web server never shows a half-written leaderboard); its
+    folder is made if it is missing (the docs' /var/www/html/ladder/ on a new machine)."""
     p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
     tmp.write_text(text)
     os.replace(tmp, p)
