@@ -10,8 +10,10 @@ for a hosted process, `disconnect` for a bot process), and the match or tourname
 
 - RefereeServer (in the test's loop, real sockets, SQLite): each cut-off ends the game at
   once, on move or not; a request naming an attached connection that has closed fails at
-  once, naming its seat; a request with an `Absence` forfeits a bot that hung up (or never
-  came), and one that is connected is waited for.
+  once, naming its seat; a hosted process that hangs up on move loses by `disconnect`, its
+  clock held while its probe runs; a request with an `Absence` forfeits a bot that hung up
+  (or never came), and one that is connected is waited for; a resumed tournament adopts a
+  stored forfeit with its verdict.
 - `maag match` as a real process, the hostile bots of hostile/ (frame_4g, array_2g,
   nested_deep, flood, hangup_after_hello) as sandboxed packages and as command lines.
 - `maag tournament` as a real process: the protocol breakers struck out by the default
@@ -188,6 +190,36 @@ async def test_a_request_for_an_attached_connection_already_closed_fails(server:
     assert e.value.seat == 1 and "beta" in str(e.value)
     assert not server.requests
     raws[0].writer.close()
+
+
+async def test_a_hosted_process_that_hangs_up_on_move_loses_by_disconnect_not_on_time(
+        server: RefereeServer) -> None:
+    """While the referee learns why a hosted process's connection closed (its probe waits up
+    to seconds for the process to end), the game's clock waits too: at 300 ms a turn, the
+    verdict used to be `time`."""
+    handles, raws = [], []
+    for name in ("alpha", "beta"):
+        ours, theirs = socket.socketpair()
+        token = "t_" + secrets.token_hex(8)
+        server.add_token(token, name)
+
+        async def probe() -> tuple[str, str] | None:
+            await asyncio.sleep(2.5)  # (a process that lives on: Host.play's probe waits 2 s for its end)
+            return None
+
+        handles.append(server.attach(ours, probe=probe))
+        raws.append(await Raw.open(sock=theirs))
+        await raws[-1].hello(name, token)
+    fut = server.request_game("alpha", "beta", clients=(handles[0], handles[1]), requeue=False)
+    player = asyncio.ensure_future(raws[1].play_legal())
+    await raws[0].until("your_turn")
+    raws[0].writer.close()  # alpha's process hangs up on move and lives on
+    summary = await asyncio.wait_for(fut, 20)
+    assert summary.verdict == {"seat": 1, "kind": "disconnect",
+                               "detail": "its connection closed and it did not come back"}, summary
+    assert (summary.winner, summary.reason) == (1, "disconnect")
+    player.cancel()
+    raws[1].writer.close()
 
 
 async def test_an_absent_bot_forfeits_and_a_present_one_is_waited_for(server: RefereeServer) -> None:
