@@ -106,6 +106,12 @@ async def _serve(cfg: ServerConfig, args: argparse.Namespace) -> int:
     await asyncio.wait([failed, stopped], return_when=asyncio.FIRST_COMPLETED)
     failed.cancel()
     stopped.cancel()
+    if stop.is_set():  # what stopping does, at once (no game is waited for)
+        ids = sorted(g.db_id for g in server.games.values() if not g.ending)
+        print("maag serve: stopping; " + (f"game{'s' if len(ids) > 1 else ''} {', '.join(map(str, ids))} in "
+                                          "progress handed over to the fleet's other processes, or stored as "
+                                          "aborted (not rated)" if ids else "no game in progress"),
+              file=sys.stderr, flush=True)
     if web is not None:
         await web.stop()
     await server.stop()
