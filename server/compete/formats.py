@@ -381,7 +381,8 @@ def strike_policy(spec: TournamentSpec) -> StrikePolicy:
 def struck(spec: TournamentSpec, rows: Sequence[GameRow]) -> dict[str, StrikeRule]:
     """The bots the strike policy takes out, given the finished games among `rows` in
     schedule order (the same answer on every resume); once out, out (StrikePolicy.struck_ever)."""
-    done = [(r.game.seat0, r.game.seat1, r.verdict) for r in rows if r.status == "done"]
+    done = [(r.game.seat0, r.game.seat1, r.verdict) for r in rows
+            if r.status == "done" and r.reason != "voided"]  # (the host voided it: storage/rulings.py)
     policy = strike_policy(spec)
     out = {}
     for bot, history in histories(done).items():

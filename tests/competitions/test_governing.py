@@ -11,7 +11,8 @@ command line on SQLite and PostgreSQL:
   ladder within 5 s, saying it waits for no game (it waited about a minute before);
 - SIGTERM with a game running names the game and waits for its end, which is stored;
 - `maag bot add bob --replace` while bob plays: the game in progress is finished on the board,
-  not lost by bob (before, the old connection was closed and bob lost it).
+  not lost by bob (before, the old connection was closed and bob lost it);
+- a tournament's voided game leaves its table (3 of 4 games rated) and is not played again.
 """
 
 from __future__ import annotations
@@ -222,3 +223,30 @@ def test_replaced_token_does_not_lose_the_game_in_progress(
     assert lad.proc.returncode == 0, lad.err()
     rec = next(g for g in games(db) if g.id == gid)
     assert rec.status == "finished" and rec.verdict is None and rec.reason in ("rules", "turn_limit"), rec
+
+
+def test_a_voided_game_leaves_the_tournament_table(tmp_path: Path) -> None:
+    db = str(tmp_path / "t.sqlite3")
+    args = ["tournament", "--db", db, "--name", "cup", "--game", "nim", "--bot", "random", "--bot", "first",
+            "--games-per-pair", "4", "--tc", "1s", "--seed", "5", "--json"]
+    r = maag(*args)
+    assert r.returncode == 0, r.stderr
+    before = json.loads(r.stdout.strip().splitlines()[-1])
+    assert before["games"] == 4
+    st = open_storage(db)
+    try:
+        first = min(g.id for g in st.list_games(status="finished"))
+    finally:
+        st.close()
+    r = maag("game", "void", str(first), "--why", "a test", "--by", "tester", "--db", db)
+    assert r.returncode == 0, r.stdout
+    r = maag(*args)  # a finished tournament: its standings again, from its schedule; nothing replayed
+    assert r.returncode == 0, r.stderr
+    after = json.loads(r.stdout.strip().splitlines()[-1])
+    assert after["games"] == 3 and after["scheduled"] == 4
+    assert sum(row["games"] for row in after["standings"]) == 2 * 3
+    st = open_storage(db)
+    try:
+        assert len(st.list_games(limit=100)) == 4  # the voided game was not played again
+    finally:
+        st.close()
