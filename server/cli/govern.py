@@ -82,6 +82,8 @@ def run_show(args: argparse.Namespace) -> int:
     try:
         g = st.get_game(args.id)
         rulings = list_rulings(st, game_id=args.id) if g is not None else []
+        replay = st.get_replay(args.id) if g is not None and g.status == "aborted" else None
+        abort = (replay or {}).get("tags", {}).get("Abort")  # why it was aborted (e.g. killed from outside)
     finally:
         st.close()
     if g is None:
@@ -91,7 +93,7 @@ def run_show(args: argparse.Namespace) -> int:
         print(json.dumps({"id": g.id, "game": g.game, "seats": list(g.seats), "match_id": g.match_id,
                           "status": g.status, "winner": g.winner, "reason": g.reason, "plies": g.plies,
                           "created": g.created, "finished": g.finished, "verdict": g.verdict,
-                          "rulings": [r.to_dict() for r in rulings]}))
+                          "abort": abort, "rulings": [r.to_dict() for r in rulings]}))
         return 0
     result = {0: "1-0", 1: "0-1", -1: "1/2-1/2"}.get(g.winner if g.winner is not None else 9, "*")
     print(f"game {g.id} ({g.game}): {g.seats[0]} vs {g.seats[1]}, {g.status}"
@@ -99,6 +101,8 @@ def run_show(args: argparse.Namespace) -> int:
           + (f", match {g.match_id}" if g.match_id else ""))
     if g.verdict:
         print(f"  verdict: seat {g.verdict.get('seat')} {g.verdict.get('kind')}: {g.verdict.get('detail')}")
+    if abort:
+        print(f"  aborted: {abort}")
     for r in rulings:
         print(f"  {r.describe()}")
     return 0

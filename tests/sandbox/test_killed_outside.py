@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
 from maag.server.sandbox import cgroups
 from maag.server.sandbox.jail import SANDBOX_UID_BASE, SANDBOX_UIDS
 
-from tests.sandbox.conftest import _group_owner, _proc_status, launch
+from tests.sandbox.conftest import MAAG, _group_owner, _proc_status, launch
 
 
 def _bot_processes(maag_pid: int) -> list[int]:
@@ -62,3 +63,6 @@ def test_kill_9_from_outside_aborts_the_game_instead_of_a_crash(sandbox: cgroups
     assert first.winner is None and first.verdict is None, first
     assert replay is not None and "killed from outside" in replay["tags"].get("Abort", ""), replay["tags"]
     assert "crash" not in m.stdout, m.describe()
+    shown = subprocess.run([*MAAG, "game", "show", str(first.id), "--db", str(m.db)], capture_output=True,
+                           text=True, timeout=60)
+    assert "aborted: killed from outside" in shown.stdout, shown.stdout + shown.stderr
