@@ -85,6 +85,15 @@ class FleetLimits:
                 continue
             for c in live:
                 if c.token_hash not in valid and not c.closed:
+                    if any(not g.ending for g, _ in c.games.values()):
+                        # A token replaced (`maag bot add NAME --replace`) while its bot plays:
+                        # the games in progress go on to their end on this connection (closing
+                        # it would lose them on time), but it gets no new game, and it is
+                        # closed at the first check after they are over.
+                        if c.max_games != c.begun:
+                            LOG.warning("%s: its token was revoked; closing it once its games end", c)
+                            c.max_games = c.begun
+                        continue
                     LOG.warning("%s: its token was revoked; closing", c)
                     srv.violation(c, ErrorCode.AUTH_FAILED, "your token was revoked")
                     srv._drop(c)
