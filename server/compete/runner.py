@@ -5,8 +5,11 @@ worker keeping an arena of its own for the tournament), and record each result e
 Resuming: the runner takes the tournament's runner lock, then looks at every game left
 `claimed` by a runner that died. If the referee stored a finished game under that game's
 match id (the runner died after the referee committed the result but before the schedule
-was updated), that result is adopted, its verdict too (the strike policy counts it); otherwise the game goes back to `pending` and is
-played again. Standings count schedule rows, one result each, so nothing is counted twice.
+was updated), that result is adopted, its verdict too (the strike policy counts it);
+otherwise the game goes back to `pending` and is played again. Standings count schedule
+rows, one result each, so nothing is counted twice. A game the referee could not start
+(GameNotStarted) is played again too, MAX_ATTEMPTS times at most; a bot that fails before
+its game forfeits it (a stored result with its verdict), so one bot never stops the run.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from maag.server.compete.formats import (
     standings,
     struck,
 )
+from maag.server.net.model import GameNotStarted
 from maag.server.referee.session import LatePolicy, Policy
 from maag.server.storage.base import Storage, open_storage
 from maag.server.storage.tournaments import GameRow, ScheduledGame, TournamentStore, open_tournament_store
@@ -275,7 +279,11 @@ class TournamentRunner:
                 done, _ = await asyncio.wait(list(inflight), return_when=asyncio.FIRST_COMPLETED)
                 for t in done:
                     g = inflight.pop(t)
-                    s = t.result()  # a crashed arena (BotCrashed) ends the run here
+                    try:
+                        s = t.result()  # a crashed arena (BotCrashed) ends the run here
+                    except GameNotStarted as e:  # (set up refused: tried again, MAX_ATTEMPTS at most)
+                        await asyncio.to_thread(self._record, g, not_started(e))
+                        continue
                     await asyncio.to_thread(self._record, g, {
                         "game_id": s.game_id, "winner": s.winner, "reason": s.reason, "stored": s.stored,
                         "search": list(s.search), "verdict": s.verdict})
@@ -323,6 +331,13 @@ class TournamentRunner:
                 if res.get("worker"):
                     self.workers[res["worker"]] = self.workers.get(res["worker"], 0) + 1
                 self._record(g, res)
+
+
+def not_started(e: GameNotStarted) -> dict[str, Any]:
+    """A game's result when the referee could not start it (GameNotStarted): no winner, so
+    the runner puts it back and plays it again, up to MAX_ATTEMPTS times (GameFailed then).
+    A bot that fails before its game forfeits it instead (a stored result with a verdict)."""
+    return {"game_id": None, "winner": None, "reason": f"not started: {e}", "stored": False}
 
 
 def connect_dask(address: str, workers: int) -> tuple[Any, Any]:
@@ -456,6 +471,8 @@ def play_on_worker(spec_dict: dict[str, Any], db_url: str, tid: str, game: dict[
         arena.busy += 1  # with the lookup, under the lock: the idle check cannot close it now
     try:
         s = arena.play(g, tid, match, tags)
+    except GameNotStarted as e:  # the game could not be set up; the arena is fine
+        return {**not_started(e), "worker": _worker_address()}
     except Exception:
         with _WORKER_LOCK:  # a broken arena (a bot that keeps crashing) is not reused
             if _WORKER_ARENAS.get(key) is arena:
