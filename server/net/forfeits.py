@@ -9,8 +9,8 @@ referee knows, never left to a clock or a grace period that would say something 
 - `watch`: a requested game waits for a seat's bot that has no connection only as long as
   its `Absence` allows, then that seat forfeits it (a bot process that said hello and hung
   up, and lives on, never holds a match or a tournament);
-- `admit`, `dropped`: a hosted process's attached connection that
-  has closed fails the request naming it, with the seat to blame (it would wait for ever).
+- `admit`, `dropped`: a request naming a hosted process's attached connection that has
+  closed fails at once, with the seat to blame (it used to wait for ever).
 """
 
 from __future__ import annotations
