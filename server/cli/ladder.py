@@ -227,7 +227,9 @@ def _printer(ladder: Ladder, out: Console, args: argparse.Namespace) -> Any:
             sent = "it is paired again" if e.bot not in ladder.struck else "it is still struck out"
             say(f"Bot {e.bot} pardoned by the host ({e.reason}): its strikes so far are cleared; {sent}")
         elif e.kind == "start" and e.seats:
-            say(f"Started game {ladder.started} ({e.seats[0]} vs {e.seats[1]})")
+            say(f"Started game {e.game_id} ({e.seats[0]} vs {e.seats[1]})")
+        elif e.kind == "paired" and e.seats:
+            say(f"Paired {e.seats[0]} vs {e.seats[1]} (another process referees the game)")
         elif e.kind == "finish" and e.seats:
             result = RESULT_TEXT.get(e.winner if e.winner is not None else 9, "*")
             say(f"Finished game {e.game_id} ({e.seats[0]} vs {e.seats[1]}): {result} {{{e.reason}}}")

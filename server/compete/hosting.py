@@ -26,7 +26,7 @@ import socket
 import tempfile
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -386,11 +386,13 @@ class Host:
 
     async def play(self, seats: tuple[str, str], bots: Sequence[HostedBot | None], tokens: Sequence[str], *,
                    match_id: str | None = None, seed: int | None = None,
-                   tags: dict[str, Any] | None = None, absence: Absence | None = None) -> GameSummary:
+                   tags: dict[str, Any] | None = None, absence: Absence | None = None,
+                   on_start: Callable[[int], None] | None = None) -> GameSummary:
         """Play one game between `seats` (names); a seat whose bot is hosted gets a fresh
         sandboxed process, the other is paired by name as usual (`absence`: how long it may
-        be without a connection, RefereeServer.request_game). A hosted process that fails
-        before the game (no hello in time, its connection closed) loses it by forfeit."""
+        be without a connection, RefereeServer.request_game; `on_start`: told the stored
+        game's id when it begins). A hosted process that fails before the game (no hello in
+        time, its connection closed) loses it by forfeit."""
         self.monitor.start()
         self.games += 1
         n = self.games
@@ -478,7 +480,8 @@ class Host:
 
             fut = self.server.request_game(seats[0], seats[1], match_id=match_id, seed=seed, tags=tags,
                                            clients=(handles[0], handles[1]), on_prompt=on_prompt,
-                                           annotate=annotate, requeue=False, absence=absence)
+                                           annotate=annotate, requeue=False, absence=absence,
+                                           on_start=on_start)
             try:
                 return await fut
             except GameNotStarted as gone:

@@ -86,7 +86,9 @@ def ladder_match_id(name: str) -> str:
 @dataclass(frozen=True, slots=True)
 class LadderEvent:
     """kind: standby (another process schedules this ladder: waiting to take over), leading
-    (this process schedules it now), listening, join, leave, start, finish, struck (the
+    (this process schedules it now), listening, join, leave, paired (two bots paired for a
+    game whose id is not known yet: refereed by a fleet member or a Dask worker), start (the
+    game `game_id` began), finish, struck (the
     strike policy took `bot` out; `reason` is the rule), voided (the host voided game
     `game_id`: left out of the ratings), pardoned (the host cleared `bot`'s strikes; `reason`
     is why)."""
@@ -514,7 +516,8 @@ class Ladder:
         a, b = seats
         self.idle_since[a] = self.idle_since[b] = now
         self.last_opponent[a], self.last_opponent[b] = b, a
-        self.on_event(LadderEvent("start", seats=seats, games=len(self.outcomes)))
+        # A fleet member referees it: its stored id is known when a member starts it.
+        self.on_event(LadderEvent("paired", seats=seats, games=len(self.outcomes)))
 
     def _over(self, gid: int, seats: tuple[str, str], winner: int | None, reason: str, verdict: Any) -> None:
         for x in seats:
@@ -550,6 +553,12 @@ class Ladder:
         for x in seats:
             self.playing[x] += 1
         fut: asyncio.Future[GameSummary]
+
+        def started(gid: int) -> None:
+            # Said when the game begins, with the id it is stored under (the same id as in
+            # "Finished game", the bots' log files, the web view and `maag replay`).
+            self.on_event(LadderEvent("start", seats=seats, game_id=gid, games=len(self.outcomes)))
+
         if any(s in self.hosted for s in seats):
             assert self.host is not None
             bots = [self.hosted.get(seats[0]), self.hosted.get(seats[1])]
@@ -559,19 +568,20 @@ class Ladder:
                 assert self.host is not None
                 try:
                     if self._dask is not None and all(s in self.hosted for s in seats):
+                        # A worker referees it: its stored id is known when it is over.
+                        self.on_event(LadderEvent("paired", seats=seats, games=len(self.outcomes)))
                         return await self._play_on_cluster(seats, seed)
                     return await self.host.play(seats, bots, [self._tokens.get(seats[0], ""),
                                                               self._tokens.get(seats[1], "")],
                                                 match_id=ladder_match_id(self.name), seed=seed,
-                                                tags={"Ladder": self.name})
+                                                tags={"Ladder": self.name}, on_start=started)
                 finally:
                     self._hosted_games -= 1
 
             fut = asyncio.ensure_future(hosted_game())
         else:
             fut = self.server.request_game(seats[0], seats[1], match_id=ladder_match_id(self.name), seed=seed,
-                                           tags={"Ladder": self.name}, requeue=False)
-        self.on_event(LadderEvent("start", seats=seats, games=len(self.outcomes)))
+                                           tags={"Ladder": self.name}, requeue=False, on_start=started)
         task = asyncio.ensure_future(self._finish(seats, fut))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

@@ -156,6 +156,13 @@ def the_day(day: Day, games: Any, tmp: Path) -> None:
         took = stop(ladder)
         assert took < STOP_S, f"SIGTERM with no game running took {took:.1f} s: {log.read_text()[-2000:]}"
     first = games()[0]
+    # One id for a game everywhere: the ladder's "Started game N" and "Finished game N" name the
+    # stored game (the database's id, `maag replay N`), whatever the order games start and end.
+    text = (tmp / "ladder-1.log").read_text(errors="replace")
+    started = re.findall(r"Started game (\d+) \((\w+) vs (\w+)\)", text)
+    finished = re.findall(r"Finished game (\d+) \((\w+) vs (\w+)\)", text)
+    assert finished and set(finished) <= set(started), text[-3000:]
+    assert max(int(g) for g, _, _ in finished) == games.last_id(), text[-3000:]
     assert (day.www / "ladder" / "index.html").is_file()  # the unit's --out-html, written on stopping
 
     # Started again, it continues from its history.
