@@ -4,10 +4,12 @@ subcommands (`run`, `check`) as entry points of the group "maag.bot_commands".""
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from maag.server.cli import register_group
 from maag.server.cli.common import add_db_argument
+from maag.server.storage.backend import redact_url, resolve_db
 from maag.server.storage.base import StorageError, open_storage
 
 
@@ -36,11 +38,19 @@ def run_add(args: argparse.Namespace) -> int:
     try:
         token = st.add_bot(args.name, replace=args.replace)
     except StorageError as e:
-        print(f"maag bot add: {e}")
+        print(f"maag bot add: {e}", file=sys.stderr)
         return 1
     finally:
         st.close()
+    # The token alone on standard output (TOKEN=$(maag bot add NAME) keeps working); what it
+    # is and what to do with it for the person at the terminal, on standard error.
     print(token)
+    what = ("a new token; the one before is revoked (a game it is playing finishes, then that "
+            "connection is closed)" if args.replace else "registered")
+    print(f"maag bot add: {args.name}: {what}, in {redact_url(str(resolve_db(args.db)))}.\n"
+          f"  Only the token's hash is stored: keep the token now, it is not shown again. The bot "
+          f"plays with it (MAAG_TOKEN=... or --token); a lost one is replaced by "
+          f"`maag bot add {args.name} --replace`.", file=sys.stderr)
     return 0
 
 
