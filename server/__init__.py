@@ -11,4 +11,6 @@
   kit/       the bot kit (`maag bot check`)
   bench/     `maag bench ...`
   cli/       the `maag` command line, assembled from entry points
+  printable  `printable(text)`: a participant's text (logs, notes, details) made safe to show
+             a person, its control and bidi characters as visible escapes
   __main__   `python -m maag.server`, the same as `maag`"""

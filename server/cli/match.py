@@ -41,9 +41,11 @@ from maag.server.cli.common import (
 )
 from maag.server.compete.match import MatchResult, display_names, run_match, run_remote_match
 from maag.server.net.server import GameSummary, ServerConfig
+from maag.server.printable import printable
 from maag.server.storage.base import open_storage
 from maag.stats import pairwise
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -98,7 +100,8 @@ def run(args: argparse.Namespace) -> int:
     console = Console(stderr=args.json)
     t0 = time.monotonic()
     progress = None if args.json else Progress(
-        TextColumn(f"[bold]{names[0]}[/] vs [bold]{names[1]}[/]"), BarColumn(), MofNCompleteColumn(),
+        TextColumn(f"[bold]{escape(printable(names[0]))}[/] vs [bold]{escape(printable(names[1]))}[/]"),
+        BarColumn(), MofNCompleteColumn(),
         TextColumn("{task.fields[score]}"), TimeElapsedColumn(), console=console, transient=True)
     task = progress.add_task("match", total=args.games, score="") if progress else None
     tally = [0, 0, 0]
@@ -121,7 +124,9 @@ def run(args: argparse.Namespace) -> int:
         line = (f"game {i + 1}/{args.games} #{g.game_id} {g.seats[0]} vs {g.seats[1]}: "
                 f"{_result_text(g)} {{{g.reason}}} {g.plies} actions{why}")
         assert progress is not None and task is not None
-        progress.console.print(line, highlight=False)
+        # A verdict's detail can quote what a bot sent: no rich markup read in it ("[link=...]"),
+        # its control characters shown as escapes.
+        progress.console.print(printable(line), highlight=False, markup=False)
         s = pairwise(*tally)
         progress.update(task, advance=1, score=f"+{tally[0]} ={tally[1]} -{tally[2]}  score {s.score:.3f}")
 
@@ -143,7 +148,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             result = asyncio.run(go())
     except (RuntimeError, ValueError) as e:  # incl. a package refused (PackageError), no sandbox here
-        print(f"maag match: {e}", file=sys.stderr)
+        # A failed build's message ends with its log, a participant's output: shown escaped.
+        print(f"maag match: {printable(str(e))}", file=sys.stderr)
         return 1
     w, d, lo = result.tally()
     stats = pairwise(w, d, lo)
@@ -163,12 +169,13 @@ def _fmt_elo(x: float) -> str:
 
 def _table(console: Console, names: tuple[str, str], stats: Any, result: MatchResult, tc: str,
            elapsed: float) -> None:
-    t = Table(title=f"{names[0]} vs {names[1]}: {stats.games} games, tc {tc}, {elapsed:.0f} s")
+    shown = [escape(printable(n)) for n in names]  # an archive's file name: no markup, no controls
+    t = Table(title=f"{shown[0]} vs {shown[1]}: {stats.games} games, tc {tc}, {elapsed:.0f} s")
     for col in ("bot", "W", "D", "L", "score", "95% CI", "Elo", "95% CI", "LOS"):
         t.add_column(col, justify="left" if col == "bot" else "right")
     lo, hi = stats.score_ci95
     elo_lo, elo_hi = stats.elo_ci95
-    t.add_row(names[0], str(stats.wins), str(stats.draws), str(stats.losses), f"{stats.score:.3f}",
+    t.add_row(shown[0], str(stats.wins), str(stats.draws), str(stats.losses), f"{stats.score:.3f}",
               f"[{lo:.3f}, {hi:.3f}]", _fmt_elo(stats.elo), f"[{_fmt_elo(elo_lo)}, {_fmt_elo(elo_hi)}]",
               f"{stats.los:.1%}")
     console.print(t)
@@ -178,5 +185,5 @@ def _table(console: Console, names: tuple[str, str], stats: Any, result: MatchRe
     its = [f"{name} {rep['iterations_per_turn']:,.0f} ({rep['time_ms_per_turn']:,.0f} ms)"
            for name, rep in result.search().items() if rep is not None]
     if its:
-        console.print("search iterations per turn (search time), as the bots reported them: "
-                      + ", ".join(its), highlight=False)
+        console.print(printable("search iterations per turn (search time), as the bots reported them: "
+                                + ", ".join(its)), highlight=False, markup=False)

@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from maag.server.cli.common import add_db_argument
+from maag.server.printable import printable
 from maag.server.referee.replay import ReplayError, resimulate, state_at
 from maag.server.storage.base import open_storage
 
@@ -97,11 +98,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         check = resimulate(rp)
     except ReplayError as e:
-        print(f"replay {args.id}: FAILED at {e}")
+        print(printable(f"replay {args.id}: FAILED at {e}"))
         return 1
     tags = rp.get("tags", {})
     for k, v in tags.items():
-        print(f'[{k} "{v}"]')
+        print(printable(f'[{k} "{v}"]'))
     if args.log:
         for i, a in enumerate(rp["actions"]):
             extra = " (auto)" if a.get("auto") else ""
@@ -111,7 +112,8 @@ def run(args: argparse.Namespace) -> int:
     if res.get("verdict"):
         v = res["verdict"]
         who = tags.get(f"Seat{v['seat']}", "?")
-        print(f"verdict: seat {v['seat']} ({who}) forfeited: {v['kind']}: {v.get('detail', '')}")
+        # A verdict's detail can quote what the bot sent or printed: shown escaped.
+        print(printable(f"verdict: seat {v['seat']} ({who}) forfeited: {v['kind']}: {v.get('detail', '')}"))
     host = rp.get("host") or {}
     for seat in (0, 1):
         turns = (host.get("cpu_ms_per_turn") or [None, None])[seat]
@@ -122,7 +124,10 @@ def run(args: argparse.Namespace) -> int:
         tail = (host.get("log_tail") or [None, None])[seat]
         if tail:
             print(f"seat {seat + 1}'s log ends with:")
-            for line in tail.splitlines():
+            # The bot's own output: its control characters (ESC sequences, a carriage return
+            # faking a line) shown as escapes, never sent to the terminal. Split on \n only,
+            # after escaping, so that no other line break (\r, \x0b, U+2028...) is lost.
+            for line in printable(tail).split("\n"):
                 print(f"  | {line}")
     if host:
         print(f"host: ponder {host.get('ponder')}, cores {host.get('cores')}, CPU pressure "

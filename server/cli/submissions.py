@@ -25,6 +25,7 @@ from maag.server.cli.common import (
     host_options,
     setup_logging,
 )
+from maag.server.printable import printable
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -75,7 +76,7 @@ def _kw(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _line(v: Any) -> str:
-    reason = f": {v.reason}" if v.reason else ""
+    reason = f": {printable(v.reason)}" if v.reason else ""  # a build's log, a bot's words: escaped
     return f"{v.label}\t{v.status}\t{v.size} bytes\tsha256 {v.sha256[:12]}\t{v.updated}{reason}"
 
 
@@ -98,7 +99,7 @@ def run_submit(args: argparse.Namespace) -> int:
         kw = _kw(args)
         data, pkg = pack(Path(args.package), args.max_size or DEFAULT_MAX_UPLOAD, kw["options"])
     except (SubmissionRejected, ValueError) as e:
-        print(f"maag bot submit: rejected: {e}", file=sys.stderr)
+        print(f"maag bot submit: rejected: {printable(str(e))}", file=sys.stderr)
         return 1
     store = open_submission_store(args.db)
     try:

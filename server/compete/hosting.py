@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from maag.server.net.server import Absence, GameNotStarted, GameSummary, RefereeServer
+from maag.server.printable import printable
 from maag.server.sandbox import cgroups, seccomp
 from maag.server.sandbox.archive import unpack_tar
 from maag.server.sandbox.environment import bot_environment
@@ -195,7 +196,7 @@ async def build(bot: HostedBot, options: HostOptions, cg: cgroups.Cgroups | None
         rc = await jail.wait(options.limits.build_s)
         if rc is None:
             raise RuntimeError(f"{bot.name}: the build ran over its {options.limits.build_s:g} s; "
-                               f"its log {log_path} ends with:\n{jail.log_tail()}")
+                               f"its log {log_path} ends with:\n{printable(jail.log_tail())}")
     finally:
         if write_fd >= 0:
             os.close(write_fd)
@@ -204,7 +205,7 @@ async def build(bot: HostedBot, options: HostOptions, cg: cgroups.Cgroups | None
     if rc != 0:
         v = jail.verdict()
         raise RuntimeError(f"{bot.name}: the build failed ({v.detail if v else f'exit code {rc}'}); "
-                           f"its log {log_path} ends with:\n{jail.log_tail()}")
+                           f"its log {log_path} ends with:\n{printable(jail.log_tail())}")
     built = bot.folder.parent / "built"
     try:
         # Made here (0755), every file 0755 or 0644, no link followed (maag.server.sandbox.archive).
