@@ -43,6 +43,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 from maag.server.net.server import RefereeServer
+from maag.server.printable import printable_all
 from maag.server.referee.clock import TimeControl
 from maag.server.referee.replay import ReplayError, initial_state, state_at
 from maag.server.referee.spectator import public_value, public_view
@@ -168,7 +169,8 @@ class WebServer:
         st = self.referee.storage.storage
         rows = await asyncio.to_thread(st.list_games, None, None, 20)
         return [{"game_id": g.id, "game": g.game, "seats": list(g.seats), "status": g.status,
-                 "winner": g.winner, "reason": g.reason, "plies": g.plies, "verdict": g.verdict} for g in rows
+                 "winner": g.winner, "reason": g.reason, "plies": g.plies,
+                 "verdict": printable_all(g.verdict)} for g in rows  # its detail may quote a bot
                 if g.status != "running"]
 
     async def _load(self, gid: int) -> dict[str, Any] | None:
@@ -254,12 +256,14 @@ class WebServer:
         except Exception as e:  # a replay that does not re-simulate
             raise web.HTTPUnprocessableEntity(text=f"game {gid} does not re-simulate: {e}") from None
         return web.json_response({
-            "game_id": gid, "game": rp["game"], "config": rp["config"], "tags": rp.get("tags", {}),
+            # The tags and the result's verdict detail can quote what a bot sent: escaped.
+            "game_id": gid, "game": rp["game"], "config": rp["config"],
+            "tags": printable_all(rp.get("tags", {})),
             "seats": [rp.get("tags", {}).get("Seat1"), rp.get("tags", {}).get("Seat2")],
             "actions": [{"seat": e["seat"] + 1, "action": spec.public_action(e["action"]),
                          "auto": bool(e.get("auto")), **({"text": texts[i]} if texts else {})}
                         for i, e in enumerate(rp["actions"])],
-            "plies": len(rp["actions"]), "result": rp.get("result"), "values": vals,
+            "plies": len(rp["actions"]), "result": printable_all(rp.get("result")), "values": vals,
             # What the host measured (CPU per turn, overload); the bots' log tails are the owners' only.
             "host": {k: v for k, v in (rp.get("host") or {}).items() if k != "log_tail"} or None,
             "value_scale": spec.value_scale, "layout": layout_of(rp["game"], rp["config"]),

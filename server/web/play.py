@@ -49,6 +49,7 @@ from maag.protocol import (
 )
 from maag.server.compete.match import BotProcess
 from maag.server.net.server import RateLimiter, RefereeServer
+from maag.server.printable import printable
 from maag.server.referee.clock import TimeControl
 
 __all__ = ["HumanSeat", "PlayError", "Seats", "EXPERIENCE", "PLAY_MATCH"]
@@ -242,7 +243,7 @@ class Seats:
                 for req in list(self.referee.requests):
                     if req.future is fut:
                         self.referee.requests.remove(req)
-                tail = proc.log_tail(8)
+                tail = printable(proc.log_tail(8))  # the process's own output, shown as text
                 fut.set_exception(PlayError(f"the opponent {hs.opponent!r} could not start (exit status "
                                             f"{p.returncode}):\n{tail}"))
                 return

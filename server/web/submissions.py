@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
+from maag.server.printable import printable, printable_all
 from maag.server.storage.base import hash_token
 from maag.stats.live import LiveRatings
 
@@ -239,7 +240,8 @@ class Submissions:
                 done = await process(self.store, self.db_url, v, game=cfg.game,
                                      game_config=dict(cfg.game_config), tc=str(cfg.tc), options=options,
                                      log_dir=self.version_log_dir(bot, n))
-                LOG.info("%s: %s%s", done.label, done.status, f" ({done.reason})" if done.reason else "")
+                LOG.info("%s: %s%s", done.label, done.status,
+                         f" ({printable(done.reason)})" if done.reason else "")
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -369,8 +371,8 @@ class Submissions:
             data = await self._read(request, limit)
             pkg = await asyncio.to_thread(_check, data, limit, self.config.host)
         except _Rejected as e:
-            LOG.info("web: upload for %s rejected: %s", name, e)
-            return _error(e.status, str(e), **e.extra)
+            LOG.info("web: upload for %s rejected: %s", name, printable(str(e)))
+            return _error(e.status, printable(str(e)), **e.extra)
         from maag.server.compete.submissions import submit
 
         v = await asyncio.to_thread(submit, self.store, name, data, pkg)
@@ -382,7 +384,8 @@ class Submissions:
         notes = [] if pkg.name == name else [
             f"the package's manifest names {pkg.name!r}, but it was sent with {name!r}'s token: "
             f"it is stored as a version of {name!r}"]
-        return web.json_response({"version": v.to_dict(), "poll": f"/api/bots/{name}/versions/{v.version}",
+        return web.json_response({"version": printable_all(v.to_dict()),
+                                  "poll": f"/api/bots/{name}/versions/{v.version}",
                                   "queued": self._queue.qsize(), "warnings": notes}, status=202)
 
     def _stored_last_hour(self, bot: str) -> int:
@@ -442,14 +445,17 @@ class Submissions:
         for g in mine[:RECENT_GAMES]:
             d: dict[str, Any] = {"game_id": g.id, "game": g.game, "seats": list(g.seats),
                                  "status": g.status, "winner": g.winner, "reason": g.reason, "plies": g.plies,
-                                 "verdict": g.verdict, "finished": g.finished, "match_id": g.match_id,
+                                 "verdict": printable_all(g.verdict), "finished": g.finished,
+                                 "match_id": g.match_id,
                                  "validation": is_validation(g, name)}
             host = self._host_of(g) if owner else None
             seats = owner_seats(g, name, None if host is None else {"host": host})
             d["bot_seats"] = [i + 1 for i in seats]
             if host is not None:
                 tails = host.get("log_tail") or []
-                d["log_tails"] = {str(i + 1): tails[i] for i in seats
+                # A bot's own output, shown as text: its control and bidi characters escaped
+                # here, once for every page (maag.server.printable).
+                d["log_tails"] = {str(i + 1): printable(tails[i]) for i in seats
                                   if i < len(tails) and tails[i] is not None}
             recent.append(d)
         # The rating history: after each of the bot's finished games (its smoke games left
@@ -493,7 +499,8 @@ class Submissions:
         return got
 
     def _vdict(self, v: Version, owner: bool) -> dict[str, Any]:
-        d = v.to_dict(logs=owner)
+        # The reason, report, manifest (its notes) and build log are a participant's text.
+        d: dict[str, Any] = printable_all(v.to_dict(logs=owner))
         d["url"] = f"/api/bots/{v.bot}/versions/{v.version}"
         if owner:
             d["logs_url"] = f"/api/bots/{v.bot}/versions/{v.version}/logs"
@@ -537,10 +544,12 @@ class Submissions:
                 with open(p, "rb") as f:
                     f.seek(max(0, size - LOG_FILE_CAP))
                     text = f.read().decode(errors="replace")
-                out.append({"file": p.name, "size": size, "text": text, "truncated": size > LOG_FILE_CAP})
+                out.append({"file": p.name, "size": size, "text": printable(text),
+                            "truncated": size > LOG_FILE_CAP})
             return out
 
-        return web.json_response({"bot": v.bot, "version": v.version, "build_log": v.build_log,
+        return web.json_response({"bot": v.bot, "version": v.version,
+                                  "build_log": None if v.build_log is None else printable(v.build_log),
                                   "files": await asyncio.to_thread(read)})
 
 
