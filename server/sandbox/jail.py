@@ -481,4 +481,6 @@ class Jail:
                 text = f.read().decode(errors="replace")
         except OSError:
             return ""
-        return "\n".join(text.splitlines()[-n:])
+        # Lines end at \n only: a lone \r (a bot faking a line over another) stays in the text,
+        # for maag.server.printable to show as \r (splitlines would make it a line break).
+        return "\n".join(text.rstrip("\n").split("\n")[-n:])
