@@ -22,6 +22,7 @@ import os
 from typing import Any
 
 from maag.server.cli.common import add_db_argument
+from maag.server.printable import printable
 from maag.server.storage.base import StorageError, open_storage
 
 
@@ -100,7 +101,9 @@ def run_show(args: argparse.Namespace) -> int:
           + (f", {result} {{{g.reason}}} in {g.plies} plies" if g.reason else "")
           + (f", match {g.match_id}" if g.match_id else ""))
     if g.verdict:
-        print(f"  verdict: seat {g.verdict.get('seat')} {g.verdict.get('kind')}: {g.verdict.get('detail')}")
+        # A verdict's detail can quote what the bot sent: shown escaped.
+        print(printable(f"  verdict: seat {g.verdict.get('seat')} {g.verdict.get('kind')}: "
+                        f"{g.verdict.get('detail')}"))
     if abort:
         print(f"  aborted: {abort}")
     for r in rulings:

@@ -42,6 +42,7 @@ from maag.server.cli.common import (
 from maag.server.cli.tournament import RESULT_TEXT, crosstable, leaderboard
 from maag.server.compete.strikes import DEFAULT_STRIKES
 from maag.server.net.server import ServerConfig
+from maag.server.printable import printable
 from maag.server.storage.base import open_storage
 from rich.console import Console
 
@@ -203,7 +204,7 @@ def _waiting_for(ladder: Ladder) -> str:
 
 def _printer(ladder: Ladder, out: Console, args: argparse.Namespace) -> Any:
     def say(text: str) -> None:
-        out.print(text, markup=False, highlight=False, soft_wrap=True)
+        out.print(printable(text), markup=False, highlight=False, soft_wrap=True)  # reasons can quote a bot
         out.file.flush()  # a line per event, at once, also into a log file or a pipe
 
     def on_event(e: LadderEvent) -> None:

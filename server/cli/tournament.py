@@ -41,6 +41,7 @@ from maag.server.compete.formats import (
     to_html,
     to_json,
 )
+from maag.server.printable import printable
 from maag.server.storage.tournaments import SpecMismatch, TournamentBusy
 from rich.console import Console, Group
 from rich.live import Live
@@ -289,7 +290,9 @@ def run(args: argparse.Namespace) -> int:
         err.print("maag tournament: interrupted; run the same command again to resume", soft_wrap=True)
         return 130
     except Exception as e:  # a bot that keeps crashing, a database that went away, ...
-        err.print(f"maag tournament: {type(e).__name__}: {e}; run the same command again to resume",
+        # A bot's crash names its log's end: the participant's output, shown escaped.
+        err.print(f"maag tournament: {type(e).__name__}: {printable(str(e))}; run the same command again to "
+                  "resume",
                   markup=False, soft_wrap=True)
         return 1
     rows = _rows(runner, db)

@@ -23,6 +23,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from maag.server.printable import printable
+
 FINAL = ("active", "rejected", "retired")
 
 
@@ -109,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
                 status = v["status"]
                 print(f"maag bot upload: {status}", file=sys.stderr, flush=True)
     except _Failed as e:
-        print(f"maag bot upload: rejected: {e}", file=sys.stderr)
+        print(f"maag bot upload: rejected: {printable(str(e))}", file=sys.stderr)
         return 1 if str(e)[:3] in ("400", "413", "429") else 2
     _report(v, base, args.json)
     return 0 if v["status"] == "active" or (args.no_wait and v["status"] not in FINAL) else 1
@@ -120,14 +122,15 @@ def _report(v: dict[str, Any], base: str, as_json: bool) -> None:
         print(json.dumps(v))
         return
     label = f"{v['bot']}@{v['version']}"
-    print(f"{label}\t{v['status']}" + (f": {v['reason']}" if v.get("reason") else ""))
+    # The reason, the build's log and the verdicts are a bot's words: shown escaped.
+    print(f"{label}\t{v['status']}" + (f": {printable(v['reason'])}" if v.get("reason") else ""))
     if v["status"] == "rejected" and v.get("build_log") and str(v.get("reason", "")).startswith("build"):
-        tail = v["build_log"].rstrip().splitlines()[-20:]
+        tail = printable(v["build_log"]).rstrip().split("\n")[-20:]
         print("  the build's log ends with:")
         for line in tail:
             print(f"    {line}")
     for g in (v.get("report") or {}).get("games", []):
         verdict = "" if g["passed"] else f" FAILED: {g['verdict']['kind']}: {g['verdict']['detail']}"
-        print(f"  smoke game {g['game_id']} against {g['opponent']}: {g['reason']}{verdict} "
+        print(f"  smoke game {g['game_id']} against {g['opponent']}: {g['reason']}{printable(verdict)} "
               f"({base}/#/replay/{g['game_id']})")
     print(f"  page: {base}/#/bot/{urllib.parse.quote(v['bot'], safe='')}")

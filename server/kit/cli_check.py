@@ -11,6 +11,7 @@ import sys
 from typing import Any
 
 from maag.server.cli.common import add_game_option_arguments, game_config
+from maag.server.printable import printable
 
 
 def register(bsub: Any) -> None:
@@ -47,7 +48,7 @@ def run_check_command(args: argparse.Namespace) -> int:
 
     def log(line: str) -> None:
         if not args.json:
-            print(line, flush=True)
+            print(printable(line), flush=True)
 
     report = asyncio.run(run_check(command, tc=args.tc, game=args.game, game_config=game_config(args),
                                    seed=args.seed,
@@ -57,10 +58,10 @@ def run_check_command(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_json()))
     else:
         for p in report.problems:
-            print(f"problem: {p}")
+            print(f"problem: {printable(p)}")
         if report.bot_stderr.strip() and not report.ok:
             print("the bot's last stderr lines:")
-            for line in report.bot_stderr.strip().splitlines()[-10:]:
+            for line in printable(report.bot_stderr.strip()).split("\n")[-10:]:  # the bot's output
                 print(f"  {line}")
         n_ok = sum(s.ok for s in report.situations)
         print(f"{'PASS' if report.ok else 'FAIL'}: {n_ok}/{len(report.situations)} situations ok, "
