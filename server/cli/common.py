@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from maag.engine import registry
+from maag.server.printable import printable
 from maag.server.referee.clock import TimeControl, parse_duration_ms
 from maag.server.referee.policy import LatePolicy, Policy
 from maag.server.storage.backend import UnsupportedURL, default_sqlite_path, resolve_db
@@ -127,10 +128,19 @@ def write_port_file(path: str, port: int) -> None:
     os.replace(tmp, path)
 
 
+class _PrintableFormatter(logging.Formatter):
+    """Log lines with a participant's text in them (a verdict's detail, a build's error with its
+    log's end) reach the host's terminal escaped (maag.server.printable)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return printable(super().format(record))
+
+
 def setup_logging(verbosity: int, debug_modules: list[str] | None = None) -> None:
     level = logging.WARNING if verbosity <= 0 else logging.INFO if verbosity == 1 else logging.DEBUG
-    logging.basicConfig(level=level, format="%(asctime)s %(name)s %(levelname)s %(message)s",
-                        stream=sys.stderr)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_PrintableFormatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
     for m in debug_modules or []:
         logging.getLogger(m).setLevel(logging.DEBUG)
 

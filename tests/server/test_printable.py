@@ -3,6 +3,8 @@ character that drives a terminal or fakes what is read, and plain text goes thro
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import unicodedata
 
 from hypothesis import given
@@ -62,3 +64,20 @@ def test_printable_all_escapes_every_string_of_a_report() -> None:
     assert printable_all(report) == {"verdict": {"seat": 1, "kind": "crash", "detail": "\\x1b[2J"},
                                      "games": [["\\u202e", 3, None]], "k\\x07": True}
     assert printable_all(None) is None
+
+
+def test_the_commands_log_lines_are_escaped() -> None:
+    """What a command logs to the host's terminal (`setup_logging`: a forfeit's detail, a
+    build's error in a traceback) is escaped too: a real process, its standard error as bytes."""
+    code = ("import logging\n"
+            "from maag.server.cli.common import setup_logging\n"
+            "setup_logging(0)\n"
+            "logging.getLogger('t').warning('detail: %s', '\\x1b]0;TITLE\\x07 \\u202eevil')\n"
+            "try:\n"
+            "    raise RuntimeError('log ends with:\\n\\x1b[2J')\n"
+            "except RuntimeError:\n"
+            "    logging.getLogger('t').exception('processing failed')\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert b"\x1b" not in r.stderr and unsafe(r.stderr.decode()) == [], r.stderr
+    assert b"detail: \\x1b]0;TITLE\\x07 \\u202eevil" in r.stderr and b"\\x1b[2J" in r.stderr, r.stderr
