@@ -116,7 +116,10 @@ def games(db: str) -> list[GameRecord]:
 def test_strikes_pardon_and_void(db_url: str, tmp_path: Path, cleanup: list[subprocess.Popen[str]]) -> None:
     db = db_url
     tokens = add_bots(db, "alice", "bob", "carol")
-    lad = LadderProc(tmp_path, db, "--tc", "300ms", "--late", "forfeit", "--strikes", "time:2/10")
+    # No games-per-minute limit: alice and carol, quick random bots, would use up theirs within
+    # seconds of each minute, and bob would wait for the next minute to meet either.
+    lad = LadderProc(tmp_path, db, "--tc", "300ms", "--late", "forfeit", "--strikes", "time:2/10",
+                     "--max-games-per-minute", "0")
     cleanup.append(lad.proc)
     start_bot(cleanup, lad.port, tokens["alice"], "alice")
     start_bot(cleanup, lad.port, tokens["carol"], "carol")
