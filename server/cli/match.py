@@ -26,6 +26,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -71,7 +72,7 @@ def register(sub: Any) -> None:
     add_host_arguments(p)
     p.add_argument("--log-dir", metavar="DIR", default=None,
                    help="keep the bots' output in DIR (hosted bots: NAME-gameN-seatS.log, one per game; "
-                        "default: a new temporary folder, named in any error)")
+                        "default: a new temporary folder, named at the end and in any error)")
     p.add_argument("-v", "--verbose", action="count", default=0, help="log the referee's work to stderr")
     p.set_defaults(func=run)
 
@@ -130,16 +131,20 @@ def run(args: argparse.Namespace) -> int:
         s = pairwise(*tally)
         progress.update(task, advance=1, score=f"+{tally[0]} ={tally[1]} -{tally[2]}  score {s.score:.3f}")
 
+    # The bots' logs: the folder given, or a new one that the match names when it ends (a
+    # participant's traceback is there, and nowhere else).
+    log_dir = Path(args.log_dir) if args.log_dir else Path(tempfile.mkdtemp(prefix="maag-match-"))
+
     async def go() -> MatchResult:
         if args.connect:
             host, _, port = args.connect.rpartition(":")
             res = await run_remote_match(host or "127.0.0.1", int(port), args.bot_a, args.bot_b,
                                          (args.token_a, args.token_b), args.games, args.concurrency,
-                                         on_game=on_game)
+                                         on_game=on_game, log_dir=log_dir)
             return res
         return await run_match(None, args.bot_a, args.bot_b, args.games, args.concurrency, config=cfg,
                                storage=open_storage(args.db), seed=args.seed, on_game=on_game,
-                               host_options=hosting, log_dir=Path(args.log_dir) if args.log_dir else None)
+                               host_options=hosting, log_dir=log_dir)
 
     try:
         if progress is not None:
@@ -149,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
             result = asyncio.run(go())
     except (RuntimeError, ValueError) as e:  # incl. a package refused (PackageError), no sandbox here
         # A failed build's message ends with its log, a participant's output: shown escaped.
-        print(f"maag match: {printable(str(e))}", file=sys.stderr)
+        print(f"maag match: {printable(str(e))}\nmaag match: the bots' logs: {log_dir}", file=sys.stderr)
         return 1
     w, d, lo = result.tally()
     stats = pairwise(w, d, lo)
@@ -157,9 +162,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({**stats.as_dict(), "bot_a": names[0], "bot_b": names[1], "tc": str(args.tc),
                           "game": args.game, "seconds": round(elapsed, 2), "search": result.search(),
-                          "game_ids": sorted(g.game_id for _, g in result.games)}))
+                          "game_ids": sorted(g.game_id for _, g in result.games), "log_dir": str(log_dir)}))
         return 0
     _table(console, names, stats, result, str(args.tc), elapsed)
+    console.print(f"the bots' logs: {escape(str(log_dir))}", highlight=False)
     return 0
 
 

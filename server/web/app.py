@@ -35,13 +35,14 @@ import asyncio
 import json
 import logging
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aiohttp import WSMsgType, web
+from aiohttp import WSCloseCode, WSMsgType, web
 from maag.server.net.server import RefereeServer
 from maag.server.printable import printable_all
 from maag.server.referee.clock import TimeControl
@@ -100,10 +101,14 @@ class WebServer:
         """Re-simulations of stored games at once (the rest wait): pages cannot take the
         referee's cores, however fast a slider is dragged."""
         self._runner: web.AppRunner | None = None
+        self._sockets: weakref.WeakSet[web.WebSocketResponse] = weakref.WeakSet()
+        """Every open WebSocket: closed when the server stops (a page left open would
+        otherwise hold the stop until aiohttp's own time limit, a minute)."""
         self.app = self._make_app()
 
     def _make_app(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024)
+        app.on_shutdown.append(self._close_sockets)
         r = app.router
         r.add_get("/", self._index)
         r.add_static("/static", STATIC, append_version=False)
@@ -287,11 +292,16 @@ class WebServer:
         return web.json_response(st.to_json() if full else public_view(st))
 
     # -- WebSockets --------------------------------------------------------------------
+    async def _close_sockets(self, _: web.Application) -> None:
+        await asyncio.gather(*(ws.close(code=WSCloseCode.GOING_AWAY, message=b"the server is stopping")
+                               for ws in list(self._sockets)), return_exceptions=True)
+
     async def _open_ws(self, request: web.Request) -> web.WebSocketResponse:
         if self.live.spectators >= self.config.max_spectators:
             raise web.HTTPServiceUnavailable(text="too many spectators; try again later")
         ws = web.WebSocketResponse(heartbeat=30.0, max_msg_size=16 * 1024)
         await ws.prepare(request)
+        self._sockets.add(ws)
         return ws
 
     async def _ws_lobby(self, request: web.Request) -> web.WebSocketResponse:
@@ -338,6 +348,7 @@ class WebServer:
             raise web.HTTPForbidden(text="unknown or expired play token")
         ws = web.WebSocketResponse(heartbeat=30.0, max_msg_size=64 * 1024)
         await ws.prepare(request)
+        self._sockets.add(ws)
         old, hs.ws = hs.ws, None
         if old is not None and not old.closed:
             await old.close(message=b"the seat was opened in another page")
