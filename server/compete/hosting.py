@@ -393,13 +393,43 @@ class Host:
         sandboxed process, the other is paired by name as usual (`absence`: how long it may
         be without a connection, RefereeServer.request_game; `on_start`: told the stored
         game's id when it begins). A hosted process that fails before the game (no hello in
-        time, its connection closed) loses it by forfeit."""
+        time, its connection closed) loses it by forfeit.
+
+        Each hosted seat's log is `NAME-gameID-seatS.log`, ID the stored game's (as in `maag
+        replay ID`, the web view and the ladder's lines): until the game has its id (the
+        process starts first), `NAME-startN-seatS.log`, N this host's count."""
+        jails: list[Jail | None] = [None, None]
+
+        def begun(gid: int) -> None:
+            self._name_logs(jails, gid)
+            if on_start is not None:
+                on_start(gid)
+
+        summary = await self._play(seats, bots, tokens, jails, match_id=match_id, seed=seed, tags=tags,
+                                   absence=absence, on_start=begun)
+        self._name_logs(jails, summary.game_id)  # a forfeit before the game: named now
+        return summary
+
+    @staticmethod
+    def _name_logs(jails: Sequence[Jail | None], gid: int) -> None:
+        for j in jails:
+            if j is None or "-start" not in j.log_path.name:
+                continue
+            head, _, tail = j.log_path.name.rpartition("-start")
+            named = j.log_path.with_name(f"{head}-game{gid}-{tail.split('-', 1)[1]}")
+            with contextlib.suppress(OSError):  # (the log is written through an open file: renamed under it)
+                os.replace(j.log_path, named)
+                j.log_path = named
+
+    async def _play(self, seats: tuple[str, str], bots: Sequence[HostedBot | None], tokens: Sequence[str],
+                    jails: list[Jail | None], *, match_id: str | None, seed: int | None,
+                    tags: dict[str, Any] | None, absence: Absence | None,
+                    on_start: Callable[[int], None]) -> GameSummary:
         self.monitor.start()
         self.games += 1
         n = self.games
         threads = max([b.threads for b in bots if b is not None] or [1])
         cores = self._take_cores(threads)
-        jails: list[Jail | None] = [None, None]
         handles: list[asyncio.Future[str] | None] = [None, None]
         ends: list[socket.socket] = []
         t_start = self.monitor.mark()
@@ -422,7 +452,7 @@ class Host:
                 safe = safe_name(bot.name)
                 jail = Jail(JailConfig(bot.argv, bot.folder, env, self.options.limits, threads=bot.threads,
                                        cores=cores, extra_fds=[theirs.fileno()]),
-                            self.cg, self.log_dir / f"{safe}-game{n}-seat{i + 1}.log")
+                            self.cg, self.log_dir / f"{safe}-start{n}-seat{i + 1}.log")
                 jail_ref.append(jail)
                 jails[i] = jail
                 await jail.start()

@@ -56,5 +56,12 @@ def test_the_example_python_bot_starts_in_the_sandbox(deployed: Deployed, host_d
         seat = 0 if g["seat1"] == "python-example" else 1
         assert g["reason"] == "rules" and g["host"]["sandboxed"][seat] is True, g
     assert lines[-1]["wins"] == 2, lines[-1]
+    # One id for a game: the hosted bot's log of each game is named by the stored game's id, in
+    # the folder the match names at its end.
+    logs = Path(lines[-1]["log_dir"])
+    for g in games:
+        seat = 1 if g["seat1"] == "python-example" else 2
+        assert (logs / f"python-example-game{g['game_id']}-seat{seat}.log").is_file(), sorted(logs.iterdir())
+    assert not list(logs.glob("*-start*")), sorted(logs.iterdir())
     # Nothing appears in the folder the host ran the command in.
     assert sorted(p.name for p in cwd.iterdir()) == []
