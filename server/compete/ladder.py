@@ -774,7 +774,9 @@ class Ladder:
         self._rulings_seen = newest
         voided = {r.game_id for r in fresh if r.kind == "void"}
         keep = [i for i, gid in enumerate(self.played_ids) if gid not in voided]
-        affected = {r.bot for r in fresh if r.kind == "pardon" and r.bot is not None}
+        pardoned = {r.bot for r in fresh if r.kind == "pardon" and r.bot is not None}
+        # A pardon of NAME covers its hosted versions, NAME@N (storage.rulings.pardoned_view).
+        affected = pardoned | {b for b in self.struck if b.split("@", 1)[0] in pardoned}
         affected.update(x for i, gid in enumerate(self.played_ids) if gid in voided
                         for x in self.played[i][:2])
         if len(keep) < len(self.played_ids):

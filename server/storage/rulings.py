@@ -96,12 +96,16 @@ def void_game(storage: Storage, game_id: int, who: str, why: str) -> Ruling:
 
 
 def pardon_bot(storage: Storage, bot: str, who: str, why: str) -> Ruling:
-    """Clear `bot`'s strike history up to now (StorageError if it never played here)."""
+    """Clear `bot`'s strike history up to now, its hosted versions' (`bot@N`) too when `bot` is a
+    bare name (StorageError if it never played here)."""
     _check(who, why)
     db = storage.db
 
     def tx(cur: Any) -> Ruling:
-        db.execute(cur, "SELECT MAX(id) FROM games WHERE seat0 = ? OR seat1 = ?", (bot, bot))
+        # Its games, or (a pardon of NAME covers them) its hosted versions' NAME@N.
+        n, prefix = len(bot) + 1, bot + "@"
+        db.execute(cur, "SELECT MAX(id) FROM games WHERE seat0 = ? OR seat1 = ? OR substr(seat0, 1, ?) = ? "
+                   "OR substr(seat1, 1, ?) = ?", (bot, bot, n, prefix, n, prefix))
         mine = cur.fetchone()
         if mine is None or mine[0] is None:
             raise StorageError(f"{bot!r} has played no game on this database: nothing to pardon")
@@ -144,12 +148,14 @@ def pardoned_view(games: Iterable[tuple[int, tuple[str, str, dict[str, Any] | No
                   cleared: Mapping[str, int]) -> list[tuple[str, str, dict[str, Any] | None]]:
     """(seat 1, seat 2, verdict) triples for the strike policy (strikes.histories) from
     (game id, triple) pairs: a verdict against a bot pardoned after that game is dropped (the
-    game counts as a clean one of its history)."""
+    game counts as a clean one of its history). A pardon of NAME covers its hosted versions
+    (NAME@N) too; one of NAME@N, that version alone."""
     out = []
     for gid, (a, b, v) in games:
         if v:
             loser = a if v.get("seat") == 1 else b
-            if gid <= cleared.get(loser, -1):
+            upto = max(cleared.get(loser, -1), cleared.get(loser.split("@", 1)[0], -1))
+            if gid <= upto:
                 v = None
         out.append((a, b, v))
     return out

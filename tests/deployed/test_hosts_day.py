@@ -58,6 +58,8 @@ class Day:
         out = out.replace("ladder.example.org:7878", f"127.0.0.1:{self.port}")
         out = out.replace("/var/www/html/", f"{self.www}/")
         out = out.replace("--tc 1s", "--tc 100ms")
+        if out.startswith("maag ladder") and "--port" not in out and "--standings" not in out:
+            out += f" --port {self.port}"  # (the default port, 7878, may be taken on this machine)
         assert out != text or "maag_..." in text or "$MAAG_DB" in text, text
         return out
 
@@ -261,3 +263,79 @@ def test_a_day_on_sqlite_named_by_a_url(deployed: Deployed, host_dirs: tuple[Pat
 
     the_day(day, Games(), tmp_path)
     assert path.is_file()
+
+
+def test_a_day_of_hosted_bots_and_governing(deployed: Deployed, host_dirs: tuple[Path, Path],
+                                           postgres_db: str,
+                                           tmp_path: Path) -> None:
+    """Section 5b (packages submitted, built and validated in the sandbox, a hosted ladder)
+    and section 7 (a game voided, a bot pardoned, the rulings read back), on PostgreSQL named
+    by MAAG_DB alone, each command as the doc writes it."""
+    import io
+    import tarfile
+
+    from .conftest import REPO, sandbox_usable
+
+    why = sandbox_usable()
+    if why:
+        pytest.skip(why)
+    cwd, home = host_dirs
+    day = Day(deployed, cwd, home, postgres_db, tmp_path / "www")
+    # The participants' packages, where the doc's command expects them (the host names them).
+    for name in ("alice", "bob"):
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+            tf.add(REPO / "examples" / "python-bot", arcname=name)
+        (cwd / f"{name}.tar.gz").write_bytes(buf.getvalue())
+    section = "5b."
+    add, submit = find(DOC, r"maag bot add alice", section), find(DOC, r"maag bot submit", section)
+    versions = find(DOC, r"maag bot versions", section)
+    for name in ("alice", "bob"):
+        r = day.run(add.text.replace("alice", name))
+        assert r.returncode == 0, r.stdout + r.stderr
+        r = day.run(submit.text.replace("alice", name))
+        assert r.returncode == 0 and f"{name}@1\tactive" in r.stdout, r.stdout + r.stderr
+        r = day.run(versions.text.replace("alice", name))
+        assert r.returncode == 0 and f"{name}@1" in r.stdout and "active" in r.stdout, r.stdout + r.stderr
+
+    class Games:
+        def __call__(self) -> tuple[int, int]:
+            import psycopg
+
+            with psycopg.connect(postgres_db) as c:
+                rows = c.execute("SELECT status, COUNT(*) FROM games WHERE match_id LIKE 'ladder:%' "
+                                 "GROUP BY status").fetchall()
+            got = dict(rows)
+            return int(got.get("finished", 0)), int(got.get("running", 0))
+
+    games = Games()
+    with processes() as ps:
+        log = tmp_path / "hosted-ladder.log"
+        ladder = day.start(find(DOC, r"maag ladder .*--submitted", section).text, log)
+        ps.append(ladder)
+        wait_listening(day.port, ladder, log)
+        wait_for("a hosted game", lambda: games()[0] >= 1, 240, tail(log))
+        took = stop(ladder, timeout=120)
+        assert ladder.returncode == 0, log.read_text(errors="replace")[-3000:]
+    text = log.read_text(errors="replace")
+    started = re.findall(r"Started game (\d+) \((\S+) vs (\S+)\)", text)
+    assert started and {started[0][1], started[0][2]} == {"alice@1", "bob@1"}, text[-2000:]
+    assert took < 120
+
+    # 7. Governing: show a game, void it, pardon a bot, read the rulings.
+    gid = started[0][0]
+    section = "7."
+    r = day.run(find(DOC, r"maag game show", section).text.replace("57", gid))
+    assert r.returncode == 0 and gid in r.stdout, r.stdout + r.stderr
+    r = day.run(find(DOC, r"maag game void", section).text.replace("57", gid))
+    assert r.returncode == 0, r.stdout + r.stderr
+    # The doc's pardon names the bot, bob: it covers its hosted versions, bob@1 here.
+    r = day.run(find(DOC, r"maag bot pardon", section))
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = day.run(find(DOC, r"maag game rulings", section))
+    assert r.returncode == 0 and "void" in r.stdout and "pardon" in r.stdout, r.stdout + r.stderr
+    assert "the host's OOM killer took bob's process" in r.stdout, r.stdout
+    r = day.run(find(DOC, r"maag game show", section).text.replace("57", gid))
+    assert "voided" in r.stdout, r.stdout
+    # What the host named is all there is in the folder the commands ran in.
+    assert sorted(os.listdir(cwd)) == ["alice.tar.gz", "bob.tar.gz"]
