@@ -56,7 +56,9 @@ def register_versions(sub: Any) -> None:
     p = sub.add_parser("versions", help="the submitted versions of a bot (or of every bot)")
     p.add_argument("name", nargs="?", default=None)
     p.add_argument("--json", action="store_true")
-    p.add_argument("--logs", action="store_true", help="with --json: include the build logs")
+    p.add_argument("--logs", action="store_true",
+                   help="also the bot's own output where a stage rejected it and the end of the build's log "
+                        "(with --json: the whole build log)")
     add_db_argument(p)
     p.set_defaults(func=run_versions)
 
@@ -109,14 +111,29 @@ def run_submit(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if args.json:
-        print(json.dumps(v.to_dict()))
+        print(json.dumps(v.to_dict(logs=True)))
     else:
         print(_line(v))
         if v.report:
             for g in v.report.get("games", []):
                 print(f"  smoke game {g['game_id']} against {g['opponent']}: {g['reason']}"
                       f"{'' if g['passed'] else ' FAILED: ' + json.dumps(g['verdict'])}")
+        _bot_output(v)
     return 0 if v.status in ("active", "pending") else 1
+
+
+def _bot_output(v: Any, build_lines: int = 0) -> None:
+    """What the bot itself printed where a stage rejected it (and the end of its build's log):
+    its own words, for its owner; escaped (a participant's text)."""
+    out = (v.report or {}).get("bot_output") or {}
+    if out.get("text", "").strip():
+        print(f"  the bot's output in {printable(str(out.get('stage', '?')))} ends with:")
+        for line in printable(out["text"].rstrip()).split("\n"):
+            print(f"  | {line}")
+    if build_lines and v.build_log:
+        print("  the build's log ends with:")
+        for line in printable(v.build_log.rstrip()).split("\n")[-build_lines:]:
+            print(f"  | {line}")
 
 
 def run_versions(args: argparse.Namespace) -> int:
@@ -132,6 +149,8 @@ def run_versions(args: argparse.Namespace) -> int:
     else:
         for v in vs:
             print(_line(v))
+            if args.logs:
+                _bot_output(v, build_lines=20)
     return 0
 
 

@@ -433,6 +433,13 @@ class Host:
         handles: list[asyncio.Future[str] | None] = [None, None]
         ends: list[socket.socket] = []
         t_start = self.monitor.mark()
+
+        def kept() -> dict[str, Any]:
+            # A forfeit before the game: the end of each hosted process's log, for its owner
+            # (`maag replay ID`), as a played game's replay keeps it (annotate, below).
+            return {"sandboxed": [j is not None for j in jails],
+                    "log_tail": [j.log_tail(20)[-2000:] if j is not None else None for j in jails]}
+
         try:
             for i, bot in enumerate(bots):
                 if bot is None:
@@ -477,7 +484,7 @@ class Host:
                         detail += f"; {v.detail}"
                     LOG.warning("game %d: %s did not start: %s", n, seats[i], detail)
                     return await self.server.record_forfeit(seats, i, "startup", detail, match_id=match_id,
-                                                            tags=tags, seed=seed)
+                                                            tags=tags, seed=seed, host=kept())
             clock = _Clock(list(jails))
             clock.start()
             freeze = self.options.ponder == "freeze"
@@ -538,7 +545,7 @@ class Host:
                     kind, detail = "startup", "ended after its hello, before its game began"
                 LOG.warning("game %d: %s did not start: %s", n, seats[blamed], detail)
                 return await self.server.record_forfeit(seats, blamed, kind, detail, match_id=match_id,
-                                                        tags=tags, seed=seed)
+                                                        tags=tags, seed=seed, host=kept())
         finally:
             for end in ends:
                 end.close()

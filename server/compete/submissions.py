@@ -238,42 +238,64 @@ async def process(store: SubmissionStore, db_url: str, v: Version, *, game: str,
         run_pkg = BotPackage.from_folder(run_dir)
         hb_run = HostedBot(v.bot, run_dir, run_pkg.argv, run_pkg.threads, run_pkg)
         cg = cgroups.detect()
+        # The bot's output during the check, kept in the version's log folder (the kit's own
+        # file is temporary): a rejected participant reads its own traceback.
+        check_log = log_dir / f"{safe_name(v.bot)}-check.log"
         kit = await run_check([run_pkg.run], tc=tc, game=game, game_config=dict(game_config),
-                              launch=lambda addr, tok, path: launch_relayed(hb_run, options, cg, addr, tok,
-                                                                            path, game))
+                              launch=lambda addr, tok, _path: launch_relayed(hb_run, options, cg, addr, tok,
+                                                                             check_log, game))
         check = kit.to_json()
         if not kit.ok:
             failed = [s["name"] for s in check["situations"] if not s.get("ok", True)]
             why = "; ".join(kit.problems) or f"situations failed: {', '.join(failed)}"
             store.move(v.bot, v.version, ("validating",), "rejected",
                        reason=f"bot check failed: {why[:1500]}",
-                       report={"check": check, "passed": False, "games": []})
+                       report={"check": check, "passed": False, "games": [],
+                               "bot_output": {"stage": "maag bot check", "text": log_tail(check_log)}})
             return _get(store, v)
         # Smoke games in the sandbox, at the competition's time control: against random, then itself.
         cfg = ServerConfig(port=0, game=game, game_config=dict(game_config), tc=TimeControl.parse(tc),
                            auto_pair=False)
         games: list[dict[str, Any]] = []
         ok = True
+        resigned = 0
         for opponent in ("random", str(run_dir)):
             storage = open_storage(db_url)
             res = await run_match(None, str(run_dir), opponent, SMOKE_GAMES, 1, config=cfg, storage=storage,
                                   match_id=f"validate:{v.label}", log_dir=log_dir, host_options=options)
             for _, g in res.games:
                 verdict = g.verdict
-                against_us = verdict is not None and (opponent != "random" or
-                                                      g.seats[verdict["seat"] - 1] == res.bots[0])
+                ours = [0, 1] if opponent != "random" else [i for i in (0, 1) if g.seats[i] == res.bots[0]]
+                against_us = verdict is not None and verdict["seat"] - 1 in ours
+                # A game it gave up: the Python SDK resigns for a bot whose code raised.
+                gave_up = g.reason == "resign" and g.winner is not None and 1 - g.winner in ours
+                resigned += gave_up
                 ok = ok and not against_us and g.stored
                 games.append({"opponent": "itself" if opponent != "random" else "random",
                               "game_id": g.game_id,
                               "seats": list(g.seats), "winner": g.winner, "reason": g.reason,
-                              "verdict": verdict, "passed": not against_us})
-        report = {"game": game, "tc": tc, "games": games, "passed": ok, "check": check,
-                  "checks": "maag bot check's situations, then smoke games in the sandbox: against "
-                            "random and against itself"}
-        if ok:
+                              "verdict": verdict, "passed": not against_us,
+                              "resigned": gave_up})
+        report: dict[str, Any] = {
+            "game": game, "tc": tc, "games": games, "passed": ok, "check": check,
+            "checks": "maag bot check's situations, then smoke games in the sandbox: against random and "
+                      "against itself"}
+        if ok and games and resigned == len(games):
+            # Every smoke game given up: a bot whose code fails on every turn (the SDK resigns
+            # for it), not one that resigns a lost position now and then.
+            ok = report["passed"] = False
+            last = _game_log(log_dir, games[-1]["game_id"], None)
+            report["bot_output"] = {"stage": f"smoke game {games[-1]['game_id']}", "text": last}
+            lines = [x for x in last.splitlines() if x.strip()]
+            store.move(v.bot, v.version, ("validating",), "rejected", report=report,
+                       reason=f"validation failed: the bot resigned every smoke game ({resigned} of "
+                              f"{len(games)})" + (f"; its log ends with: {lines[-1][:300]}" if lines else ""))
+        elif ok:
             store.move(v.bot, v.version, ("validating",), "active", report=report)
         else:
             bad = next(g for g in games if not g["passed"])
+            report["bot_output"] = {"stage": f"smoke game {bad['game_id']}",
+                                    "text": _game_log(log_dir, bad["game_id"], bad["verdict"]["seat"])}
             store.move(v.bot, v.version, ("validating",), "rejected", report=report,
                        reason=f"validation failed: game {bad['game_id']} ({bad['opponent']}): "
                               f"{bad['verdict']['kind']}: {bad['verdict']['detail']}")
@@ -285,6 +307,25 @@ async def process(store: SubmissionStore, db_url: str, v: Version, *, game: str,
         return _get(store, v)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def log_tail(path: Path, lines: int = 40, cap: int = 4000) -> str:
+    """The end of a bot's log (its last `lines` lines, at most `cap` characters), "" if none."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 4 * cap))
+            text = f.read().decode(errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.split("\n")[-lines:])[-cap:]
+
+
+def _game_log(log_dir: Path, game_id: int, seat: int | None) -> str:
+    """The end of the hosted bot's log of smoke game `game_id` (its seat `seat`, or the last
+    seat there is a log of): NAME-gameID-seatS.log, named by Host.play."""
+    found = sorted(log_dir.glob(f"*-game{game_id}-seat{seat if seat else '*'}.log"))
+    return log_tail(found[-1]) if found else ""
 
 
 def _get(store: SubmissionStore, v: Version) -> Version:

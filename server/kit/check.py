@@ -358,6 +358,13 @@ async def run_check(command: Sequence[str], *, tc: str = "1s", game: str | None 
                     log(rep.line())
                     reports.append(rep)
                 problems.extend(tap.problems)
+                # A bot that gives up every situation is a bot whose code fails on every turn
+                # (the Python SDK resigns for a bot that raised), not one that resigns a lost
+                # position now and then: a failure, whatever each situation's own check says.
+                if reports and all("resigned" in r.notes for r in reports):
+                    n = len(reports)
+                    problems.append(f"the bot resigned in every situation ({n} of {n}): does its code "
+                                    "raise an exception on every turn? (its output below)")
         finally:
             if opp_task is not None:
                 opp_task.cancel()

@@ -144,11 +144,13 @@ class Forfeits:
 
     async def record(self, seats: tuple[str, str], loser: int, verdict: str, detail: str, *,
                      match_id: str | None = None, tags: dict[str, Any] | None = None,
-                     seed: int | None = None, tc: TimeControl | None = None) -> GameSummary:
+                     seed: int | None = None, tc: TimeControl | None = None,
+                     host: dict[str, Any] | None = None) -> GameSummary:
         """Store a game that could not start because seat `loser`'s bot failed before it
         (its process never said hello in time, or closed its connection before the game:
         verdict `startup` or `disconnect`): lost by that seat, no actions, the verdict in its
-        result. `tc`: the request's time control (None: the server's)."""
+        result. `tc`: the request's time control (None: the server's); `host`: what the host
+        kept of its processes (their log tails: `maag replay` shows them), as a game's."""
         srv = self.server
         cfg = srv.config
         tc = tc or cfg.tc
@@ -164,7 +166,8 @@ class Forfeits:
                            "Result": result_text, "Reason": "disconnect", "GameId": str(db_id),
                            **({"Match": match_id} if match_id else {})},
                   "actions": [],
-                  "result": {"winner": winner, "reason": "disconnect", "plies": 0, "verdict": v}}
+                  "result": {"winner": winner, "reason": "disconnect", "plies": 0, "verdict": v},
+                  **({"host": host} if host else {})}
         stored = True
         try:
             await srv.storage.finish_game(db_id, replay)

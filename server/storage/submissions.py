@@ -89,8 +89,12 @@ class Version:
         return f"{self.bot}@{self.version}"
 
     def to_dict(self, logs: bool = False) -> dict[str, Any]:
+        report = self.report
+        if report is not None and not logs and "bot_output" in report:
+            # The bot's own output (a rejection's traceback) is its owner's, as its logs are.
+            report = {k: v for k, v in report.items() if k != "bot_output"}
         d = {"bot": self.bot, "version": self.version, "sha256": self.sha256, "size": self.size,
-             "manifest": self.manifest, "status": self.status, "reason": self.reason, "report": self.report,
+             "manifest": self.manifest, "status": self.status, "reason": self.reason, "report": report,
              "created": self.created, "updated": self.updated}
         if logs:
             d["build_log"] = self.build_log

@@ -76,6 +76,10 @@ function reportBox(v) {
   return el("div", { class: "report" },
     el("div", {}, `${what}${where.length ? ` (${where.join(", ")})` : ""}: ${r.passed ? "passed" : "failed"}`,
       failed.length ? ` (situations failed: ${failed.join(", ")})` : ""),
+    // The bot's own output where a stage rejected it: its owner's only (the server sends it
+    // to a signed-in owner alone, escaped).
+    r.bot_output && r.bot_output.text ? el("details", { class: "bot-output", open: true },
+      el("summary", {}, `the bot's output in ${r.bot_output.stage}`), el("pre", { class: "log-text" }, r.bot_output.text)) : null,
     el("ul", {}, (r.games || []).map((g) => el("li", { class: g.passed ? "ok" : "bad" },
       el("a", { href: `#/replay/${g.game_id}` }, `game ${g.game_id}`), ` against ${g.opponent}: ${g.reason}`,
       g.verdict ? ` — ${g.verdict.kind}${g.verdict.detail ? ": " + g.verdict.detail : ""}` : "",
