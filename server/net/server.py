@@ -254,8 +254,7 @@ class RefereeServer:
     async def record_forfeit(self, seats: tuple[str, str], loser: int, verdict: str, detail: str, *,
                              match_id: str | None = None, tags: dict[str, Any] | None = None,
                              seed: int | None = None, tc: TimeControl | None = None,
-                             host: dict[str, Any] | None = None) -> GameSummary:
-        """Store a game lost by seat `loser` before it started (Forfeits.record)."""
+                             host: dict[str, Any] | None = None) -> GameSummary:  # (Forfeits.record)
         return await self.forfeits.record(seats, loser, verdict, detail, match_id=match_id, tags=tags,
                                           seed=seed, tc=tc, host=host)
 
