@@ -19,6 +19,7 @@ import argparse
 import getpass
 import json
 import os
+from collections.abc import Callable
 from typing import Any
 
 from maag.server.cli.common import add_db_argument
@@ -114,26 +115,24 @@ def run_show(args: argparse.Namespace) -> int:
 def run_void(args: argparse.Namespace) -> int:
     from maag.server.storage.rulings import void_game
 
-    st = open_storage(args.db)
-    try:
-        r = void_game(st, args.id, args.by or _default_who(), args.why)
-    except StorageError as e:
-        print(f"maag game void: {e}")
-        return 1
-    finally:
-        st.close()
-    print(r.describe())
-    return 0
+    return _rule("maag game void", lambda st: void_game(st, args.id, args.by or _default_who(), args.why),
+                 args.db)
 
 
 def run_pardon(args: argparse.Namespace) -> int:
     from maag.server.storage.rulings import pardon_bot
 
-    st = open_storage(args.db)
+    return _rule("maag bot pardon", lambda st: pardon_bot(st, args.name, args.by or _default_who(), args.why),
+                 args.db)
+
+
+def _rule(command: str, make: Callable[[Any], Any], db: Any) -> int:
+    """Record one ruling (`make` on the open storage) and print it; a refused one, with why."""
+    st = open_storage(db)
     try:
-        r = pardon_bot(st, args.name, args.by or _default_who(), args.why)
+        r = make(st)
     except StorageError as e:
-        print(f"maag bot pardon: {e}")
+        print(f"{command}: {e}")
         return 1
     finally:
         st.close()
