@@ -505,15 +505,13 @@ class Host:
                         j.freeze()
 
             def annotate() -> dict[str, Any]:
-                out: dict[str, Any] = {"sandboxed": [j is not None for j in jails],
-                                       "ponder": self.options.ponder, "cores": cores, **clock.report(),
-                                       **self.monitor.between(t_start)}
+                # kept(): which seats are sandboxed and the end of each hosted bot's log, for
+                # its owner (`maag replay ID`; the web view leaves it out).
+                out: dict[str, Any] = {**kept(), "ponder": self.options.ponder, "cores": cores,
+                                       **clock.report(), **self.monitor.between(t_start)}
                 out["memory_peak"] = [j.group.memory_peak() if j is not None and j.group is not None else None
                                       for j in jails]
                 out["log_truncated"] = [bool(j and j.log_truncated) for j in jails]
-                # The end of each hosted bot's log, for its owner (`maag replay ID`; the web view
-                # leaves it out): what it printed before it crashed or lost.
-                out["log_tail"] = [j.log_tail(20)[-2000:] if j is not None else None for j in jails]
                 return out
 
             fut = self.server.request_game(seats[0], seats[1], match_id=match_id, seed=seed, tags=tags,
