@@ -6,11 +6,13 @@ and why (maag.server.storage.rulings).
     maag game void 57 --why "the host's OOM killer took bob's process"
     maag game rulings [--bot NAME]                      # every ruling, oldest first
     maag bot pardon bob --why "strikes caused by the host's outage"
+    maag host add ann                                   # a host account for the web view: its token
 
 A voided game is left out of every rating (ladder and tournament standings, the bot page's
 history) and of the strike policy's histories; a pardon clears a bot's strike history up to
-now, and a running ladder lets a struck-out bot play again within seconds. There is no web
-form for these: the web view has no host sign-in (only a bot's owner signs in).
+now, and a running ladder lets a struck-out bot play again within seconds. On the web view a
+host signs in with its token (`#/host`) and voids a game from its replay page and pardons a
+bot from its page; the ruling is recorded under the host account's name.
 """
 
 from __future__ import annotations
@@ -75,6 +77,53 @@ def register_pardon(sub: Any) -> None:
     _by(p)
     add_db_argument(p)
     p.set_defaults(func=run_pardon)
+
+
+def register_host(sub: Any) -> None:
+    """`maag host add`: the host's accounts that may rule from the web view."""
+    p = sub.add_parser("host", help="the host's accounts for ruling from the web view (void, pardon)",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    hsub = p.add_subparsers(dest="host_command", metavar="WHAT")
+    a = hsub.add_parser("add", help="a host account: prints its token (only its hash is stored)")
+    a.add_argument("name", help="the name rulings made with it are recorded under")
+    a.add_argument("--replace", action="store_true", help="issue a new token for an existing account")
+    add_db_argument(a)
+    a.set_defaults(func=run_host_add)
+    ls = hsub.add_parser("list", help="the host accounts")
+    add_db_argument(ls)
+    ls.set_defaults(func=run_host_list)
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def run_host_add(args: argparse.Namespace) -> int:
+    import sys
+
+    from maag.server.storage.rulings import add_host
+
+    st = open_storage(args.db)
+    try:
+        token = add_host(st, args.name, replace=args.replace)
+    except StorageError as e:
+        print(f"maag host add: {e}", file=sys.stderr)
+        return 1
+    finally:
+        st.close()
+    print(f"host {args.name}: sign in on the web view's #/host page with the token below (shown once; "
+          "`maag host add NAME --replace` issues a new one)", file=sys.stderr)
+    print(token)
+    return 0
+
+
+def run_host_list(args: argparse.Namespace) -> int:
+    from maag.server.storage.rulings import list_hosts
+
+    st = open_storage(args.db)
+    try:
+        for name in list_hosts(st):
+            print(name)
+    finally:
+        st.close()
+    return 0
 
 
 def run_show(args: argparse.Namespace) -> int:

@@ -8,19 +8,27 @@ and why (docs/competitions.md, "Governing a competition"):
 - `pardon`: a bot's strike history is cleared up to that moment: the verdicts of its games
   up to the newest game stored then (`upto`, a game id) count towards no strike.
 
+Who may rule on the web: the host's accounts (`maag host add NAME`), each with a token of its
+own, kept like the bots' tokens (only its SHA-256, in the table `hosts`). On the command line
+the host is whoever can open the database.
+
 Written over the games store's own `Database` (base.py's schema has the table), so it works
 on every backend."""
 
 from __future__ import annotations
 
 import datetime as _dt
+import re
+import secrets
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from maag.server.storage.base import Storage, StorageError
+from maag.server.storage.base import Storage, StorageError, hash_token
 
-__all__ = ["Ruling", "void_game", "pardon_bot", "list_rulings", "pardons", "latest", "pardoned_view"]
+__all__ = ["Ruling", "void_game", "pardon_bot", "list_rulings", "pardons", "latest", "pardoned_view",
+           "add_host", "host_by_token", "host_by_token_hash", "list_hosts"]
 
 _COLS = "id, kind, game_id, bot, upto, who, why, at"
 
@@ -159,3 +167,63 @@ def pardoned_view(games: Iterable[tuple[int, tuple[str, str, dict[str, Any] | No
                 v = None
         out.append((a, b, v))
     return out
+
+
+_HOSTS = """
+CREATE TABLE IF NOT EXISTS hosts (
+    name TEXT PRIMARY KEY,
+    token_hash TEXT NOT NULL UNIQUE,
+    created TEXT NOT NULL
+);
+"""
+_HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+_ensured: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def _hosts(storage: Storage) -> None:
+    """The table exists (made once per open database: a sign-in does not run DDL)."""
+    if storage.db not in _ensured:
+        storage.db.ensure(_HOSTS)
+        _ensured.add(storage.db)
+
+
+def add_host(storage: Storage, name: str, *, replace: bool = False) -> str:
+    """A host account that may void games and pardon bots from the web view; returns its token
+    (shown once: only its hash is kept). `replace` issues a new token for an existing one."""
+    if not _HOST_NAME.fullmatch(name):
+        raise StorageError(f"a host's name is 1 to 64 letters, digits, '_', '.' or '-' (not {name!r})")
+    _hosts(storage)
+    token = "maag_host_" + secrets.token_urlsafe(24)
+    db = storage.db
+
+    def tx(cur: Any) -> None:
+        db.execute(cur, "SELECT 1 FROM hosts WHERE name = ?", (name,))
+        if cur.fetchone() is not None:
+            if not replace:
+                raise StorageError(f"a host named {name!r} exists (use --replace to issue a new token)")
+            db.execute(cur, "UPDATE hosts SET token_hash = ? WHERE name = ?", (hash_token(token), name))
+        else:
+            db.execute(cur, "INSERT INTO hosts (name, token_hash, created) VALUES (?, ?, ?)",
+                       (name, hash_token(token), _now()))
+
+    db.tx(tx)
+    return token
+
+
+def host_by_token(storage: Storage, token: str) -> str | None:
+    """The host account whose token this is, or None."""
+    return host_by_token_hash(storage, hash_token(token))
+
+
+def host_by_token_hash(storage: Storage, token_hash: str) -> str | None:
+    """The host account whose token has this hash (a signed-in session's token still stands)."""
+    _hosts(storage)
+    rows = storage.db.query("SELECT name FROM hosts WHERE token_hash = ?", (token_hash,))
+    return str(rows[0][0]) if rows else None
+
+
+def list_hosts(storage: Storage) -> list[str]:
+    _hosts(storage)
+    return [str(r[0]) for r in storage.db.query("SELECT name FROM hosts ORDER BY name")]

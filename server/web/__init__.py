@@ -9,6 +9,8 @@ step, nothing loaded from elsewhere).
 - `submissions.py`: hosted bots' uploads with their token, sign-in sessions, the bot's page
   and its processing queue
 - `address.py`: `--web [HOST:]PORT`
+- `govern.py`: `Governing`, the host's rulings from the page (a host's sign-in, void, pardon)
+- `origin.py`: `cross_site`, a browser's request from another site (refused where a cookie acts)
 - `static/`: the page; `static/js/render/<game>.js` draws one game (heroes), others fall back
   to `render/generic.js` (the position's JSON)
 

@@ -48,6 +48,7 @@ from maag.server.printable import printable_all
 from maag.server.referee.clock import TimeControl
 from maag.server.referee.replay import ReplayError, initial_state, state_at
 from maag.server.referee.spectator import public_value, public_view
+from maag.server.web.govern import Governing
 from maag.server.web.live import LiveGames, layout_of
 from maag.server.web.people import people_summary
 from maag.server.web.play import PLAY_MATCH, PlayError, Seats
@@ -125,6 +126,8 @@ class WebServer:
         r.add_get("/api/standings", self._standings_route)
         self.submissions = Submissions(self.referee, self.config.uploads, self._standings_json)
         self.submissions.setup(app)  # /api/session, /api/bots/...: uploads and the bots' pages
+        self.governing = Governing(self.referee.storage.storage)
+        self.governing.setup(app)  # /api/host/session, void, pardon, /api/rulings: the host's rulings
         return app
 
     async def start(self) -> None:

@@ -4,6 +4,7 @@
 // session cookie, the token is never kept by the page nor put in a URL) and then also sees
 // the build logs and the bot's log for each game, and an upload form for a new version.
 import { el, resultText } from "./util.js";
+import { pardonForm } from "./host.js";
 
 const FINAL = ["active", "rejected", "retired"];
 
@@ -185,7 +186,7 @@ export function showBot(main, rawName) {
   const head = el("h2", {}, `bot ${name}`);
   const account = el("div", { id: "account" });
   const body = el("div", { id: "bot-body" }, "loading…");
-  main.append(head, account, body);
+  main.append(head, account, pardonForm(name, () => load()), body);
   let alive = true;
   let timer = null;
   let shownOwner = null;

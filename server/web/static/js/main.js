@@ -1,10 +1,11 @@
-// The page's router: one view per hash (#/, #/game/ID, #/replay/ID, #/play, #/people, #/bot/NAME).
+// The page's router: one view per hash (#/, #/game/ID, #/replay/ID, #/play, #/people, #/bot/NAME, #/host).
 import { showLobby } from "./lobby.js";
 import { showGame } from "./game.js";
 import { showReplay } from "./replay.js";
 import { showPlay } from "./play.js";
 import { showPeople } from "./people.js";
 import { showBot } from "./bot.js";
+import { showHost } from "./host.js";
 import { setStatus } from "./util.js";
 
 let leave = null;
@@ -21,6 +22,7 @@ function route() {
   else if (view === "play") leave = showPlay(main, parts[1]);
   else if (view === "people") leave = showPeople(main);
   else if (view === "bot") leave = showBot(main, parts.slice(1).join("/"));
+  else if (view === "host") leave = showHost(main);
   else leave = showLobby(main);
 }
 

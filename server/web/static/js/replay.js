@@ -2,6 +2,7 @@
 // /api/replay/ID/at/N (re-simulated by the referee's replay module), with a link to that JSON.
 import { el, valueGraph, logList, resultText } from "./util.js";
 import { renderer } from "./draw.js";
+import { voidForm } from "./host.js";
 
 export function showReplay(main, gid, at) {
   const head = el("h2", {}, `replay ${gid}`);
@@ -26,7 +27,8 @@ export function showReplay(main, gid, at) {
       el("button", { id: "next", onclick: () => step(1) }, "next ›"),
       el("button", { id: "last", onclick: () => { slider.value = String(rp.plies); show(); } }, "last »"),
       " ", label, " ", link);
-    main.append(controls, el("div", { class: "cols" }, board, side));
+    main.append(controls, el("div", { class: "cols" }, board, side),
+      voidForm(rp.game_id, (d) => { head.append(` — voided by ${d.who}: ${d.why}`); }));
     let shown = -1;
     async function show() {
       const n = Number(slider.value);
