@@ -2,16 +2,21 @@
 from its wheel: `maag sandbox check` passes, the doc's `maag ladder ... --web` serves the page,
 a participant sends a package with the doc's `maag bot upload` line and its own token, the
 host's process builds and validates it in the sandbox, and a real headless Chromium shows the
-version active on the bot's page. Each command is read from the docs (tests/deployed/docs.py);
+version active on the bot's page; the host makes its account with the doc's `maag host add` and
+voids a game through the web view. Each command is read from the docs (tests/deployed/docs.py);
 only this machine's addresses, ports and database are put in."""
 
 from __future__ import annotations
 
+import http.cookiejar
+import json
 import os
 import shutil
 import signal
 import subprocess
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -75,6 +80,26 @@ def test_an_upload_through_the_web_view_as_the_docs_tell_it(deployed: Deployed, 
                 assert "undefined" not in page.inner_text("#versions")
             finally:
                 b.close()
+        # The host's ruling from the web view: docs/web.md's `maag host add`, a sign-in, a void
+        # of one of the upload's smoke games (a finished game on this database).
+        r = sh(find("web.md", r"^maag host add").text, MAAG_DB=postgres_db)
+        assert r.returncode == 0, r.stderr
+        host_token = r.stdout.strip().splitlines()[-1]
+        listed = urllib.request.urlopen(f"http://127.0.0.1:{web}/api/games", timeout=30).read()
+        games = json.loads(listed)["games"]
+        smoke = next(g["game_id"] for g in games if g["status"] == "finished")
+        jar = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+
+        def post(path: str, body: dict[str, str]) -> dict[str, Any]:
+            req = urllib.request.Request(f"http://127.0.0.1:{web}{path}", data=json.dumps(body).encode(),
+                                         headers={"Content-Type": "application/json"}, method="POST")
+            return dict(json.loads(jar.open(req, timeout=30).read()))
+
+        assert post("/api/host/session", {"token": host_token}) == {"host": "ann"}
+        ruling = post(f"/api/games/{smoke}/void", {"why": "a test of the host's web ruling"})
+        assert (ruling["kind"], ruling["who"]) == ("void", "ann")
+        r = sh(f"maag game show {smoke}", MAAG_DB=postgres_db)
+        assert "voided" in r.stdout and "by ann" in r.stdout, r.stdout + r.stderr
         assert stop(proc, signal.SIGTERM, timeout=60) < 60
     finally:
         if proc.poll() is None:
