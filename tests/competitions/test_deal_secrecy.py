@@ -84,7 +84,8 @@ def run_attack(played: list[Any]) -> list[int]:
         seen = real.observation(0).to_json()
         hits = attack(replay["game"], replay["config"], seen, (g.seats[0], g.seats[1]))
         whole = real.to_json()
-        found.append(sum(Game(replay["game"], replay["config"]).new_state(s).to_json() == whole for s in hits))
+        g_ = Game(replay["game"], replay["config"])
+        found.append(sum(g_.new_state(s).to_json() == whole for s in hits))
     return found
 
 
