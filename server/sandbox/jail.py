@@ -242,7 +242,11 @@ class Jail:
         # The filter applies to bubblewrap's command (setpriv, then the bot) and all it starts.
         a += ["--seccomp", str(seccomp_fd)]
         a += ["--proc", "/proc", "--dev", "/dev",
-              "--size", str(cfg.limits.scratch), "--perms", "0777", "--tmpfs", "/scratch"]
+              "--size", str(cfg.limits.scratch), "--perms", "0777", "--tmpfs", "/scratch",
+              # POSIX shared memory and semaphores (Python's multiprocessing locks and queues):
+              # bubblewrap's /dev/shm is root's; the bot's own, sticky like the host's, in the
+              # same memory cap as /scratch.
+              "--size", str(cfg.limits.scratch), "--perms", "1777", "--tmpfs", "/dev/shm"]
         if "/tmp" not in made:
             a += ["--symlink", "/scratch", "/tmp"]
         # else the Python lives under /tmp (a venv there): /tmp is then a folder holding only it,

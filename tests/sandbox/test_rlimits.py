@@ -79,3 +79,14 @@ def test_freezing_without_cgroups_stops_the_processes(tmp_path: Path) -> None:
     assert b - a < 30_000_000, "a frozen bot used CPU"
     assert c - b > 100_000_000, "a thawed bot did not run"
     time.sleep(0.1)
+
+
+def test_a_bot_may_use_multiprocessing(tmp_path: Path) -> None:
+    """A bot's own /dev/shm: multiprocessing's locks and queues work under the sandbox's uid
+    (bubblewrap's /dev/shm alone is root's, and a semaphore is refused)."""
+    _need()
+    code = ("import multiprocessing as m\nlock = m.Lock()\nq = m.Queue()\n"
+            "p = m.get_context('fork').Process(target=q.put, args=(42,))\np.start()\n"
+            "print('GOT', q.get(timeout=20), flush=True)\np.join()\n")
+    rc, log, _ = _run(tmp_path, code, Limits(pids=20))
+    assert "GOT 42" in log and rc == 0, log
