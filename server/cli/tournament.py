@@ -267,6 +267,7 @@ def run(args: argparse.Namespace) -> int:
     db = args.db
     out = Console(stderr=True) if args.json else Console()
     from maag.server.compete.runner import TournamentRunner
+    from maag.server.sandbox.archive import PackageError
 
     try:
         hosting = host_options(args)
@@ -289,6 +290,10 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         err.print("maag tournament: interrupted; run the same command again to resume", soft_wrap=True)
         return 130
+    except PackageError as e:  # refused as it is: running again alone would refuse it again
+        err.print(f"maag tournament: {printable(str(e))}; fix the package (or the host's option it names), "
+                  "then run the same command again to resume", markup=False, soft_wrap=True)
+        return 2
     except Exception as e:  # a bot that keeps crashing, a database that went away, ...
         # A bot's crash names its log's end: the participant's output, shown escaped.
         err.print(f"maag tournament: {type(e).__name__}: {printable(str(e))}; run the same command again to "

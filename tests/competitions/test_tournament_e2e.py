@@ -283,3 +283,18 @@ def test_a_local_cluster_serves_every_round_of_a_swiss_tournament(tmp_path: Path
     assert s["games"] == 12
     assert len(s["workers"]) <= 2 and sum(s["workers"].values()) == 12, s["workers"]
     check_exactly_once(db, s["tournament"], 12)
+
+
+def test_a_refused_package_says_what_to_fix(tmp_path: Path) -> None:
+    """A package the host refuses as it is (here: more threads than --max-threads grants) stops
+    the tournament with the reason and what to do; running the same command alone would only
+    refuse it again, so that is not all the message says."""
+    pkg = tmp_path / "greedy"
+    pkg.mkdir()
+    (pkg / "maag-bot.toml").write_text('name = "greedy"\nrun = "python3 bot.py"\nthreads = 256\n')
+    (pkg / "bot.py").write_text("raise SystemExit(0)\n")
+    r = maag("tournament", "--bot", str(pkg), "--bot", "first", "--map", "a-tiny", "--max-threads", "2",
+             "--db", str(tmp_path / "r.sqlite3"), cwd=tmp_path)
+    assert r.returncode == 2, r.stderr[-2000:]
+    assert "threads = 256, but this host grants at most 2 (--max-threads); fix the package" in r.stderr
+    assert "Traceback" not in r.stderr
