@@ -5,7 +5,8 @@
   net/       the network server: `RefereeServer` and its rooms (transport, lobby, games,
              storage keeper, watchers)
   storage/   bots, games, replays, tournaments and submissions in SQLite or PostgreSQL
-  compete/   matches, tournaments, the ladder, hosted bots and submissions
+  compete/   matches, tournaments, the ladder: competition formats
+  hosting/   a hosted bot's life: the package store, the build, the validation, games in the sandbox
   sandbox/   how a stranger's bot is run: packages, limits, cgroups, the jail
   web/       the browser view: spectators, people's seats, uploads
   kit/       the bot kit (`maag bot check`)

@@ -10,7 +10,7 @@ visible escape instead, so the text is still there to read but does nothing.
 
 It lives at the top of maag.server, importing nothing of maag, because every room that shows
 such text uses it: the command line (cli/), the error messages of hosted bots' builds
-(compete/hosting.py) and the web view's JSON (web/); none of those rooms is a place the
+(hosting/) and the web view's JSON (web/); none of those rooms is a place the
 others should import for it (docs/architecture.md, tests/test_layers.py: all of them are in
 the server part, which may import its own modules freely).
 """

@@ -32,8 +32,8 @@ __all__ = ["run_ponder", "run_sandbox_cost", "register_cli"]
 
 async def _match(pkg: Path, agent: str, games: int, concurrency: int, tc: str, ponder: str,
                  db: Path, log_dir: Path) -> dict[str, Any]:
-    from maag.server.compete.hosting import HostOptions
     from maag.server.compete.match import run_match
+    from maag.server.hosting.api import HostOptions
     from maag.server.net.server import ServerConfig
     from maag.server.referee.clock import TimeControl
     from maag.server.storage.base import SQLiteStorage
@@ -80,7 +80,7 @@ def run_ponder(agent: str = "ne-mcts", runs: int = 3, games: int | None = None, 
 async def _start_cost(pkg: Path, sandboxed: bool, n: int) -> dict[str, list[float]]:
     """Times to hello (ms) of `n` processes of `pkg`, and the referee's CPU per message (ms)
     over one game each against the referee's minibot."""
-    from maag.server.compete.hosting import Host, HostOptions, hosted_bot
+    from maag.server.hosting.api import Host, HostOptions, hosted_bot
     from maag.server.net.server import RefereeServer, ServerConfig
     from maag.server.referee.clock import TimeControl
     from maag.server.sandbox.environment import bot_environment
@@ -95,7 +95,7 @@ async def _start_cost(pkg: Path, sandboxed: bool, n: int) -> dict[str, list[floa
         hellos: list[float] = []
         try:
             if sandboxed:
-                from maag.server.compete.hosting import sandbox_env
+                from maag.server.hosting.api import sandbox_env
 
                 host = Host(server, HostOptions(), log_dir=Path(tmp))
                 bot = hosted_bot(str(pkg), "pkg", HostOptions(), Path(tmp))
@@ -146,8 +146,8 @@ async def _referee_cpu(sandboxed: bool, games: int, ponder: str) -> list[float]:
     """The referee's CPU per message (ms, its event-loop thread) over `games` games of the
     random package against the referee's random minibot, the package hosted or run as a
     plain command line."""
-    from maag.server.compete.hosting import HostOptions
     from maag.server.compete.match import run_match
+    from maag.server.hosting.api import HostOptions
     from maag.server.net.server import RefereeServer, ServerConfig
     from maag.server.referee.clock import TimeControl
     from maag.server.storage.base import SQLiteStorage

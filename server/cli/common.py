@@ -265,7 +265,7 @@ def add_host_arguments(p: argparse.ArgumentParser) -> None:
 
 def host_options(args: argparse.Namespace) -> Any:
     """The HostOptions of `add_host_arguments`' flags (ValueError for a bad size)."""
-    from maag.server.compete.hosting import HostOptions
+    from maag.server.hosting.api import HostOptions
     from maag.server.sandbox.limits import DEFAULT_LIMITS, parse_size
 
     limits = DEFAULT_LIMITS.with_overrides(memory=parse_size(args.memory), pids=args.pids,

@@ -40,7 +40,8 @@ from maag.server.cli.common import (
     policy,
     setup_logging,
 )
-from maag.server.compete.match import MatchResult, display_names, run_match, run_remote_match
+from maag.server.compete.match import MatchResult, display_names, run_match
+from maag.server.compete.remote import run_remote_match
 from maag.server.net.server import GameSummary, ServerConfig
 from maag.server.printable import printable
 from maag.server.storage.base import open_storage

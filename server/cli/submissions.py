@@ -83,7 +83,7 @@ def _line(v: Any) -> str:
 
 
 def run_submit(args: argparse.Namespace) -> int:
-    from maag.server.compete.submissions import DEFAULT_MAX_UPLOAD, SubmissionRejected, pack, process, submit
+    from maag.server.hosting.api import DEFAULT_MAX_UPLOAD, SubmissionRejected, pack, process, submit
     from maag.server.storage.base import open_storage
     from maag.server.storage.submissions import open_submission_store
 
@@ -155,7 +155,7 @@ def run_versions(args: argparse.Namespace) -> int:
 
 
 def run_process(args: argparse.Namespace) -> int:
-    from maag.server.compete.submissions import process_pending
+    from maag.server.hosting.api import process_pending
     from maag.server.storage.submissions import open_submission_store
 
     setup_logging(args.verbose)

@@ -135,7 +135,7 @@ def resolve_submitted(bots: tuple[BotSpec, ...], db_url: str) -> tuple[BotSpec, 
     version, as NAME@VERSION run from its stored package; other names stay bundled agents."""
     if all(b.command is not None for b in bots):
         return bots
-    from maag.server.compete.submissions import resolve_bot
+    from maag.server.hosting.api import resolve_bot
     from maag.server.storage.submissions import open_submission_store
 
     store = open_submission_store(db_url)

@@ -70,7 +70,7 @@ def _call(method: str, url: str, token: str, data: bytes | None = None,
 
 
 def run(args: argparse.Namespace) -> int:
-    from maag.server.compete.submissions import SubmissionRejected, pack
+    from maag.server.hosting.api import SubmissionRejected, pack
     from maag.server.sandbox.limits import parse_size
 
     token = args.token or os.environ.get("MAAG_TOKEN", "")

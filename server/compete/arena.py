@@ -12,7 +12,7 @@ in:
 
 e.g. `--bot mine="python3 mybot.py --connect {connect} --token {token}"`. A bot given as a
 package (`--bot mine=path/to/package`) is hosted instead: a fresh sandboxed process per game
-(maag.server.compete.hosting), with the limits of `host` (HostOptions.to_dict()). A bot process that
+(maag.server.hosting), with the limits of `host` (HostOptions.to_dict()). A bot process that
 exits while the arena runs is restarted (its games in progress are lost by disconnect, as
 the referee's policy says); after `max_restarts` exits the arena gives up with BotCrashed.
 
@@ -35,8 +35,8 @@ from typing import Any
 
 from maag.engine import registry
 from maag.server.compete.formats import BotSpec
-from maag.server.compete.hosting import STORED_PREFIX, Host, HostedBot, HostOptions, hosted_bot, safe_name
 from maag.server.compete.match import BotProcess, bot_absence
+from maag.server.hosting.api import STORED_PREFIX, Host, HostedBot, HostOptions, hosted_bot, safe_name
 from maag.server.net.server import GameSummary, RefereeServer, ServerConfig
 from maag.server.referee.clock import TimeControl
 from maag.server.sandbox.package import is_package

@@ -44,9 +44,9 @@ from typing import Any
 
 from maag.server.compete.fleet import FleetScheduler
 from maag.server.compete.formats import Standings, rate, to_csv, to_html
-from maag.server.compete.hosting import Host, HostedBot, HostOptions, hosted_bot
 from maag.server.compete.pairing import choose_pairs
 from maag.server.compete.strikes import DEFAULT_STRIKES, StrikePolicy, StrikeRule, histories, verdict_counts
+from maag.server.hosting.api import Host, HostedBot, HostOptions, hosted_bot
 from maag.server.net.server import GameNotStarted, GameSummary, RefereeServer, ServerConfig
 from maag.server.referee.session import derive_seed
 from maag.server.storage.backend import Database, open_database, resolve_db
@@ -383,7 +383,7 @@ class Ladder:
         version joins (unrated: it starts from no games, its earlier versions keep theirs),
         a retired one plays no new game (those in progress finish)."""
         assert self.server is not None and self._workdir is not None and self.db_url is not None
-        from maag.server.compete.submissions import PACKAGE_PREFIX
+        from maag.server.hosting.api import PACKAGE_PREFIX
         from maag.server.storage.submissions import open_submission_store
 
         store = open_submission_store(self.db_url)

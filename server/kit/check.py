@@ -299,8 +299,12 @@ async def run_check(command: Sequence[str], *, tc: str = "1s", game: str | None 
                     game_config: dict[str, Any] | None = None,
                     seed: int = 1, connect_timeout_s: float = 20.0, situations: Sequence[str] | None = None,
                     launch: Callable[[str, str, Path], Awaitable[Any]] | None = None,
-                    log: Callable[[str], None] = lambda s: None) -> CheckReport:
-    """Run the kit; `log` gets one line per event. Never raises for the bot's faults."""
+                    log: Callable[[str], None] = lambda s: None, server: Any = None,
+                    match_id: str | None = None) -> CheckReport:
+    """Run the kit; `log` gets one line per event. Never raises for the bot's faults. The
+    situations are played on a referee of the kit's own, or on `server` (a started
+    RefereeServer of the caller's with the same game and time control: a host's validation
+    plays its smoke games on the same one), stored under `match_id`."""
     from maag.server.net.server import RefereeServer, ServerConfig
     from maag.server.referee.clock import TimeControl
     from maag.server.referee.session import Policy
@@ -310,10 +314,12 @@ async def run_check(command: Sequence[str], *, tc: str = "1s", game: str | None 
     game = game or registry.default()
     config = dict(game_config or {})
     with tempfile.TemporaryDirectory(prefix="maag-check-") as tmp:
-        cfg = ServerConfig(port=0, auto_pair=False, tc=TimeControl.parse(tc), game=game, game_config=config,
-                           policy=Policy(disconnect_grace_ms=500.0, max_illegal=5))
-        srv = RefereeServer(cfg, SQLiteStorage(Path(tmp) / "check.sqlite3"))
-        await srv.start()
+        srv = server
+        if srv is None:
+            cfg = ServerConfig(port=0, auto_pair=False, tc=TimeControl.parse(tc), game=game,
+                               game_config=config, policy=Policy(disconnect_grace_ms=500.0, max_illegal=5))
+            srv = RefereeServer(cfg, SQLiteStorage(Path(tmp) / "check.sqlite3"))
+            await srv.start()
         proxy = Proxy(srv.port)
         await proxy.start()
         token, opp_token = "check_" + os.urandom(8).hex(), "opp_" + os.urandom(8).hex()
@@ -354,7 +360,7 @@ async def run_check(command: Sequence[str], *, tc: str = "1s", game: str | None 
                     if proc.returncode is not None or tap.closed.is_set():
                         problems.append(f"the bot is gone; skipped {sit.name}")
                         continue
-                    rep = await _play(srv, tap, sit)
+                    rep = await _play(srv, tap, sit, match_id)
                     log(rep.line())
                     reports.append(rep)
                 problems.extend(tap.problems)
@@ -382,7 +388,8 @@ async def run_check(command: Sequence[str], *, tc: str = "1s", game: str | None 
             else:
                 exit_code = proc.returncode
             await proxy.stop()
-            await srv.stop()
+            if server is None:
+                await srv.stop()
         stderr = (stderr_path.read_bytes().decode("utf-8", "replace")[-4000:]
                   if stderr_path.exists() else "")
         if exit_code not in (None, 0):
@@ -409,10 +416,10 @@ async def _wait_login(proxy: Proxy, proc: asyncio.subprocess.Process, timeout: f
     return None
 
 
-async def _play(srv: Any, tap: Tap, sit: Situation) -> SituationReport:
+async def _play(srv: Any, tap: Tap, sit: Situation, match_id: str | None = None) -> SituationReport:
     seats = (BOT, OPPONENT) if sit.bot_seat == 1 else (OPPONENT, BOT)
     started = asyncio.Event()
-    fut = srv.request_game(*seats, start_state=sit.start, tags={"Situation": sit.name},
+    fut = srv.request_game(*seats, start_state=sit.start, tags={"Situation": sit.name}, match_id=match_id,
                            on_start=lambda _id: started.set())
     problems: list[str] = []
     summary = None

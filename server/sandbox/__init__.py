@@ -16,5 +16,5 @@
 - `environment.py`: the cleared environment every bot process gets, sandboxed or not.
 - `check.py`: `maag sandbox check`, which mechanisms work here and what a host lacking one must do.
 
-This room knows nothing of the referee: maag.server.compete.hosting attaches a jail to a game.
+This room knows nothing of the referee: maag.server.hosting attaches a jail to a game.
 """

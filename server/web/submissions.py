@@ -25,7 +25,7 @@ answered 401 after a delay that doubles with each failure from the address or fo
 (the referee's login throttle: --auth-delay), storing nothing. Then the per-bot rate limit
 (429), the size limit, enforced while reading (413; nothing beyond the limit is buffered), and
 every check of `maag bot submit` (manifest, archive safety: 400 with the reason). A stored
-version is built and validated by `maag.server.compete.submissions.process` in this process,
+version is built and validated by `maag.server.hosting.api.process` in this process,
 one at a time in upload order, under the server's game, options and time control.
 """
 
@@ -219,13 +219,12 @@ class Submissions:
     # -- processing ----------------------------------------------------------------------
     def version_log_dir(self, bot: str, version: int) -> Path:
         assert self.log_root is not None
-        from maag.server.compete.hosting import safe_name
+        from maag.server.hosting.api import safe_name
 
         return self.log_root / safe_name(bot) / f"v{version}"
 
     async def _work(self) -> None:
-        from maag.server.compete.hosting import HostOptions
-        from maag.server.compete.submissions import process
+        from maag.server.hosting.api import HostOptions, process
 
         cfg = self.referee.config
         options = self.config.host or HostOptions()
@@ -373,7 +372,7 @@ class Submissions:
         except _Rejected as e:
             LOG.info("web: upload for %s rejected: %s", name, printable(str(e)))
             return _error(e.status, printable(str(e)), **e.extra)
-        from maag.server.compete.submissions import submit
+        from maag.server.hosting.api import submit
 
         v = await asyncio.to_thread(submit, self.store, name, data, pkg)
         self._queue.put_nowait((v.bot, v.version))
@@ -556,8 +555,7 @@ class Submissions:
 def _check(data: bytes, max_bytes: int, host: Any = None) -> Any:
     """Every check `maag bot submit` makes (manifest, archive safety, size, the cores it asks
     for against `host`'s HostOptions): the BotPackage, or _Rejected 400 with the reason."""
-    from maag.server.compete.hosting import HostOptions
-    from maag.server.compete.submissions import SubmissionRejected, pack
+    from maag.server.hosting.api import HostOptions, SubmissionRejected, pack
 
     if data[:2] == b"PK":
         suffix = ".zip"

@@ -29,7 +29,7 @@ def _needs_sandbox() -> None:
 
 def test_the_sandbox_path_puts_the_virtualenv_first(deployed: Deployed, host_dirs: tuple[Path, Path]) -> None:
     cwd, home = host_dirs
-    code = ("from maag.server.compete.hosting import sandbox_path; import sys; "
+    code = ("from maag.server.hosting.api import sandbox_path; import sys; "
             "print(sandbox_path()); print(sys.prefix)")
     for seed in range(1, 7):
         r = subprocess.run([str(deployed.venv / "bin" / "python"), "-c", code], cwd=cwd,

@@ -36,8 +36,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from maag.server.compete.hosting import HostOptions
-from maag.server.compete.submissions import SubmissionRejected, pack
+from maag.server.hosting.api import HostOptions, SubmissionRejected, pack
 from maag.server.sandbox.archive import MAX_MEMBERS, unpack, unpack_tar
 from maag.server.sandbox.package import MANIFEST, BotPackage, PackageError, write_manifest
 

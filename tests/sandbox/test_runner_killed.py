@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from maag.server.compete.hosting import Host, HostOptions
+from maag.server.hosting.api import Host, HostOptions
 from maag.server.net.server import RefereeServer, ServerConfig
 from maag.server.sandbox import cgroups
 from maag.server.sandbox.check import sandbox_check

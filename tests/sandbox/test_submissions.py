@@ -14,8 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from maag.server.compete.hosting import HostOptions
-from maag.server.compete.submissions import pack, process_pending, resolve_bot, submit
+from maag.server.hosting.api import HostOptions, pack, process_pending, resolve_bot, submit
 from maag.server.storage.base import open_storage
 from maag.server.storage.submissions import open_submission_store
 
@@ -101,7 +100,7 @@ def test_submit_build_validate_activate_retire(tmp_path: Path) -> None:
 def test_refused_packages_store_nothing(tmp_path: Path) -> None:
     import tarfile
 
-    from maag.server.compete.submissions import SubmissionRejected
+    from maag.server.hosting.api import SubmissionRejected
 
     evil = tmp_path / "evil.tar.gz"
     with tarfile.open(evil, "w:gz") as tf:
