@@ -17,6 +17,7 @@ exactly what was stored). The validation plays on one referee (maag.server.hosti
 from __future__ import annotations
 
 import asyncio
+import gzip
 import io
 import logging
 import re
@@ -76,9 +77,11 @@ def _pack(path: Path, max_bytes: int) -> tuple[bytes, BotPackage]:
         data = path.read_bytes()
         return data, _check_archive(data, path.name, max_bytes)
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+    with tarfile.open(fileobj=buf, mode="w") as tf:
         tf.add(path, arcname="bot", filter=lambda ti: None if ti.isdev() or ti.isfifo() else ti)
-    data = buf.getvalue()
+    # Compressed without a time stamp: the same folder packs to the same bytes, the same
+    # SHA-256, so the package store unpacks it once however often it is uploaded.
+    data = gzip.compress(buf.getvalue(), mtime=0)
     if len(data) > max_bytes:
         raise SubmissionRejected(f"{path}: {len(data)} bytes packed, more than the limit of {max_bytes}")
     return data, _check_archive(data, "bot.tar.gz", max_bytes)
