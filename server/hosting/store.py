@@ -74,6 +74,16 @@ class PackageStore:
         assert got is not None
         return got
 
+    def discard(self, digest: str) -> None:
+        """Forget package `digest` (an upload refused for its manifest keeps nothing here)."""
+        target = self.root / digest
+        gone = self.root / f".gone-{digest[:12]}-{os.getpid()}"
+        try:
+            os.rename(target, gone)  # out of sight at once, then removed
+        except OSError:
+            return
+        shutil.rmtree(gone, ignore_errors=True)
+
     def fetch(self, source: SubmissionStore, digest: str) -> Path:
         """The package folder of stored package `digest`, fetched from the database `source`
         (checked against its hash) when the store does not hold it yet; KeyError if the

@@ -37,7 +37,7 @@ from maag.server.referee.clock import TimeControl
 from maag.server.sandbox.jail import stage_package
 from maag.server.sandbox.package import MANIFEST, BotPackage, PackageError, is_package, write_manifest
 from maag.server.storage.base import open_storage
-from maag.server.storage.submissions import SubmissionStore, Version
+from maag.server.storage.submissions import SubmissionStore, Version, sha256_of
 
 __all__ = ["pack", "submit", "process", "process_pending", "resolve_bot", "PACKAGE_PREFIX",
            "DEFAULT_MAX_UPLOAD", "SubmissionRejected"]
@@ -90,11 +90,17 @@ def _pack(path: Path, max_bytes: int) -> tuple[bytes, BotPackage]:
 def _check_archive(data: bytes, name: str, max_bytes: int) -> BotPackage:
     # Checked where it will be run from: unpacked once, into the package store (nothing is
     # kept of an archive that cannot be unpacked safely).
+    store = package_store()
     try:
-        return BotPackage.from_folder(package_store().put(data, name=name, max_bytes=4 * max_bytes))
+        root = store.put(data, name=name, max_bytes=4 * max_bytes)
     except PackageError as e:
+        raise SubmissionRejected(str(e)) from None
+    try:
+        return BotPackage.from_folder(root)
+    except PackageError as e:
+        store.discard(sha256_of(data))
         # Said of the package's own files, not of where the store keeps them.
-        tree = re.escape(str(package_store().root)) + r"/[0-9a-f]{64}/tree/"
+        tree = re.escape(str(store.root)) + r"/[0-9a-f]{64}/tree/"
         raise SubmissionRejected(re.sub(tree, "", str(e))) from None
 
 

@@ -13,7 +13,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from maag.server.hosting.api import HostOptions, hosted_bot, pack, package_store, process, submit
+from maag.server.hosting.api import (
+    HostOptions,
+    SubmissionRejected,
+    hosted_bot,
+    pack,
+    package_store,
+    process,
+    submit,
+)
 from maag.server.net.server import RefereeServer
 from maag.server.storage.submissions import open_submission_store
 
@@ -74,3 +82,22 @@ def test_an_upload_is_unpacked_once_and_validated_on_one_referee(
         assert store.unpacked == 2
     finally:
         subs.close()
+
+
+def test_a_refused_upload_leaves_nothing_in_the_store(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MAAG_PACKAGE_CACHE", str(tmp_path / "cache"))
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "maag-bot.toml").write_text('name = "x"\nthread = 2\nrun = "./x"\n')
+    with pytest.raises(SubmissionRejected, match=r"^bot/maag-bot.toml:2: unknown key 'thread'"):
+        pack(bad)
+    evil = tmp_path / "evil.tar.gz"
+    with tarfile.open(evil, "w:gz") as tf:
+        link = tarfile.TarInfo("bot/out")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc"
+        tf.addfile(link)
+    with pytest.raises(SubmissionRejected, match="evil.tar.gz"):
+        pack(evil)
+    assert package_store().unpacked == 2
+    assert not [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]
