@@ -182,7 +182,7 @@ def test_a_runner_killed_with_sigkill_leaves_no_sandboxed_process_and_no_file(
     python_root = Path(sys.base_prefix).resolve()
     # What the bot tries to write to (inside the sandbox), and where each is on the host.
     places = {"/scratch": None, "/tmp": None, "/": Path("/"), "/bot": None, "/usr": Path("/usr"),
-              "/etc": Path("/etc"), "/var/tmp": Path("/var/tmp"), "/dev/shm": Path("/dev/shm"),
+              "/etc": Path("/etc"), "/var/tmp": Path("/var/tmp"), "/dev/shm": None,
               "/root": Path("/root"), "/run": Path("/run"),
               "/opt/maag/sdk/maag/clients": sdk["clients"], "/opt/maag/sdk/maag/protocol": sdk["protocol"],
               str(python_root): python_root, str(tmp_path): tmp_path}
@@ -238,14 +238,16 @@ def test_a_runner_killed_with_sigkill_leaves_no_sandboxed_process_and_no_file(
         for inside, host in places.items():
             if host is not None:
                 assert not (host / marker).exists(), f"{inside} -> {host / marker} written"
+        assert not (Path("/dev/shm") / marker).exists()  # the bot's /dev/shm is its own, not the host's
         for p in tmp_path.rglob("*"):
             assert marker not in p.name, p
         logs = list(tmp.glob("maag-match-*/slow-game*-seat*.log"))
         assert logs, list(tmp.rglob("*"))
         report = "".join(log.read_text(errors="replace") for log in logs)
         assert f"WROTE /scratch/{marker}" in report, report[-2000:]  # the bot did run and write
+        assert f"WROTE /dev/shm/{marker}" in report, report[-2000:]  # (its own shared memory)
         for inside in places:
-            if inside not in ("/scratch", "/tmp"):
+            if inside not in ("/scratch", "/tmp", "/dev/shm"):
                 assert f"WROTE {os.path.join(inside, marker)}" not in report, report
         [staged] = [p for p in tmp.glob("maag-hosted-*/stage-*/bot")]
         cmp = filecmp.dircmp(pkg, staged)
