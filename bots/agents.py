@@ -119,6 +119,14 @@ def _prune() -> Option:
                  help="remove dominated actions first (the reference's ActionPruner)")
 
 
+def _forced() -> Option:
+    # Off by default until measured (issue 58), though it cannot change the plan: with no
+    # choice the search could only return the forced actions.
+    return Option(name="forced", type="bool", default=False,
+                 help="no search when the turn leaves no choice (one legal action at a time "
+                      "to the end of the turn): the forced actions at once, zero iterations")
+
+
 def _rollout(default: str, turns: int = 1) -> tuple[Option, ...]:
     return (
         Option(name="rollout", type="choice", default=default, choices=_POLICY_NAMES,
@@ -156,7 +164,11 @@ def mcts_options(c: float, rollout: str, *, robust: bool = False, horizon_root: 
                    "parallelism), each on its own determinization when hidden cards are "
                    "sampled; the plan follows their summed visits. Not with bridge burning "
                    "or collapse"),
-        _prune(),
+        _prune(),        Option(name="solve", type="bool", default=False,
+              help="MCTS-Solver: a won or lost end of game proves its edge, proofs go up the "
+                   "tree, a proven win is played at once (found lethal) and proven losses "
+                   "avoided; the search stops when the root is proven"),
+        _forced(),
     )
 
 

@@ -34,7 +34,7 @@ PERFECT_INFORMATION: tuple[str, ...] = tuple(name for name, spec in AGENTS.items
 
 # The MCTS settings the ISMCTS kernel reads (it always shares nodes by information set).
 _ISMCTS_PARAMS = ("c", "rollout", "epsilon", "rollout_turns", "horizon_root", "robust", "complete",
-                  "max_nodes", "prune")
+                  "max_nodes", "prune", "forced")
 
 
 def _det_param() -> Option:

@@ -69,6 +69,7 @@ PARAMS: dict[str, type] = {
     "fitness_rollouts": int, "islands": int, "migration_interval": int, "migrants": int,
     "arms": int, "select": str, "moves": str, "max_moves": int, "longest": bool, "post": str,
     "branching": int, "tree_depth": int, "horizon": int, "model_k": int, "backup_max": bool,
+    "forced": bool, "solve": bool,
 }
 _ENUMS: dict[str, dict[str, int]] = {"policy": POLICIES, "select": SELECTIONS, "moves": MOVES, "post": POSTS}
 

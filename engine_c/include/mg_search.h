@@ -168,6 +168,16 @@ typedef struct mg_search_params {
                           * own turn played by the greedy models (FH-EMCTS) */
     int model_k;         /* FH-EMCTS models: the best-rated actions a greedy step looks at */
     int backup_max;      /* 1: a node's value is the best value below it; 0: the mean */
+
+    /* strength per simulation (issue 58; off by default until measured) */
+    int forced;          /* 1: when a full state's only legal action is END_TURN, or one
+                          * action is legal, it is taken without searching (stats.iterations
+                          * 0 when END_TURN alone is legal); every kernel, through mg_search */
+    int solve;           /* MCTS: 1: MCTS-Solver. A terminal child proves its edge won or lost;
+                          * a node with a proven-won edge is won for its mover, one whose every
+                          * action is proven lost is lost; a proven node is a leaf with its
+                          * exact value, selection and the final choice take a proven win and
+                          * avoid proven losses, and the search stops once the root is proven */
 } mg_search_params;
 
 /* What a search did. */

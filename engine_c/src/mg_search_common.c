@@ -510,6 +510,8 @@ int mg_search_defaults(int algo, mg_search_params *p)
     p->horizon = 0;
     p->model_k = 10;
     p->backup_max = 0;
+    p->forced = 0;
+    p->solve = 0;
     if (algo == MG_ALGO_UCB || algo == MG_ALGO_UCT) { /* the thesis's scale and setting */
         p->c = sqrt(2.0);
         p->policy = MG_POLICY_RAP;
@@ -598,7 +600,41 @@ int mg_search_check(const mg_search_params *p, char *err)
         return config_error(err, "model_k must be in 1..1024");
     if (p->backup_max != 0 && p->backup_max != 1)
         return config_error(err, "backup_max must be 0 or 1");
+    if (p->forced != 0 && p->forced != 1)
+        return config_error(err, "forced must be 0 or 1");
+    if (p->solve != 0 && p->solve != 1)
+        return config_error(err, "solve must be 0 or 1");
     return MG_OK;
+}
+
+/* p->forced: the plan when st (a full state, or an observation whose only action ends the
+ * turn) leaves no choice: the actions that are alone legal, one after the other, up to and
+ * including END_TURN or the end of the game. Returns 1 with the plan written, 0 (nothing
+ * written) when a choice comes first, so the kernel searches as without the parameter. */
+int ms_forced(const mg_game_vt *vt, const void *st, mg_rng *rng, mg_action *plan,
+              int *plan_len)
+{
+    mg_action acts[MG_MAX_ACTIONS];
+    ms_state s;
+    int len = 0, full = vt->observer(st) < 0;
+    memcpy(s.b, st, vt->state_size);
+    while (len < MG_SEARCH_MAX_PLAN) {
+        if (vt->legal(s.b, acts) != 1)
+            return 0;
+        plan[len++] = acts[0];
+        if (vt->is_end_turn(acts[0])) {
+            *plan_len = len;
+            return 1;
+        }
+        if (!full) /* an observation: only a lone END_TURN is taken without search */
+            return 0;
+        vt->apply(s.b, acts[0], rng);
+        if (vt->terminal(s.b, NULL) || vt->current(s.b) != vt->current(st)) {
+            *plan_len = len;
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* ---- Dispatcher --------------------------------------------------------------------------- */
@@ -634,6 +670,11 @@ int mg_search(const mg_game_vt *vt, const void *st, const mg_search_params *p, m
                                  "(only ucb and uct sample one per simulation)");
     mg_search_params q = ms_game_params(vt, p);
     double t0 = ms_now();
+    if (p->forced && ms_forced(vt, st, rng, plan, plan_len)) {
+        stats->elapsed_ms = ms_now() - t0;
+        stats->value = 0.5;
+        return MG_OK;
+    }
     rc = kernels[p->algo](vt, st, &q, rng, plan, plan_len, stats);
     stats->elapsed_ms = ms_now() - t0;
     if (rc != MG_OK) {

@@ -93,5 +93,11 @@ int mg_search_hidden(int kind, const mg_game_vt *vt, const void *obs, const mg_s
     if (algo[kind] >= 0)
         q.algo = algo[kind];
     int rc = ms_det_begin(vt, obs, &q, d, stats, plan_len, err);
-    return rc != MG_OK ? rc : kernels[kind](vt, obs, &q, d, rng, plan, plan_len, stats, err);
+    if (rc != MG_OK)
+        return rc;
+    if (q.forced && ms_forced(vt, obs, rng, plan, plan_len)) {
+        stats->value = 0.5; /* no choice: nothing searched */
+        return MG_OK;
+    }
+    return kernels[kind](vt, obs, &q, d, rng, plan, plan_len, stats, err);
 }

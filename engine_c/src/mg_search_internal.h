@@ -178,6 +178,11 @@ int ms_complete_greedy(const mg_game_vt *vt, void *st, const mg_search_params *p
 int ms_complete_plan(const mg_game_vt *vt, void *st, const mg_search_params *p, mg_rng *rng,
                      mg_action *plan, int len, long *evals);
 
+/* p->forced (mg_search.h): 1 with the plan written when st leaves its mover no choice for
+ * the rest of the turn, else 0. */
+int ms_forced(const mg_game_vt *vt, const void *st, mg_rng *rng, mg_action *plan,
+              int *plan_len);
+
 /* Number of actions a greedy (rating) playout makes before END_TURN, from st (unchanged):
  * the number of actions in the rest of the turn. */
 int ms_turn_length(const mg_game_vt *vt, const void *st, const mg_search_params *p,

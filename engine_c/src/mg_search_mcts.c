@@ -30,6 +30,9 @@
 #define MC_SEEN 2     /* collapse: visited */
 #define MC_LEADS 4    /* collapse: reaches an end-of-turn node */
 #define MC_UNSORTED 8 /* the list is in order up to MC_TOP only (ms_actions_top) */
+#define MC_PWIN 16    /* solver: proven won for the node's mover */
+#define MC_PLOSS 32   /* solver: proven lost for the node's mover */
+#define MC_PROVEN (MC_PWIN | MC_PLOSS)
 
 typedef struct mc_edge {
     mg_action a;     /* the action */
@@ -295,12 +298,80 @@ static inline double mc_lx(uint32_t v)
     return v < MC_TAB && v > 0 ? mc_lx_tab[v] : sqrt(2.0 * log((double)v));
 }
 
+/* ---- Solver (p->solve) ------------------------------------------------------------------- */
+
+/* Edge e proven: 1 won for its mover, -1 lost, 0 not proven (or not expanded). */
+static inline int mc_proof(const mc_tree *t, const mc_edge *e)
+{
+    if (e->child < 0)
+        return 0;
+    const mc_node *C = &t->nodes[e->child];
+    int s = (C->flags & MC_PWIN) ? 1 : (C->flags & MC_PLOSS) ? -1 : 0;
+    return C->mover == e->mover ? s : -s;
+}
+
+/* Mark node nd proven from its edges: won when one is a proven win for its mover, lost when
+ * every legal action is expanded and proven lost. Returns 1 if nd is (now) proven. */
+static int mc_prove(mc_tree *t, int nd)
+{
+    mc_node *N = &t->nodes[nd];
+    if (N->flags & MC_PROVEN)
+        return 1;
+    if (N->edges < 0)
+        return 0;
+    const mc_edge *e = t->edges + N->edges;
+    int lost = N->nexp == N->n && N->n > 0;
+    for (int i = 0; i < N->nexp; i++) {
+        int s = mc_proof(t, &e[i]);
+        if (s > 0) {
+            N->flags |= MC_PWIN;
+            return 1;
+        }
+        if (s == 0)
+            lost = 0;
+    }
+    if (lost)
+        N->flags |= MC_PLOSS;
+    return lost;
+}
+
+/* mc_final and mc_select with the solver: a proven-won edge at once; proven-lost edges only
+ * when nothing else is left (then the plain choice among all). -1: no edge to prefer. */
+static long mc_solved_choice(const mc_tree *t, const mc_node *N, int final)
+{
+    const mc_edge *e = t->edges + N->edges;
+    long best = -1;
+    double bv = -DBL_MAX;
+    double x = final ? 0 : t->k * mc_lx(N->visits);
+    for (int i = 0; i < N->nexp; i++) {
+        int s = mc_proof(t, &e[i]);
+        if (s > 0)
+            return N->edges + i;
+        if (s < 0 || (final && e[i].visits == 0))
+            continue;
+        if (final) {
+            if (best < 0 || ms_final_better(t->p->robust, e[i].visits, e[i].mean,
+                                            t->edges[best].visits, t->edges[best].mean))
+                best = N->edges + i;
+        } else {
+            double v = e[i].mean + x * e[i].isq;
+            if (v > bv) {
+                bv = v;
+                best = N->edges + i;
+            }
+        }
+    }
+    return best;
+}
+
 /* The final choice among the expanded edges of N: the highest mean, or with p->robust the
  * most visits (then the highest mean). The first wins ties; -1 if none was visited. */
 static long mc_final(const mc_tree *t, const mc_node *N)
 {
     const mc_edge *e = t->edges + N->edges;
     long best = -1;
+    if (t->p->solve && (best = mc_solved_choice(t, N, 1)) >= 0)
+        return best;
     for (int i = 0; i < N->nexp; i++) {
         if (e[i].visits == 0)
             continue;
@@ -323,6 +394,11 @@ static long mc_select(const mc_tree *t, const mc_node *N)
     const mc_edge *e = t->edges + N->edges;
     int best = 0, m = N->n;
     double bv = -DBL_MAX;
+    if (t->p->solve) {
+        long s = mc_solved_choice(t, N, 0);
+        if (s >= 0)
+            return s;
+    }
     if (t->k > 0) {
         double x = t->k * mc_lx(N->visits);
         for (int i = 0; i < m; i++) {
@@ -360,7 +436,9 @@ static int mc_iterate(mc_tree *t, int top, const void *top_st, unsigned char *cl
     mg_action acts[MG_MAX_ACTIONS];
     int groups[MG_MAX_ACTIONS];
     long path[MC_MAX_DEPTH];
+    int from[MC_MAX_DEPTH]; /* solver: the node each path edge leaves */
     int depth = 0, node = top, nacts = -1, ngroups = -1;
+    int proven = 0, winner = -1; /* solver: the leaf's exact value, a terminal child's winner */
     long expanded = -1; /* the edge expanded in this iteration, of node `parent` */
     int parent = -1, expanded_end = 0;
     mg_action expanded_a = 0;
@@ -373,6 +451,10 @@ static int mc_iterate(mc_tree *t, int top, const void *top_st, unsigned char *cl
         mc_node *N = &t->nodes[node];
         if (N->flags & MC_TERMINAL)
             break;
+        if (t->p->solve && (N->flags & MC_PROVEN)) {
+            proven = 1; /* its value is known: no rollout, no expansion below it */
+            break;
+        }
         if (N->list < 0)
             mc_generate(t, node, clone);
         if (N->n == 0)
@@ -404,8 +486,11 @@ static int mc_iterate(mc_tree *t, int top, const void *top_st, unsigned char *cl
                 }
             }
             key = mc_key_of(t, clone); /* the node is looked up after the rollout */
+            if (key.terminal && t->p->solve)
+                vt->terminal(clone, &winner);
             expanded = ei;
             parent = node;
+            from[depth] = node;
             path[depth++] = ei;
             break;
         }
@@ -413,6 +498,7 @@ static int mc_iterate(mc_tree *t, int top, const void *top_st, unsigned char *cl
         mc_edge *e = &t->edges[ei];
         MC_PREFETCH(&t->nodes[e->child]); /* read right after the (slower) apply */
         mc_step(t, e, clone);
+        from[depth] = node;
         path[depth++] = ei;
         node = e->child;
     }
@@ -428,9 +514,15 @@ static int mc_iterate(mc_tree *t, int top, const void *top_st, unsigned char *cl
         if (turns < 0)
             turns = 0;
     }
-    double r = ms_rollout_from(vt, clone, t->p, t->root_player, t->rng, acts, nacts, groups,
-                               ngroups, turns);
-    t->evals++;
+    double r;
+    if (proven) {
+        const mc_node *L = &t->nodes[node];
+        r = ((L->flags & MC_PWIN) != 0) == (L->mover == t->root_player) ? 1.0 : 0.0;
+    } else {
+        r = ms_rollout_from(vt, clone, t->p, t->root_player, t->rng, acts, nacts, groups,
+                            ngroups, turns);
+        t->evals++;
+    }
     if (expanded >= 0) {
         mc_edge *e = &t->edges[expanded];
         mc_node *P = &t->nodes[parent];
@@ -450,6 +542,9 @@ static int mc_iterate(mc_tree *t, int top, const void *top_st, unsigned char *cl
             P->next = t->acts[P->list + P->nexp];
         }
         e->child = mc_node_for(t, key, &created);
+        if (created && winner >= 0) /* a won game proves its node (a draw proves nothing) */
+            t->nodes[e->child].flags |=
+                winner == t->nodes[e->child].mover ? MC_PWIN : MC_PLOSS;
         if (created && e->mover == t->root_player &&
             (key.mover != t->root_player || key.terminal))
             t->ends++;
@@ -463,6 +558,9 @@ static int mc_iterate(mc_tree *t, int top, const void *top_st, unsigned char *cl
         e->isq = mc_isq(e->visits);
         t->nodes[e->child].visits++;
     }
+    if (t->p->solve) /* proofs go up the path as far as they reach */
+        for (int i = depth - 1; i >= 0 && mc_prove(t, from[i]); i--)
+            ;
     return -1;
 }
 
@@ -587,6 +685,10 @@ static void *mc_job_run(void *arg)
         it++;
         if (j->t.nodes[j->top].flags & MC_TERMINAL)
             break;
+        if (j->t.p->solve && (j->t.nodes[j->top].flags & MC_PROVEN)) {
+            stop = MG_STOP_DONE; /* the root is solved */
+            break;
+        }
     }
     j->it = it;
     j->stop = stop;
@@ -872,6 +974,10 @@ int ms_mcts_roots(const mg_game_vt *vt, const void *st, const mg_search_params *
         it++;
         if (t.nodes[top].flags & MC_TERMINAL)
             break; /* nothing to search: the committed actions ended the game */
+        if (p->solve && (t.nodes[top].flags & MC_PROVEN) && phases <= 1) {
+            stop = MG_STOP_DONE; /* the root is solved: more iterations change nothing */
+            break;
+        }
     }
 
     /* The plan: committed actions, the best path below, then completion. */
