@@ -4,6 +4,8 @@
              the spectator's view
   net/       the network server: `RefereeServer` and its rooms (transport, lobby, games,
              storage keeper, watchers)
+  fleet/     referees sharing one database: the action log and takeovers, seat links, a
+             fleet ladder's members and scheduler, the fleet-wide limits, their tables
   storage/   bots, games, replays, tournaments and submissions in SQLite or PostgreSQL
   compete/   matches, tournaments, the ladder: competition formats
   hosting/   a hosted bot's life: the package store, the build, the validation, games in the sandbox

@@ -14,7 +14,7 @@ them), it times:
   off the event loop), median of `runs`.
 
 With `--db URL` (a PostgreSQL or SQLite database; `--db default`: a temporary SQLite file),
-it also times a fleet scheduler's round (compete/fleet.py) over that database: the N bots'
+it also times a fleet scheduler's round (fleet/scheduler.py) over that database: the N bots'
 presence spread over four referees read back (`presence_ms`), each bot's games in progress
 (`load_ms`), the pairing, and the round's N/2 assignments written in one transaction
 (`assign_ms`); medians of `runs` rounds (each round's assignments are settled as failed
@@ -54,10 +54,10 @@ def _history(names: list[str], elo: dict[str, float], games_per_bot: int,
 def fleet_round(db_url: str, names: list[str], elo: dict[str, float], runs: int,
                 rng: random.Random) -> dict[str, Any]:
     """A fleet scheduler's round over a database (see the module)."""
-    from maag.server.net.links import new_secret
-    from maag.server.storage.assignments import assign, ladder_load, lead, presence, publish_presence
+    from maag.server.fleet.assignments import assign, ladder_load, lead, presence, publish_presence
+    from maag.server.fleet.links import new_secret
+    from maag.server.fleet.store import set_link
     from maag.server.storage.base import open_storage
-    from maag.server.storage.fleet import set_link
 
     st = open_storage(db_url)
     servers = [f"bench-{rng.getrandbits(32):08x}-{k}" for k in range(4)]

@@ -42,10 +42,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from maag.server.compete.fleet import FleetScheduler
 from maag.server.compete.formats import Standings, rate, to_csv, to_html
 from maag.server.compete.pairing import choose_pairs
 from maag.server.compete.strikes import DEFAULT_STRIKES, StrikePolicy, StrikeRule, histories, verdict_counts
+from maag.server.fleet.scheduler import FleetScheduler
 from maag.server.hosting.api import Host, HostedBot, HostOptions, hosted_bot
 from maag.server.net.server import GameNotStarted, GameSummary, RefereeServer, ServerConfig
 from maag.server.referee.session import derive_seed
@@ -213,7 +213,7 @@ class Ladder:
         self._lost_lead: str | None = None
         self.fleet = FleetScheduler(self) if fleet else None
         """With `fleet`: every process on the database is a referee of this ladder, and the one
-        holding its lock schedules the bots of all of them (compete/fleet.py)."""
+        holding its lock schedules the bots of all of them (fleet/scheduler.py)."""
         self._lead_tried = -math.inf
 
     @property
@@ -479,7 +479,7 @@ class Ladder:
         self._requests += 1
         return seed
 
-    # -- the fleet (compete/fleet.py) ---------------------------------------------------
+    # -- the fleet (fleet/scheduler.py) ---------------------------------------------------
     async def _fleet_tick(self) -> None:
         assert self.fleet is not None and self.server is not None
         if not self._leading:

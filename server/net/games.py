@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from maag.engine import Game
 from maag.protocol import Act, Error, ErrorCode, Replies, Resign, Result, Turn, YourTurn
-from maag.server.net.links import new_secret
+from maag.server.fleet.links import new_secret
 from maag.server.net.model import GameNotStarted, GameRequest, GameSummary
 from maag.server.referee.session import REPLAY_VERSION, GameSession, Out, derive_seed
 from maag.server.storage.base import LeaseLost, StorageUnavailable

@@ -19,9 +19,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from maag.server.fleet.store import Claimed
 from maag.server.net.model import GameRequest, GameSummary
 from maag.server.storage.base import AsyncStorage, LeaseLost, StorageUnavailable
-from maag.server.storage.fleet import Claimed
 from maag.server.storage.spill import Spill
 
 __all__ = ["StorageKeeper"]
@@ -48,7 +48,7 @@ class StorageKeeper:
         self.on_claimed: Callable[[list[Claimed]], None] = lambda games: None
         """Called with the games this server took over from referees whose lease lapsed."""
         self.on_lease_lost: Callable[[str], None] = lambda why: None
-        """Called when this server's lease was revoked: it must stop (server/net/takeover.py)."""
+        """Called when this server's lease was revoked: it must stop (fleet/takeover.py)."""
         self.lease_lost = False
         self.game: str | None = None
         """The game this server referees: it takes over only games of it."""

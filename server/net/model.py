@@ -83,10 +83,10 @@ class ServerConfig:
     links: bool = True
     """Take links from the fleet's other referees on one more port (`link_host`, a free port):
     a bot connected to another referee on the database plays its games hosted here through it
-    (net/links.py)."""
+    (fleet/links.py)."""
     fleet_ladder: str | None = None
     """The ladder whose scheduler (in any process on the database) pairs this referee's bots
-    (net/member.py); None: the referee pairs its own (auto_pair) or takes requests."""
+    (fleet/member.py); None: the referee pairs its own (auto_pair) or takes requests."""
     link_host: str | None = None
     """Where the link listener binds (None: `host`)."""
     link_address: str | None = None

@@ -6,8 +6,8 @@ against storage, revoked ones closed) and wires the rooms together:
 - `games.py`: the games' life cycle, from the pairing to the stored result and `game_over`;
 - `forfeits.py`: games lost other than by playing them (a cut-off, a seat away or gone first);
 - `keeper.py`: the storage lease, the database's outages, the results waiting (spill file);
-- `takeover.py`, `fleetlimits.py`, `links.py`: a fleet on one database (takeovers; the abuse
-  limits; seats carried to the referee hosting their game);
+- maag.server.fleet: a fleet on one database (takeovers; the abuse limits; seats carried to
+  the referee hosting their game; a fleet ladder's member);
 - `watchers.py`: who is told of every game change (the web view).
 What a frame means is decided by maag.protocol, what a message does by the referee core
 (maag.server.referee.session); the rooms move bytes and keep time.
@@ -50,15 +50,15 @@ from maag.protocol import (
     Turn,
     Welcome,
 )
-from maag.server.net.fleetlimits import FleetLimits
+from maag.server.fleet.limits import FleetLimits
+from maag.server.fleet.links import Links
+from maag.server.fleet.member import Member
+from maag.server.fleet.takeover import Takeover
 from maag.server.net.forfeits import Forfeits
 from maag.server.net.games import Games, LiveGame
 from maag.server.net.keeper import StorageKeeper
-from maag.server.net.links import Links
 from maag.server.net.lobby import Lobby, host_of
-from maag.server.net.member import Member
 from maag.server.net.model import SERVER_NAME, Absence, GameNotStarted, GameRequest, GameSummary, ServerConfig
-from maag.server.net.takeover import Takeover
 from maag.server.net.transport import Client, RateLimiter
 from maag.server.net.watchers import GameChange, Watchers
 from maag.server.referee.clock import TimeControl

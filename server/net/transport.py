@@ -107,7 +107,7 @@ class Client(asyncio.Protocol):
         """Handed in by `attach`: one game, only by a request naming this connection."""
         self.hello_future = pinned
         self.via_link = via_link  # accepted on the link listener: only link tokens log in
-        self.link = False  # a fleet peer carrying one seat of a game hosted here (net/links.py)
+        self.link = False  # a fleet peer carrying one seat of a game hosted here (fleet/links.py)
         self.link_seat: tuple[str, int] | None = None  # (game, seat) a link asked for
         self.extra_rtt_ms = 0.0  # a link's: the round trip from its member to the bot
         self.links: dict[str, Any] = {}  # game -> SeatLink: this bot's seats in games hosted elsewhere

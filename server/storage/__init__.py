@@ -17,11 +17,6 @@ over one backend interface, opened through one URL dispatcher.
 - rulings.py: the host's rulings (a game voided, a bot's strikes pardoned), with who, when
   and why.
 - spill.py: results waiting on disk for their database.
-- fleet.py: a fleet of referees on one database: the running games' action log, the
-  takeover of a lapsed referee's games, the lease that fences every write about a game, the
-  fleet's counts of game starts and failed logins; where each referee takes seat links.
-- assignments.py: a fleet's ladder: who is free on which referee, the games its one scheduler
-  pairs (fenced by the scheduler's epoch), each bot's games in progress over the fleet.
 
 A new backend is one module beside sqlite.py and postgres.py and one line of
 backend.BACKENDS (docs/architecture.md, "Adding a storage backend")."""

@@ -48,7 +48,7 @@ class StorageUnavailable(StorageError):
 class LeaseLost(StorageError):
     """A write fenced by this server's lease was refused: its lease lapsed and another server
     revoked it (and took over its games), so nothing it writes about a game is accepted any
-    more; the server must stop (storage/fleet.py)."""
+    more; the server must stop (fleet/store.py)."""
 
 
 class UnsupportedURL(StorageError, ValueError):

@@ -174,7 +174,7 @@ MIGRATIONS = (("games", "server", "TEXT"), ("results", "verdict", "TEXT"),
               ("servers", "revoked", "INTEGER NOT NULL DEFAULT 0"), ("servers", "link", "TEXT"),
               ("games", "link_secret", "TEXT"))
 # A write fenced by server ?'s lease: the lease is held until another server revokes it
-# (storage/fleet.py's `claim_lapsed`, once it has lapsed); a revoked lease never comes back.
+# (fleet/store.py's `claim_lapsed`, once it has lapsed); a revoked lease never comes back.
 HELD = "? IN (SELECT id FROM servers WHERE revoked = 0)"
 NOT_REVOKED = "? NOT IN (SELECT id FROM servers WHERE revoked = 1)"  # (a referee never registered too)
 
@@ -284,7 +284,7 @@ class Storage:
                     link_secret: str | None = None) -> int:
         """The new game's id; with `server`, unless that server's lease was revoked (LeaseLost).
         `link_secret`: what the fleet's other referees log in with to carry a seat of this game
-        to its host (net/links.py)."""
+        to its host (fleet/links.py)."""
         def tx(cur: Any) -> int:
             self.db.execute(cur, "INSERT INTO games (game, config, seat0, seat1, time_control, match_id, "
                             "status, created, server, link_secret) "
@@ -388,9 +388,9 @@ class Storage:
         return self.db.tx(tx)
 
     def claim_lapsed(self, server: str, game: str | None = None) -> list[Any]:
-        """storage/fleet.py's `claim_lapsed`: `server` takes over the lapsed referees' games
+        """fleet/store.py's `claim_lapsed`: `server` takes over the lapsed referees' games
         (a method, as the keeper's other calls: its tests hand it a stand-in storage)."""
-        from maag.server.storage.fleet import claim_lapsed
+        from maag.server.fleet.store import claim_lapsed
 
         return claim_lapsed(self, server, game)
 

@@ -2,7 +2,7 @@
 port): real processes, SDK bots spread over them by the kernel (tests/e2e/pacing_bot.py).
 
 - the ladder is one ladder: most games are between bots connected to different processes
-  (a seat linked to the game's host, net/links.py), and a free bot is paired within a
+  (a seat linked to the game's host, fleet/links.py), and a free bot is paired within a
   second when an opponent is free;
 - `--per-bot` holds across the fleet (bots offer two slots each, the ladder allows one game
   per bot), also while the scheduler is killed and another process takes its place;

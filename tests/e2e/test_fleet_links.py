@@ -1,5 +1,5 @@
 """A bot that reconnects to another referee of the fleet in the middle of a game keeps its
-game: the referee it lands on links its seat to the game's host (net/links.py). Two real
+game: the referee it lands on links its seat to the game's host (fleet/links.py). Two real
 `maag serve` processes on one PostgreSQL, each on its own port; the opponent is a minibot
 process on the first; the bot that moves is this test's own client, which plays a few
 actions on one referee, drops its connection, says hello to the other and plays the game to

@@ -1,4 +1,4 @@
-"""A fleet ladder's storage on each backend (storage/assignments.py), without sockets: the
+"""A fleet ladder's storage on each backend (fleet/assignments.py), without sockets: the
 presence of live referees only; assignments fenced by the scheduler's epoch; each taken once,
 by its host first and only then by the referee that links its seat 2; each bot's games in
 progress over the fleet; and results read once each, though games end out of order."""
@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from maag.server.storage.assignments import (
+from maag.server.fleet.assignments import (
     StaleScheduler,
     assign,
     finished_after,
@@ -21,8 +21,8 @@ from maag.server.storage.assignments import (
     settle,
     take,
 )
+from maag.server.fleet.store import set_link
 from maag.server.storage.base import Storage, open_storage
-from maag.server.storage.fleet import set_link
 
 
 @pytest.fixture

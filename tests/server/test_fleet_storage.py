@@ -1,4 +1,4 @@
-"""The fleet's storage on each backend (storage/fleet.py, base.py's fenced writes): a lapsed
+"""The fleet's storage on each backend (fleet/store.py, base.py's fenced writes): a lapsed
 referee's games are claimed once, whole, with their action log; its lease is revoked, after
 which nothing it writes is accepted; the log has no gap and no overlap; and a lone referee
 whose lease lapsed but was not revoked (a database outage) keeps it."""
@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from maag.server.fleet.store import Batch, claim_lapsed, log_actions
 from maag.server.storage.base import LeaseLost, Storage, open_storage
-from maag.server.storage.fleet import Batch, claim_lapsed, log_actions
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """A linked seat's network time follows its bot: the referee a bot is connected to (the
 member) reads the bot's round trip again while the bot plays a game hosted elsewhere, and
-tells the host when it has changed (net/links.py, a link's `ping` `rtt:<µs>`), so that the
+tells the host when it has changed (fleet/links.py, a link's `ping` `rtt:<µs>`), so that the
 host charges the bot's clock with the network time it has now, not the one of the moment the
 link opened. Two referees in this process on one PostgreSQL, real sockets, two bots of this
 test.
@@ -30,7 +30,7 @@ from maag.protocol import (
     YourTurn,
     read_events,
 )
-from maag.server.net.links import RTT_READ_S
+from maag.server.fleet.links import RTT_READ_S
 from maag.server.net.server import RefereeServer, ServerConfig
 from maag.server.referee.clock import TimeControl
 from maag.server.storage.base import open_storage

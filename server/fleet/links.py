@@ -7,7 +7,7 @@ ways (decoded and encoded again: the bot and the link need not share a framing).
 with a link token, never the bot's: `link:g<game>:<seat>:<secret>:<rtt µs>` for a running
 game (the secret is made per game by its host and kept in the game's row, which only the
 fleet's referees read), `link:a<assignment>:<secret>:<rtt µs>` for a game a fleet scheduler
-has just paired (net/member.py; the host waits for this link before the game starts). The
+has just paired (fleet/member.py; the host waits for this link before the game starts). The
 host treats the link as the seat's connection for that game only (pinned: never paired, not
 counted among the bot's connections) and adds the round trip the member measured to the bot
 to the link's own (TCP_INFO): the seat's network time, not its thinking time. The member
@@ -54,8 +54,8 @@ from maag.protocol import (
     Turn,
     Welcome,
 )
+from maag.server.fleet.store import game_running, has_lapsed_games, seats_elsewhere, set_link
 from maag.server.net.model import SERVER_NAME
-from maag.server.storage.fleet import game_running, has_lapsed_games, seats_elsewhere, set_link
 
 if TYPE_CHECKING:
     from maag.server.net.server import RefereeServer
@@ -223,7 +223,7 @@ class Links:
             c.extra_rtt_ms = min(int(m.id[4:]), 10_000_000) / 1000.0
 
     def expect(self, assignment: int, secret: str, seat: int) -> asyncio.Future[str]:
-        """A link for `seat` of a game being paired (net/member.py): the request's pin."""
+        """A link for `seat` of a game being paired (fleet/member.py): the request's pin."""
         fut: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         fut.add_done_callback(lambda f: f.cancelled() or f.exception())
         self.expected[assignment] = (secret, seat, fut)

@@ -15,7 +15,7 @@ import time
 from typing import TYPE_CHECKING
 
 from maag.protocol import ErrorCode
-from maag.server.storage.fleet import count_auth_failure, recent_starts
+from maag.server.fleet.store import count_auth_failure, recent_starts
 
 if TYPE_CHECKING:
     from maag.server.net.server import RefereeServer

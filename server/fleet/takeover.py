@@ -6,7 +6,7 @@ handed over to the others when it stops (`hand_over`), and its own stop once its
 revoked (`lease_lost`).
 
 The hot path only appends to each session's log (it always did); this module slices the new
-entries every FLUSH_S and hands them to the storage thread (storage/fleet.py `log_actions`,
+entries every FLUSH_S and hands them to the storage thread (fleet/store.py `log_actions`,
 one transaction per flush, each game's batch fenced by this referee's lease). A lapsed
 referee's games move whole to the live referee that claims them first (the keeper's beat, or
 the first hello of one of their bots); each is rebuilt by replay of its log
@@ -23,11 +23,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from maag.protocol import ErrorCode
-from maag.server.net.games import LiveGame
-from maag.server.referee.resume import rebuild
-from maag.server.referee.session import REPLAY_VERSION, GameSession
-from maag.server.storage.base import LeaseLost
-from maag.server.storage.fleet import (
+from maag.server.fleet.store import (
     Batch,
     Claimed,
     has_lapsed_games,
@@ -35,6 +31,10 @@ from maag.server.storage.fleet import (
     release_lease,
     taken_elsewhere,
 )
+from maag.server.net.games import LiveGame
+from maag.server.referee.resume import rebuild
+from maag.server.referee.session import REPLAY_VERSION, GameSession
+from maag.server.storage.base import LeaseLost
 
 if TYPE_CHECKING:
     from maag.server.net.server import RefereeServer

@@ -16,7 +16,7 @@ actions (the replay's log entries, one row per batch, `seq` the index of the bat
 action), `games.logged` how many are stored. A batch is written only if it starts where the
 log ends, so the log has no gap and no overlap whoever writes it.
 
-Also the abuse limits counted for the whole fleet (net/fleetlimits.py): every referee's game
+Also the abuse limits counted for the whole fleet (fleet/limits.py): every referee's game
 starts of the last minute (`game_starts`, written with each game row) and failed logins
 (`auth_failures`, by address and by name).
 """
@@ -215,7 +215,7 @@ def count_auth_failure(st: Storage, keys: list[str], window_s: float) -> int:
     return st.db.tx(tx)
 
 
-# -- seat links (net/links.py) ---------------------------------------------------------------
+# -- seat links (fleet/links.py) ---------------------------------------------------------------
 def set_link(st: Storage, server: str, address: str) -> None:
     """Publish where `server` takes the links that carry seats to its games (host:port)."""
     st.db.tx(lambda cur: st.db.execute(cur, "UPDATE servers SET link = ? WHERE id = ?", (address, server)))

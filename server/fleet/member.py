@@ -1,6 +1,6 @@
 """A referee as a member of a fleet's ladder: it tells the database who is free here, and
 plays the games the ladder's one scheduler (compete/ladder.py, in whichever process holds the
-ladder's lock) assigns to it (storage/assignments.py).
+ladder's lock) assigns to it (fleet/assignments.py).
 
 Every POLL_S: the bots connected here and their free slots are published (when they
 changed, and every REFRESH_S anyway). This referee's new assignments are taken as soon as the
@@ -8,7 +8,7 @@ database announces them (PostgreSQL's LISTEN/NOTIFY; and every ASK_S in case an 
 was lost), or every POLL_S where it cannot (SQLite). A game
 it hosts is requested like any other (the lobby starts it once both seats are there); when
 seat 2's bot is connected to another referee, seat 2 is pinned to the link that referee
-opens (net/links.py) and the game waits for it at most LINK_WAIT_S. A seat it carries is
+opens (fleet/links.py) and the game waits for it at most LINK_WAIT_S. A seat it carries is
 linked to the host. Each assignment is settled once its game has started (with its id) or
 could not (the bot left, the link never came): the scheduler counts its bots' games from
 those rows, the running games and the assignments not settled yet.
@@ -22,9 +22,9 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from maag.server.net.links import LINK_WAIT_S
+from maag.server.fleet.assignments import Assignment, listener, publish_presence, settle, take
+from maag.server.fleet.links import LINK_WAIT_S
 from maag.server.net.model import GameNotStarted, GameSummary
-from maag.server.storage.assignments import Assignment, listener, publish_presence, settle, take
 
 if TYPE_CHECKING:
     from maag.server.net.server import RefereeServer

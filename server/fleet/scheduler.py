@@ -3,9 +3,9 @@ referee the bots connect to, and one of them, the one holding the ladder's lock,
 for all (`FleetScheduler`), from what the database says rather than from its own
 connections:
 
-- who is free where: the presence every referee publishes (net/member.py);
+- who is free where: the presence every referee publishes (fleet/member.py);
 - each bot's ladder games in progress: the running games of the ladder on every referee,
-  plus the games assigned and not settled yet (storage/assignments.py), so that `--per-bot`
+  plus the games assigned and not settled yet (fleet/assignments.py), so that `--per-bot`
   holds across the fleet, and across a change of scheduler;
 - the results: the games of the ladder stored over since the last look, whoever hosted
   them; the ratings take a step per game and are refitted on the ladder's timer.
@@ -27,8 +27,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from maag.server.compete.pairing import choose_pairs
-from maag.server.net.links import new_secret
-from maag.server.storage.assignments import (
+from maag.server.fleet.assignments import (
     StaleScheduler,
     assign,
     finished_after,
@@ -36,6 +35,7 @@ from maag.server.storage.assignments import (
     lead,
     presence,
 )
+from maag.server.fleet.links import new_secret
 
 if TYPE_CHECKING:
     from maag.server.compete.ladder import Ladder

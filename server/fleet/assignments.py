@@ -1,14 +1,14 @@
 """A fleet's ladder on one database: who is free where, and the games its one scheduler pairs.
 
 - Presence (`fleet_bots`): each referee publishes, for each bot connected to it, its free
-  game slots and since when it has been free (net/member.py, whenever that changes).
+  game slots and since when it has been free (fleet/member.py, whenever that changes).
 - The scheduler's epoch (`ladder_leaders`): the process that takes a ladder's lock (a
   session advisory lock, compete/ladder.py) raises the epoch; an assignment is written only
   with the current epoch, so a scheduler that lost its lock without knowing it (its session
   died, another took over) cannot pair anyone any more.
 - Assignments (`fleet_assignments`): a game between two bots, hosted by the referee of
   seat 1's bot (`host`); the referee of seat 2's (`server1`) carries the seat there through a
-  link (net/links.py), authenticated by the assignment's `secret`. Each referee takes its
+  link (fleet/links.py), authenticated by the assignment's `secret`. Each referee takes its
   own assignments once (`take`), then says how they went (`settle`: the game's id, or
   failed). An assignment that nobody settled within ASSIGNMENT_TTL_S is forgotten (its
   referee died).
