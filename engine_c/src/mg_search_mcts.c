@@ -992,6 +992,8 @@ int ms_mcts_roots(const mg_game_vt *vt, const void *st, const mg_search_params *
     stats->evaluations = evals;
     stats->nodes = t.nn;
     stats->value = bi >= 0 ? t.edges[bi].mean : 0.5;
+    if (p->solve && bi >= 0 && mc_proof(&t, &t.edges[bi])) /* the proven value, not the mean */
+        stats->value = mc_proof(&t, &t.edges[bi]) > 0 ? 1.0 : 0.0;
     stats->stop = stop < 0 ? MG_STOP_DONE : stop;
     if (nroots)
         *nroots = mc_roots(&t, root0, roots, max_roots);
