@@ -26,6 +26,7 @@ from maag.protocol import ErrorCode
 from maag.server.fleet.store import (
     Batch,
     Claimed,
+    claim_lapsed,
     has_lapsed_games,
     log_actions,
     release_lease,
@@ -63,6 +64,8 @@ class Takeover:
         self.handing: list[LiveGame] = []  # the games being handed over (our stop)
         server.storage.fence = server.server_id  # every result written is fenced by our lease
         server.keeper.game = server.config.game
+        store = server.storage.storage
+        server.keeper.claim_lapsed = lambda server_id, game: claim_lapsed(store, server_id, game)
         server.keeper.on_claimed = self.claimed
         server.keeper.on_lease_lost = self.lease_lost
 

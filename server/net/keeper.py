@@ -45,6 +45,9 @@ class StorageKeeper:
         self.live_connections = live_connections
         """The ids of this server's connections counted in the database (`add_connection`):
         with every heartbeat, the others' rows go (those whose removal did not reach it)."""
+        self.claim_lapsed: Callable[[str, str | None], list[Claimed]] = lambda server, game: []
+        """Takes over, on the storage thread, the games of the referees whose lease lapsed (the
+        fleet's store, fleet/takeover.py): (our server id, our game) -> the games taken."""
         self.on_claimed: Callable[[list[Claimed]], None] = lambda games: None
         """Called with the games this server took over from referees whose lease lapsed."""
         self.on_lease_lost: Callable[[str], None] = lambda why: None
@@ -75,8 +78,7 @@ class StorageKeeper:
         (counted), False (it has `limit` there already), None (the database is away: not
         counted; the server's own limit holds meanwhile)."""
         try:
-            st = self.storage.storage
-            had = await self.storage.run(st.add_connection, self.server_id, conn, bot, limit)
+            had = await self.storage.add_connection(self.server_id, conn, bot, limit)
         except Exception as e:
             LOG.warning("connection %d: %s's connections not counted across referees (database: %s)",
                         conn, bot, e)
@@ -91,15 +93,13 @@ class StorageKeeper:
 
     async def _keep_connections(self) -> None:
         if self.live_connections is not None:
-            await self.storage.run(self.storage.storage.keep_connections, self.server_id,
-                                   self.live_connections())
+            await self.storage.keep_connections(self.server_id, self.live_connections())
 
     async def start(self, description: str) -> None:
         """Register this server's lease, adopt the results a stopped server left in the spill
         directory (stored first: their bots were told), then take over the games of servers
         whose lease lapsed."""
-        st = self.storage.storage
-        await self.storage.run(st.register_server, self.server_id, description, self.lease_s)
+        await self.storage.register_server(self.server_id, description, self.lease_s)
         if self.spill_dir is not None:
             self.spill = Spill(self.spill_dir, self.server_id)
             adopted = self.spill.adopt()
@@ -150,8 +150,7 @@ class StorageKeeper:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), wait)
             try:
-                st = self.storage.storage
-                live = await self.storage.run(st.heartbeat, self.server_id)
+                live = await self.storage.heartbeat(self.server_id)
                 self.peers = max(0, live - 1) if isinstance(live, int) else 0
                 await self._keep_connections()
                 await self.claim()
@@ -184,7 +183,7 @@ class StorageKeeper:
         A claim refused other than for our lease or an outage (a row still locked by a
         referee that was stopped in a transaction) is tried again at the next renewal."""
         try:
-            claimed = await self.storage.run(self.storage.storage.claim_lapsed, self.server_id, self.game)
+            claimed = await self.storage.run(self.claim_lapsed, self.server_id, self.game)
         except (LeaseLost, StorageUnavailable):
             raise
         except Exception as e:
@@ -250,7 +249,7 @@ class StorageKeeper:
         await self.flush()
         if not self.pending and self.ok and not self.lease_lost and not self.handed_over:
             with contextlib.suppress(Exception):
-                await self.storage.run(self.storage.storage.unregister_server, self.server_id)
+                await self.storage.unregister_server(self.server_id)
         if self.pending:
             LOG.error("%d result(s) could not be stored; they wait in %s for the next server",
                       len(self.pending), self.spill.path if self.spill else "memory (lost: no spill_dir)")

@@ -17,6 +17,8 @@ over one backend interface, opened through one URL dispatcher.
 - rulings.py: the host's rulings (a game voided, a bot's strikes pardoned), with who, when
   and why.
 - spill.py: results waiting on disk for their database.
+- schema.py: the games store's tables and their migrations (the fleet's tables among them,
+  so that every database has them from its first opening).
 
 A new backend is one module beside sqlite.py and postgres.py and one line of
 backend.BACKENDS (docs/architecture.md, "Adding a storage backend")."""

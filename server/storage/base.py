@@ -32,7 +32,7 @@ import os
 import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from maag.server.storage.backend import (
     Database,
@@ -46,133 +46,15 @@ from maag.server.storage.backend import (
     resolve_db,
     user_path,
 )
+from maag.server.storage.schema import MIGRATIONS, SCHEMA
 
 __all__ = ["Storage", "SQLiteStorage", "AsyncStorage", "BotRecord", "GameRecord", "StorageError", "LeaseLost",
            "StorageUnavailable", "UnsupportedURL", "DbTarget", "resolve_db", "hash_token", "open_storage",
            "replay_json", "user_path"]
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
-# Bots, games, results and replays: a template of the backend's column types (backend.py).
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS bots (
-    name TEXT PRIMARY KEY,
-    token_hash TEXT NOT NULL UNIQUE,
-    created TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS games (
-    id {key},
-    game TEXT NOT NULL,
-    config TEXT NOT NULL,
-    seat0 TEXT NOT NULL,
-    seat1 TEXT NOT NULL,
-    time_control TEXT NOT NULL,
-    match_id TEXT,
-    status TEXT NOT NULL,
-    created TEXT NOT NULL,
-    server TEXT,
-    epoch INTEGER NOT NULL DEFAULT 0,
-    logged INTEGER NOT NULL DEFAULT 0,
-    resume TEXT
-);
-CREATE INDEX IF NOT EXISTS games_match ON games (match_id);
-CREATE INDEX IF NOT EXISTS games_status ON games (status);
-CREATE TABLE IF NOT EXISTS servers (
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    started TEXT NOT NULL,
-    heartbeat {real} NOT NULL,
-    lease_s {real} NOT NULL,
-    revoked INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS connections (
-    server TEXT NOT NULL,
-    conn INTEGER NOT NULL,
-    bot TEXT NOT NULL,
-    since {real} NOT NULL,
-    PRIMARY KEY (server, conn)
-);
-CREATE INDEX IF NOT EXISTS connections_bot ON connections (bot);
-CREATE TABLE IF NOT EXISTS results (
-    game_id {ref} PRIMARY KEY REFERENCES games (id),
-    winner INTEGER,
-    reason TEXT NOT NULL,
-    plies INTEGER NOT NULL,
-    think_ms0 {real},
-    think_ms1 {real},
-    finished TEXT NOT NULL,
-    verdict TEXT,
-    server TEXT
-);
-CREATE TABLE IF NOT EXISTS replays (
-    game_id {ref} PRIMARY KEY REFERENCES games (id),
-    seed TEXT NOT NULL,
-    tags TEXT NOT NULL,
-    data TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS game_starts (
-    bot TEXT NOT NULL,
-    server TEXT NOT NULL,
-    at {real} NOT NULL
-);
-CREATE INDEX IF NOT EXISTS game_starts_at ON game_starts (at);
-CREATE TABLE IF NOT EXISTS auth_failures (
-    key TEXT PRIMARY KEY,
-    n INTEGER NOT NULL,
-    last {real} NOT NULL
-);
-CREATE TABLE IF NOT EXISTS game_actions (
-    game_id {ref} NOT NULL REFERENCES games (id),
-    seq INTEGER NOT NULL,
-    epoch INTEGER NOT NULL,
-    data TEXT NOT NULL,
-    PRIMARY KEY (game_id, seq)
-);
-CREATE TABLE IF NOT EXISTS fleet_bots (
-    server TEXT NOT NULL,
-    bot TEXT NOT NULL,
-    free INTEGER NOT NULL,
-    idle_since {real} NOT NULL,
-    PRIMARY KEY (server, bot)
-);
-CREATE TABLE IF NOT EXISTS fleet_assignments (
-    id {key},
-    ladder TEXT NOT NULL,
-    epoch INTEGER NOT NULL,
-    host TEXT NOT NULL,
-    seat0 TEXT NOT NULL,
-    seat1 TEXT NOT NULL,
-    server1 TEXT NOT NULL,
-    secret TEXT NOT NULL,
-    seed TEXT,
-    status TEXT NOT NULL,
-    linked INTEGER NOT NULL DEFAULT 0,
-    game_id INTEGER,
-    created {real} NOT NULL
-);
-CREATE INDEX IF NOT EXISTS fleet_assignments_status ON fleet_assignments (status);
-CREATE TABLE IF NOT EXISTS ladder_leaders (
-    name TEXT PRIMARY KEY,
-    epoch INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS rulings (
-    id {key},
-    kind TEXT NOT NULL,
-    game_id {ref},
-    bot TEXT,
-    upto {ref},
-    who TEXT NOT NULL,
-    why TEXT NOT NULL,
-    at TEXT NOT NULL
-)
-"""
-# Columns added after a table's first release, for databases made by an older maag.
-MIGRATIONS = (("games", "server", "TEXT"), ("results", "verdict", "TEXT"),
-              ("games", "epoch", "INTEGER NOT NULL DEFAULT 0"),
-              ("games", "logged", "INTEGER NOT NULL DEFAULT 0"),
-              ("games", "resume", "TEXT"), ("results", "server", "TEXT"),
-              ("servers", "revoked", "INTEGER NOT NULL DEFAULT 0"), ("servers", "link", "TEXT"),
-              ("games", "link_secret", "TEXT"))
 # A write fenced by server ?'s lease: the lease is held until another server revokes it
 # (fleet/store.py's `claim_lapsed`, once it has lapsed); a revoked lease never comes back.
 HELD = "? IN (SELECT id FROM servers WHERE revoked = 0)"
@@ -387,13 +269,6 @@ class Storage:
 
         return self.db.tx(tx)
 
-    def claim_lapsed(self, server: str, game: str | None = None) -> list[Any]:
-        """fleet/store.py's `claim_lapsed`: `server` takes over the lapsed referees' games
-        (a method, as the keeper's other calls: its tests hand it a stand-in storage)."""
-        from maag.server.fleet.store import claim_lapsed
-
-        return claim_lapsed(self, server, game)
-
     # -- connections, counted across every referee on this database
     def add_connection(self, server: str, conn: int, bot: str, limit: int) -> int:
         """Record connection `conn` of `bot` to `server` if the bot has fewer than `limit`
@@ -492,8 +367,39 @@ class AsyncStorage:
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="maag-storage")
 
     async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Call `fn` on the storage thread (its jobs run one at a time, in order)."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._pool, lambda: fn(*args, **kwargs))
+
+    async def apply(self, fn: Callable[Concatenate[Storage, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """`fn(store, *args)` on the storage thread: for a query written over the blocking
+        store (fleet/store.py's, web/people.py's) that the loop must not wait on."""
+        return await self.run(fn, self.storage, *args, **kwargs)
+
+    async def get_game(self, game_id: int) -> GameRecord | None:
+        return await self.run(self.storage.get_game, game_id)
+
+    async def list_games(self, match_id: str | None = None, status: str | None = None,
+                         limit: int = 1000) -> list[GameRecord]:
+        return await self.run(self.storage.list_games, match_id, status, limit)
+
+    async def get_replay(self, game_id: int) -> dict[str, Any] | None:
+        return await self.run(self.storage.get_replay, game_id)
+
+    async def register_server(self, server: str, name: str, lease_s: float) -> None:
+        await self.run(self.storage.register_server, server, name, lease_s)
+
+    async def heartbeat(self, server: str) -> int:
+        return await self.run(self.storage.heartbeat, server)
+
+    async def unregister_server(self, server: str) -> None:
+        await self.run(self.storage.unregister_server, server)
+
+    async def add_connection(self, server: str, conn: int, bot: str, limit: int) -> int:
+        return await self.run(self.storage.add_connection, server, conn, bot, limit)
+
+    async def keep_connections(self, server: str, live: Iterable[int]) -> None:
+        await self.run(self.storage.keep_connections, server, live)
 
     async def bot_by_token(self, token: str) -> str | None:
         return await self.run(self.storage.bot_by_token, token)
