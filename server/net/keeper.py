@@ -16,23 +16,36 @@ import dataclasses
 import logging
 import random
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol, TypeVar
 
 from maag.server.fleet.store import Claimed
 from maag.server.net.model import GameRequest, GameSummary
-from maag.server.storage.base import AsyncStorage, LeaseLost, StorageUnavailable
+from maag.server.storage.base import LeaseLost, StorageUnavailable
 from maag.server.storage.spill import Spill
 
-__all__ = ["StorageKeeper"]
+__all__ = ["KeeperStorage", "StorageKeeper"]
 
 LOG = logging.getLogger("maag.server.net.server")
+T = TypeVar("T")
+
+
+class KeeperStorage(Protocol):
+    """What the keeper uses of the loop's storage (an `AsyncStorage`)."""
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T: ...
+    async def register_server(self, server: str, name: str, lease_s: float) -> None: ...
+    async def heartbeat(self, server: str) -> int: ...
+    async def unregister_server(self, server: str) -> None: ...
+    async def add_connection(self, server: str, conn: int, bot: str, limit: int) -> int: ...
+    async def keep_connections(self, server: str, live: Iterable[int]) -> None: ...
+    async def finish_game(self, game_id: int, replay: dict[str, Any], fenced: bool = True) -> None: ...
 
 
 class StorageKeeper:
     """The lease, the outages and the results waiting for the database (see the module)."""
 
-    def __init__(self, storage: AsyncStorage, server_id: str, *, lease_s: float, outage_limit_s: float,
+    def __init__(self, storage: KeeperStorage, server_id: str, *, lease_s: float, outage_limit_s: float,
                  spill_dir: str | None, on_back: Callable[[], None], on_fail: Callable[[str], None],
                  live_connections: Callable[[], list[int]] | None = None) -> None:
         self.storage = storage

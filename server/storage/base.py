@@ -372,19 +372,25 @@ class AsyncStorage:
         return await loop.run_in_executor(self._pool, lambda: fn(*args, **kwargs))
 
     async def apply(self, fn: Callable[Concatenate[Storage, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
-        """`fn(store, *args)` on the storage thread: for a query written over the blocking
-        store (fleet/store.py's, web/people.py's) that the loop must not wait on."""
+        """`fn(store, *args)` on the storage thread, in order with the games' writes: for a
+        job written over the blocking store (fleet/store.py's)."""
         return await self.run(fn, self.storage, *args, **kwargs)
 
+    async def read(self, fn: Callable[Concatenate[Storage, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """`fn(store, *args)` beside the storage thread: a page's query (web/people.py's) may
+        take seconds and must not hold up a game's row or result queued behind it."""
+        return await asyncio.to_thread(fn, self.storage, *args, **kwargs)
+
+    # The reads below serve pages: off the storage thread, as `read`.
     async def get_game(self, game_id: int) -> GameRecord | None:
-        return await self.run(self.storage.get_game, game_id)
+        return await asyncio.to_thread(self.storage.get_game, game_id)
 
     async def list_games(self, match_id: str | None = None, status: str | None = None,
                          limit: int = 1000) -> list[GameRecord]:
-        return await self.run(self.storage.list_games, match_id, status, limit)
+        return await asyncio.to_thread(self.storage.list_games, match_id, status, limit)
 
     async def get_replay(self, game_id: int) -> dict[str, Any] | None:
-        return await self.run(self.storage.get_replay, game_id)
+        return await asyncio.to_thread(self.storage.get_replay, game_id)
 
     async def register_server(self, server: str, name: str, lease_s: float) -> None:
         await self.run(self.storage.register_server, server, name, lease_s)

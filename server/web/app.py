@@ -152,11 +152,11 @@ class WebServer:
         """Standings over the stored finished games between bots (people's games left out)."""
         from maag.server.compete.formats import rate
 
-        st = self.referee.storage.storage
+        games = await self.referee.storage.list_games(status="finished", limit=10_000)
 
         def compute() -> dict[str, Any] | None:
             outcomes = [(g.seats[0], g.seats[1], {0: 1.0, 1: 0.0, -1: 0.5}[g.winner])
-                        for g in st.list_games(status="finished", limit=10_000)
+                        for g in games
                         if g.winner is not None and g.match_id != PLAY_MATCH
                         and not (g.match_id or "").startswith("validate:")]  # uploads' smoke games
             if not outcomes:
@@ -174,8 +174,7 @@ class WebServer:
             return None
 
     async def _finished(self) -> list[dict[str, Any]]:
-        st = self.referee.storage.storage
-        rows = await asyncio.to_thread(st.list_games, None, None, 20)
+        rows = await self.referee.storage.list_games(None, None, 20)
         return [{"game_id": g.id, "game": g.game, "seats": list(g.seats), "status": g.status,
                  "winner": g.winner, "reason": g.reason, "plies": g.plies,
                  "verdict": printable_all(g.verdict)} for g in rows  # its detail may quote a bot
@@ -184,7 +183,7 @@ class WebServer:
     async def _load(self, gid: int) -> dict[str, Any] | None:
         rp = self._replays.get(gid)
         if rp is None:
-            rp = await asyncio.to_thread(self.referee.storage.storage.get_replay, gid)
+            rp = await self.referee.storage.get_replay(gid)
             if rp is None:
                 return None
             self._replays[gid] = rp
@@ -203,7 +202,7 @@ class WebServer:
         return web.json_response({"standings": await self._standings_json()})
 
     async def _people(self, _: web.Request) -> web.Response:
-        return web.json_response(await asyncio.to_thread(people_summary, self.referee.storage.storage))
+        return web.json_response(await self.referee.storage.read(people_summary))
 
     async def _layout(self, request: web.Request) -> web.Response:
         from maag.engine import Game

@@ -23,14 +23,27 @@ class FakeStorage:
         self.beats = 0
         self.storage = self
 
-    def register_server(self, *args: Any) -> None:
-        pass
+    def _answer(self) -> None:
+        if self.down:
+            raise StorageUnavailable("away")
 
-    def unregister_server(self, *args: Any) -> None:
-        pass
+    async def register_server(self, *args: Any) -> None:
+        self._answer()
 
-    def heartbeat(self, server_id: str) -> None:
+    async def unregister_server(self, *args: Any) -> None:
+        self._answer()
+
+    async def heartbeat(self, server_id: str) -> int:
+        self._answer()
         self.beats += 1
+        return 1
+
+    async def keep_connections(self, *args: Any) -> None:
+        self._answer()
+
+    async def add_connection(self, *args: Any) -> int:
+        self._answer()
+        return 0
 
     def claim_lapsed(self, server_id: str, game: str | None = None) -> list[Any]:
         return []
