@@ -1,6 +1,7 @@
 """Time control as data: `TimeControl` (what a game allows), its cutechess-like text syntax,
-and `SeatClock` (one seat's running account). No timers and no I/O here: callers pass the
-time in, so the referee core and its tests decide what "now" is.
+`SeatClock` (one seat's running account) and `Seat` (the clock with the seat's other
+counters). No timers and no I/O here: callers pass the time in, so the referee core and its
+tests decide what "now" is.
 
 Syntax accepted by `TimeControl.parse` (double-dash options of `maag serve` / `maag match`):
 
@@ -233,3 +234,20 @@ class SeatClock:
         else:
             self.turns += 1
         self.used_ms = 0.0
+
+
+@dataclass(slots=True)
+class Seat:
+    """One seat of a game as the referee keeps it: its clock, when it was prompted, its
+    connection's absence and the counters its policies read."""
+
+    name: str
+    clock: SeatClock
+    prompt_at: float | None = None      # when the referee last prompted this seat (s)
+    disconnected_at: float | None = None
+    illegal: int = 0
+    late_turns: int = 0
+    want_legal: bool = False
+    want_groups: bool = False
+    turn_search: list[float] | None = None  # iterations, time_ms the seat reported this turn
+    search: list[tuple[float, float]] = field(default_factory=list)  # per reported turn

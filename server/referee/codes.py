@@ -1,0 +1,171 @@
+"""A game's actions as the referee handles them: the code of each action a seat sends (its
+map packed in C and looked up, the game's parser for the rest), the readable and public
+forms of a code (made once per game and code, shared by every session of the game), and the
+action log with each entry's JSON written once (`log_json`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from math import isfinite
+from typing import Any
+
+import msgpack
+from maag.engine import Action, Game
+from maag.protocol import is_action
+
+__all__ = ["ActionLog", "action_dicts", "public_msgpacks", "action_jsons", "now_ms"]
+
+_ACTION_DICTS: dict[str, dict[int, dict[str, Any]]] = {}
+_MAX_ACTION_CODES = 1 << 16  # action maps a bot sent in other forms, remembered per game
+
+
+def action_dicts(game: str) -> dict[int, dict[str, Any]]:
+    """Per game: each action code's readable map (`ActionLog._dict`)."""
+    return _ACTION_DICTS.setdefault(game, {})
+
+
+_PUBLIC_MSGPACK: dict[str, dict[int, bytes]] = {}  # per game and code: ActionLog.public_msgpack
+
+
+def public_msgpacks(game: str) -> dict[int, bytes]:
+    """Per game: what the opponent sees of each action code, packed (`public_msgpack`)."""
+    return _PUBLIC_MSGPACK.setdefault(game, {})
+
+
+_ACTION_JSON: dict[str, dict[int, str]] = {}  # per game and code: the action map's JSON (the log's)
+
+
+def action_jsons(game: str) -> dict[int, str]:
+    """Per game: each action code's map as the log's JSON writes it."""
+    return _ACTION_JSON.setdefault(game, {})
+
+
+def _entry_json(entry: dict[str, Any]) -> str:
+    """A log entry as `log_json` writes it (and json.dumps of the log would)."""
+    return json.dumps(entry, separators=(",", ":"))
+
+
+def now_ms(t: float) -> float:
+    return t * 1000.0
+
+
+class ActionLog:
+    """The action-code half of a `GameSession` (its base class: the session sets these
+    attributes up in its constructor)."""
+
+    game: Game
+    _public: Callable[[dict[str, Any]], dict[str, Any]]   # what the opponent sees of an action
+    _dicts: dict[int, dict[str, Any]]
+    _other_forms: dict[bytes, int]  # an action map's bytes -> code, when not the game's
+    _pack_key: Callable[[Any], bytes]
+    _public_packed: dict[int, bytes]
+    _action_text: dict[int, str]
+    log: list[dict[str, Any]]
+    _log_text: list[str]
+
+    def codes_of(self, keys: Sequence[bytes]) -> list[int] | None:
+        """The codes of actions given by their maps' msgpack bytes (`Connection.plain`'s), what
+        `_code` finds for the maps a message with these bytes holds; None if one of them is
+        no map a message may hold in its smallest form, or no action of this game (`submit`
+        then reads the message, and says what is wrong)."""
+        code_of = self.game.code_of_msgpack
+        out = []
+        for k in keys:
+            c = code_of(k)
+            if c is None:
+                c = self._other_forms.get(k)
+            if c is None:
+                c = self._new_code(k)
+                if c is None:
+                    return None
+            out.append(c)
+        return out
+
+    def _new_code(self, key: bytes) -> int | None:
+        """`codes_of` for a map the game has not packed yet (bots that send whole turns ask
+        for no legal list, which would have packed theirs): parsed as `_code` parses it."""
+        try:
+            raw = msgpack.unpackb(key, raw=False, strict_map_key=True, use_list=True)
+            if not is_action(raw) or self._pack_key(raw) != key:
+                return None
+            return self._code(raw)
+        except Exception:  # (not an action: the general path says why)
+            return None
+
+    def _code(self, raw: dict[str, Any] | Action) -> int:
+        """The code of an action of a message (ValueError if it is none)."""
+        if isinstance(raw, Action):
+            return raw.code
+        if not isinstance(raw, dict):
+            raise ValueError("an action must be a map with a 'type' field")
+        # Bots send back the maps of the legal list as they got them: packing one (in C) and
+        # looking its bytes up replaces the game's parser (in Python) for almost every action.
+        try:
+            key = self._pack_key(raw)
+        except (TypeError, ValueError, OverflowError):  # (not JSON data: the parser says why)
+            return self.game.action(raw).code
+        code = self.game.code_of_msgpack(key)
+        if code is None:
+            code = self._other_forms.get(key)
+            if code is None:
+                code = self.game.action(raw).code
+                # Its packed map is known from now on (its code's first packing), and the
+                # form the bot used too if it is another (the parser is a function of the map).
+                if self.game.action_msgpack(code) != key and len(self._other_forms) < _MAX_ACTION_CODES:
+                    self._other_forms[key] = code
+        return code
+
+    def _dict(self, code: int) -> dict[str, Any]:
+        """The readable form of an action code (cached per game: the same objects are
+        shared by messages and the log, and never modified)."""
+        d = self._dicts.get(code)
+        if d is None:
+            d = self._dicts[code] = self.game.action(code).to_dict()
+        return d
+
+    def public_msgpack(self, code: int) -> bytes:
+        """The msgpack bytes of what the other seat sees of action `code` (its `event`'s
+        action; made once per game and code)."""
+        b = self._public_packed.get(code)
+        if b is None:
+            b = self._public_packed[code] = self._pack_key(self._public(self._dict(code)))
+        return b
+
+    def _log_entry(self, seat: int, code: int, t_ms: float, think_ms: float | None,
+                   info: dict[str, Any] | None, h: int | None) -> None:
+        """Log action `code` of `seat` at `t_ms`, with the seat's thinking time for
+        the first action of a message, its `info` if any and the state's hash after an
+        end_turn; and the entry's JSON (`log_json`), written out: without json.dumps's walk,
+        the action's map encoded once per game and code, the figures a float's and an int's
+        repr as json writes them (a float that is not finite is left to json.dumps)."""
+        d = self._dicts.get(code) or self._dict(code)
+        entry: dict[str, Any] = {"seat": seat, "action": d, "t_ms": t_ms}
+        if think_ms is not None:
+            entry["think_ms"] = think_ms
+        if info:
+            entry["info"] = info
+        if h is not None:
+            entry["hash"] = h
+        log, text = self.log, self._log_text
+        log.append(entry)
+        if len(text) != len(log) - 1 or not isfinite(t_ms + (think_ms or 0.0)):
+            return  # (encoded later by `log_json`)
+        a = self._action_text.get(code)
+        if a is None:
+            a = self._action_text[code] = json.dumps(d, separators=(",", ":"))
+        out = f'{{"seat":{seat},"action":{a},"t_ms":{t_ms!r}'
+        if think_ms is not None:
+            out += f',"think_ms":{think_ms!r}'
+        if info:
+            out += ',"info":' + json.dumps(info, separators=(",", ":"))
+        text.append(out + (f',"hash":{h}}}' if h is not None else "}"))
+
+    def log_json(self, start: int = 0) -> str:
+        """The log's entries from `start` on as a JSON array, as
+        `json.dumps(self.log[start:], separators=(",", ":"))` writes it; each entry is encoded
+        once, whichever of the action log and the stored replay asks first."""
+        log, text = self.log, self._log_text
+        if len(text) < len(log):
+            text.extend(_entry_json(e) for e in log[len(text):])
+        return "[" + ",".join(text[start:len(log)]) + "]"

@@ -1,0 +1,154 @@
+"""What the referee tells each seat (message dicts in the wire schema of docs/protocol.md),
+as `Out(seat, message)` values:
+
+- `game_start` to both seats; `your_turn` to the seat to move, with its observation (the
+  engine's observation state: no opponent hand, no deck order, no deck seeds, never the RNG),
+  its clock, and the legal actions when the seat asked for them.
+- After each `act` or `turn` from the seat to move: a `result` to that seat (how many of its
+  actions were applied, and the error code that stopped the rest, if any), a new
+  `your_turn` if its turn goes on, and one `event` per applied action to the opponent,
+  carrying only what became visible: the action, with a swapped card's identity removed
+  (it goes back into the hidden deck). Cards drawn at
+  the end of a turn show up only in the drawing seat's next observation; the opponent's
+  observation shows only the new hand and deck sizes.
+- Seats are 0 and 1 in the referee's API and 1 and 2 on the wire (as in observations).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+from maag.engine import State
+from maag.protocol import (
+    Error,
+    ErrorCode,
+    GameEvent,
+    GameStart,
+    Message,
+    Packed,
+    Replies,
+    Result,
+    YourTurn,
+)
+from maag.server.referee.clock import Seat, TimeControl
+from maag.server.referee.codes import ActionLog
+
+__all__ = ["Messages", "Out", "YourTurnValues", "UNLIMITED_MS", "error"]
+
+YourTurnValues = tuple[bytes, int, int, "bytes | None", Any]
+"""A `your_turn`'s observation (msgpack), time_left_ms, bank_ms, legal list (msgpack; None
+if the seat did not ask for it) and groups (None if not asked for or the game has none)."""
+
+UNLIMITED_MS = 2**31 - 1
+"""time_left_ms sent when the time control is unlimited."""
+
+
+class Out(NamedTuple):
+    """A message for one seat (a tuple: made for every message the referee sends)."""
+
+    seat: int
+    msg: Message
+
+
+def error(code: ErrorCode, message: str, game_id: str | None) -> Error:
+    return Error(code=code.value, message=message, game_id=game_id)
+
+
+class Messages(ActionLog):
+    """The messages a `GameSession` writes (a base class of it, over its attributes)."""
+
+    game_id: str
+    tc: TimeControl
+    seats: list[Seat]
+    state: State
+    _clock: Callable[[], float]
+
+    @property
+    def to_move(self) -> int:
+        return self.state.current_player
+
+    def prompt(self) -> tuple[int, YourTurnValues]:
+        """After `play_codes` returned None: the seat to move and its `your_turn`'s values;
+        its thinking time starts now."""
+        seat = self.state.current_player
+        values = self.your_turn_values(seat)
+        self.seats[seat].prompt_at = self._clock()
+        return seat, values
+
+    def prompt_frame(self, replies: Replies) -> tuple[int, bytes]:
+        """`prompt` in the msgpack framing: the seat to move and its whole `your_turn` frame,
+        from `replies`' templates and the game's C (`State.prompt_msgpack`)."""
+        seat = self.state.current_player
+        s = self.seats[seat]
+        left, bank = self._time_left(s)
+        head, mid, tail = replies.your_turn_parts(left, bank, s.want_legal, self._groups(seat, s))
+        frame = self.state.prompt_msgpack(seat, head, mid, tail, s.want_legal)
+        s.prompt_at = self._clock()
+        return seat, frame
+
+    def plain_messages(self, seat: int, codes: Sequence[int], prompted: int,
+                       values: YourTurnValues) -> list[Out]:
+        """The messages `submit` would have returned where `play_codes` returned None (and
+        `prompt` gave `prompted`, `values`): for seats the fast path cannot write to."""
+        return ([self._result(seat, len(codes))] + self._events(seat, codes)
+                + [Out(prompted, self._your_turn_message(values))])
+
+    def your_turn_values(self, seat: int) -> YourTurnValues:
+        """What a `your_turn` for `seat` would hold now."""
+        s = self.seats[seat]
+        left, bank = self._time_left(s)
+        legal = self.state.legal_msgpack() if s.want_legal else None
+        groups = self._groups(seat, s)
+        # Both already msgpack: the observation written by the game's C, the legal list from
+        # each action's bytes (the framing copies them; see maag.protocol.Packed).
+        return self.state.observation_msgpack(seat), left, bank, legal, groups
+
+    def _result(self, seat: int, accepted: int, code: ErrorCode | None = None,
+                text: str | None = None) -> Out:
+        if code is None:
+            return Out(seat, Result.built(game_id=self.game_id, accepted=accepted))
+        return Out(seat, Result.built(game_id=self.game_id, accepted=accepted, error=code.value,
+                                message=text or ""))
+
+    def _events(self, seat: int, codes: Sequence[int]) -> list[Out]:
+        """The other seat's `event`s of the actions `codes` that `seat` played."""
+        other, public, dict_of = 1 - seat, self._public, self._dict
+        return [Out(other, self._event(seat, "action", public(dict_of(c)))) for c in codes]
+
+    def _event(self, seat: int, kind: str, action: dict[str, Any] | None = None) -> GameEvent:
+        return GameEvent.built(game_id=self.game_id, seat=seat + 1, kind=kind, action=action)
+
+    def _prompt_turn(self) -> list[Out]:
+        seat = self.to_move
+        msg = self._your_turn(seat)
+        self.seats[seat].prompt_at = self._clock()
+        return [Out(seat, msg)]
+
+    def _your_turn(self, seat: int) -> YourTurn:
+        return self._your_turn_message(self.your_turn_values(seat))
+
+    def _time_left(self, s: Seat) -> tuple[int, int]:
+        """A your_turn's time_left_ms and bank_ms for seat `s`."""
+        if self.tc.turn_ms is None:
+            return UNLIMITED_MS, 0
+        return (int(max(0.0, min(self.tc.turn_ms - s.clock.used_ms, s.clock.available_ms()))),
+                int(max(0.0, min(s.clock.bank_ms, s.clock.available_ms()))))
+
+    def _groups(self, seat: int, s: Seat) -> Any:
+        """A your_turn's groups for `seat` (seat `s`): None unless asked for and the game has them."""
+        if not s.want_groups:
+            return None
+        grouper = self.game.spec.groups
+        # Read from the seat's observation, so that they can tell nothing it may not see.
+        return None if grouper is None else grouper(self.state.observation(seat))
+
+    def _your_turn_message(self, values: YourTurnValues) -> YourTurn:
+        obs, left, bank, legal, groups = values
+        return YourTurn.built(game_id=self.game_id, observation=Packed(obs), time_left_ms=left, bank_ms=bank,
+                              legal=None if legal is None else Packed(legal), groups=groups)
+
+    def _game_start(self, seat: int) -> GameStart:
+        return GameStart.built(game_id=self.game_id, game=self.game.name, seat=seat + 1,
+                               config=self.game.config, time_control=self.tc.to_wire(),
+                               opponent=self.seats[1 - seat].name)
