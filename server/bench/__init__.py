@@ -3,7 +3,10 @@
   engine       `maag bench engine`: the rules core's throughput (maag.engine.kernels)
   search       `maag bench search`: the search kernels' speed on fixed mid-game states
   server       `maag bench server`: the referee's throughput and latency on loopback (its
-               C bots of `--c-bots` in c/bench_bot.c)
+               C bots of `--c-bots` in c/bench_bot.c): the runs and their figures
+  server_cli   its command line and tables
+  clients      its bots' process
+  processes    its processes started and measured (referees, bots, the bare exchange)
   bare         the bare exchange `maag bench server` compares the referee with
   spectators   WebSocket spectators for `maag bench server --spectators N`
   soak         `maag bench soak`: a referee's memory under a long load

@@ -34,7 +34,7 @@ def rss_kib(pid: int) -> int:
 def run(games: int = 200, minutes: float = 10.0, sample_s: float = 10.0,
         progress: Callable[[float, float], None] | None = None) -> dict[str, Any]:
     """Samples [(seconds since start, RSS KiB)], actions played, and the verdict."""
-    from maag.server.bench.server import bench_db, client_counts, start_clients, start_referee
+    from maag.server.bench.processes import bench_db, client_counts, start_clients, start_referee
 
     seconds = minutes * 60.0
     with tempfile.TemporaryDirectory(prefix="maag-soak-") as d:

@@ -14,7 +14,7 @@ from maag.server.bench import hosting as bench_hosting
 from maag.server.bench import iterations as bench_iterations
 from maag.server.bench import ladder as bench_ladder
 from maag.server.bench import search as bench_search
-from maag.server.bench import server as bench_server
+from maag.server.bench import server_cli as bench_server
 from maag.server.bench import soak as bench_soak
 from rich.console import Console
 from rich.progress import Progress

@@ -13,9 +13,10 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from maag.server.bench import processes
 from maag.server.bench import server as bench
 
-SRC = Path(bench.__file__).with_name("c") / "bench_bot.c"
+SRC = Path(processes.__file__).with_name("c") / "bench_bot.c"
 CC = shutil.which("cc") or shutil.which("gcc")
 
 pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler")
@@ -39,7 +40,7 @@ def test_c_bots_against_the_bare_exchange() -> None:
 
 def test_c_bots_are_act_mode_only() -> None:
     with pytest.raises(ValueError, match="act mode only"):
-        bench.start_clients(Path("/nonexistent"), 1, [], 1, 0, 0, "turn", c_bots=True)
+        processes.start_clients(Path("/nonexistent"), 1, [], 1, 0, 0, "turn", c_bots=True)
     r = subprocess.run([sys.executable, "-m", "maag.server", "bench", "server", "--c-bots", "--mode", "turn"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode != 0 and "act mode only" in r.stderr
@@ -52,8 +53,8 @@ def test_sanitized_c_bot_plays_a_referee(tmp_path: Path) -> None:
                     "-fno-sanitize-recover=all", "-o", str(exe), str(SRC)], check=True)
     with tempfile.TemporaryDirectory(prefix="maag-bench-") as d:
         tmp = Path(d)
-        db, tokens = bench.bench_db(tmp, 4, "s")
-        ref, port = bench.start_referee(tmp, db, "referee")
+        db, tokens = processes.bench_db(tmp, 4, "s")
+        ref, port = processes.start_referee(tmp, db, "referee")
         try:
             (tmp / "tokens").write_text("".join(t + "\n" for t in tokens))
             done = subprocess.run([str(exe), str(port), str(tmp / "tokens"), "0.2", "1.0"],
@@ -70,7 +71,7 @@ def test_sanitized_c_bot_plays_a_referee(tmp_path: Path) -> None:
 
 
 def test_bad_tokens_file_and_unreachable_referee_fail_clearly(tmp_path: Path) -> None:
-    exe = bench.c_bench_bot()
+    exe = processes.c_bench_bot()
     r = subprocess.run([str(exe), "1", str(tmp_path / "missing"), "0", "1"], capture_output=True, text=True,
                        timeout=30)
     assert r.returncode == 1 and "missing" in r.stderr

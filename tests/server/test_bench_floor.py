@@ -13,6 +13,7 @@ from typing import Any
 
 import msgpack
 import pytest
+from maag.server.bench import processes
 from maag.server.bench import server as bench
 
 
@@ -46,7 +47,7 @@ def _login(port: int) -> tuple[socket.socket, str]:
 
 @pytest.mark.parametrize("events", [False, True])
 def test_each_frame_is_answered_and_with_events_reported_to_the_pair(tmp_path: Path, events: bool) -> None:
-    proc, port = bench.start_bare(tmp_path, events)
+    proc, port = processes.start_bare(tmp_path, events)
     try:
         a, ga = _login(port)
         b, gb = _login(port)
