@@ -15,18 +15,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from maag.engine import Game
 from maag.protocol import Act, Error, ErrorCode, Replies, Resign, Result, Turn, YourTurn
-from maag.server.fleet.links import new_secret
-from maag.server.net.model import GameNotStarted, GameRequest, GameSummary
+from maag.server.net.keeper import StorageKeeper
+from maag.server.net.lobby import Lobby
+from maag.server.net.model import GameNotStarted, GameRequest, GameSummary, ServerConfig
+from maag.server.net.watchers import Watchers
 from maag.server.referee.session import REPLAY_VERSION, GameSession, Out, derive_seed
-from maag.server.storage.base import LeaseLost, StorageUnavailable
+from maag.server.storage.base import AsyncStorage, LeaseLost, StorageUnavailable
 
 if TYPE_CHECKING:
-    from maag.server.net.server import RefereeServer
     from maag.server.net.transport import Client
 
 __all__ = ["LiveGame", "Games"]
@@ -58,19 +60,25 @@ def _not_played(*clients: Client) -> None:
 class Games:
     """The running games of one referee, by id (see the module)."""
 
-    def __init__(self, server: RefereeServer) -> None:
-        self.server = server
-        self.config = server.config
+    def __init__(self, config: ServerConfig, *, server_id: str, storage: AsyncStorage, lobby: Lobby,
+                 keeper: StorageKeeper, watchers: Watchers, stats: dict[str, int],
+                 spawn: Callable[[Coroutine[Any, Any, Any]], None], new_secret: Callable[[], str | None],
+                 close_links: Callable[[Client], None]) -> None:
+        """`new_secret`: a game's link secret (None: no fleet listener); `close_links`: a
+        closing connection's seats in games hosted elsewhere (fleet/links.py)."""
+        self.config, self.server_id, self.storage, self.lobby = config, server_id, storage, lobby
+        self.keeper, self.watchers, self.stats, self.spawn = keeper, watchers, stats, spawn
+        self.new_secret, self.close_links = new_secret, close_links
         self.games: dict[str, LiveGame] = {}
 
     # -- start --------------------------------------------------------------------------
     async def start(self, req: GameRequest, a: Client, b: Client, index: int) -> None:
-        srv, cfg = self.server, self.config
-        secret = new_secret() if srv.links.address is not None else None
+        cfg = self.config
+        secret = self.new_secret()
         try:
             full_config = Game(cfg.game, cfg.game_config).config
-            db_id = await srv.storage.create_game(cfg.game, full_config, req.seats, str(req.tc or cfg.tc),
-                                                  req.match_id, srv.server_id, secret)
+            db_id = await self.storage.create_game(cfg.game, full_config, req.seats, str(req.tc or cfg.tc),
+                                                  req.match_id, self.server_id, secret)
         except Exception as e:
             # Nothing was played: an explicit request waits at the front of the queue until
             # the database is back (pairing is paused meanwhile); an automatic pairing is
@@ -79,8 +87,8 @@ class Games:
             b.reserved -= 1
             _not_played(a, b)
             if req.future is not None and not req.future.done():
-                srv.lobby.requests.appendleft(req)
-            srv.keeper.lost(e)
+                self.lobby.requests.appendleft(req)
+            self.keeper.lost(e)
             return
         a.reserved -= 1
         b.reserved -= 1
@@ -114,13 +122,13 @@ class Games:
         for seat, c in enumerate((a, b)):
             entry = c.games.setdefault(gid, (game, []))
             entry[1].append(seat)
-        srv.stats["games_started"] += 1
+        self.stats["games_started"] += 1
         LOG.info("game %s: %s vs %s (seed %d)", gid, req.seats[0], req.seats[1], session.seed)
         if req.on_start is not None:
             req.on_start(db_id)
         self.dispatch(game, session.start(time.monotonic()))
-        if srv.watchers:
-            srv.watchers.tell("start", session)
+        if self.watchers:
+            self.watchers.tell("start", session)
         self.after(game)
 
     async def _refuse(self, req: GameRequest, db_id: int, seed: int | None, tags: dict[str, Any],
@@ -132,12 +140,12 @@ class Games:
         LOG.warning("%s", why)
         if req.future is not None and not req.future.done():
             req.future.set_exception(GameNotStarted(why))
-        self.server.lobby.pair()
+        self.lobby.pair()
         replay = {"version": REPLAY_VERSION, "game": self.config.game, "config": self.config.game_config,
                   "seed": seed, "start_state": req.start_state, "tags": {**tags, "Reason": "aborted"},
                   "actions": [], "result": {"winner": None, "reason": "aborted", "plies": 0}, "error": why}
         try:
-            await self.server.storage.finish_game(db_id, replay)
+            await self.storage.finish_game(db_id, replay)
         except Exception:
             LOG.exception("game %s: could not be stored as aborted", db_id)
 
@@ -153,20 +161,19 @@ class Games:
         session.abort("a seat's connection closed before the game started")
         if req.future is not None and not req.future.done():  # (stop() cancels what is queued)
             if req.requeue:
-                self.server.lobby.requests.appendleft(req)
+                self.lobby.requests.appendleft(req)
             else:
                 why = f"{gone.bot} left before game {session.game_id} started"
                 req.future.set_exception(GameNotStarted(why, seat=seat))
-        self.server.lobby.pair()
+        self.lobby.pair()
         try:
-            await self.server.storage.finish_game(db_id, session.replay())
+            await self.storage.finish_game(db_id, session.replay())
         except Exception:
             LOG.exception("game %s: could not be stored as aborted", session.game_id)
 
     # -- play ---------------------------------------------------------------------------
     def play(self, c: Client, m: Act | Turn | Resign, now: float) -> None:
         """A seat's act, turn or resignation."""
-        srv = self.server
         entry = c.games.get(m.game_id)
         if entry is None:
             link = c.links.get(m.game_id)
@@ -194,14 +201,14 @@ class Games:
         else:
             actions = [m.action] if isinstance(m, Act) else list(m.actions)
             outs = s.submit(seat, actions, now, transport_ms=c.rtt_ms(), info=m.info)
-            srv.stats["actions"] += len(actions)
+            self.stats["actions"] += len(actions)
             if s.finished or s.to_move != seat:
                 c.turn_passed()
         self.dispatch(game, outs)
         self.after(game)
 
     def _game_error(self, c: Client, m: Act | Turn | Resign, code: ErrorCode, text: str) -> None:
-        self.server.stats["errors_sent"] += 1
+        self.stats["errors_sent"] += 1
         if isinstance(m, Resign):
             c.queue(Error(code=code.value, message=text, game_id=m.game_id))
         else:
@@ -227,7 +234,7 @@ class Games:
             sent += 1
             if c not in touched:
                 touched.append(c)
-        self.server.stats["messages_out"] += sent
+        self.stats["messages_out"] += sent
         for c in touched:
             c.flush()
 
@@ -236,16 +243,15 @@ class Games:
         deadline. The timer is moved only when the deadline comes earlier than it fires (a
         timer that fires early finds nothing to do and is armed again)."""
         s = game.session
-        srv = self.server
-        if srv.watchers and not game.ending:
-            srv.watchers.tell("move", s)
+        if self.watchers and not game.ending:
+            self.watchers.tell("move", s)
         if s.finished:
             if not game.ending:
                 game.ending = True
                 if game.timer is not None:
                     game.timer.cancel()
                     game.timer = None
-                srv.spawn(self._end(game))
+                self.spawn(self._end(game))
             return
         dl = s.next_deadline()
         if dl is None or game.held or (game.timer is not None and game.timer_at <= dl):
@@ -267,7 +273,6 @@ class Games:
 
     # -- end ----------------------------------------------------------------------------
     async def _end(self, game: LiveGame) -> None:
-        srv = self.server
         s = game.session
         replay = s.replay()
         req = game.request
@@ -279,28 +284,28 @@ class Games:
         stored = True
         waiting = False
         try:
-            await srv.storage.finish_game(game.db_id, replay, actions_json=s.log_json())
+            await self.storage.finish_game(game.db_id, replay, actions_json=s.log_json())
         except StorageUnavailable as e:
             # Kept (in memory and in the spill file) and written when the database is back;
             # the bots are told now (replay_id null): their game is over either way.
             stored = False
             waiting = True
-            srv.keeper.keep(game.db_id, replay)
+            self.keeper.keep(game.db_id, replay)
             LOG.warning("game %s: result kept until storage is back", s.game_id)
-            srv.keeper.lost(e)
+            self.keeper.lost(e)
         except LeaseLost as e:  # another referee took the game over: our result is not its
-            srv.keeper.revoked(str(e))
+            self.keeper.revoked(str(e))
             return
         except Exception:
             stored = False
             LOG.exception("game %s: result could not be stored", s.game_id)
         o = s.outcome
         assert o is not None
-        if waiting and srv.keeper.peers:  # told once stored (keeper.held: a peer may take it over)
+        if waiting and self.keeper.peers:  # told once stored (keeper.held: a peer may take it over)
             def tell(ok: bool, game: LiveGame = game) -> None:
                 if ok:
                     self.dispatch(game, game.session.game_over_messages(game.session.game_id))
-            srv.keeper.held[game.db_id] = tell
+            self.keeper.held[game.db_id] = tell
         else:
             self.dispatch(game, s.game_over_messages(s.game_id if stored else None))
         self.games.pop(s.game_id, None)
@@ -308,7 +313,7 @@ class Games:
             if c is not None:
                 c.games.pop(s.game_id, None)
                 c.free_since = time.monotonic()
-        srv.stats["games_finished"] += 1
+        self.stats["games_finished"] += 1
         rep = s.clock_report()
         srch = s.search_report()
         LOG.info("game %s over: %s (%s) after %d actions", s.game_id, o.result_text, o.reason.value, o.plies)
@@ -316,13 +321,13 @@ class Games:
                               (rep["think_ms"][0], rep["think_ms"][1]),
                               (rep["transport_ms"][0], rep["transport_ms"][1]), stored,
                               search=(srch[0], srch[1]), verdict=o.verdict, host=replay.get("host"))
-        if srv.watchers:
-            srv.watchers.tell("over", s, summary)
-        if waiting and srv.keeper.waiting(game.db_id):  # the request's future waits for the write
-            srv.keeper.pending[game.db_id] = (replay, req, summary)
+        if self.watchers:
+            self.watchers.tell("over", s, summary)
+        if waiting and self.keeper.waiting(game.db_id):  # the request's future waits for the write
+            self.keeper.pending[game.db_id] = (replay, req, summary)
         elif req is not None and req.future is not None and not req.future.done():
             req.future.set_result(summary)
-        srv.lobby.pair()
+        self.lobby.pair()
 
     def abort_all(self, why: str) -> None:
         """Stop every running game without a winner (stored as aborted, `game_over` sent)."""
@@ -368,7 +373,7 @@ class Games:
     def leave(self, c: Client) -> None:
         """`c` is gone: its seats are disconnected (a hosted process's for good), its links closed."""
         if c.links:
-            self.server.links.close_all(c)
+            self.close_links(c)
         now = time.monotonic()
         for gid, (game, seats) in list(c.games.items()):
             if game.ending:

@@ -1,13 +1,12 @@
-"""The referee server: the house its rooms share. It listens, logs bots in (tokens checked
-against storage, revoked ones closed) and wires the rooms together:
+"""The referee server, the composition root: it builds the rooms, hands each only its
+collaborators, listens and logs bots in (tokens checked against storage, revoked ones closed):
 
 - `transport.py`: one asyncio.Protocol per connection, bytes to protocol events and back;
 - `lobby.py`: who is connected, who is free, who plays whom (and the limits on who connects);
 - `games.py`: the games' life cycle, from the pairing to the stored result and `game_over`;
 - `forfeits.py`: games lost other than by playing them (a cut-off, a seat away or gone first);
 - `keeper.py`: the storage lease, the database's outages, the results waiting (spill file);
-- maag.server.fleet: a fleet on one database (takeovers; the abuse limits; seats carried to
-  the referee hosting their game; a fleet ladder's member);
+- maag.server.fleet: a fleet on one database (takeovers, abuse limits, seats linked, members);
 - `watchers.py`: who is told of every game change (the web view).
 What a frame means is decided by maag.protocol, what a message does by the referee core
 (maag.server.referee.session); the rooms move bytes and keep time.
@@ -20,7 +19,7 @@ codes close the connection; a bot's own fatal error loses its games at once (for
 Nothing a connection sends reaches another connection's games except through its own seats.
 
 Logging: logger `maag.server.net.server`; INFO for connections and games, DEBUG for every
-message with a direction marker (`<<` received, `>>` sent), the connection id and game.
+message (`<<` received, `>>` sent), with the connection id and game.
 """
 
 from __future__ import annotations
@@ -51,7 +50,7 @@ from maag.protocol import (
     Welcome,
 )
 from maag.server.fleet.limits import FleetLimits
-from maag.server.fleet.links import Links
+from maag.server.fleet.links import Links, new_secret
 from maag.server.fleet.member import Member
 from maag.server.fleet.takeover import Takeover
 from maag.server.net.forfeits import Forfeits
@@ -95,13 +94,16 @@ class RefereeServer:
                                     live_connections=lambda: [c.id for c in self.clients if c.counted])
         self.lobby = Lobby(config, begin=self._begin, blocked=lambda: not self.keeper.ok,
                            call_later=lambda d, fn: asyncio.get_running_loop().call_later(d, fn))
-        self.rooms = Games(self)
+        self.watchers = Watchers()
+        self.rooms = Games(config, server_id=self.server_id, storage=self.storage, lobby=self.lobby,
+                           keeper=self.keeper, watchers=self.watchers, stats=self.stats, spawn=self.spawn,
+                           new_secret=lambda: new_secret() if self.links.address is not None else None,
+                           close_links=lambda c: self.links.close_all(c))
         self.forfeits = Forfeits(self)
         self.takeover = Takeover(self)
         self.limits = FleetLimits(self)
-        self.links = Links(self)
+        self.links: Links = Links(self)
         self.member = Member(self)
-        self.watchers = Watchers()
         self._local_tokens: dict[str, str] = {}  # hash of a token of this run only -> bot
         self._server: asyncio.base_events.Server | None = None
         self._loops: list[asyncio.Task[Any]] = []
@@ -129,10 +131,6 @@ class RefereeServer:
     @property
     def storage_ok(self) -> bool:
         return self.keeper.ok
-
-    @property
-    def _pending(self) -> dict[int, Any]:
-        return self.keeper.pending
 
     # -- lifecycle ----------------------------------------------------------------------
     async def start(self) -> None:

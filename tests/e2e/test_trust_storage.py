@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from maag.server.compete.ladder import Ladder, ladder_match_id
+from maag.server.compete.ladder import Ladder
+from maag.server.compete.ladder_report import ladder_match_id
 from maag.server.net.server import RefereeServer, ServerConfig
 from maag.server.referee.clock import TimeControl
 from maag.server.storage.base import open_storage
@@ -72,7 +73,8 @@ async def test_a_database_restart_loses_no_result_and_pairing_resumes(private_po
         pg.stop()
         finished_before = srv.stats["games_finished"]
         # Games in progress go on without the database; their results wait.
-        await until(lambda: srv.stats["games_finished"] > finished_before and bool(srv._pending), timeout=120)
+        await until(lambda: srv.stats["games_finished"] > finished_before and bool(srv.keeper.pending),
+                    timeout=120)
         assert not srv.storage_ok
         late = await Raw.connect(srv.port)
         late.send({"type": "hello", "name": "late", "token": tokens[2], "games": ["heroes"]})
@@ -81,7 +83,7 @@ async def test_a_database_restart_loses_no_result_and_pairing_resumes(private_po
         await asyncio.sleep(1.0)
         assert srv.stats["games_started"] == started_while_down  # pairing paused
         pg.start()
-        await until(lambda: srv.storage_ok and not srv._pending, timeout=120)
+        await until(lambda: srv.storage_ok and not srv.keeper.pending, timeout=120)
         await until(lambda: srv.stats["games_started"] > started_while_down, timeout=120)  # resumed
         await until(lambda: srv.stats["games_finished"] >= srv.stats["games_started"] - 4, timeout=120)
     finally:
@@ -115,11 +117,11 @@ async def test_a_ladder_across_a_database_restart(private_postgres: Any, tmp_pat
         with caplog.at_level(logging.INFO):
             pg.stop()
             at_stop = ladder.finished
-            await until(lambda: bool(srv._pending), timeout=120)
+            await until(lambda: bool(srv.keeper.pending), timeout=120)
             await asyncio.sleep(3.0)
             lines_while_down = len(caplog.records)
             pg.start()
-            await until(lambda: srv.storage_ok and not srv._pending, timeout=120)
+            await until(lambda: srv.storage_ok and not srv.keeper.pending, timeout=120)
             await until(lambda: ladder.finished >= at_stop + 3, timeout=120)
         ladder.stop()
         await asyncio.wait_for(runner, 120)
