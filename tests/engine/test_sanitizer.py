@@ -25,8 +25,10 @@ HERE = Path(__file__).resolve().parent
 FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined", "-fno-omit-frame-pointer", "-g"]
 MODULE = "_maag_core_sanitized"
 # Tests of C code outside the rules that run here too: the evaluation networks and the
-# heroes feature vector (mg_eval_net.c, heroes_features.c), and the search hook's plans.
-C_TESTS = ["tests/evalnet/test_eval_net.py", "tests/evalnet/test_eval_hook.py"]
+# heroes feature vector (mg_eval_net.c, heroes_features.c), the search hook's plans, and the
+# search parameters of issue 58 (forced, the MCTS-Solver).
+C_TESTS = ["tests/evalnet/test_eval_net.py", "tests/evalnet/test_eval_hook.py",
+           "tests/search/test_search_per_simulation.py"]
 
 
 def asan_runtime() -> str:
