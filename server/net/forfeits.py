@@ -18,16 +18,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from maag.engine import Game
 from maag.protocol import ErrorCode
-from maag.server.net.model import Absence, GameNotStarted, GameRequest, GameSummary
+from maag.server.net.games import Games
+from maag.server.net.lobby import Lobby
+from maag.server.net.model import Absence, GameNotStarted, GameRequest, GameSummary, ServerConfig
 from maag.server.referee.clock import TimeControl
 from maag.server.referee.session import REPLAY_VERSION
+from maag.server.storage.base import AsyncStorage
 
 if TYPE_CHECKING:
-    from maag.server.net.server import RefereeServer
     from maag.server.net.transport import Client
 
 __all__ = ["Forfeits", "NOT_A_CUT_OFF", "ABSENCE_POLL_S"]
@@ -46,8 +49,11 @@ ABSENCE_POLL_S = 0.2  # how often a request with an `absence` looks for a seat a
 class Forfeits:
     """The referee's forfeits (see the module)."""
 
-    def __init__(self, server: RefereeServer) -> None:
-        self.server = server
+    def __init__(self, config: ServerConfig, *, server_id: str, storage: AsyncStorage, lobby: Lobby,
+                 rooms: Games, spawn: Callable[[Coroutine[Any, Any, Any]], None],
+                 stopping: Callable[[], bool]) -> None:
+        self.config, self.server_id, self.storage, self.lobby = config, server_id, storage, lobby
+        self.rooms, self.spawn, self.stopping = rooms, spawn, stopping
 
     def cut_off(self, c: Client, code: ErrorCode) -> None:
         """The referee cut `c` off for a fatal error `code` (`c.fault` says it): unless the
@@ -56,7 +62,7 @@ class Forfeits:
         come back, so its seat keeps the disconnect policy."""
         if code in NOT_A_CUT_OFF or c.link:
             return
-        rooms = self.server.rooms
+        rooms = self.rooms
         now = time.monotonic()
         for gid, (game, seats) in list(c.games.items()):
             if game.ending:
@@ -74,17 +80,16 @@ class Forfeits:
             return False
         if handle.cancelled() or handle.exception() is not None:
             return True
-        return not any(c.hello_future is handle and not c.closing for c in self.server.clients)
+        return not any(c.hello_future is handle and not c.closing for c in self.lobby.clients)
 
     def dropped(self, c: Client) -> None:
         """`c` is gone (RefereeServer._drop): the time its bot's last connection closed is noted
         (`watch`), and a request waiting for it as an attached connection fails, naming its seat."""
-        srv = self.server
-        if c.bot is not None and not c.pinned and not srv.lobby.connections_of(c.bot):
-            srv.lobby.left[c.bot] = time.monotonic()
+        if c.bot is not None and not c.pinned and not self.lobby.connections_of(c.bot):
+            self.lobby.left[c.bot] = time.monotonic()
         if not c.pinned:
             return
-        for req in srv.lobby.forget_requests_of(c.hello_future):
+        for req in self.lobby.forget_requests_of(c.hello_future):
             if req.future is not None and not req.future.done():
                 seat = req.clients.index(c.hello_future) if req.clients else None
                 name = req.seats[seat] if seat is not None else c.bot
@@ -102,26 +107,25 @@ class Forfeits:
                 req.future.set_exception(GameNotStarted(why, seat=i))
                 return False
         if req.absence is not None:
-            self.server.spawn(self.watch(req, req.absence))
+            self.spawn(self.watch(req, req.absence))
         return True
 
     async def watch(self, req: GameRequest, absence: Absence) -> None:
         """While `req` waits in the queue, look for a seat whose bot has been away longer than
         `absence` allows: that seat loses the game by forfeit, the request's future resolves
         to its summary."""
-        srv = self.server
         t0 = time.monotonic()
         fut = req.future
         assert fut is not None
-        while not fut.done() and not srv.stopping:
+        while not fut.done() and not self.stopping():
             await asyncio.sleep(ABSENCE_POLL_S)
-            if req not in srv.lobby.requests:
+            if req not in self.lobby.requests:
                 continue  # being played (or set up): its game decides
             now = time.monotonic()
             for seat, bot in enumerate(req.seats):
                 if req.clients is not None and req.clients[seat] is not None:
                     continue  # an attached connection (a hosted process): its host watches it
-                away = srv.lobby.absent(bot, now)
+                away = self.lobby.absent(bot, now)
                 if away is None and absence.startup_s is not None and now - t0 >= absence.startup_s:
                     kind, detail = "startup", f"not connected within {absence.startup_s:g} s"
                 elif away and away >= absence.gone_s:  # (0.0: connected)
@@ -129,7 +133,7 @@ class Forfeits:
                                                   f"come back within {absence.gone_s:g} s")
                 else:
                     continue
-                srv.lobby.requests.remove(req)
+                self.lobby.requests.remove(req)
                 LOG.warning("%s vs %s: %s forfeits: %s", req.seats[0], req.seats[1], bot, detail)
                 try:
                     summary = await self.record(req.seats, seat, kind, detail, match_id=req.match_id,
@@ -151,12 +155,11 @@ class Forfeits:
         verdict `startup` or `disconnect`): lost by that seat, no actions, the verdict in its
         result. `tc`: the request's time control (None: the server's); `host`: what the host
         kept of its processes (their log tails: `maag replay` shows them), as a game's."""
-        srv = self.server
-        cfg = srv.config
+        cfg = self.config
         tc = tc or cfg.tc
         full_config = Game(cfg.game, cfg.game_config).config
-        db_id = await srv.storage.create_game(cfg.game, full_config, seats, str(tc), match_id,
-                                              srv.server_id)
+        db_id = await self.storage.create_game(cfg.game, full_config, seats, str(tc), match_id,
+                                              self.server_id)
         winner = 1 - loser
         v = {"seat": loser + 1, "kind": verdict, "detail": detail}
         result_text = "1-0" if winner == 0 else "0-1"
@@ -170,7 +173,7 @@ class Forfeits:
                   **({"host": host} if host else {})}
         stored = True
         try:
-            await srv.storage.finish_game(db_id, replay)
+            await self.storage.finish_game(db_id, replay)
         except Exception:
             LOG.exception("game %s: the forfeit could not be stored", db_id)
             stored = False

@@ -99,7 +99,8 @@ class RefereeServer:
                            keeper=self.keeper, watchers=self.watchers, stats=self.stats, spawn=self.spawn,
                            new_secret=lambda: new_secret() if self.links.address is not None else None,
                            close_links=lambda c: self.links.close_all(c))
-        self.forfeits = Forfeits(self)
+        self.forfeits = Forfeits(config, server_id=self.server_id, storage=self.storage, lobby=self.lobby,
+                                 rooms=self.rooms, spawn=self.spawn, stopping=lambda: self.stopping)
         self.takeover = Takeover(self)
         self.limits = FleetLimits(self)
         self.links: Links = Links(self)
