@@ -30,8 +30,7 @@ from maag.protocol import ErrorCode, Replies, check_built_messages
 
 if TYPE_CHECKING:
     from maag.server.net.games import LiveGame
-    from maag.server.net.server import RefereeServer
-    from maag.server.net.transport import Client
+    from maag.server.net.transport import Client, Host
 
 __all__ = ["take"]
 
@@ -72,7 +71,7 @@ def take(c: Client, data: bytes, now: float) -> int:
     return pos
 
 
-def _play(server: RefereeServer, c: Client, game: LiveGame, seat: int, codes: list[int], now: float) -> None:
+def _play(server: Host, c: Client, game: LiveGame, seat: int, codes: list[int], now: float) -> None:
     """`Games.play` of the codes of `c`'s seat `seat`."""
     s = game.session
     outs = s.play_codes(seat, codes, now, c.rtt_ms())
@@ -87,7 +86,7 @@ def _play(server: RefereeServer, c: Client, game: LiveGame, seat: int, codes: li
     server.rooms.after(game)
 
 
-def _reply(server: RefereeServer, game: LiveGame, seat: int, codes: Sequence[int]) -> int:
+def _reply(server: Host, game: LiveGame, seat: int, codes: Sequence[int]) -> int:
     """Prompt the seat to move and tell the seats what `Games.dispatch` would of a plain
     success (see `play_codes`): the same frames, the same writes, hook calls and counts.
     Returns the seat prompted."""

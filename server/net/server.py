@@ -53,6 +53,7 @@ from maag.server.fleet.limits import FleetLimits
 from maag.server.fleet.links import Links, new_secret
 from maag.server.fleet.member import Member
 from maag.server.fleet.takeover import Takeover
+from maag.server.net import plain
 from maag.server.net.forfeits import Forfeits
 from maag.server.net.games import Games, LiveGame
 from maag.server.net.keeper import StorageKeeper
@@ -88,6 +89,7 @@ class RefereeServer:
                       "games_finished": 0, "errors_sent": 0}
         self.latencies_ms: list[float] = []
         self.cpu_ms: list[float] = []  # the same, in CPU time of the event-loop thread
+        self.take_plain = plain.take  # the connections' fast path
         self.keeper = StorageKeeper(self.storage, self.server_id, lease_s=config.lease_s,
                                     outage_limit_s=config.storage_outage_limit_s, spill_dir=config.spill_dir,
                                     on_back=self._pair, on_fail=self._fail,
@@ -313,14 +315,11 @@ class RefereeServer:
     def violation(self, c: Client, code: ErrorCode, message: str) -> None:
         LOG.info("%s: %s: %s", c, code.value, message)
         self.stats["errors_sent"] += 1
-        try:
+        with contextlib.suppress(ProtocolError):
             c.out.append(c.conn.send(Error(code=code.value, message=message[:1900])))
-        except ProtocolError:
-            pass
         c.flush()
         if code in FATAL:
-            c.closed = True
-            c.linger = True
+            c.closed = c.linger = True
             c.fault = ("protocol", f"{code.value}: {message[:200]}")
             self.forfeits.cut_off(c, code)  # its games lost now on `protocol`, not on the clock
 

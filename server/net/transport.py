@@ -19,8 +19,8 @@ import logging
 import socket
 import struct
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from maag.protocol import (
     NEED_DATA,
@@ -34,15 +34,42 @@ from maag.protocol import (
     RemoteProtocolError,
     Role,
 )
-from maag.server.net import plain
+from maag.server.net.model import ServerConfig
 
 if TYPE_CHECKING:
     from maag.server.net.games import LiveGame
-    from maag.server.net.server import RefereeServer
+    from maag.server.referee.session import Out
 
-__all__ = ["Client", "RateLimiter"]
+__all__ = ["Client", "GameRooms", "Host", "RateLimiter"]
 
 LOG = logging.getLogger("maag.server.net.server")
+
+
+class GameRooms(Protocol):
+    """What the fast path (plain.py) hands a game's messages to: the games (games.py)."""
+
+    def dispatch(self, game: LiveGame, outs: list[Out]) -> None: ...
+    def after(self, game: LiveGame) -> None: ...
+
+
+class Host(Protocol):
+    """What a connection uses of its server, the composition root (server.py): it reports
+    what it reads there and takes the limits and counters from it."""
+
+    config: ServerConfig
+    stats: dict[str, int]
+    latencies_ms: list[float]
+    cpu_ms: list[float]
+
+    @property
+    def rooms(self) -> GameRooms: ...
+    def take_plain(self, c: Client, data: bytes, now: float) -> int: ...
+    def opened(self, c: Client) -> bool: ...
+    def on_message(self, c: Client, m: Message, now: float) -> None: ...
+    async def hello(self, c: Client, h: Hello) -> None: ...
+    async def ended(self, c: Client) -> None: ...
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None: ...
+    def violation(self, c: Client, code: ErrorCode, message: str) -> None: ...
 
 
 class RateLimiter:
@@ -76,7 +103,7 @@ class Client(asyncio.Protocol):
     fast_path: ClassVar[bool] = True
     """Whether plain acts and turns take the fast path (plain.py); the tests compare both."""
 
-    def __init__(self, server: RefereeServer, *, pinned: asyncio.Future[str] | None = None,
+    def __init__(self, server: Host, *, pinned: asyncio.Future[str] | None = None,
                  probe: Callable[[], Any] | None = None, via_link: bool = False) -> None:
         cfg = server.config
         self.id = next(self._ids)
@@ -174,7 +201,7 @@ class Client(asyncio.Protocol):
         self.cpu0 = time.thread_time() if timed else 0.0
         try:
             if data and self.fast_path and not self.closed:
-                taken = plain.take(self, data, now)
+                taken = server.take_plain(self, data, now)
                 if taken < 0:  # over the message rate
                     self._end()
                     return
