@@ -70,7 +70,7 @@ class GameLog:
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     over: GameOver | None = None
-    _prompt_at: float | None = None
+    prompt_at: float | None = None  # when the referee last prompted the bot (its think time)
 
 
 @dataclass
@@ -109,9 +109,9 @@ class Tap:
                 self.hello = ev
             elif isinstance(ev, (Act, Turn, Resign)):
                 g = self.game(ev.game_id)
-                if g._prompt_at is not None:
-                    g.think_ms.append((time.perf_counter() - g._prompt_at) * 1000)
-                    g._prompt_at = None
+                if g.prompt_at is not None:
+                    g.think_ms.append((time.perf_counter() - g.prompt_at) * 1000)
+                    g.prompt_at = None
                 if isinstance(ev, Resign):
                     g.notes.append("resigned")
 
@@ -140,7 +140,7 @@ class Tap:
         elif isinstance(ev, YourTurn):
             g = self.game(ev.game_id)
             g.prompts += 1
-            g._prompt_at = time.perf_counter()
+            g.prompt_at = time.perf_counter()
         elif isinstance(ev, Result) and ev.error is not None:
             self.game(ev.game_id).problems.append(f"{ev.error}: {ev.message or ''}".strip())
         elif isinstance(ev, Error):
@@ -154,7 +154,7 @@ class Tap:
             g = self.game(ev.game_id)
             if ev.seat == g.seat:
                 g.problems.append("timeout: no answer within the turn's time; the referee ended the turn")
-                g._prompt_at = None
+                g.prompt_at = None
         elif isinstance(ev, GameOver):
             self.game(ev.game_id).over = ev
 
