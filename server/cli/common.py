@@ -222,7 +222,7 @@ def web_config(args: argparse.Namespace) -> Any:
         return None
     from maag.server.sandbox.limits import parse_size
     from maag.server.web.app import WebConfig
-    from maag.server.web.submissions import UploadConfig
+    from maag.server.web.uploads import UploadConfig
 
     host, port = args.web
     # Uploads are built and validated under the command's sandbox options when it has them (ladder).

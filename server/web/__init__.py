@@ -6,8 +6,11 @@ step, nothing loaded from elsewhere).
 - `live.py`: `LiveGames`, the spectators' pushes (coalesced, no polling)
 - `play.py`: `Seats` and `HumanSeat`, a person's seat as a protocol client of the referee
 - `people.py`: people's results by stated experience, with Wilson intervals
-- `submissions.py`: hosted bots' uploads with their token, sign-in sessions, the bot's page
-  and its processing queue
+- `uploads.py`: `Submissions`, hosted bots' uploads with their token (HTTP handlers of the
+  bot's versions), putting together `signin.py` (sign-in sessions, the lobby's throttle on
+  wrong tokens), `botpage.py` (the bot's page: versions, games, its standing and rating
+  history from maag.stats) and `worker.py` (the processing queue: build and validation
+  through maag.server.hosting)
 - `address.py`: `--web [HOST:]PORT`
 - `govern.py`: `Governing`, the host's rulings from the page (a host's sign-in, void, pardon)
 - `origin.py`: `cross_site`, a browser's request from another site (refused where a cookie acts)

@@ -23,7 +23,7 @@ Routes:
     GET  /api/people                people's results by stated experience (people.py)
     GET  /api/standings             the standings (the ladder's, or of every stored game)
     ...  /api/session, /api/bots/NAME[/versions[/N[/logs]]]: hosted bots' uploads and pages
-                                    (submissions.py)
+                                    (uploads.py)
 
 Every stored game shown is re-simulated by the referee's replay module
 (maag.server.referee.replay); nothing here knows a game's rules.
@@ -52,7 +52,7 @@ from maag.server.web.govern import Governing
 from maag.server.web.live import LiveGames, layout_of
 from maag.server.web.people import people_summary
 from maag.server.web.play import PLAY_MATCH, PlayError, Seats
-from maag.server.web.submissions import Submissions, UploadConfig
+from maag.server.web.uploads import Submissions, UploadConfig
 
 __all__ = ["WebConfig", "WebServer", "STATIC"]
 
@@ -82,7 +82,7 @@ class WebConfig:
     interval: float = 0.25
     """Seconds between two pushes of one game (changes in between are sent together)."""
     uploads: UploadConfig = field(default_factory=UploadConfig)
-    """Hosted bots' uploads and pages (submissions.py)."""
+    """Hosted bots' uploads and pages (uploads.py)."""
 
 
 class WebServer:
@@ -124,7 +124,10 @@ class WebServer:
         r.add_get("/api/catalog/{game}", self._catalog)
         r.add_get("/api/people", self._people)
         r.add_get("/api/standings", self._standings_route)
-        self.submissions = Submissions(self.referee, self.config.uploads, self._standings_json)
+        # Wrong tokens on the web wait as failed logins do: the lobby's one throttle.
+        self.submissions = Submissions(self.referee.storage, self.referee.config,
+                                       self.referee.lobby.auth_delay, self.config.uploads,
+                                       self._standings_json)
         self.submissions.setup(app)  # /api/session, /api/bots/...: uploads and the bots' pages
         self.governing = Governing(self.referee.storage.storage)
         self.governing.setup(app)  # /api/host/session, void, pardon, /api/rulings: the host's rulings
