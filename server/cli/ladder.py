@@ -47,7 +47,8 @@ from maag.server.storage.base import open_storage
 from rich.console import Console
 
 if TYPE_CHECKING:  # the ladder (and scipy) load only when it runs
-    from maag.server.compete.ladder import Ladder, LadderEvent
+    from maag.server.compete.ladder import Ladder
+    from maag.server.compete.ladder_report import LadderEvent
 
 
 def register(sub: Any) -> None:
@@ -109,7 +110,9 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from maag.server.compete.ladder import Ladder, LadderBusy, ladder_standings
+    from maag.server.compete.ladder import Ladder
+    from maag.server.compete.ladder_lock import LadderBusy
+    from maag.server.compete.ladder_report import ladder_standings
 
     setup_logging(args.verbose)
     out = Console(stderr=True) if args.json else Console()

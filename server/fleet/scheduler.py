@@ -21,10 +21,11 @@ database: nothing is lost but the round that was being written.
 from __future__ import annotations
 
 import logging
+import random
 import time
 from collections import defaultdict
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 from maag.server.compete.pairing import choose_pairs
 from maag.server.fleet.assignments import (
@@ -36,11 +37,9 @@ from maag.server.fleet.assignments import (
     presence,
 )
 from maag.server.fleet.links import new_secret
+from maag.server.storage.base import AsyncStorage
 
-if TYPE_CHECKING:
-    from maag.server.compete.ladder import Ladder
-
-__all__ = ["FleetScheduler"]
+__all__ = ["FleetScheduler", "ScheduledLadder"]
 
 LOG = logging.getLogger(__name__)
 
@@ -50,11 +49,37 @@ two bots of a game that just ended are free at the same moment: without it, a sm
 ladder replays the same pairs)."""
 
 
-class FleetScheduler:
-    """The scheduling of one ladder over every referee on its database (see the module)."""
+class ScheduledLadder(Protocol):
+    """What the scheduler reads and tells of the ladder it pairs (compete/ladder.py's `Ladder`):
+    its pairing parameters and state, read each round, and the loss of its lead."""
 
-    def __init__(self, ladder: Ladder) -> None:
+    @property
+    def name(self) -> str: ...
+    @property
+    def per_bot(self) -> int: ...
+    @property
+    def spread(self) -> float: ...
+    @property
+    def rng(self) -> random.Random: ...
+    @property
+    def struck(self) -> Mapping[str, Any]: ...
+    @property
+    def elo(self) -> dict[str, float]: ...
+    @property
+    def idle_since(self) -> dict[str, float]: ...
+    @property
+    def last_opponent(self) -> dict[str, str]: ...
+    def next_seed(self) -> int | None: ...
+    def lost_lead(self, why: str) -> None: ...
+
+
+class FleetScheduler:
+    """The scheduling of one ladder over every referee on its database (see the module):
+    `storage` is the async store of the ladder's referee, called when a round needs it."""
+
+    def __init__(self, ladder: ScheduledLadder, storage: Callable[[], AsyncStorage]) -> None:
         self.ladder = ladder
+        self.storage = storage
         self.epoch: int | None = None  # ours while we lead
         self._after = 0  # games over up to this id have been read (below the oldest running)
         self._seen: set[int] = set()
@@ -62,9 +87,7 @@ class FleetScheduler:
         self.local = 0
 
     async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
-        srv = self.ladder.server
-        assert srv is not None
-        return await srv.storage.run(fn, srv.storage.storage, *args)
+        return await self.storage().apply(fn, *args)
 
     async def lead(self) -> None:
         """We hold the ladder's lock: raise its epoch (stale schedulers write nothing now)."""

@@ -213,7 +213,7 @@ def test_hosted_ladder_on_dask_survives_a_worker_killed(tmp_path: Path) -> None:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and not killed:
             time.sleep(0.2)
-            d = ladder._dask
+            d = ladder.hosting.dask
             if d is None or ladder.finished < 1:
                 continue
             pids = _worker_pids(d[0])
