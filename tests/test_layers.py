@@ -492,7 +492,9 @@ def private_attribute_reaches(root: Path) -> list[str]:
       (`other: C`, `other: "C"`, `other: Self`): the class reading its own kind's state
       (`__eq__`, a `_replace`-style copy). Only the annotation is trusted; a parameter
       narrowed by isinstance or a local of the same class is not recognised, so it counts;
-    - the standard library's documented privates in PRIVATE_ATTRIBUTES_ALLOWED."""
+    - the standard library's documented privates in PRIVATE_ATTRIBUTES_ALLOWED.
+    `getattr(x, "_name")` (and setattr, hasattr, delattr with a written name) is the same
+    reach and counts too."""
     found = []
 
     def visit(node: ast.AST, path: Path, cls: str | None, own: set[str]) -> None:
@@ -508,6 +510,12 @@ def private_attribute_reaches(root: Path) -> list[str]:
             through_self = (isinstance(v, ast.Name) and v.id in ({"self", "cls"} | own)) or (
                 isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "super")
             if not through_self:
+                found.append(f"{path.relative_to(root)}:{node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id in ("getattr", "setattr", "hasattr", "delattr") and len(node.args) > 1:
+            v, name = node.args[0], node.args[1]
+            if isinstance(name, ast.Constant) and isinstance(name.value, str) and _private(name.value) \
+                    and not (isinstance(v, ast.Name) and v.id in ({"self", "cls"} | own)):
                 found.append(f"{path.relative_to(root)}:{node.lineno}: {ast.unparse(node)}")
         for child in ast.iter_child_nodes(node):
             visit(child, path, cls, own)
@@ -650,13 +658,16 @@ def test_the_private_attribute_check_finds_planted_reaches(tmp_path: Path) -> No
         "def outside(other: 'Links'):\n"
         "    return other._own\n"                                    # 16: not in a method of Links
         "_helper = 1\n"
-        "print(_helper)\n")})                                        # a module's own name: allowed
+        "print(_helper)\n"                                          # a module's own name: allowed
+        "def late(site, self):\n"
+        "    return getattr(site, '_server', getattr(self, '_s'))\n")})  # 20: getattr on site
     assert private_attribute_reaches(tmp_path) == [
         "server/net/links.py:4: srv._drop",
         "server/net/links.py:5: g._prompt_at",
         "server/net/links.py:7: self.srv.__hidden",
         "server/net/links.py:14: o._x",
         "server/net/links.py:16: other._own",
+        "server/net/links.py:20: getattr(site, '_server', getattr(self, '_s'))",
     ]
 
 
