@@ -3,6 +3,8 @@
 - `package.py`: a bot package (a folder or archive with `maag-bot.toml`), checked and unpacked safely.
 - `archive.py`: unpacking an archive a stranger made (a package, a build's result) without ever following
   a link: members counted and capped as they are read, every file created through its folder's descriptor.
+- `fdwrite.py`: the tree archive.py unpacks, written below its top folder's descriptor, never through a
+  link.
 - `limits.py`: what a hosted bot may use (memory, processes, scratch, log, start-up time), with defaults.
 - `cgroups.py`: control groups, v1 and v2: one group per bot process under maag's own; limits,
   freezing, CPU accounting, killing; groups of killed maag processes removed.

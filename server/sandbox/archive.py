@@ -20,7 +20,8 @@ never redirect a write. On top of that the archive's members must describe a pla
 
 An archive is read twice: once to check every member (nothing written), then to write it,
 checking again as it goes; when anything is refused, whatever was written is removed.
-Nothing here depends on tarfile's extraction filters (Python 3.10 and later alike).
+Nothing here depends on tarfile's extraction filters (Python 3.10 and later alike). The
+writing itself, through descriptors, is fdwrite.py's.
 """
 
 from __future__ import annotations
@@ -37,9 +38,10 @@ import zipfile
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager as ContextManager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
+
+from maag.server.sandbox.fdwrite import DIR_FLAGS, Broken, Member, Writer
 
 __all__ = ["PackageError", "unpack", "unpack_tar", "MAX_MEMBERS", "MAX_PATH", "MAX_DEPTH",
            "DEFAULT_MAX_BYTES"]
@@ -57,22 +59,11 @@ _READ_CAP = 1 << 16
 header) are held whole in memory, so one of a gigabyte would be a gigabyte."""
 _HEADER_BYTES = 2048
 """Header bytes allowed per member (a header block, a pax header with a long name)."""
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _LINK_HOPS = 40  # as the kernel: more links in one resolution is ELOOP
 
 
 class PackageError(ValueError):
     """A package that cannot be used: what is wrong, and where (file and line when known)."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Member:
-    name: str                # as in the archive, for messages
-    kind: str                # "file", "dir" or "link"
-    size: int = 0
-    mode: int = 0
-    link: str = ""
-    mtime: float | None = None
 
 
 def _show(name: str) -> str:
@@ -95,90 +86,19 @@ def _parts(what: str, name: str) -> tuple[str, ...]:
     return parts
 
 
-class _Broken(Exception):
-    """A member's data is not what its header says."""
-
-
-class _Writer:
-    """Writes below the destination's descriptor only: every component opened O_NOFOLLOW."""
-
-    def __init__(self, root_fd: int) -> None:
-        self.root_fd = root_fd
-        self._cached: tuple[tuple[str, ...], int] | None = None  # the last folder opened
-
-    def _dir(self, parts: tuple[str, ...]) -> int:
-        if not parts:
-            return self.root_fd
-        if self._cached is not None and self._cached[0] == parts:
-            return self._cached[1]
-        fd = self.root_fd
-        try:
-            for p in parts:
-                nxt = os.open(p, _DIR_FLAGS, dir_fd=fd)
-                if fd != self.root_fd:
-                    os.close(fd)
-                fd = nxt
-        except BaseException:
-            if fd != self.root_fd:
-                os.close(fd)
-            raise
-        self.close()
-        self._cached = (parts, fd)
-        return fd
-
-    def close(self) -> None:
-        if self._cached is not None:
-            os.close(self._cached[1])
-            self._cached = None
-
-    def mkdir(self, parts: tuple[str, ...]) -> None:
-        parent = self._dir(parts[:-1])
-        os.mkdir(parts[-1], 0o700, dir_fd=parent)
-        fd = os.open(parts[-1], _DIR_FLAGS, dir_fd=parent)
-        try:
-            os.fchmod(fd, 0o755)  # whatever the umask
-        finally:
-            os.close(fd)
-
-    def file(self, parts: tuple[str, ...], m: _Member, data: IO[bytes]) -> None:
-        parent = self._dir(parts[:-1])
-        fd = os.open(parts[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
-                     dir_fd=parent)
-        try:
-            left = m.size
-            while left > 0:
-                chunk = data.read(min(left, _READ_CAP // 4))
-                if not chunk:
-                    raise _Broken("the archive ends inside it")
-                view = memoryview(chunk)
-                while view:
-                    view = view[os.write(fd, view):]
-                left -= len(chunk)
-            if data.read(1):
-                raise _Broken("more data than its header says")
-            os.fchmod(fd, 0o755 if m.mode & 0o111 else 0o644)
-            if m.mtime is not None:
-                with contextlib.suppress(OSError, OverflowError, ValueError):
-                    os.utime(fd, (m.mtime, m.mtime))
-        finally:
-            os.close(fd)
-
-    def symlink(self, parts: tuple[str, ...], target: str) -> None:
-        os.symlink(target, parts[-1], dir_fd=self._dir(parts[:-1]))
-
 
 class _Tree:
     """What the archive has put where so far, and the rules each member must pass; with a
     writer, each member is written as soon as it passed them."""
 
-    def __init__(self, what: str, max_members: int, max_bytes: int, writer: _Writer | None) -> None:
+    def __init__(self, what: str, max_members: int, max_bytes: int, writer: Writer | None) -> None:
         self.what, self.max_members, self.max_bytes, self.writer = what, max_members, max_bytes, writer
         self.kinds: dict[tuple[str, ...], str] = {}
         self.links: dict[tuple[str, ...], str] = {}
         self.members = 0
         self.total = 0
 
-    def refuse(self, m: _Member, why: str) -> PackageError:
+    def refuse(self, m: Member, why: str) -> PackageError:
         return PackageError(f"{self.what}: archive member {_show(m.name)}: {why}")
 
     def count(self) -> None:
@@ -188,7 +108,7 @@ class _Tree:
             raise PackageError(f"{self.what}: more than {self.max_members} members (files, folders and "
                                "links); a package may hold at most that many")
 
-    def add(self, m: _Member, data: Callable[[], IO[bytes]] | None = None) -> None:
+    def add(self, m: Member, data: Callable[[], IO[bytes]] | None = None) -> None:
         parts = _parts(self.what, m.name)
         if not parts:
             return  # the top folder itself ("./"): it stays as it is
@@ -230,10 +150,10 @@ class _Tree:
                     self.writer.file(parts, m, f)
             else:
                 self.writer.symlink(parts, m.link)
-        except (OSError, _Broken) as e:  # ELOOP, ENOTDIR, EEXIST: only if the tree changed under us; ENOSPC
+        except (OSError, Broken) as e:  # ELOOP, ENOTDIR, EEXIST: only if the tree changed under us; ENOSPC
             raise self.refuse(m, f"cannot unpack it: {e}") from None
 
-    def _check_link(self, m: _Member, parts: tuple[str, ...]) -> None:
+    def _check_link(self, m: Member, parts: tuple[str, ...]) -> None:
         target = m.link
         if not target or target.startswith("/") or len(os.fsencode(target)) > MAX_PATH or "\0" in target:
             raise self.refuse(m, f"a link out of the package ({_show(target)}): a link's target must be a "
@@ -304,7 +224,7 @@ class _Capped:
         return self.raw.tell()
 
 
-def _tar_members(tf: tarfile.TarFile, tree: _Tree) -> Iterator[tuple[tarfile.TarInfo, _Member]]:
+def _tar_members(tf: tarfile.TarFile, tree: _Tree) -> Iterator[tuple[tarfile.TarInfo, Member]]:
     for ti in tf:  # one header at a time (getmembers() would load a million of them)
         tree.count()
         if ti.isreg():
@@ -318,7 +238,7 @@ def _tar_members(tf: tarfile.TarFile, tree: _Tree) -> Iterator[tuple[tarfile.Tar
                     else "a fifo" if ti.isfifo() else f"of type {ti.type!r}")
             raise PackageError(f"{tree.what}: archive member {_show(ti.name)}: not a file, folder or "
                                f"symbolic link ({what}; device files, fifos and hard links are refused)")
-        yield ti, _Member(ti.name, kind, ti.size if kind == "file" else 0, ti.mode, ti.linkname, ti.mtime)
+        yield ti, Member(ti.name, kind, ti.size if kind == "file" else 0, ti.mode, ti.linkname, ti.mtime)
 
 
 def _tar_data(tf: tarfile.TarFile, ti: tarfile.TarInfo) -> Callable[[], IO[bytes]]:
@@ -391,10 +311,10 @@ def _zip_count(f: IO[bytes], what: str, max_members: int) -> None:
         read += _CENTRAL.size + skip
 
 
-def _zip_member(info: zipfile.ZipInfo, tree: _Tree, zf: zipfile.ZipFile) -> _Member:
+def _zip_member(info: zipfile.ZipInfo, tree: _Tree, zf: zipfile.ZipFile) -> Member:
     mode = (info.external_attr >> 16) if info.create_system == 3 else 0
     if info.is_dir() or stat.S_ISDIR(mode):
-        return _Member(info.filename, "dir")
+        return Member(info.filename, "dir")
     mtime = None
     with contextlib.suppress(ValueError, OverflowError):
         mtime = time.mktime((*info.date_time, 0, 0, -1))
@@ -404,11 +324,11 @@ def _zip_member(info: zipfile.ZipInfo, tree: _Tree, zf: zipfile.ZipFile) -> _Mem
                                f"than {MAX_PATH} bytes")
         with zf.open(info) as f:
             target = os.fsdecode(f.read(MAX_PATH + 1))
-        return _Member(info.filename, "link", link=target)
+        return Member(info.filename, "link", link=target)
     if stat.S_IFMT(mode) and not stat.S_ISREG(mode):  # no type at all (zipfile's writestr): a file
         raise PackageError(f"{tree.what}: archive member {_show(info.filename)}: not a plain file, folder or "
                            "symbolic link (device files and fifos are refused)")
-    return _Member(info.filename, "file", info.file_size, mode, mtime=mtime)
+    return Member(info.filename, "file", info.file_size, mode, mtime=mtime)
 
 
 def _zip_data(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> Callable[[], IO[bytes]]:
@@ -450,8 +370,8 @@ def _into(dest: Path, what: str, max_members: int, max_bytes: int,
         made = True
     except FileExistsError:
         pass
-    root_fd = os.open(dest, _DIR_FLAGS)
-    writer = _Writer(root_fd)
+    root_fd = os.open(dest, DIR_FLAGS)
+    writer = Writer(root_fd)
     try:
         if not made and os.listdir(root_fd):
             raise ValueError(f"{dest}: not an empty folder")
@@ -478,7 +398,7 @@ def _empty(dir_fd: int) -> None:
     """Remove everything below `dir_fd` (links removed, never followed)."""
     for entry in os.scandir(dir_fd):
         if entry.is_dir(follow_symlinks=False):
-            fd = os.open(entry.name, _DIR_FLAGS, dir_fd=dir_fd)
+            fd = os.open(entry.name, DIR_FLAGS, dir_fd=dir_fd)
             try:
                 _empty(fd)
             finally:
