@@ -170,14 +170,17 @@ typedef struct mg_search_params {
     int backup_max;      /* 1: a node's value is the best value below it; 0: the mean */
 
     /* strength per simulation (issue 58; off by default until measured) */
-    int forced;          /* 1: when a full state's only legal action is END_TURN, or one
-                          * action is legal, it is taken without searching (stats.iterations
-                          * 0 when END_TURN alone is legal); every kernel, through mg_search */
+    int forced;          /* 1: when the turn leaves no choice (one legal action at a time up to
+                          * END_TURN or the end of the game; on an observation only a lone
+                          * END_TURN) those actions are the plan, with no search (stats:
+                          * 0 iterations); every kernel, through mg_search and mg_search_hidden */
     int solve;           /* MCTS: 1: MCTS-Solver. A terminal child proves its edge won or lost;
                           * a node with a proven-won edge is won for its mover, one whose every
                           * action is proven lost is lost; a proven node is a leaf with its
                           * exact value, selection and the final choice take a proven win and
-                          * avoid proven losses, and the search stops once the root is proven */
+                          * avoid proven losses, and the search stops once the root is proven
+                          * (with threads > 1 each tree stops when its root is proven, and the
+                          * final choice is the trees' merged one: summed visits and means) */
 } mg_search_params;
 
 /* What a search did. */
