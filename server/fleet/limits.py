@@ -12,13 +12,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from maag.protocol import ErrorCode
 from maag.server.fleet.store import count_auth_failure, recent_starts
 
 if TYPE_CHECKING:
-    from maag.server.net.server import RefereeServer
+    from maag.server.net.lobby import Lobby
+    from maag.server.net.model import ServerConfig
+    from maag.server.net.transport import Client
+    from maag.server.storage.base import AsyncStorage
 
 __all__ = ["FleetLimits"]
 
@@ -28,9 +32,14 @@ LOG = logging.getLogger("maag.server.net.server")
 class FleetLimits:
     """The fleet's count of games per minute and failed logins (see the module)."""
 
-    def __init__(self, server: RefereeServer) -> None:
-        self.server = server
-        self.refresh_s = min(5.0, server.config.lease_s / 3)
+    def __init__(self, config: ServerConfig, *, server_id: str, storage: AsyncStorage, lobby: Lobby,
+                 stopping: Callable[[], bool], violation: Callable[[Client, ErrorCode, str], None],
+                 drop: Callable[[Client], None]) -> None:
+        """`violation`: an error sent to a connection; `drop`: a connection forgotten (its
+        seats disconnected; the caller closes it)."""
+        self.config, self.server_id, self.storage, self.lobby = config, server_id, storage, lobby
+        self.stopping, self.violation, self.drop = stopping, violation, drop
+        self.refresh_s = min(5.0, config.lease_s / 3)
         """How often the other referees' game starts are read: the games-per-minute limit may
         be passed by the games they started within this last moment."""
 
@@ -42,9 +51,8 @@ class FleetLimits:
             await asyncio.sleep(self.refresh_s)
 
     async def refresh(self) -> None:
-        srv = self.server
         try:
-            rows = await srv.storage.run(recent_starts, srv.storage.storage, srv.server_id)
+            rows = await self.storage.apply(recent_starts, self.server_id)
         except Exception as e:  # the database is away: the last view holds meanwhile
             LOG.debug("the fleet's game starts not read: %s", e)
             return
@@ -52,34 +60,32 @@ class FleetLimits:
         elsewhere: dict[str, list[float]] = {}
         for bot, ago in rows:
             elsewhere.setdefault(bot, []).append(now - ago)
-        srv.lobby.elsewhere = elsewhere
-        if srv.config.max_games_per_minute and not srv.stopping:
-            srv.lobby.pair()  # a bot held back by starts that are now a minute old may play
+        self.lobby.elsewhere = elsewhere
+        if self.config.max_games_per_minute and not self.stopping():
+            self.lobby.pair()  # a bot held back by starts that are now a minute old may play
 
     async def auth_delay(self, keys: list[str]) -> float:
         """Record a failed login under `keys` here and for the fleet; how long to wait before
         answering it (doubled for every failure under one of the keys, on any referee)."""
-        srv = self.server
         try:
-            n = await srv.storage.run(count_auth_failure, srv.storage.storage, keys, srv.config.auth_window_s)
+            n = await self.storage.apply(count_auth_failure, keys, self.config.auth_window_s)
         except Exception as e:
             LOG.debug("failed login not counted for the fleet: %s", e)
             n = 0
-        return srv.lobby.auth_delay(keys, n)
+        return self.lobby.auth_delay(keys, n)
 
     async def watch_tokens(self) -> None:
         """Close the connections whose stored token has been revoked. Tokens are never cached
         by this server: each `hello` asks storage, and this loop asks again for the live
         connections every `token_check_s`, so a revocation made by any process on the same
         database takes effect on every server."""
-        srv = self.server
         while True:
-            await asyncio.sleep(srv.config.token_check_s)
-            live = [c for c in srv.clients if c.token_hash is not None and not c.closed]
+            await asyncio.sleep(self.config.token_check_s)
+            live = [c for c in self.lobby.clients if c.token_hash is not None and not c.closed]
             if not live:
                 continue
             try:
-                valid = await srv.storage.valid_token_hashes(sorted({str(c.token_hash) for c in live}))
+                valid = await self.storage.valid_token_hashes(sorted({str(c.token_hash) for c in live}))
             except Exception as e:  # storage away: checked again when it is back
                 LOG.debug("token check skipped: %s", e)
                 continue
@@ -95,6 +101,6 @@ class FleetLimits:
                             c.max_games = c.begun
                         continue
                     LOG.warning("%s: its token was revoked; closing", c)
-                    srv.violation(c, ErrorCode.AUTH_FAILED, "your token was revoked")
-                    srv._drop(c)
+                    self.violation(c, ErrorCode.AUTH_FAILED, "your token was revoked")
+                    self.drop(c)
                     c.close()

@@ -31,8 +31,8 @@ import logging
 import secrets
 import socket
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
 
 from maag.protocol import (
     FATAL,
@@ -58,8 +58,11 @@ from maag.server.fleet.store import game_running, has_lapsed_games, seats_elsewh
 from maag.server.net.model import SERVER_NAME
 
 if TYPE_CHECKING:
-    from maag.server.net.server import RefereeServer
+    from maag.server.net.games import Games
+    from maag.server.net.lobby import Lobby
+    from maag.server.net.model import ServerConfig
     from maag.server.net.transport import Client
+    from maag.server.storage.base import AsyncStorage
 
 __all__ = ["Links", "SeatLink", "RELINK_S", "LINK_WAIT_S", "new_secret"]
 
@@ -168,9 +171,15 @@ class SeatLink(asyncio.Protocol):
 class Links:
     """Both ends of the fleet's seat links for one referee (see the module)."""
 
-    def __init__(self, server: RefereeServer) -> None:
-        self.server = server
-        self.game = server.config.game
+    def __init__(self, config: ServerConfig, *, server_id: str, storage: AsyncStorage, lobby: Lobby,
+                 rooms: Games, spawn: Callable[[Coroutine[Any, Any, Any]], None],
+                 stopping: Callable[[], bool], violation: Callable[[Client, ErrorCode, str], None]) -> None:
+        """`rooms`: the games played here (a link takes its seat in one); `violation`: an
+        error sent to a connection."""
+        self.config, self.server_id, self.storage, self.lobby = config, server_id, storage, lobby
+        self.rooms = rooms
+        self.spawn, self.stopping, self.violation = spawn, stopping, violation
+        self.game = config.game
         self.address: str | None = None  # where this referee takes links (host:port), once listening
         self.expected: dict[int, tuple[str, int, asyncio.Future[str]]] = {}
         """assignment -> (secret, seat, the hello future the game's request waits for)."""
@@ -180,8 +189,7 @@ class Links:
     # -- the listener -------------------------------------------------------------------
     async def listen(self, factory: Callable[[], asyncio.Protocol]) -> None:
         """Listen for links (a free port) and publish the address in this referee's row."""
-        srv = self.server
-        cfg = srv.config
+        cfg = self.config
         if not cfg.links:
             return
         host = cfg.link_host or cfg.host
@@ -190,7 +198,7 @@ class Links:
         shown = cfg.link_address or (socket.getfqdn() if host in ("", "0.0.0.0", "::") else host)
         address = f"[{shown}]:{port}" if ":" in shown else f"{shown}:{port}"
         try:
-            await srv.storage.run(set_link, srv.storage.storage, srv.server_id, address)
+            await self.storage.apply(set_link, self.server_id, address)
         except Exception as e:  # no links then: the fleet's others do not know where we are
             LOG.warning("link address not published (%s): seats are not carried here", e)
             return
@@ -203,19 +211,18 @@ class Links:
     # -- the host's end -----------------------------------------------------------------
     def hello(self, c: Client, h: Hello) -> None:
         """A hello on the link listener: a link for a seat of a game here, or refused."""
-        srv = self.server
         why = self.accept(c, h)
         name = self.bot_of(c) if why is None else None
         if name is None:
-            srv.violation(c, ErrorCode.AUTH_FAILED, f"link refused: {why or 'no such seat'}")
+            self.violation(c, ErrorCode.AUTH_FAILED, f"link refused: {why or 'no such seat'}")
             return
         c.bot, c.display, c.free_since = name, h.name, time.monotonic()
-        cfg = srv.config
+        cfg = self.config
         c.queue(Welcome(bot=name, server=SERVER_NAME, max_frame=cfg.max_frame, max_rate=cfg.max_rate))
         c.flush()
         LOG.info("%s: link for %s", c, name)
         self.welcomed(c)
-        srv.lobby.pair()
+        self.lobby.pair()
 
     def pinged(self, c: Client, m: Ping) -> None:
         """A link's ping: its bot's round trip to the member, `rtt:<µs>`; not answered."""
@@ -236,7 +243,6 @@ class Links:
         if len(parts) != 4 or parts[0] != "link" or len(parts[1]) < 2 or not parts[3].isdigit():
             return "not a link token"
         kind, ref, secret, rtt_us = parts[1][0], parts[1][1:], parts[2], int(parts[3])
-        srv = self.server
         c.extra_rtt_ms = min(rtt_us, 10_000_000) / 1000.0
         c.pinned = True  # one game, never paired, not counted among the bot's connections
         c.link = True
@@ -250,7 +256,7 @@ class Links:
             c.hello_future = entry[2]
             return None
         seat_s, _, gid = ref.partition(".")
-        game = srv.games.get(gid)
+        game = self.rooms.games.get(gid)
         if kind != "g" or not seat_s.isdigit() or game is None or game.ending or game.link_secret is None:
             return "no such game here"
         seat = int(seat_s)
@@ -270,16 +276,16 @@ class Links:
             return
         if c.link_seat is not None:
             gid, seat = c.link_seat
-            game = self.server.games.get(gid)
+            game = self.rooms.games.get(gid)
             if game is not None and not game.ending and game.clients[seat] is None:
-                self.server.rooms.seat_back(c, game, seat)
+                self.rooms.seat_back(c, game, seat)
 
     def bot_of(self, c: Client) -> str | None:
         """The bot a link's hello speaks for (its seat's, or the paired game's)."""
         if c.link_seat is not None:
-            game = self.server.games.get(c.link_seat[0])
+            game = self.rooms.games.get(c.link_seat[0])
             return None if game is None else game.bots[c.link_seat[1]]
-        for req in self.server.lobby.requests:
+        for req in self.lobby.requests:
             if req.clients is not None and c.hello_future in req.clients:
                 return req.seats[req.clients.index(c.hello_future)]
         return None
@@ -320,17 +326,15 @@ class Links:
         that reconnected here, or whose link was lost and whose game was taken over). With
         `patient` (a bot's hello), while some of its games are being taken over (their host's
         lease has lapsed), look again every RELINK_S for up to a lease."""
-        srv = self.server
         if c.bot is None or c.closing or c.pinned or c.token_hash is None:
             return  # (a token of this referee only: its bot is not the one playing elsewhere)
-        st = srv.storage.storage
-        end = time.monotonic() + srv.config.lease_s
+        end = time.monotonic() + self.config.lease_s
         try:
             while True:
                 # In this order: a takeover committed between the two reads is seen by the second.
-                lapsed = patient and await srv.storage.run(has_lapsed_games, st, c.bot, self.game)
-                seats = await srv.storage.run(seats_elsewhere, st, srv.server_id, c.bot, self.game)
-                if not lapsed or time.monotonic() > end or c.closing or srv.stopping:
+                lapsed = patient and await self.storage.apply(has_lapsed_games, c.bot, self.game)
+                seats = await self.storage.apply(seats_elsewhere, self.server_id, c.bot, self.game)
+                if not lapsed or time.monotonic() > end or c.closing or self.stopping():
                     break
                 await asyncio.sleep(RELINK_S)
         except Exception as e:
@@ -366,25 +370,25 @@ class Links:
         if gid is not None and c.links.get(gid) is link:
             del c.links[gid]
             c.free_since = time.monotonic()
-        if link.over or gid is None or c.closing or self.server.stopping:
-            self.server.lobby.pair()
+        if link.over or gid is None or c.closing or self.stopping():
+            self.lobby.pair()
             return
         self._watch(c, int(gid))
 
     def _watch(self, c: Client, gid: int) -> None:
         """Look game `gid` up again every RELINK_S for `c` (once per bot and game)."""
         key = (str(c.bot), gid)
-        if key not in self._relinking and not c.closing and not self.server.stopping:
+        if key not in self._relinking and not c.closing and not self.stopping():
             self._relinking.add(key)
-            self.server.spawn(self._relink(c, gid, key))
+            self.spawn(self._relink(c, gid, key))
 
     async def _relink(self, c: Client, gid: int, key: tuple[str, int]) -> None:
-        srv = self.server
         try:
-            while not c.closing and not srv.stopping and str(gid) not in c.links and str(gid) not in c.games:
+            while (not c.closing and not self.stopping() and str(gid) not in c.links
+                   and str(gid) not in c.games):
                 await asyncio.sleep(RELINK_S)
                 try:
-                    if not await srv.storage.run(game_running, srv.storage.storage, gid):
+                    if not await self.storage.apply(game_running, gid):
                         return
                 except Exception:
                     continue

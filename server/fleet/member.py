@@ -20,14 +20,19 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
 
 from maag.server.fleet.assignments import Assignment, listener, publish_presence, settle, take
 from maag.server.fleet.links import LINK_WAIT_S
 from maag.server.net.model import GameNotStarted, GameSummary
 
 if TYPE_CHECKING:
-    from maag.server.net.server import RefereeServer
+    from maag.server.fleet.links import Links
+    from maag.server.net.keeper import StorageKeeper
+    from maag.server.net.lobby import Lobby
+    from maag.server.net.model import ServerConfig
+    from maag.server.storage.base import AsyncStorage
 
 __all__ = ["Member", "POLL_S"]
 
@@ -46,9 +51,14 @@ REFRESH_S = 2.0
 class Member:
     """This referee's part in a fleet's ladder (see the module)."""
 
-    def __init__(self, server: RefereeServer) -> None:
-        self.server = server
-        self.ladder = server.config.fleet_ladder
+    def __init__(self, config: ServerConfig, *, server_id: str, storage: AsyncStorage, lobby: Lobby,
+                 keeper: StorageKeeper, links: Links, spawn: Callable[[Coroutine[Any, Any, Any]], None],
+                 stopping: Callable[[], bool],
+                 request_game: Callable[..., asyncio.Future[GameSummary]]) -> None:
+        """`request_game`: the referee's RefereeServer.request_game (a game queued here)."""
+        self.server_id, self.storage, self.lobby, self.keeper = server_id, storage, lobby, keeper
+        self.links, self.spawn, self.stopping, self.request_game = links, spawn, stopping, request_game
+        self.ladder = config.fleet_ladder
         self._shown: list[tuple[str, int]] | None = None
         self._shown_at = 0.0
         self.hosted = 0  # assignments hosted here (for tests and logs)
@@ -57,11 +67,10 @@ class Member:
 
     def presence(self) -> list[tuple[str, int, float]]:
         """(bot, free slots, free since) of the bots connected here that a ladder may pair."""
-        srv = self.server
         free: dict[str, list[float]] = {}
         wall = time.time() - time.monotonic()
-        for c in srv.clients:
-            if c.bot is None or c.pinned or c.closing or c.bot in srv.explicit_only:
+        for c in self.lobby.clients:
+            if c.bot is None or c.pinned or c.closing or c.bot in self.lobby.explicit_only:
                 continue
             slots = c.free_slots
             if slots > 0:
@@ -71,31 +80,29 @@ class Member:
         return [(b, int(v[0]), v[1]) for b, v in sorted(free.items())]
 
     async def run(self) -> None:
-        srv = self.server
-        if self.ladder is None or srv.links.address is None:
+        if self.ladder is None or self.links.address is None:
             return
-        st = srv.storage.storage
         woken = asyncio.Event()
         listening = asyncio.get_running_loop().create_task(self._listen(woken))
         taken_at = -ASK_S
         try:
-            while not srv.stopping:
+            while not self.stopping():
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(woken.wait(), POLL_S)
-                if not srv.keeper.ok:
+                if not self.keeper.ok:
                     continue
                 try:
                     rows = self.presence()
                     shown = [(b, n) for b, n, _ in rows]
                     now = time.monotonic()
                     if shown != self._shown or now - self._shown_at > REFRESH_S:
-                        await srv.storage.run(publish_presence, st, srv.server_id, rows)
+                        await self.storage.apply(publish_presence, self.server_id, rows)
                         self._shown, self._shown_at = shown, now
                     if not (woken.is_set() or not self.listening or now - taken_at >= ASK_S):
                         continue
                     woken.clear()
                     taken_at = now
-                    hosted, linked = await srv.storage.run(take, st, srv.server_id)
+                    hosted, linked = await self.storage.apply(take, self.server_id)
                 except Exception as e:  # the database is away: the keeper rides it out
                     LOG.debug("fleet: presence or assignments not exchanged: %s", e)
                     continue
@@ -106,15 +113,14 @@ class Member:
     async def _listen(self, woken: asyncio.Event) -> None:
         """Set `woken` whenever this referee is named on the assignments' channel (PostgreSQL);
         without it (SQLite, or the listening connection lost), the loop asks every POLL_S."""
-        srv = self.server
-        while not srv.stopping:
+        while not self.stopping():
             got = None
             try:
-                got = await asyncio.to_thread(listener, srv.storage.storage, srv.server_id)
+                got = await asyncio.to_thread(listener, self.storage.storage, self.server_id)
                 if got is None:
                     return
                 self.listening = True
-                while not srv.stopping:
+                while not self.stopping():
                     if await asyncio.to_thread(got.wait, 1.0):
                         woken.set()
             except Exception as e:
@@ -127,37 +133,34 @@ class Member:
             await asyncio.sleep(ASK_S)
 
     def _start(self, hosted: list[Assignment], linked: list[Assignment]) -> None:
-        srv = self.server
         for a in hosted:
             self.hosted += 1
-            srv.spawn(self._host(a))
+            self.spawn(self._host(a))
         for a in linked:
             self.carried += 1
-            srv.spawn(self._carry(a))
+            self.spawn(self._carry(a))
 
     async def _host(self, a: Assignment) -> None:
         """Play assignment `a` here: seat 2 local, or pinned to its link."""
-        srv = self.server
-        cross = a.server1 != srv.server_id
-        pin = srv.links.expect(a.id, a.secret, 1) if cross else None
+        cross = a.server1 != self.server_id
+        pin = self.links.expect(a.id, a.secret, 1) if cross else None
         started: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-        fut = srv.request_game(a.seats[0], a.seats[1], match_id=f"ladder:{a.ladder}", seed=a.seed,
+        fut = self.request_game(a.seats[0], a.seats[1], match_id=f"ladder:{a.ladder}", seed=a.seed,
                                tags={"Ladder": a.ladder}, requeue=False, on_start=started.set_result,
                                clients=(None, pin) if pin is not None else None, handover=True)
         await asyncio.wait([started, fut], timeout=LINK_WAIT_S, return_when=asyncio.FIRST_COMPLETED)
         if not started.done() and not fut.done():  # the bot left, or the link never came: call it off
-            req = next((r for r in srv.lobby.requests if r.future is fut), None)
+            req = next((r for r in self.lobby.requests if r.future is fut), None)
             if req is not None:
-                srv.lobby.requests.remove(req)
+                self.lobby.requests.remove(req)
                 fut.set_exception(GameNotStarted(f"assignment {a.id}: {a.seats} not both here in time"))
-        srv.links.expected.pop(a.id, None)
+        self.links.expected.pop(a.id, None)
         fut.add_done_callback(lambda f: _played(a, f))  # (not awaited: our stop must not wait for it)
         await self._settle(a, started.result() if started.done() else None)
 
     async def _carry(self, a: Assignment) -> None:
         """Link seat 2 of assignment `a` from here to its host."""
-        srv = self.server
-        c = srv.lobby.free(a.seats[1])
+        c = self.lobby.free(a.seats[1])
         if c is None or a.link is None:
             LOG.info("fleet: assignment %d: %s has no free slot here any more", a.id, a.seats[1])
             return  # the host calls it off after LINK_WAIT_S
@@ -165,16 +168,15 @@ class Member:
             if attempt:
                 await asyncio.sleep(0.2)
             c.reserved += 1  # until its game_start comes through the link (links.started)
-            link = await srv.links.open(c, a.link, srv.links.token(c, f"a{a.id}", a.secret), game_id=None,
+            link = await self.links.open(c, a.link, self.links.token(c, f"a{a.id}", a.secret), game_id=None,
                                         reserved=True)
             if link is not None or c.closing:
                 break
-        srv.lobby.pair()
+        self.lobby.pair()
 
     async def _settle(self, a: Assignment, game_id: int | None) -> None:
-        srv = self.server
         try:
-            await srv.storage.run(settle, srv.storage.storage, a.id, game_id)
+            await self.storage.apply(settle, a.id, game_id)
         except Exception as e:  # unsettled, it is forgotten after ASSIGNMENT_TTL_S
             LOG.warning("fleet: assignment %d not settled: %s", a.id, e)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Any
 
 from maag.protocol import ErrorCode
@@ -38,8 +39,13 @@ from maag.server.referee.session import REPLAY_VERSION, GameSession
 from maag.server.storage.base import LeaseLost
 
 if TYPE_CHECKING:
-    from maag.server.net.server import RefereeServer
+    from maag.server.net.games import Games
+    from maag.server.net.keeper import StorageKeeper
+    from maag.server.net.lobby import Lobby
+    from maag.server.net.model import ServerConfig
     from maag.server.net.transport import Client
+    from maag.server.net.watchers import Watchers
+    from maag.server.storage.base import AsyncStorage
 
 __all__ = ["Takeover", "FLUSH_S"]
 
@@ -55,19 +61,30 @@ _RESUME_KEYS = ("version", "game", "config", "seed", "start_state", "time_contro
 class Takeover:
     """The action log, takeovers and this referee's lease (see the module)."""
 
-    def __init__(self, server: RefereeServer) -> None:
-        self.server = server
+    def __init__(self, config: ServerConfig, *, server_id: str, storage: AsyncStorage, keeper: StorageKeeper,
+                 lobby: Lobby, rooms: Games, watchers: Watchers, stats: dict[str, int],
+                 spawn: Callable[[Coroutine[Any, Any, Any]], None],
+                 violation: Callable[[Client, ErrorCode, str], None],
+                 link_address: Callable[[], str | None], tasks: Callable[[], Iterable[asyncio.Task[Any]]],
+                 fail: Callable[[str], None]) -> None:
+        """`link_address`: where this referee takes seat links (None: it does not); `tasks`:
+        the referee's tasks under way (a game being stored or started), waited for before the
+        lease goes; `fail`: the referee gives up, saying why."""
+        self.config, self.server_id, self.storage, self.keeper = config, server_id, storage, keeper
+        self.lobby, self.rooms, self.watchers, self.stats = lobby, rooms, watchers, stats
+        self.spawn, self.violation, self.link_address = spawn, violation, link_address
+        self.tasks, self.fail = tasks, fail
         self.logged: dict[str, int] = {}
         """Per running game: how many of its actions the database holds."""
         self.lost = False
         self._writing: asyncio.Future[set[int]] | None = None  # the flush under way
         self.handing: list[LiveGame] = []  # the games being handed over (our stop)
-        server.storage.fence = server.server_id  # every result written is fenced by our lease
-        server.keeper.game = server.config.game
-        store = server.storage.storage
-        server.keeper.claim_lapsed = lambda server_id, game: claim_lapsed(store, server_id, game)
-        server.keeper.on_claimed = self.claimed
-        server.keeper.on_lease_lost = self.lease_lost
+        storage.fence = server_id  # every result written is fenced by our lease
+        keeper.game = config.game
+        store = storage.storage
+        keeper.claim_lapsed = lambda sid, game: claim_lapsed(store, sid, game)
+        keeper.on_claimed = self.claimed
+        keeper.on_lease_lost = self.lease_lost
 
     # -- the action log -------------------------------------------------------------------
     async def run(self) -> None:
@@ -79,7 +96,7 @@ class Takeover:
     def batches(self) -> list[Batch]:
         """The actions not yet written, per game (with its start, the first time)."""
         out: list[Batch] = []
-        games = self.server.games
+        games = self.rooms.games
         for gid in [g for g in self.logged if g not in games]:
             del self.logged[gid]
         for gid, game in games.items():
@@ -95,8 +112,7 @@ class Takeover:
         return out
 
     async def flush(self) -> None:
-        srv = self.server
-        if not srv.keeper.ok or self.lost:
+        if not self.keeper.ok or self.lost:
             return
         batches = self.batches()
         if not batches:
@@ -112,12 +128,11 @@ class Takeover:
         if refused and len(refused) == len(batches):
             # Every game refused: most likely our lease was revoked; the keeper's next beat
             # says for sure (and stops us).
-            srv.keeper.wake()
+            self.keeper.wake()
 
     async def _write(self, batches: list[Batch]) -> set[int]:
         """Write `batches`; the ids of the games whose batch was refused."""
-        srv = self.server
-        refused = set(await srv.storage.run(log_actions, srv.storage.storage, srv.server_id, batches))
+        refused = set(await self.storage.apply(log_actions, self.server_id, batches))
         for b in batches:
             if b.game_id not in refused:
                 self.logged[str(b.game_id)] = b.seq + len(b.entries)
@@ -126,40 +141,39 @@ class Takeover:
     # -- taking over ------------------------------------------------------------------------
     def claimed(self, games: list[Claimed]) -> None:
         """Rebuild the games this referee took over; they wait for their bots."""
-        srv = self.server
         for c in games:
             gid = str(c.game_id)
             try:
                 if c.resume is None:
                     raise ValueError("its start was never logged")
                 session = rebuild(gid, c.seats, c.resume, c.actions,
-                                  wait_ms=srv.config.policy.disconnect_grace_ms)  # our --grace
+                                  wait_ms=self.config.policy.disconnect_grace_ms)  # our --grace
             except Exception as e:
                 LOG.warning("game %s taken over but not resumable (%s): stored as aborted", gid, e)
-                srv.spawn(self._store_aborted(c, str(e)))
+                self.spawn(self._store_aborted(c, str(e)))
                 continue
             game = LiveGame(session, [None, None], c.seats, c.game_id, None, link_secret=c.link_secret)
-            srv.games[gid] = game
+            self.rooms.games[gid] = game
             self.logged[gid] = len(c.actions)
-            srv.stats["games_started"] += 1
+            self.stats["games_started"] += 1
             LOG.info("game %s taken over at ply %d (epoch %d): waiting for %s and %s", gid, len(c.actions),
                      c.epoch, *c.seats)
-            if srv.watchers:
-                srv.watchers.tell("start", session)
-            srv.rooms.after(game)  # arms its grace timer (or stores it, if the log ended it)
-        for cl in list(srv.clients):  # bots already here get their seats
+            if self.watchers:
+                self.watchers.tell("start", session)
+            self.rooms.after(game)  # arms its grace timer (or stores it, if the log ended it)
+        for cl in list(self.lobby.clients):  # bots already here get their seats
             if cl.bot is not None and not cl.closed and not cl.pinned:
-                srv.rooms.reattach(cl)
+                self.rooms.reattach(cl)
 
     async def _store_aborted(self, c: Claimed, why: str) -> None:
         r = c.resume or {}
-        replay = {"version": REPLAY_VERSION, "game": r.get("game", self.server.config.game),
+        replay = {"version": REPLAY_VERSION, "game": r.get("game", self.config.game),
                   "config": r.get("config", {}), "seed": r.get("seed"), "start_state": r.get("start_state"),
                   "tags": {**r.get("tags", {}), "Reason": "aborted", "Abort": f"taken over: {why}"},
                   "actions": c.actions,
                   "result": {"winner": None, "reason": "aborted", "plies": len(c.actions)}}
         try:
-            await self.server.storage.finish_game(c.game_id, replay)
+            await self.storage.finish_game(c.game_id, replay)
         except Exception:
             LOG.exception("game %s: could not be stored as aborted", c.game_id)
 
@@ -168,27 +182,25 @@ class Takeover:
         was connected to, if dead, has lapsed by now): take over its games if their referee's
         lease has lapsed (they are played here then); False (the hello refused, to be tried
         again) if another live referee took them over or is taking them over."""
-        srv = self.server
-        st = srv.storage.storage
         try:
-            pending = await srv.storage.run(has_lapsed_games, st, bot, srv.config.game)
+            pending = await self.storage.apply(has_lapsed_games, bot, self.config.game)
             if pending:
-                await srv.keeper.claim()
+                await self.keeper.claim()
                 # Still there: another referee is claiming them right now (its transaction
                 # holds them); the bot will find them there.
-                pending = await srv.storage.run(has_lapsed_games, st, bot, srv.config.game)
-            if srv.links.address is not None:
+                pending = await self.storage.apply(has_lapsed_games, bot, self.config.game)
+            if self.link_address() is not None:
                 return True  # (its seats elsewhere are carried to their host: links.find)
-            other = await srv.storage.run(taken_elsewhere, st, srv.server_id, bot, srv.config.game)
+            other = await self.storage.apply(taken_elsewhere, self.server_id, bot, self.config.game)
         except LeaseLost as e:
-            srv.keeper.revoked(str(e))
+            self.keeper.revoked(str(e))
             return False
         except Exception as e:  # the database is away: the hello goes on as without a fleet
             LOG.debug("%s: its games elsewhere not looked up: %s", c, e)
             return True
         if other is None and not pending:
             return True
-        srv.violation(c, ErrorCode.ALREADY_CONNECTED, "your games are played by another referee at this "
+        self.violation(c, ErrorCode.ALREADY_CONNECTED, "your games are played by another referee at this "
                       f"address since theirs failed (game {other or 'being taken over'}): connect again")
         return False
 
@@ -200,17 +212,16 @@ class Takeover:
         welcome them without their games). The games that may not be handed over
         (`_handable`) are aborted and stored first. False (nothing done) when alone or when
         the database is away: the caller aborts the games then."""
-        srv = self.server
-        if self.lost or not srv.keeper.ok or not srv.keeper.peers or not srv.games:
+        if self.lost or not self.keeper.ok or not self.keeper.peers or not self.rooms.games:
             return False
         games: list[LiveGame] = []
         while True:
-            for g in list(srv.games.values()):
+            for g in list(self.rooms.games.values()):
                 if g.ending:
                     continue
                 if not _handable(g):  # its caller waits for it here: aborted (and stored) now
                     g.session.abort("server shutdown")
-                    srv.rooms.after(g)
+                    self.rooms.after(g)
                     continue
                 g.ending = True  # nothing more happens here: no action, no timer, no result
                 if g.timer is not None:
@@ -219,7 +230,7 @@ class Takeover:
                 games.append(g)
             # The games already ending are stored before our lease goes (a peer would take
             # them over, unfinished), and those starting are handed over too.
-            busy = [t for t in srv._tasks if not t.done() and t is not asyncio.current_task()]
+            busy = [t for t in self.tasks() if not t.done() and t is not asyncio.current_task()]
             if not busy:
                 break
             await asyncio.wait(busy)
@@ -236,18 +247,18 @@ class Takeover:
             if g.db_id in refused:  # (its log is not whole: nobody may resume it)
                 g.ending = False
                 g.session.abort("server shutdown")
-                srv.rooms.after(g)  # stored as aborted while the lease is still ours
+                self.rooms.after(g)  # stored as aborted while the lease is still ours
             else:
-                srv.games.pop(g.session.game_id, None)
+                self.rooms.games.pop(g.session.game_id, None)
                 if g.request is not None and g.request.future is not None:  # (handover: followed elsewhere)
                     g.request.future.cancel()
-        busy = [t for t in srv._tasks if not t.done() and t is not asyncio.current_task()]
+        busy = [t for t in self.tasks() if not t.done() and t is not asyncio.current_task()]
         if busy:
             await asyncio.wait(busy)
         if len(refused) < len(games):
             try:
-                await srv.storage.run(release_lease, srv.storage.storage, srv.server_id)
-                srv.keeper.handed_over = True
+                await self.storage.apply(release_lease, self.server_id)
+                self.keeper.handed_over = True
             except Exception as e:  # they will be taken over when our lease lapses
                 LOG.error("lease not given up (%s): its games wait for it to lapse", e)
         for cl in {c for g in games for c in g.clients if c is not None and not c.closed}:
@@ -264,21 +275,20 @@ class Takeover:
         if self.lost:
             return
         self.lost = True
-        srv = self.server
-        srv.lobby.stop()
-        for game in list(srv.games.values()):
+        self.lobby.stop()
+        for game in list(self.rooms.games.values()):
             game.ending = True
             if game.timer is not None:
                 game.timer.cancel()
                 game.timer = None
-        dropped = len(srv.games)
-        srv.games.clear()
-        for cl in list(srv.clients):
+        dropped = len(self.rooms.games)
+        self.rooms.games.clear()
+        for cl in list(self.lobby.clients):
             cl.games.clear()
             with contextlib.suppress(Exception):
                 cl.close()
         LOG.critical("lease lost (%s): %d game(s) dropped, every connection closed", why, dropped)
-        srv._fail(f"lease lost: {why}")
+        self.fail(f"lease lost: {why}")
 
 
 def _handable(game: LiveGame) -> bool:

@@ -103,10 +103,19 @@ class RefereeServer:
                            close_links=lambda c: self.links.close_all(c))
         self.forfeits = Forfeits(config, server_id=self.server_id, storage=self.storage, lobby=self.lobby,
                                  rooms=self.rooms, spawn=self.spawn, stopping=lambda: self.stopping)
-        self.takeover = Takeover(self)
-        self.limits = FleetLimits(self)
-        self.links: Links = Links(self)
-        self.member = Member(self)
+        self.takeover = Takeover(config, server_id=self.server_id, storage=self.storage, keeper=self.keeper,
+                                 lobby=self.lobby, rooms=self.rooms, watchers=self.watchers, stats=self.stats,
+                                 spawn=self.spawn, violation=self.violation,
+                                 link_address=lambda: self.links.address, tasks=lambda: self._tasks,
+                                 fail=self._fail)
+        self.limits = FleetLimits(config, server_id=self.server_id, storage=self.storage, lobby=self.lobby,
+                                  stopping=lambda: self.stopping, violation=self.violation, drop=self._drop)
+        self.links: Links = Links(config, server_id=self.server_id, storage=self.storage, lobby=self.lobby,
+                                  rooms=self.rooms, spawn=self.spawn, stopping=lambda: self.stopping,
+                                  violation=self.violation)
+        self.member = Member(config, server_id=self.server_id, storage=self.storage, lobby=self.lobby,
+                             keeper=self.keeper, links=self.links, spawn=self.spawn,
+                             stopping=lambda: self.stopping, request_game=self.request_game)
         self._local_tokens: dict[str, str] = {}  # hash of a token of this run only -> bot
         self._server: asyncio.base_events.Server | None = None
         self._loops: list[asyncio.Task[Any]] = []
