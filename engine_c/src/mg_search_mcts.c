@@ -743,6 +743,11 @@ static const mc_edge *mc_merged_final(mc_job *jobs, int n, int robust, const mc_
         }
         for (int i = 0; i < N->nexp; i++) {
             const mc_edge *e = &J->t.edges[N->edges + i];
+            if (J->t.p->solve && e->visits > 0 && mc_proof(&J->t, e) > 0) {
+                *owner = &J->t; /* a win proven in any tree is played (mc_final's rule) */
+                mc_total(jobs, n, e->a, bv, bm);
+                return e;
+            }
             int counted = e->visits == 0;
             for (int k = 0; k < j && !counted; k++)
                 counted = mc_job_edge(&jobs[k], e->a) != NULL;

@@ -69,14 +69,17 @@ def test_forced_on_an_observation_through_ismcts() -> None:
     assert ismcts(obs, {}, iterations=300, seed=2).stats.iterations == 300
 
 
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
-def test_the_solver_finds_the_win_plain_mcts_misses(seed: int) -> None:
+def test_the_solver_finds_the_win_plain_mcts_misses(seed: int, threads: int) -> None:
     """revive-then-attack: heal, then two attacks on the crystal. Non-exploring MCTS with
     1,000 iterations does not find it for any of these seeds; with the solver the terminal
-    win, once expanded, proves the line back to the root and the line is played."""
+    win, once expanded, proves the line back to the root and the line is played (with two
+    trees too, where the merged final choice must take a win proven in either tree)."""
     state = TACTICS["revive-then-attack"]()
-    assert not wins(state, parse_agent("ne-mcts").plan(state, iterations=1000, seed=seed))
-    plan = parse_agent("ne-mcts:solve=true").plan(state, iterations=1000, seed=seed)
+    plain, solver = f"ne-mcts:threads={threads}", f"ne-mcts:threads={threads},solve=true"
+    assert not wins(state, parse_agent(plain).plan(state, iterations=1000, seed=seed))
+    plan = parse_agent(solver).plan(state, iterations=1000, seed=seed)
     assert wins(state, plan), [a.to_dict() for a in plan]
 
 
