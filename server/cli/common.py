@@ -79,16 +79,19 @@ def add_game_option_arguments(p: argparse.ArgumentParser) -> None:
                         "lists each game's options)")
 
 
-def add_game_arguments(p: argparse.ArgumentParser, tc_default: str) -> None:
-    """Options shared by `serve` and `match`: game, its options, time control, policies."""
+_SEED_HELP = ("seed for reproducible runs (game i gets a seed derived from it, so anyone who knows it "
+              "can compute every deal); default: each game's seed from the OS's secure random source, "
+              "stored with the game")
+
+
+def add_game_arguments(p: argparse.ArgumentParser, tc_default: str, *, seed_help: str = _SEED_HELP) -> None:
+    """Options shared by `serve` and `match`: game, its options, time control, policies (a
+    command whose seed means more says so in `seed_help`)."""
     add_game_option_arguments(p)
     p.add_argument("--tc", type=tc_type, default=TimeControl.parse(tc_default), metavar="TC",
                    help=f"time control (default {tc_default}): 1s, 500ms+100, 40/60+1, inf; add ,bank=5s "
                         ",lag=50ms to set the overage bank and the lag allowance")
-    p.add_argument("--seed", type=int, default=None,
-                   help="seed for reproducible runs (game i gets a seed derived from it, so anyone "
-                        "who knows it can compute every deal); default: each game's seed from the "
-                        "OS's secure random source, stored with the game")
+    p.add_argument("--seed", type=int, default=None, help=seed_help)
     p.add_argument("--late", choices=[x.value for x in LatePolicy], default="end_turn",
                    help="a late turn: end it for the bot (default) or forfeit the game")
     p.add_argument("--max-late", type=int, default=3, metavar="N",

@@ -90,13 +90,10 @@ def register(sub: Any) -> None:
     p.add_argument("--rounds", type=int, default=None, help="Swiss rounds (default ceil(log2(bots)) + 1)")
     p.add_argument("--gauntlet", metavar="NAME", default=None,
                    help="the bot that plays everyone in a gauntlet (default the first --bot)")
-    add_game_arguments(p, "1s")  # --game --map --option --tc --seed --late --max-late --max-illegal --grace
-    for action in p._actions:
-        if action.dest == "seed":
-            action.help = ("base seed of the schedule, for a reproducible tournament: every game's "
-                           "seed derives from it, so anyone who knows it can compute every deal "
-                           "(default: a secret drawn from the OS and kept in the database; a resumed "
-                           "tournament keeps it)")
+    # --game --map --option --tc --seed --late --max-late --max-illegal --grace
+    add_game_arguments(p, "1s", seed_help="base seed of the schedule, for a reproducible tournament: every "
+                       "game's seed derives from it, so anyone who knows it can compute every deal (default: "
+                       "a secret drawn from the OS and kept in the database; a resumed tournament keeps it)")
     p.add_argument("--deals", choices=("mirrored", "independent"), default="mirrored",
                    help="mirrored (default): each deal is played twice, once from each seat; "
                         "independent: every game its own deal (nothing for a bot that remembers "

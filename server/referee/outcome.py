@@ -129,6 +129,11 @@ class Ending(Messages):
                 "late_turns": [s.late_turns for s in self.seats],
                 "illegal": [s.illegal for s in self.seats]}
 
+    def finish_replayed(self) -> None:
+        """A game rebuilt from its log (resume.py) whose last logged action ended it: its
+        outcome, by the rules."""
+        self._finish(self.state.winner, None)
+
     def _finish(self, winner: int | None, reason: Reason | None) -> None:
         if reason is None:
             reason = Reason.TURN_LIMIT if winner == -1 else Reason.RULES

@@ -92,5 +92,5 @@ def rebuild(game_id: str, names: Sequence[str], resume: dict[str, Any], actions:
     for seat in s.seats:  # gone since then as far as the grace period counts: `wait_ms` is left
         seat.disconnected_at = now - (grace - (grace if wait_ms is None else wait_ms)) / 1000
     if s.state.is_terminal:
-        s._finish(s.state.winner, None)
+        s.finish_replayed()
     return s

@@ -138,9 +138,8 @@ class WebServer:
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.config.host, self.config.port)
         await site.start()
-        server = getattr(site, "_server", None)
-        if server is not None and server.sockets:
-            self.port = server.sockets[0].getsockname()[1]
+        if self._runner.addresses:  # (port 0: the one the system chose)
+            self.port = int(self._runner.addresses[0][1])
         LOG.info("web view on http://%s:%d/", self.config.host, self.port)
 
     async def stop(self) -> None:
