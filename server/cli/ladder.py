@@ -193,7 +193,7 @@ async def _run(ladder: Ladder, args: argparse.Namespace) -> None:
 def _waiting_for(ladder: Ladder) -> str:
     """What a stopping ladder waits for, in words."""
     ids = ladder.in_progress()
-    starting = max(0, len(ladder._tasks) - len(ids))  # hosted processes not started yet
+    starting = max(0, ladder.under_way() - len(ids))  # hosted processes not started yet
     if not ids and not starting:
         return "no game in progress"
     parts = []

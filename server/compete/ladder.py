@@ -17,9 +17,8 @@ strike policy (maag.server.compete.strikes) takes a bot that keeps forfeiting ou
 pairing for the rest of the run (and of any later run: the history decides). The host's
 rulings (maag.server.storage.rulings) are read at start and looked for every RULINGS_S: a
 voided game leaves the ratings and the strike histories, a pardon clears a bot's strike
-history up to then and a struck-out bot is paired again. A bot that
-disconnects mid-game gets the referee's grace period to come
-back; the scheduler simply stops offering it games while it is away.
+history up to then and a struck-out bot is paired again. A bot that disconnects mid-game gets
+the referee's grace period to come back; the scheduler stops offering it games while away.
 """
 
 from __future__ import annotations
@@ -85,9 +84,7 @@ class Ladder:
         self.spread = spread
         self.seed = seed
         self.rng = random.Random(seed)
-        self.max_games = max_games
-        self.tick = tick
-        self.anchor = anchor
+        self.max_games, self.tick, self.anchor = max_games, tick, anchor
         self.on_event = on_event or (lambda e: None)
         self.out_html, self.out_csv, self.out_json = out_html, out_csv, out_json
         self.server: RefereeServer | None = None
@@ -101,8 +98,7 @@ class Ladder:
         """Ratings for pairing: a step per game, the full fit of the history on a timer."""
         self._fitted = 0  # outcomes the last full fit saw
         self._fitting: asyncio.Task[None] | None = None
-        self._fit_at = -math.inf
-        self._published_at = -math.inf
+        self._fit_at = self._published_at = -math.inf
         self._publish_due = False
         self.playing: Counter[str] = Counter()  # ladder games in progress per bot
         self.idle_since: dict[str, float] = {}
@@ -216,6 +212,10 @@ class Ladder:
             if req.match_id == mid and req.future is not None and not req.future.done():
                 lobby.requests.remove(req)
                 req.future.set_exception(GameNotStarted("the ladder stops"))
+
+    def under_way(self) -> int:
+        """This run's games requested and not over (some not begun yet: hosted processes)."""
+        return len(self._tasks)
 
     def in_progress(self) -> list[int]:
         """The ids of this ladder's games being played on this process, oldest first."""
