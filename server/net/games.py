@@ -47,7 +47,7 @@ class LiveGame:
     timer_at: float = 0.0  # clock time the timer fires at
     ending: bool = False
     held: bool = False  # a seat's connection closed, its cause being learnt: no deadline acts
-    link_secret: str | None = None  # what the fleet's other referees link its seats with (links.py)
+    link_secret: str | None = None  # what the fleet's other referees link its seats with (fleet/links.py)
     replies: Replies | None = None  # its frames' templates, made by the fast path (plain.py)
 
 

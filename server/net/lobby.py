@@ -47,7 +47,7 @@ class Lobby:
         self._starts: dict[str, deque[float]] = {}  # bot -> start times of its recent games
         self.elsewhere: dict[str, list[float]] = {}
         """bot -> start times (this clock) of its games started by the other referees on the
-        database in the last minute (fleetlimits.py refreshes it): the limit is the fleet's."""
+        database in the last minute (fleet/limits.py refreshes it): the limit is the fleet's."""
         self._auth_failures: dict[str, tuple[int, float]] = {}  # address or name -> (count, last)
         self._repair: Any = None  # the timer that pairs again when a per-minute limit allows
         self.left: dict[str, float] = {}
@@ -169,7 +169,7 @@ class Lobby:
 
     def auth_delay(self, keys: list[str], failures: int = 0) -> float:
         """Record a failed login under `keys` and return how long to wait before answering
-        (`failures`: the most the fleet counted under one of them, fleetlimits.py)."""
+        (`failures`: the most the fleet counted under one of them, fleet/limits.py)."""
         cfg = self.config
         now = time.monotonic()
         worst = failures

@@ -164,7 +164,7 @@ class RefereeServer:
         await self._server.serve_forever()
 
     async def stop(self) -> None:
-        """Hand the running games over to the fleet's other referees (takeover.py), or abort
+        """Hand the running games over to the fleet's other referees (fleet/takeover.py), or abort
         them (stored as aborted, `game_over` sent); say `shutting_down`; close everything."""
         self.stopping = True
         self.lobby.stop()
@@ -292,7 +292,7 @@ class RefereeServer:
                 self.latencies_ms.append((time.monotonic() - now) * 1000)
                 self.cpu_ms.append((time.thread_time() - c.cpu0) * 1000)
         elif isinstance(m, Ping) and c.link:
-            self.links.pinged(c, m)  # (the bot's round trip from its member: links.py)
+            self.links.pinged(c, m)  # (the bot's round trip from its member: fleet/links.py)
         elif isinstance(m, Ping):
             c.queue(Pong(id=m.id))
             c.flush()
@@ -336,7 +336,7 @@ class RefereeServer:
         if self.stopping:
             self.violation(c, ErrorCode.SHUTTING_DOWN, "the server is stopping")
             return
-        if c.via_link:  # a fleet peer carrying a seat (links.py): never a bot's token
+        if c.via_link:  # a fleet peer carrying a seat (fleet/links.py): never a bot's token
             self.links.hello(c, h)
             return
         digest = hash_token(h.token)
