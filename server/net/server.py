@@ -1,15 +1,8 @@
-"""The referee server, the composition root: it builds the rooms, hands each only its
-collaborators, listens and logs bots in (tokens checked against storage, revoked ones closed):
-
-- `transport.py`: one asyncio.Protocol per connection, bytes to protocol events and back;
-- `lobby.py`: who is connected, who is free, who plays whom (and the limits on who connects);
-- `games.py`: the games' life cycle, from the pairing to the stored result and `game_over`;
-- `forfeits.py`: games lost other than by playing them (a cut-off, a seat away or gone first);
-- `keeper.py`: the storage lease, the database's outages, the results waiting (spill file);
-- maag.server.fleet: a fleet on one database (takeovers, abuse limits, seats linked, members);
-- `watchers.py`: who is told of every game change (the web view).
-What a frame means is decided by maag.protocol, what a message does by the referee core
-(maag.server.referee.session); the rooms move bytes and keep time.
+"""The referee server, the composition root: it builds the rooms (named in net/__init__.py;
+the fleet's in maag.server.fleet), hands each only its collaborators, listens and logs bots in
+(tokens checked against storage, revoked ones closed). What a frame means is decided by
+maag.protocol, what a message does by the referee core (maag.server.referee.session); the
+rooms move bytes and keep time.
 
 Limits, per connection: frame size (`max_frame`, checked by the protocol before a frame is
 buffered whole), messages per second (`max_rate`, then `rate_limited` and the connection is
@@ -18,9 +11,8 @@ then the connection is dropped). Every protocol violation is answered with an `e
 codes close the connection; a bot's own fatal error loses its games at once (forfeits.py).
 Nothing a connection sends reaches another connection's games except through its own seats.
 
-Logging: logger `maag.server.net.server`; INFO for connections and games, DEBUG for every
-message (`<<` received, `>>` sent), with the connection id and game.
-"""
+Logging (`maag.server.net.server`): INFO for connections and games, DEBUG for every message
+(`<<` received, `>>` sent, with the connection id and game)."""
 
 from __future__ import annotations
 
