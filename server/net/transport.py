@@ -20,7 +20,7 @@ import socket
 import struct
 import time
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from maag.protocol import (
     NEED_DATA,
@@ -37,7 +37,6 @@ from maag.protocol import (
 from maag.server.net.model import ServerConfig
 
 if TYPE_CHECKING:
-    from maag.server.net.games import LiveGame
     from maag.server.referee.session import Out
 
 __all__ = ["Client", "GameRooms", "Host", "RateLimiter"]
@@ -45,11 +44,17 @@ __all__ = ["Client", "GameRooms", "Host", "RateLimiter"]
 LOG = logging.getLogger("maag.server.net.server")
 
 
-class GameRooms(Protocol):
+G = TypeVar("G")
+"""A game a connection's bot is seated in: the transport only holds it (games.py's LiveGame),
+so it knows nothing of the games' room and the games' room is free to import it."""
+G_contra = TypeVar("G_contra", contravariant=True)
+
+
+class GameRooms(Protocol[G_contra]):
     """What the fast path (plain.py) hands a game's messages to: the games (games.py)."""
 
-    def dispatch(self, game: LiveGame, outs: list[Out]) -> None: ...
-    def after(self, game: LiveGame) -> None: ...
+    def dispatch(self, game: G_contra, outs: list[Out]) -> None: ...
+    def after(self, game: G_contra) -> None: ...
 
 
 class Host(Protocol):
@@ -62,7 +67,7 @@ class Host(Protocol):
     cpu_ms: list[float]
 
     @property
-    def rooms(self) -> GameRooms: ...
+    def rooms(self) -> GameRooms[Any]: ...
     def take_plain(self, c: Client, data: bytes, now: float) -> int: ...
     def opened(self, c: Client) -> bool: ...
     def on_message(self, c: Client, m: Message, now: float) -> None: ...
@@ -96,7 +101,7 @@ _RTT_OFFSET = 8 + 15 * 4  # struct tcp_info: 8 one-byte fields, then u32 fields;
 LINGER_S = 2.0  # after a fatal error: how long the peer's input is drained before closing
 
 
-class Client(asyncio.Protocol):
+class Client(asyncio.Protocol, Generic[G]):
     """One connection: the protocol state, the bot it logged in as, its game slots."""
 
     _ids = itertools.count(1)
@@ -122,7 +127,7 @@ class Client(asyncio.Protocol):
         self.max_games: int | None = None  # hello.max_games: no pairing past this many games
         self.begun = 0  # games paired on this connection (in flight or started)
         self.counted = False  # counted in the database among its bot's connections to every referee
-        self.games: dict[str, tuple[LiveGame, list[int]]] = {}
+        self.games: dict[str, tuple[G, list[int]]] = {}  # game -> (the game, the seats it has there)
         self.reserved = 0
         self.free_since = 0.0
         self.closed = False
