@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from maag.server.net.transport import Client
     from maag.server.storage.base import AsyncStorage
 
-__all__ = ["FleetLimits"]
+__all__ = ["FleetLimits", "watch_tokens"]
 
 LOG = logging.getLogger("maag.server.net.server")
 
@@ -75,32 +75,39 @@ class FleetLimits:
         return self.lobby.auth_delay(keys, n)
 
     async def watch_tokens(self) -> None:
-        """Close the connections whose stored token has been revoked. Tokens are never cached
-        by this server: each `hello` asks storage, and this loop asks again for the live
-        connections every `token_check_s`, so a revocation made by any process on the same
-        database takes effect on every server."""
-        while True:
-            await asyncio.sleep(self.config.token_check_s)
-            live = [c for c in self.lobby.clients if c.token_hash is not None and not c.closed]
-            if not live:
-                continue
-            try:
-                valid = await self.storage.valid_token_hashes(sorted({str(c.token_hash) for c in live}))
-            except Exception as e:  # storage away: checked again when it is back
-                LOG.debug("token check skipped: %s", e)
-                continue
-            for c in live:
-                if c.token_hash not in valid and not c.closed:
-                    if any(not g.ending for g, _ in c.games.values()):
-                        # A token replaced (`maag bot add NAME --replace`) while its bot plays:
-                        # the games in progress go on to their end on this connection (closing
-                        # it would lose them on time), but it gets no new game, and it is
-                        # closed at the first check after they are over.
-                        if c.max_games != c.begun:
-                            LOG.warning("%s: its token was revoked; closing it once its games end", c)
-                            c.max_games = c.begun
-                        continue
-                    LOG.warning("%s: its token was revoked; closing", c)
-                    self.violation(c, ErrorCode.AUTH_FAILED, "your token was revoked")
-                    self.drop(c)
-                    c.close()
+        """Close the connections whose stored token has been revoked (`watch_tokens`)."""
+        await watch_tokens(self.config, self.storage, self.lobby, self.violation, self.drop)
+
+
+async def watch_tokens(config: ServerConfig, storage: AsyncStorage, lobby: Lobby,
+                       violation: Callable[[Client, ErrorCode, str], None],
+                       drop: Callable[[Client], None]) -> None:
+    """Close the connections whose stored token has been revoked. Tokens are never cached
+    by the server: each `hello` asks storage, and this loop asks again for the live
+    connections every `token_check_s`, so a revocation made by any process on the same
+    database takes effect on every server (a fleet's or one alone, fleet/fleets.py)."""
+    while True:
+        await asyncio.sleep(config.token_check_s)
+        live = [c for c in lobby.clients if c.token_hash is not None and not c.closed]
+        if not live:
+            continue
+        try:
+            valid = await storage.valid_token_hashes(sorted({str(c.token_hash) for c in live}))
+        except Exception as e:  # storage away: checked again when it is back
+            LOG.debug("token check skipped: %s", e)
+            continue
+        for c in live:
+            if c.token_hash not in valid and not c.closed:
+                if any(not g.ending for g, _ in c.games.values()):
+                    # A token replaced (`maag bot add NAME --replace`) while its bot plays:
+                    # the games in progress go on to their end on this connection (closing
+                    # it would lose them on time), but it gets no new game, and it is
+                    # closed at the first check after they are over.
+                    if c.max_games != c.begun:
+                        LOG.warning("%s: its token was revoked; closing it once its games end", c)
+                        c.max_games = c.begun
+                    continue
+                LOG.warning("%s: its token was revoked; closing", c)
+                violation(c, ErrorCode.AUTH_FAILED, "your token was revoked")
+                drop(c)
+                c.close()
