@@ -37,7 +37,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
 import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -345,7 +344,6 @@ def test_the_check_accepts_what_is_allowed(tmp_path: Path) -> None:
 # through another object, and no module over MAX_LINES lines.
 
 MAX_LINES = 500
-XFAIL_ROOMS = "issue 55: the rooms are being moved"
 
 
 def _private(name: str) -> bool:
@@ -543,7 +541,6 @@ def long_modules(root: Path) -> list[str]:
     return found
 
 
-@pytest.mark.xfail(strict=False, reason=XFAIL_ROOMS)
 def test_no_import_circle_among_servers_modules() -> None:
     found = import_circles(ROOT)
     assert not found, "import circles in server/:\n" + "\n".join(found)
@@ -554,13 +551,11 @@ def test_no_room_imports_another_rooms_private_names() -> None:
     assert not found, "private names imported across server/'s rooms:\n" + "\n".join(found)
 
 
-@pytest.mark.xfail(strict=False, reason=XFAIL_ROOMS)
 def test_no_private_attribute_reached_through_another_object() -> None:
     found = private_attribute_reaches(ROOT)
     assert not found, "private attributes reached through another object in server/:\n" + "\n".join(found)
 
 
-@pytest.mark.xfail(strict=False, reason=XFAIL_ROOMS)
 def test_no_module_of_server_is_over_500_lines() -> None:
     found = long_modules(ROOT)
     assert not found, f"modules of server/ over {MAX_LINES} lines:\n" + "\n".join(found)
