@@ -1,6 +1,13 @@
-"""The fleet: referee processes sharing one database, as one room. Each module gets its
-collaborators from the composition root (maag.server.net.server), never the whole server.
+"""The fleet: referee processes sharing one database, as one room. The composition root
+(maag.server.net.server) knows it by its interface only, and hands it its collaborators, never
+the whole server; a referee alone on its database runs the same server code with a fleet of one.
 
+- interface.py: `Fleet`, what the referee server uses of the fleet (links, its loops, the
+  hand-over at the stop, a bot admitted, the failed-login delay), and `FleetParts`, what it
+  hands the fleet to build one.
+- fleets.py: `build_fleet` (by `ServerConfig.fleet`): `DatabaseFleet` (the modules below,
+  composed) or `SoloFleet` (a referee with its database to itself: no action log, takeover,
+  links nor fleet ladder; limits counted in its process).
 - store.py: the fleet's tables over any backend (written once, like storage/'s stores, but
   used only by the fleet): the running games' action log in batches, the takeover of a
   lapsed referee's games, the fleet's counts of game starts and failed logins, where each

@@ -80,6 +80,10 @@ class ServerConfig:
     """How often the live connections' tokens are checked against storage: a token revoked
     (`maag bot add NAME --replace`, on this server or any other on the same database) closes
     its connections with `auth_failed` within this time; a new `hello` is always checked."""
+    fleet: bool = True
+    """Run as a referee of a fleet on its database (fleet/fleets.py DatabaseFleet: the action
+    log, takeovers, links, limits counted for every referee on it); False: a referee with its
+    database to itself (SoloFleet: none of that, limits counted in this process only)."""
     links: bool = True
     """Take links from the fleet's other referees on one more port (`link_host`, a free port):
     a bot connected to another referee on the database plays its games hosted here through it

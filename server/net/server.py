@@ -41,10 +41,8 @@ from maag.protocol import (
     Turn,
     Welcome,
 )
-from maag.server.fleet.limits import FleetLimits
-from maag.server.fleet.links import Links, new_secret
-from maag.server.fleet.member import Member
-from maag.server.fleet.takeover import Takeover
+from maag.server.fleet.fleets import build_fleet
+from maag.server.fleet.interface import Fleet, FleetParts
 from maag.server.net import plain
 from maag.server.net.forfeits import Forfeits
 from maag.server.net.games import Games, LiveGame
@@ -91,23 +89,15 @@ class RefereeServer:
         self.watchers = Watchers()
         self.rooms = Games(config, server_id=self.server_id, storage=self.storage, lobby=self.lobby,
                            keeper=self.keeper, watchers=self.watchers, stats=self.stats, spawn=self.spawn,
-                           new_secret=lambda: new_secret() if self.links.address is not None else None,
-                           close_links=lambda c: self.links.close_all(c))
+                           new_secret=lambda: self.fleet.new_secret(),
+                           close_links=lambda c: self.fleet.close_links(c))
         self.forfeits = Forfeits(config, server_id=self.server_id, storage=self.storage, lobby=self.lobby,
                                  rooms=self.rooms, spawn=self.spawn, stopping=lambda: self.stopping)
-        self.takeover = Takeover(config, server_id=self.server_id, storage=self.storage, keeper=self.keeper,
-                                 lobby=self.lobby, rooms=self.rooms, watchers=self.watchers, stats=self.stats,
-                                 spawn=self.spawn, violation=self.violation,
-                                 link_address=lambda: self.links.address, tasks=lambda: self._tasks,
-                                 fail=self._fail)
-        self.limits = FleetLimits(config, server_id=self.server_id, storage=self.storage, lobby=self.lobby,
-                                  stopping=lambda: self.stopping, violation=self.violation, drop=self._drop)
-        self.links: Links = Links(config, server_id=self.server_id, storage=self.storage, lobby=self.lobby,
-                                  rooms=self.rooms, spawn=self.spawn, stopping=lambda: self.stopping,
-                                  violation=self.violation)
-        self.member = Member(config, server_id=self.server_id, storage=self.storage, lobby=self.lobby,
-                             keeper=self.keeper, links=self.links, spawn=self.spawn,
-                             stopping=lambda: self.stopping, request_game=self.request_game)
+        self.fleet: Fleet = build_fleet(FleetParts(  # (ServerConfig.fleet: a fleet's referee, or alone)
+            config=config, server_id=self.server_id, storage=self.storage, keeper=self.keeper,
+            lobby=self.lobby, rooms=self.rooms, watchers=self.watchers, stats=self.stats, spawn=self.spawn,
+            violation=self.violation, drop=self._drop, fail=self._fail, stopping=lambda: self.stopping,
+            tasks=lambda: self._tasks, request_game=self.request_game))
         self._local_tokens: dict[str, str] = {}  # hash of a token of this run only -> bot
         self._server: asyncio.base_events.Server | None = None
         self._loops: list[asyncio.Task[Any]] = []
@@ -144,12 +134,10 @@ class RefereeServer:
         self._server = await loop.create_server(lambda: Client(self), cfg.host, cfg.port,
                                                 reuse_address=True, reuse_port=cfg.reuse_port or None)
         self.port = self._server.sockets[0].getsockname()[1]
-        await self.links.listen(lambda: Client(self, via_link=True))
+        await self.fleet.listen(lambda: Client(self, via_link=True))
         LOG.info("referee listening on %s:%d (game %s, tc %s)", cfg.host, self.port, cfg.game, cfg.tc)
-        self._loops.append(loop.create_task(self.limits.watch_tokens()))
         self._loops.append(loop.create_task(self.keeper.run()))
-        self._loops += [loop.create_task(self.takeover.run()), loop.create_task(self.limits.run()),
-                        loop.create_task(self.member.run())]
+        self._loops += [loop.create_task(c) for c in self.fleet.loops()]
 
     async def serve_forever(self) -> None:
         assert self._server is not None
@@ -164,8 +152,7 @@ class RefereeServer:
             w.cancel()
         if self._server is not None:
             self._server.close()
-        self.links.stop()
-        await self.takeover.hand_over()  # (with peers on the database; what is left is aborted)
+        await self.fleet.hand_over()  # (to peers on the database, if any; what is left is aborted)
         self.rooms.abort_all("server shutdown")
         for t in list(self._tasks):
             with contextlib.suppress(Exception):
@@ -284,7 +271,7 @@ class RefereeServer:
                 self.latencies_ms.append((time.monotonic() - now) * 1000)
                 self.cpu_ms.append((time.thread_time() - c.cpu0) * 1000)
         elif isinstance(m, Ping) and c.link:
-            self.links.pinged(c, m)  # (the bot's round trip from its member: fleet/links.py)
+            self.fleet.link_pinged(c, m)  # (the bot's round trip from its member: fleet/links.py)
         elif isinstance(m, Ping):
             c.queue(Pong(id=m.id))
             c.flush()
@@ -329,7 +316,7 @@ class RefereeServer:
             self.violation(c, ErrorCode.SHUTTING_DOWN, "the server is stopping")
             return
         if c.via_link:  # a fleet peer carrying a seat (fleet/links.py): never a bot's token
-            self.links.hello(c, h)
+            self.fleet.link_hello(c, h)
             return
         digest = hash_token(h.token)
         name = self._local_tokens.get(digest)
@@ -344,7 +331,7 @@ class RefereeServer:
             if name is not None:
                 c.token_hash = digest
         if name is None:
-            delay = await self.limits.auth_delay([f"address {host_of(c.peer)}", f"name {h.name}"])
+            delay = await self.fleet.auth_delay([f"address {host_of(c.peer)}", f"name {h.name}"])
             if delay > 0:
                 await asyncio.sleep(delay)
             self.violation(c, ErrorCode.AUTH_FAILED, "unknown or revoked token")
@@ -363,7 +350,7 @@ class RefereeServer:
             if counted is False or self.lobby.connections_of(name) >= limit:
                 self.violation(c, ErrorCode.ALREADY_CONNECTED, f"{name!r} has {limit} connection(s) already")
                 return
-            if not await self.takeover.admit(c, name):  # (counted first: its old referee has lapsed)
+            if not await self.fleet.admit(c, name):  # (counted first: its old referee has lapsed)
                 return
         c.bot = name
         c.display = h.name
@@ -382,10 +369,10 @@ class RefereeServer:
             self._pair()
             return  # a hosted process plays the one game it is started for, never an old seat
         self.rooms.reattach(c)
-        if self.links.address is not None and c.token_hash is not None:
+        if self.fleet.link_address is not None and c.token_hash is not None:
             # Its seats in games hosted by the fleet's others. Not for a token of this referee
             # only (a tournament arena's bot processes): the same names play elsewhere, apart.
-            self.spawn(self.links.find(c, patient=True))
+            self.spawn(self.fleet.find_seats(c))
         self._pair()
 
     def _drop(self, c: Client) -> None:

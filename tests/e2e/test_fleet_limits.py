@@ -132,6 +132,6 @@ async def test_games_per_minute_and_failed_logins_count_across_referees(fleet: t
         intruder.send({"type": "hello", "name": "intruder", "token": "maag_guessed", "games": ["heroes"]})
         await fatal(intruder, "auth_failed")
     # A fourth failure, on the other referee, waits as a fourth: 1 ms doubled three times.
-    assert await b.limits.auth_delay(["address 127.0.0.1", "name intruder"]) == 0.008
+    assert await b.fleet.auth_delay(["address 127.0.0.1", "name intruder"]) == 0.008
     for raw in players:
         raw.close()

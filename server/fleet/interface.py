@@ -1,0 +1,90 @@
+"""What the referee server uses of the fleet (`Fleet`), and what it hands the fleet to build
+one (`FleetParts`): the composition root (net/server.py) knows this module only, so that a
+referee alone on its database and a member of a fleet run the same code (fleet/fleets.py
+builds one or the other)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from maag.protocol import ErrorCode, Hello, Ping
+    from maag.server.net.games import Games
+    from maag.server.net.keeper import StorageKeeper
+    from maag.server.net.lobby import Lobby
+    from maag.server.net.model import GameSummary, ServerConfig
+    from maag.server.net.transport import Client
+    from maag.server.net.watchers import Watchers
+    from maag.server.storage.base import AsyncStorage
+
+__all__ = ["Fleet", "FleetParts"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FleetParts:
+    """The referee's rooms and callbacks a fleet is built from (each implementation takes
+    what it needs)."""
+
+    config: ServerConfig
+    server_id: str
+    storage: AsyncStorage
+    keeper: StorageKeeper
+    lobby: Lobby
+    rooms: Games
+    watchers: Watchers
+    stats: dict[str, int]
+    spawn: Callable[[Coroutine[Any, Any, Any]], None]
+    violation: Callable[[Client, ErrorCode, str], None]
+    """An error sent to a connection (fatal codes close it)."""
+    drop: Callable[[Client], None]
+    """A connection forgotten: its seats disconnected (the caller closes it)."""
+    fail: Callable[[str], None]
+    """The referee gives up, saying why."""
+    stopping: Callable[[], bool]
+    tasks: Callable[[], Iterable[asyncio.Task[Any]]]
+    """The referee's tasks under way (a game being stored or started)."""
+    request_game: Callable[..., asyncio.Future[GameSummary]]
+    """RefereeServer.request_game: a game queued here."""
+
+
+class Fleet(Protocol):
+    """The fleet as the referee server sees it."""
+
+    @property
+    def link_address(self) -> str | None:
+        """Where this referee takes seat links from the fleet's others (None: it does not)."""
+
+    async def listen(self, factory: Callable[[], asyncio.Protocol]) -> None:
+        """Start taking seat links (`factory`: a connection of the link listener)."""
+
+    def loops(self) -> list[Coroutine[Any, Any, Any]]:
+        """The fleet's loops, run from the referee's start until cancelled at its stop."""
+
+    async def hand_over(self) -> None:
+        """At the referee's stop: take no more links; hand the running games over to the
+        fleet's others if it can (what is left, the caller aborts)."""
+
+    async def admit(self, c: Client, bot: str) -> bool:
+        """Before `bot`'s hello is welcomed: False if its games are played elsewhere (the
+        hello was refused: it connects again)."""
+
+    async def auth_delay(self, keys: list[str]) -> float:
+        """Count a failed login under `keys`; how long to wait before answering it."""
+
+    def new_secret(self) -> str | None:
+        """A new game's secret for links to its seats (None: no links here)."""
+
+    def link_hello(self, c: Client, h: Hello) -> None:
+        """A hello on the link listener (`c.via_link`)."""
+
+    def link_pinged(self, c: Client, m: Ping) -> None:
+        """A ping on a link (`c.link`): the bot's round trip from its member."""
+
+    async def find_seats(self, c: Client) -> None:
+        """Link a bot just logged in to its seats in games hosted by the fleet's others."""
+
+    def close_links(self, c: Client) -> None:
+        """A connection's links closed (it is gone)."""
