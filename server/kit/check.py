@@ -316,7 +316,7 @@ async def run_check(command: Sequence[str], *, tc: str = "1s", game: str | None 
     with tempfile.TemporaryDirectory(prefix="maag-check-") as tmp:
         srv = server
         if srv is None:
-            cfg = ServerConfig(port=0, auto_pair=False, tc=TimeControl.parse(tc), game=game,
+            cfg = ServerConfig(port=0, auto_pair=False, tc=TimeControl.parse(tc), game=game, fleet=False,
                                game_config=config, policy=Policy(disconnect_grace_ms=500.0, max_illegal=5))
             srv = RefereeServer(cfg, SQLiteStorage(Path(tmp) / "check.sqlite3"))
             await srv.start()
