@@ -25,11 +25,11 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from aiohttp import web
 from maag.server.printable import printable_all
-from maag.server.storage.base import Storage, StorageError, hash_token
+from maag.server.storage.base import AsyncStorage, Storage, StorageError, hash_token
 from maag.server.storage.rulings import host_by_token, host_by_token_hash, list_rulings, pardon_bot, void_game
 from maag.server.web.origin import cross_site
 
@@ -37,7 +37,6 @@ __all__ = ["HOST_COOKIE", "Governing"]
 
 LOG = logging.getLogger("maag.web")
 HOST_COOKIE = "maag_host"
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,9 +51,10 @@ def _error(status: int, message: str) -> web.Response:
 
 
 class Governing:
-    """The routes above over one games store (blocking calls run in a worker thread)."""
+    """The routes above over the referee's storage (rulings written in order with the games'
+    writes, sign-ins and lists read beside them)."""
 
-    def __init__(self, storage: Storage, *, session_s: float = 8 * 3600,
+    def __init__(self, storage: AsyncStorage, *, session_s: float = 8 * 3600,
                  wrong_token_pause_s: float = 1.0) -> None:
         self.storage = storage
         self.session_s = session_s
@@ -72,9 +72,6 @@ class Governing:
         r.add_post("/api/bots/{name}/pardon", self._pardon)
         r.add_get("/api/rulings", self._rulings)
 
-    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.to_thread(fn, *args)
-
     async def host(self, request: web.Request) -> str | None:
         """The host account this request's cookie is signed in as, while its token stands."""
         sid = request.cookies.get(HOST_COOKIE, "")
@@ -84,7 +81,7 @@ class Governing:
         if s.expires < time.monotonic():
             self.sessions.pop(sid, None)
             return None
-        if await self._run(host_by_token_hash, self.storage, s.token_hash) != s.host:
+        if await self.storage.read(host_by_token_hash, s.token_hash) != s.host:
             self.sessions = {k: v for k, v in self.sessions.items() if v.token_hash != s.token_hash}
             return None
         return s.host
@@ -97,7 +94,7 @@ class Governing:
             token = str(form["token"]).strip()
         except (ValueError, KeyError, TypeError):
             return _error(400, "send {\"token\": \"...\"} as JSON")
-        host = await self._run(host_by_token, self.storage, token) if token else None
+        host = await self.storage.read(host_by_token, token) if token else None
         if host is None:
             async with self._guesses:
                 LOG.info("web: a wrong host token from %s", request.remote)
@@ -123,7 +120,7 @@ class Governing:
         resp.del_cookie(HOST_COOKIE, path="/")
         return resp
 
-    async def _ruling(self, request: web.Request, make: Callable[[str, str], Any]) -> web.Response:
+    async def _ruling(self, request: web.Request, make: Callable[[Storage, str, str], Any]) -> web.Response:
         """Record one ruling by the signed-in host: its JSON, or why it was refused."""
         if cross_site(request):
             return _error(403, "cross-site ruling refused")
@@ -135,7 +132,7 @@ class Governing:
         except (ValueError, KeyError, TypeError):
             return _error(400, "send {\"why\": \"...\"} as JSON")
         try:
-            ruling = await self._run(make, host, why)
+            ruling = await self.storage.apply(make, host, why)
         except StorageError as e:
             return _error(409, str(e))
         LOG.info("web: %s", ruling.describe())
@@ -146,13 +143,13 @@ class Governing:
             gid = int(request.match_info["gid"])
         except ValueError:
             return _error(404, "no such game")
-        return await self._ruling(request, lambda who, why: void_game(self.storage, gid, who, why))
+        return await self._ruling(request, lambda st, who, why: void_game(st, gid, who, why))
 
     async def _pardon(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
-        return await self._ruling(request, lambda who, why: pardon_bot(self.storage, name, who, why))
+        return await self._ruling(request, lambda st, who, why: pardon_bot(st, name, who, why))
 
     async def _rulings(self, request: web.Request) -> web.Response:
         bot = request.query.get("bot") or None
-        rows = await self._run(lambda: list_rulings(self.storage, bot=bot))
+        rows = await self.storage.read(list_rulings, bot=bot)
         return web.json_response({"rulings": [printable_all(r.to_dict()) for r in rows]})
