@@ -129,7 +129,7 @@ class WebServer:
                                        self.referee.lobby.auth_delay, self.config.uploads,
                                        self._standings_json)
         self.submissions.setup(app)  # /api/session, /api/bots/...: uploads and the bots' pages
-        self.governing = Governing(self.referee.storage)
+        self.governing = Governing(self.referee.storage, self.referee.lobby.auth_delay)
         self.governing.setup(app)  # /api/host/session, void, pardon, /api/rulings: the host's rulings
         return app
 

@@ -13,8 +13,8 @@ same way (maag.server.storage.rulings) under the host account's name
 A host's session is its own cookie (`maag_host`, HttpOnly, SameSite=Strict), apart from a
 bot owner's: signing in as one never makes a page the other. Each ruling request is checked
 against the database (the account's token still stands), refused from another site, and a
-wrong token is answered after a pause. A running ladder reads the new ruling within seconds,
-as it does the command line's.
+wrong token is answered after the lobby's login throttle (its delay doubling per failure). A
+running ladder reads the new ruling within seconds, as it does the command line's.
 """
 
 from __future__ import annotations
@@ -54,14 +54,14 @@ class Governing:
     """The routes above over the referee's storage (rulings written in order with the games'
     writes, sign-ins and lists read beside them)."""
 
-    def __init__(self, storage: AsyncStorage, *, session_s: float = 8 * 3600,
-                 wrong_token_pause_s: float = 1.0) -> None:
+    def __init__(self, storage: AsyncStorage, throttle: Callable[[list[str]], float], *,
+                 session_s: float = 8 * 3600) -> None:
+        """`throttle`: the lobby's login throttle (`Lobby.auth_delay`): a wrong host token
+        counts as a failed login of its address, as a bot's and an owner's do."""
         self.storage = storage
+        self.throttle = throttle
         self.session_s = session_s
-        self.pause_s = wrong_token_pause_s
         self.sessions: dict[str, _HostSession] = {}
-        self._guesses = asyncio.Lock()
-        """Wrong tokens are answered one at a time, each after the pause: guessing is slow."""
 
     def setup(self, app: web.Application) -> None:
         r = app.router
@@ -96,9 +96,9 @@ class Governing:
             return _error(400, "send {\"token\": \"...\"} as JSON")
         host = await self.storage.read(host_by_token, token) if token else None
         if host is None:
-            async with self._guesses:
-                LOG.info("web: a wrong host token from %s", request.remote)
-                await asyncio.sleep(self.pause_s)
+            delay = self.throttle([f"address {request.remote or '?'}", "host sign-in"])
+            LOG.info("web: a wrong host token from %s; answered after %.2f s", request.remote, delay)
+            await asyncio.sleep(delay)
             return _error(401, "unknown token: a host's token comes from `maag host add NAME`")
         now = time.monotonic()
         if len(self.sessions) > 1000:
