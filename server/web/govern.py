@@ -32,6 +32,7 @@ from maag.server.printable import printable_all
 from maag.server.storage.base import AsyncStorage, Storage, StorageError, hash_token
 from maag.server.storage.rulings import host_by_token, host_by_token_hash, list_rulings, pardon_bot, void_game
 from maag.server.web.origin import cross_site
+from maag.server.web.signin import json_error
 
 __all__ = ["HOST_COOKIE", "Governing"]
 
@@ -44,10 +45,6 @@ class _HostSession:
     host: str
     token_hash: str
     expires: float
-
-
-def _error(status: int, message: str) -> web.Response:
-    return web.json_response({"error": message}, status=status)
 
 
 class Governing:
@@ -88,18 +85,18 @@ class Governing:
 
     async def _sign_in(self, request: web.Request) -> web.Response:
         if cross_site(request):
-            return _error(403, "cross-site sign-in refused")
+            return json_error(403, "cross-site sign-in refused")
         try:
             form = await request.json()
             token = str(form["token"]).strip()
         except (ValueError, KeyError, TypeError):
-            return _error(400, "send {\"token\": \"...\"} as JSON")
+            return json_error(400, "send {\"token\": \"...\"} as JSON")
         host = await self.storage.read(host_by_token, token) if token else None
         if host is None:
             delay = self.throttle([f"address {request.remote or '?'}", "host sign-in"])
             LOG.info("web: a wrong host token from %s; answered after %.2f s", request.remote, delay)
             await asyncio.sleep(delay)
-            return _error(401, "unknown token: a host's token comes from `maag host add NAME`")
+            return json_error(401, "unknown token: a host's token comes from `maag host add NAME`")
         now = time.monotonic()
         if len(self.sessions) > 1000:
             self.sessions = {k: v for k, v in self.sessions.items() if v.expires > now}
@@ -123,18 +120,19 @@ class Governing:
     async def _ruling(self, request: web.Request, make: Callable[[Storage, str, str], Any]) -> web.Response:
         """Record one ruling by the signed-in host: its JSON, or why it was refused."""
         if cross_site(request):
-            return _error(403, "cross-site ruling refused")
+            return json_error(403, "cross-site ruling refused")
         host = await self.host(request)
         if host is None:
-            return _error(403, "only a host rules: sign in on #/host with a token from `maag host add NAME`")
+            return json_error(403, "only a host rules: sign in on #/host with a token from "
+                                   "`maag host add NAME`")
         try:
             why = str((await request.json())["why"])
         except (ValueError, KeyError, TypeError):
-            return _error(400, "send {\"why\": \"...\"} as JSON")
+            return json_error(400, "send {\"why\": \"...\"} as JSON")
         try:
             ruling = await self.storage.apply(make, host, why)
         except StorageError as e:
-            return _error(409, str(e))
+            return json_error(409, str(e))
         LOG.info("web: %s", ruling.describe())
         return web.json_response(printable_all(ruling.to_dict()))
 
@@ -142,7 +140,7 @@ class Governing:
         try:
             gid = int(request.match_info["gid"])
         except ValueError:
-            return _error(404, "no such game")
+            return json_error(404, "no such game")
         return await self._ruling(request, lambda st, who, why: void_game(st, gid, who, why))
 
     async def _pardon(self, request: web.Request) -> web.Response:
