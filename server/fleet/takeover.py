@@ -212,7 +212,21 @@ class Takeover:
         welcome them without their games). The games that may not be handed over
         (`_handable`) are aborted and stored first. False (nothing done) when alone or when
         the database is away: the caller aborts the games then."""
-        if self.lost or not self.keeper.ok or not self.keeper.peers or not self.rooms.games:
+        if self.lost or not self.keeper.ok or not self.rooms.games:
+            return False
+        try:
+            # The peers counted now, not at our last renewal: a referee that joined since (a
+            # third of a lease ago at most) takes the games as well as any (a stop right
+            # after a peer started aborted them all, with the peer there to take them).
+            live = await self.storage.heartbeat(self.server_id)
+        except LeaseLost as e:
+            self.keeper.revoked(str(e))
+            return False
+        except Exception as e:  # the database is away: nobody could take them
+            LOG.error("games not handed over (%s): aborted", e)
+            return False
+        self.keeper.peers = max(0, live - 1)
+        if not self.keeper.peers:
             return False
         games: list[LiveGame] = []
         while True:
