@@ -2,7 +2,7 @@
 `your_turn`, after a pause of --delay-ms (wall time, no CPU: many games stay in progress for
 a while on a small machine); it reconnects on its own for up to --reconnect seconds.
 
-    python tests/e2e/pacing_bot.py HOST:PORT [--concurrency N] [--delay-ms MS] [--reconnect S]
+    python tests/e2e/pacing_bot.py HOST:PORT [--concurrency N] [--delay-ms MS] [--reconnect S] [--game G]
 
 The token is read from $MAAG_TOKEN. Every game's end is logged (`game N over: ...`)."""
 
@@ -24,12 +24,14 @@ def main() -> int:
     p.add_argument("--concurrency", type=int, default=1)
     p.add_argument("--delay-ms", type=float, default=50.0)
     p.add_argument("--reconnect", type=float, default=60.0)
+    p.add_argument("--game", default="heroes", help="the game it plays (default heroes)")
     args = p.parse_args()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(message)s")
 
     class Pacing(Bot):
         name = "pacing"
         want_legal = True
+        games = (args.game,)
 
         async def choose_turn(self, observation: Observation, limit: Limit) -> TurnResult:
             await asyncio.sleep(args.delay_ms / 1000)
