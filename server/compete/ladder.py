@@ -122,7 +122,8 @@ class Ladder:
         """The submitted bots' versions this ladder hosts (compete/ladder_hosted.py)."""
         self.hosted = self.hosting.bots
         self.lock = LadderLock(self.db_url, name, standby=standby, on_event=lambda e: self.on_event(e),
-                               wake=self._wake.set, stopping=lambda: self._stopping)
+                               wake=self._wake.set, stopping=lambda: self._stopping,
+                               referee=lambda: None if self.server is None else self.server.server_id)
         """One scheduler per ladder and database (compete/ladder_lock.py)."""
         self.fleet = FleetScheduler(self, self._storage) if fleet else None
         """With `fleet`: every process on the database is a referee of this ladder, and the one

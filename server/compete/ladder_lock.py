@@ -6,6 +6,17 @@ A ladder takes it at start (`take`: LadderBusy if another process holds it, or w
 (`try_take`). The holder checks every LEAD_CHECK_S that the lock's connection is alive: lost
 (the database restarted), no game is paired until it is taken again; taken meanwhile by
 another process, this one stops (`lost` says why).
+
+A holder that went silent without its session ending (its machine's link cut: nothing
+closed its connection, which lingers on the database server until TCP gives up, hours with
+the defaults; or its machine frozen) would keep the lock, and the ladder would stop. So the
+holder names its lock's session after its referee (`application_name` HOLDER + the
+referee's id in the database's `servers`), and a fleet's standby that finds the lock taken
+ends that session (`pg_terminate_backend`) when, and only when, the holder's lease has lapsed
+in the database (fencing: a referee whose lease lapsed writes nothing more about a game, and
+a scheduler whose epoch was raised assigns nothing: fleet/assignments.py), then takes the
+lock at its next try. PostgreSQL lets a role end its own sessions; the fleet's members share
+one role (docs/competitions.md, "Running a fleet").
 """
 
 from __future__ import annotations
@@ -18,9 +29,9 @@ import time
 from collections.abc import Callable
 
 from maag.server.compete.ladder_report import LadderEvent
-from maag.server.storage.backend import Database, open_database
+from maag.server.storage.backend import Database, lock_digest, open_database
 
-__all__ = ["LadderLock", "LadderBusy", "STANDBY_POLL_S", "LEAD_CHECK_S"]
+__all__ = ["LadderLock", "LadderBusy", "STANDBY_POLL_S", "LEAD_CHECK_S", "HOLDER"]
 
 LOG = logging.getLogger("maag.server.compete.ladder")  # (the ladder's log)
 
@@ -28,6 +39,8 @@ STANDBY_POLL_S = 0.5
 """A standby ladder tries to take the ladder's lock this often."""
 LEAD_CHECK_S = 2.0
 """The leader checks this often that its lock's database connection is alive."""
+HOLDER = "maag-ladder:"
+"""The lock's session's `application_name`, followed by its referee's id (PostgreSQL)."""
 
 
 class LadderBusy(RuntimeError):
@@ -39,9 +52,12 @@ class LadderLock:
     standby and leading, `wake` when this process must stop, `stopping` whether it is."""
 
     def __init__(self, db_url: str, name: str, *, standby: bool, on_event: Callable[[LadderEvent], None],
-                 wake: Callable[[], None], stopping: Callable[[], bool]) -> None:
+                 wake: Callable[[], None], stopping: Callable[[], bool],
+                 referee: Callable[[], str | None] = lambda: None) -> None:
+        """`referee`: the id of this process's referee (its lease in `servers`), once it has one."""
         self.db_url, self.name, self.standby = db_url, name, standby
         self.on_event, self.wake, self.stopping = on_event, wake, stopping
+        self.referee = referee
         self.db: Database | None = None
         """The connection holding the lock: one scheduler per ladder and database, whatever the
         number of processes."""
@@ -58,6 +74,7 @@ class LadderLock:
         process stopped or died) and take over."""
         self.db = db = open_database(self.db_url)
         if await asyncio.to_thread(db.try_lock, "ladder", self.name):
+            await asyncio.to_thread(self._name_session, db)
             return
         if not self.standby:
             db.close()
@@ -69,6 +86,7 @@ class LadderLock:
             if self.stopping():
                 raise LadderBusy(f"stopped while standing by for ladder {self.name!r}")
             await asyncio.sleep(STANDBY_POLL_S)
+        await asyncio.to_thread(self._name_session, db)
         self.on_event(LadderEvent("leading"))
 
     async def try_take(self) -> bool:
@@ -81,11 +99,46 @@ class LadderLock:
         try:
             db: Database = self.db or await asyncio.to_thread(open_database, self.db_url)
             self.db = db
-            return bool(await asyncio.to_thread(db.try_lock, "ladder", self.name))
+            if await asyncio.to_thread(db.try_lock, "ladder", self.name):
+                await asyncio.to_thread(self._name_session, db)
+                return True
         except Exception as e:  # (the database away, or the old lock's connection lost)
             LOG.warning("ladder %s: its lock not tried (%s)", self.name, e)
             self.release(str(e))
             return False
+        try:
+            await asyncio.to_thread(self._fence, db)
+        except Exception as e:  # (refused: the holder is another role's session)
+            LOG.warning("ladder %s: its silent scheduler's session not ended (%s)", self.name, e)
+        return False
+
+    def _name_session(self, db: Database) -> None:
+        """Name the lock's session after this referee (PostgreSQL), for `_fence`."""
+        referee = self.referee()
+        if db.DIALECT == "postgresql" and referee is not None:
+            db.query("SELECT set_config('application_name', ?, false)", (HOLDER + referee,))
+
+    def _fence(self, db: Database) -> None:
+        """The lock is held by another session: end it if its referee's lease has lapsed in
+        the database (or its referee is unknown there any more); see the module. The lock
+        is then free for the next try (the session's end takes a moment)."""
+        if db.DIALECT != "postgresql":
+            return  # (SQLite: a file lock, gone with its process; a fleet is run on PostgreSQL)
+        key = int.from_bytes(lock_digest("ladder", self.name)[:8], "big", signed=True)
+        n = len(HOLDER)
+        rows = db.query(
+            "SELECT a.application_name, pg_terminate_backend(l.pid) FROM pg_locks l "
+            "JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted "
+            "AND l.objsubid = 1 AND l.classid::BIGINT = ? AND l.objid::BIGINT = ? "
+            "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+            f"AND l.pid <> pg_backend_pid() AND left(a.application_name, {n}) = ? "
+            f"AND NOT EXISTS (SELECT 1 FROM servers s WHERE s.id = substr(a.application_name, {n + 1}) "
+            "AND s.revoked = 0 AND s.heartbeat + s.lease_s >= NOW)",
+            ((key >> 32) & 0xFFFFFFFF, key & 0xFFFFFFFF, HOLDER))
+        for holder, ended in rows:
+            LOG.warning("ladder %s: its scheduler %s went silent and its lease lapsed: its database session "
+                        "%s, and with it the ladder's lock", self.name, holder[n:],
+                        "ended" if ended else "could not be ended (another role's?)")
 
     def release(self, why: str) -> None:
         """Another process schedules the ladder now, or the lock's connection is gone: this one
