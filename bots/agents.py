@@ -33,7 +33,7 @@ from maag.engine import Action, Observation, State
 from maag.engine.evalnet import Network, NetworkFileError, load_network
 from maag.engine.hidden import run_on_state
 from maag.engine.observation import observer_of
-from maag.engine.search import MOVES, POLICIES, POSTS, SELECTIONS, SearchResult, search
+from maag.engine.search import MOVES, POLICIES, POSTS, SELECTIONS, SearchResult, SearchTree, search
 
 __all__ = ["AGENTS", "Agent", "AgentError", "AgentSpec", "make_agent", "parse_agent",
            "DEFAULT_BUDGET_MS", "evaluation", "register", "mcts_options"]
@@ -169,7 +169,23 @@ def mcts_options(c: float, rollout: str, *, robust: bool = False, horizon_root: 
                    "tree, a proven win is played at once (found lethal) and proven losses "
                    "avoided; the search stops when the root is proven"),
         _forced(),
+        # Off by default until measured (issue 58).
+        Option(name="widen_k", type="float", default=0.0, min=0,
+              help="progressive widening: a node reached n times expands at most "
+                   "max(1, widen_k n^widen_alpha) of its actions, the best-rated first (0: off, "
+                   "every action before selection)"),
+        Option(name="widen_alpha", type="float", default=0.5, min=0, max=1,
+              help="progressive widening's exponent (see widen_k)"),
     )
+
+
+# Off by default until measured (issue 58). Not for bridge burning or collapse (their root
+# moves inside one search) nor for several trees.
+_REUSE = Option(name="reuse", type="bool", default=False,
+                help="search again before every action of the turn (the bot sends one action at "
+                     "a time), going on in the played action's subtree of the kept tree when the "
+                     "position is the one the tree expected; after a chance outcome (or a new "
+                     "turn) a new tree from the real position, and on a new determinization")
 
 
 # The source papers' settings (`preset=paper`). Justesen et al. 2017 (Hero Academy, the
@@ -273,7 +289,8 @@ register(AgentSpec(
     "mcts", "mcts",
     "vanilla MCTS over single actions: UCB1, multi-action negamax backup, transpositions, "
     "egreedy rollouts of one turn",
-    mcts_options(_C, "egreedy"), presets={"paper": _MCTS_PAPER}))
+    (*mcts_options(_C, "egreedy"), _REUSE), presets={"paper": _MCTS_PAPER},
+    fields={"rollout": "policy", "reuse": ""}))
 register(AgentSpec(
     "ne-mcts", "mcts",
     "non-exploring MCTS: C = 0 and deterministic greedy rollouts, so every child is visited "
@@ -281,7 +298,8 @@ register(AgentSpec(
     # robust: with C = 0 a node's mean sinks as its (mostly worse) children are added, so
     # the highest mean marks the least explored edge; the most visited one is the edge the
     # search kept choosing (docs/results-heroes.md: 76% vs greedy turn instead of 53%).
-    mcts_options(0.0, "greedy", robust=True), presets={"paper": _NE_MCTS_PAPER}))
+    (*mcts_options(0.0, "greedy", robust=True), _REUSE), presets={"paper": _NE_MCTS_PAPER},
+    fields={"rollout": "policy", "reuse": ""}))
 register(AgentSpec(
     "bb-mcts", "mcts",
     "bridge-burning MCTS: the budget is split into one phase per action of the turn; after "
@@ -459,6 +477,16 @@ class Agent:
         self.options = {**spec.defaults(None, self.preset), **self.given}
         self.game: str | None = None  # the game whose defaults `options` holds
         self.last: SearchResult | None = None  # the result of the latest plan() call
+        # `reuse`: the tree kept between plans, and the (determinized) state the tree expects
+        # next: the last root after the plan's first action, None when that ended the turn.
+        self._tree: SearchTree | None = None
+        self._expected: State | None = None
+
+    @property
+    def stepwise(self) -> bool:
+        """Whether the agent wants to plan again before every action of a turn (the bot
+        then sends one action at a time, as in a game with chance inside a turn)."""
+        return bool(self.options.get("reuse", False))
 
     def for_game(self, game: str) -> None:
         """Take the defaults of `game` (AgentSpec.game_defaults) and the preset under the
@@ -517,6 +545,8 @@ class Agent:
         ucb and uct sample one for every simulation, and greedy reply answers its candidates on
         `hands` of them."""
         params = self.kernel_params()
+        if self.options.get("reuse", False):
+            return self._search_kept(root, params, budget_ms, iterations, seed)
         if self.spec.kernel in _PER_SIMULATION:
             return search(root, self.spec.kernel, params, budget_ms=budget_ms, iterations=iterations,
                           seed=seed)
@@ -531,6 +561,34 @@ class Agent:
                                 budget_ms=budget_ms, iterations=iterations, seed=seed)
         full = root if observer_of(root) is None else root.determinize(determinization_seed(seed))
         return search(full, self.spec.kernel, params, budget_ms=budget_ms, iterations=iterations, seed=seed)
+
+
+    def _search_kept(self, root: State, params: dict[str, Any], budget_ms: float, iterations: int,
+                     seed: int) -> SearchResult:
+        """`reuse`: MCTS on the kept tree. If the observation is the one the previous plan's
+        first action led to on its determinization (nothing hidden came to light: no chance
+        outcome), the search goes on from that determinization, so the tree finds the
+        action's subtree; otherwise from a new determinization and a new tree."""
+        if self.spec.kernel != "mcts":
+            raise AgentError(f"{self.name}: reuse is for the MCTS agents")
+        if self._tree is None:
+            self._tree = SearchTree()
+        seat = observer_of(root)
+        expected = self._expected
+        if expected is not None and expected.game.name == root.game.name and \
+                (expected if seat is None else expected.observation(seat)) == root:
+            full = expected
+        else:
+            full = root if seat is None else root.determinize(determinization_seed(seed))
+        result = search(full, "mcts", params, budget_ms=budget_ms, iterations=iterations, seed=seed,
+                        tree=self._tree)
+        self._expected = None
+        if result.plan:
+            nxt = full.clone()
+            nxt.apply(result.plan[0])
+            if not nxt.is_terminal and nxt.current_player == full.current_player:
+                self._expected = nxt
+        return result
 
 
 # Kernels that take the observation itself and determinize it for every simulation.

@@ -32,7 +32,8 @@ MAX_EXTRA_MS = 500.0
 EASE_TURNS = 20
 # The share of what is left (after the margin) that a turn's search may use.
 DEFAULT_TIME_USE = 0.98
-# In a game with chance inside a turn a bot plans again after each action; each plan gets
+# In a game with chance inside a turn (or for an agent that re-searches before every action,
+# `reuse`) a bot plans again after each action; each plan gets
 # this share of what is left of the turn (the first the most, as the turn's bulk is there).
 CHANCE_SHARE = 3
 # Above this `time_left_ms` the turn counts as unlimited (the referee's "no limit" value).
@@ -91,7 +92,9 @@ def agent_bot(name: str, params: Sequence[str] = (), *, budget_ms: float | None 
         def choose_turn(self, observation: Observation, limit: Limit) -> TurnResult:
             self._ease()
             view = engine_view(observation)
-            stepwise = view.game.spec.chance_within_turn
+            self.agent.for_game(view.game.name)  # `best` resolves its agent, which may be stepwise
+            # the agent's `reuse` plans again after each action too (one action a turn's plan)
+            stepwise = view.game.spec.chance_within_turn or getattr(self.agent, "stepwise", False)
             think = self.think_ms(limit)
             if stepwise and think is not None:
                 think /= CHANCE_SHARE  # the turn's budget is shared by several plans

@@ -23,7 +23,7 @@ from ._lowlevel import check, ffi, lib
 from .game import Action, State
 
 __all__ = ["ALGORITHMS", "POLICIES", "SELECTIONS", "MOVES", "POSTS", "PARAMS", "count_moves",
-           "SearchStats", "SearchResult",
+           "SearchStats", "SearchResult", "SearchTree",
            "default_params", "make_params", "run_kernel", "search"]
 
 # Kernel names -> MG_ALGO_*.
@@ -69,7 +69,7 @@ PARAMS: dict[str, type] = {
     "fitness_rollouts": int, "islands": int, "migration_interval": int, "migrants": int,
     "arms": int, "select": str, "moves": str, "max_moves": int, "longest": bool, "post": str,
     "branching": int, "tree_depth": int, "horizon": int, "model_k": int, "backup_max": bool,
-    "forced": bool, "solve": bool,
+    "forced": bool, "solve": bool, "widen_k": float, "widen_alpha": float,
 }
 _ENUMS: dict[str, dict[str, int]] = {"policy": POLICIES, "select": SELECTIONS, "moves": MOVES, "post": POSTS}
 
@@ -87,6 +87,7 @@ class SearchStats:
     value: float
     stop: str  # done, time, iterations or memory
     playout_phases: float = 0.0  # conquest's agents: mean move phases per playout (up to 40)
+    reused: int = 0  # a kept tree (SearchTree): the root's visits kept from the previous search
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,12 +166,28 @@ def run_kernel(state: State, seed: int | None,
     return SearchResult(
         [Action(int(c), name) for c in ffi.unpack(plan, n[0])],
         SearchStats(int(stats.iterations), int(stats.evaluations), int(stats.nodes),
-                    float(stats.elapsed_ms), float(stats.value), STOPS[stats.stop]),
+                    float(stats.elapsed_ms), float(stats.value), STOPS[stats.stop],
+                    reused=int(stats.reused)),
     )
 
 
+class SearchTree:
+    """An MCTS tree kept from one `search` to the next (`search(..., tree=...)`,
+    mg_search_reuse): a search from the state an action of the previous root led to, within
+    the turn and without chance, goes on in that action's subtree; any other state (another
+    turn, a chance outcome, another game) empties it first. One per game and seat; not for two
+    threads at once. Its memory is freed with the object."""
+
+    def __init__(self) -> None:
+        ptr = lib.mg_search_tree_new()
+        if ptr == ffi.NULL:
+            raise MemoryError("could not allocate a search tree")
+        self._ptr = ffi.gc(ptr, lib.mg_search_tree_free)
+
+
 def search(state: State, algo: str, params: Mapping[str, Any] | None = None, *,
-           budget_ms: float = 0.0, iterations: int = 0, seed: int | None = None) -> SearchResult:
+           budget_ms: float = 0.0, iterations: int = 0, seed: int | None = None,
+           tree: SearchTree | None = None) -> SearchResult:
     """Search from `state` (unchanged) for the player to act and return the plan for the
     rest of its turn (ending with end_turn unless the game ends first).
 
@@ -178,9 +195,14 @@ def search(state: State, algo: str, params: Mapping[str, Any] | None = None, *,
     for either); the search stops at whichever comes first. `seed` drives every random
     choice: a fixed seed with an iteration budget and no time budget gives the same plan
     every time. Raises ConfigError for bad parameters and GameOverError for a finished
-    game."""
+    game. With `tree` (kernel mcts on one thread, without bridge burning or collapse) the
+    search keeps its tree there for the next call (SearchTree); stats.reused says how many
+    visits of the root it started with."""
     p = make_params(state, algo, params or {}, budget_ms, iterations)
     vt = state.game.vt
+    if tree is not None:
+        return run_kernel(state, seed, lambda rng, plan, n, stats, err:
+                          lib.mg_search_reuse(vt, state._buf, p, tree._ptr, rng, plan, n, stats, err))
     return run_kernel(state, seed, lambda rng, plan, n, stats, err:
                       lib.mg_search(vt, state._buf, p, rng, plan, n, stats, err))
 

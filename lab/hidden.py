@@ -111,7 +111,11 @@ def play_game(pair: int, index: int, specs: tuple[str, str], a_seat: int, seed: 
     entrants = [make_entrant(specs[0]), make_entrant(specs[1])]
     by_seat = [0, 1] if a_seat == 0 else [1, 0]  # seat -> entrant index
     rng = random.Random(seed ^ 0x5EED)
-    stepwise = game.spec.chance_within_turn  # plan again after each action, as the bot runner does
+    # plan again after each action, as the bot runner does (in a game with chance inside a
+    # turn, or for an agent that asks to: `reuse`)
+    for e in entrants:
+        e.agent.for_game(cfg.game)  # `best` resolves its agent, which may be stepwise
+    stepwise = [game.spec.chance_within_turn or e.agent.stepwise for e in entrants]
     iters: list[list[int]] = [[], []]
     t0 = time.monotonic()
     turns = 0
@@ -123,14 +127,14 @@ def play_game(pair: int, index: int, specs: tuple[str, str], a_seat: int, seed: 
         start = time.monotonic()
         while True:  # one plan, or in a game with chance inside a turn one plan per action
             budget = cfg.agent_turn_ms.get(specs[who], cfg.turn_ms)
-            if stepwise and budget is not None:  # as the bot runner shares a turn's clock
+            if stepwise[who] and budget is not None:  # as the bot runner shares a turn's clock
                 budget = max(1.0, budget - (time.monotonic() - start) * 1000) / CHANCE_SHARE
             plan = entrants[who].plan(state, p, budget, cfg.agent_iterations.get(specs[who], cfg.iterations),
                                       rng.getrandbits(62))
             last = entrants[who].agent.last
             spent += last.stats.iterations if last is not None else 0
             try:
-                if play_step(state, plan, stepwise):
+                if play_step(state, plan, stepwise[who]):
                     break
             except IllegalActionError:
                 return GameRecord(pair, index, a_seat, seed, 1 - who, turns, time.monotonic() - t0,

@@ -181,6 +181,12 @@ typedef struct mg_search_params {
                           * avoid proven losses, and the search stops once the root is proven
                           * (with threads > 1 each tree stops when its root is proven, and the
                           * final choice is the trees' merged one: summed visits and means) */
+    double widen_k;      /* MCTS: > 0: progressive widening. A node reached n times before has
+                          * at most max(1, floor(widen_k n^widen_alpha)) expanded edges (its
+                          * actions in rating order: the best-rated first); selection chooses
+                          * among those until n grows. 0 (the default): every action is
+                          * expanded before selection (off) */
+    double widen_alpha;  /* progressive widening's exponent, in [0, 1] (default 0.5) */
 } mg_search_params;
 
 /* What a search did. */
@@ -193,6 +199,8 @@ typedef struct mg_search_stats {
     double elapsed_ms;   /* wall-clock time of the call */
     double value;        /* the chosen plan's value in the kernel's own scale */
     int stop;            /* MG_STOP_* */
+    long reused;         /* mg_search_reuse: the root's visits kept from the previous search
+                          * (0: a fresh tree) */
 } mg_search_stats;
 
 /* Fill `p` with the defaults of algorithm `algo` (the papers' best settings): MCTS C =
@@ -214,6 +222,28 @@ int mg_search_check(const mg_search_params *p, char *err);
  * the arena could not be allocated. On error *plan_len is 0. */
 int mg_search(const mg_game_vt *vt, const void *st, const mg_search_params *p, mg_rng *rng,
               mg_action *plan, int *plan_len, mg_search_stats *stats, char *err);
+
+/* A search tree kept from one search to the next (mg_search_reuse), for re-searching before
+ * every action of a turn: the subtree of the action played is searched on instead of a new
+ * tree. Opaque; one per game and seat, used by one thread at a time. */
+typedef struct mg_search_tree mg_search_tree;
+
+/* A new, empty tree (NULL if out of memory) and its release (NULL is allowed). */
+mg_search_tree *mg_search_tree_new(void);
+void mg_search_tree_free(mg_search_tree *tree);
+
+/* mg_search for MCTS (p->algo MG_ALGO_MCTS, threads 1, no bridge burning, no collapse:
+ * MG_ERR_CONFIG otherwise) on the tree kept in `tree`. The search goes on from the tree's
+ * node of st, and the stats say how many visits it kept (stats.reused), when st is the
+ * previous search's root (the same state hash), or the state one of the root player's
+ * expanded edges leads to from that root within its turn by an action without chance (the
+ * action, applied to the root's state, reaches st's hash and draws nothing from the random
+ * stream it is given): the real position after the action played. Otherwise (another turn, a chance outcome, another game, parameters
+ * with another transpositions setting, or no room left under max_nodes) the tree is
+ * emptied and searched anew from st. The tree keeps st as its root after the call. */
+int mg_search_reuse(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                    mg_search_tree *tree, mg_rng *rng, mg_action *plan, int *plan_len,
+                    mg_search_stats *stats, char *err);
 
 /* The family kernels behind mg_search (same contract; p->algo is not read). */
 

@@ -512,6 +512,8 @@ int mg_search_defaults(int algo, mg_search_params *p)
     p->backup_max = 0;
     p->forced = 0;
     p->solve = 0;
+    p->widen_k = 0;
+    p->widen_alpha = 0.5;
     if (algo == MG_ALGO_UCB || algo == MG_ALGO_UCT) { /* the thesis's scale and setting */
         p->c = sqrt(2.0);
         p->policy = MG_POLICY_RAP;
@@ -604,6 +606,8 @@ int mg_search_check(const mg_search_params *p, char *err)
         return config_error(err, "forced must be 0 or 1");
     if (p->solve != 0 && p->solve != 1)
         return config_error(err, "solve must be 0 or 1");
+    if (!(p->widen_k >= 0) || !unit_interval(p->widen_alpha))
+        return config_error(err, "widen_k must be >= 0 and widen_alpha in [0, 1]");
     return MG_OK;
 }
 
@@ -642,18 +646,11 @@ int ms_forced(const mg_game_vt *vt, const void *st, mg_rng *rng, mg_action *plan
 typedef int (*kernel_fn)(const mg_game_vt *, const void *, const mg_search_params *, mg_rng *,
                          mg_action *, int *, mg_search_stats *);
 
-int mg_search(const mg_game_vt *vt, const void *st, const mg_search_params *p, mg_rng *rng,
-              mg_action *plan, int *plan_len, mg_search_stats *stats, char *err)
+/* What mg_search and mg_search_reuse check before a search: clears *stats and *plan_len;
+ * MG_OK, or the error (message in err). */
+static int search_begin(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                        mg_search_stats *stats, int *plan_len, char *err)
 {
-    static const kernel_fn kernels[MG_ALGO_COUNT] = {
-        mg_search_policy, mg_search_greedy_action, mg_search_greedy_turn,
-        mg_search_mcts,   mg_search_oep,           mg_search_ucb,
-        mg_search_rmp,    mg_search_uct,           mg_search_emcts,
-        mg_search_reply,
-    };
-    mg_search_stats local;
-    if (!stats)
-        stats = &local;
     memset(stats, 0, sizeof *stats);
     *plan_len = 0;
     int rc = mg_search_check(p, err);
@@ -668,6 +665,56 @@ int mg_search(const mg_game_vt *vt, const void *st, const mg_search_params *p, m
     if (vt->observer(st) >= 0 && p->algo != MG_ALGO_UCB && p->algo != MG_ALGO_UCT)
         return config_error(err, "this search needs a full state: determinize the observation "
                                  "(only ucb and uct sample one per simulation)");
+    return MG_OK;
+}
+
+int mg_search_reuse(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                    mg_search_tree *tree, mg_rng *rng, mg_action *plan, int *plan_len,
+                    mg_search_stats *stats, char *err)
+{
+    if (!tree)
+        return mg_search(vt, st, p, rng, plan, plan_len, stats, err);
+    mg_search_stats local;
+    if (!stats)
+        stats = &local;
+    int rc = search_begin(vt, st, p, stats, plan_len, err);
+    if (rc != MG_OK)
+        return rc;
+    if (p->algo != MG_ALGO_MCTS || p->threads != 1 || p->bridge_burning || p->collapse_k != 0)
+        return config_error(err, "a kept tree is for MCTS on one thread, without bridge burning "
+                                 "or collapse");
+    mg_search_params q = ms_game_params(vt, p);
+    double t0 = ms_now();
+    if (p->forced && ms_forced(vt, st, rng, plan, plan_len)) {
+        stats->elapsed_ms = ms_now() - t0;
+        stats->value = 0.5;
+        return MG_OK;
+    }
+    rc = ms_mcts_reuse(vt, st, &q, tree, rng, plan, plan_len, stats);
+    stats->elapsed_ms = ms_now() - t0;
+    if (rc != MG_OK) {
+        *plan_len = 0;
+        if (err)
+            snprintf(err, MG_ERR_LEN, "%s", mg_errstr(rc));
+    }
+    return rc;
+}
+
+int mg_search(const mg_game_vt *vt, const void *st, const mg_search_params *p, mg_rng *rng,
+              mg_action *plan, int *plan_len, mg_search_stats *stats, char *err)
+{
+    static const kernel_fn kernels[MG_ALGO_COUNT] = {
+        mg_search_policy, mg_search_greedy_action, mg_search_greedy_turn,
+        mg_search_mcts,   mg_search_oep,           mg_search_ucb,
+        mg_search_rmp,    mg_search_uct,           mg_search_emcts,
+        mg_search_reply,
+    };
+    mg_search_stats local;
+    if (!stats)
+        stats = &local;
+    int rc = search_begin(vt, st, p, stats, plan_len, err);
+    if (rc != MG_OK)
+        return rc;
     mg_search_params q = ms_game_params(vt, p);
     double t0 = ms_now();
     if (p->forced && ms_forced(vt, st, rng, plan, plan_len)) {

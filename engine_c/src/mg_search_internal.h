@@ -69,6 +69,12 @@ int ms_reply_hidden(const mg_game_vt *vt, const void *obs, const mg_search_param
                     const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
                     mg_search_stats *stats, char *err);
 
+/* mg_search_reuse's kernel (mg_search_mcts.c), after mg_search's checks: `p` is complete,
+ * `stats` is not NULL and cleared. */
+int ms_mcts_reuse(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                  mg_search_tree *tree, mg_rng *rng, mg_action *plan, int *plan_len,
+                  mg_search_stats *stats);
+
 /* One edge of an MCTS root: the action, its visits and its mean reward in [0, 1] from the
  * view of the player to act at the root. */
 typedef struct ms_root_edge {

@@ -392,7 +392,7 @@ static long mc_final(const mc_tree *t, const mc_node *N)
 static long mc_select(const mc_tree *t, const mc_node *N)
 {
     const mc_edge *e = t->edges + N->edges;
-    int best = 0, m = N->n;
+    int best = 0, m = N->nexp; /* all of N->n, unless progressive widening holds some back */
     double bv = -DBL_MAX;
     if (t->p->solve) {
         long s = mc_solved_choice(t, N, 0);
@@ -416,6 +416,24 @@ static long mc_select(const mc_tree *t, const mc_node *N)
             }
     }
     return N->edges + best;
+}
+
+/* Progressive widening (p->widen_k > 0): 1 if node N, reached N->visits times before,
+ * may expand another edge: while it has fewer than max(1, widen_k visits^widen_alpha). */
+static int mc_widens(const mc_tree *t, const mc_node *N)
+{
+    double w = t->p->widen_k * pow((double)N->visits, t->p->widen_alpha);
+    return N->nexp < 1 || (double)N->nexp < floor(w);
+}
+
+/* 1 if every expanded edge of N is proven lost for its mover (the solver under progressive
+ * widening: then the next action is expanded, whatever the visits). */
+static int mc_all_lost(const mc_tree *t, const mc_node *N)
+{
+    for (int i = 0; i < N->nexp; i++)
+        if (mc_proof(t, &t->edges[N->edges + i]) >= 0)
+            return 0;
+    return 1;
 }
 
 /* Apply edge e's action to st, and END_TURN after it for an auto_end edge. */
@@ -460,7 +478,9 @@ static int mc_iterate(mc_tree *t, int top, const void *top_st, unsigned char *cl
         if (N->n == 0)
             break;
         long ei;
-        if (N->nexp < N->n) { /* expansion: the next action in rating order */
+        if (N->nexp < N->n && (t->p->widen_k <= 0 || mc_widens(t, N) ||
+                               (t->p->solve && mc_all_lost(t, N)))) {
+            /* expansion: the next action in rating order */
             ei = mc_edge_slot(t, N, N->nexp++);
             expanded_a = N->next;
             /* the edge is written, and the next action read, after the rollout */
@@ -895,6 +915,207 @@ static int mc_parallel(const mg_game_vt *vt, const void *st, const void *obs, in
     free(jobs);
     free(th);
     return rc;
+}
+
+/* ---- A tree kept between searches (mg_search_reuse) -------------------------------------- */
+
+struct mg_search_tree {
+    mc_tree t;
+    int live;            /* t holds a tree (its arenas are allocated) */
+    int root;            /* the previous search's root node */
+    int transpositions;  /* the setting the tree was grown with (a table or none) */
+    ms_state root_st;    /* the previous search's root state */
+};
+
+mg_search_tree *mg_search_tree_new(void)
+{
+    return calloc(1, sizeof(mg_search_tree));
+}
+
+void mg_search_tree_free(mg_search_tree *tree)
+{
+    if (!tree)
+        return;
+    if (tree->live)
+        mc_free(&tree->t);
+    free(tree);
+}
+
+/* realloc *p to n elements of sz bytes when it holds fewer (cap); 0 if out of memory. */
+static int mc_grow(void **p, long *cap, long n, size_t sz)
+{
+    if (n <= *cap)
+        return 1;
+    void *q = realloc(*p, (size_t)n * sz);
+    if (!q)
+        return 0;
+    *p = q;
+    *cap = n;
+    return 1;
+}
+
+/* Room in a kept tree for one more search with parameters p: the arenas grown by what
+ * mc_alloc gives a new tree, the transposition table rebuilt larger if the tree outgrew it.
+ * 0 when that passes the node cap (max_nodes) or memory runs out: the caller starts anew. */
+static int mc_reserve(mc_tree *t, const mg_search_params *p, int max_actions)
+{
+    long cap = p->max_nodes > 0 ? p->max_nodes : 1L << 22;
+    long n = cap;
+    if (p->iterations > 0 && p->iterations + 2 < n)
+        n = p->iterations + 2;
+    if (p->budget_ms > 0 && (long)(p->budget_ms * 2000) + 4096 < n)
+        n = (long)(p->budget_ms * 2000) + 4096;
+    if (t->nn + n > cap)
+        return 0;
+    long nodes = t->nn + n, acap = t->acap, ecap = t->ecap, ncap = t->ncap;
+    long rcap = t->acap;
+    int ok = mc_grow((void **)&t->nodes, &ncap, nodes, sizeof *t->nodes) &&
+             mc_grow((void **)&t->edges, &ecap, t->ne + (MC_B0 + 4) * n + 2L * max_actions,
+                     sizeof *t->edges) &&
+             mc_grow((void **)&t->acts, &acap, t->na + 12 * n + 256L * max_actions,
+                     sizeof *t->acts) &&
+             mc_grow((void **)&t->rates, &rcap, acap, sizeof *t->rates);
+    t->ncap = ncap;
+    t->ecap = ecap;
+    t->acap = acap < rcap ? acap : rcap;
+    if (!ok)
+        return 0;
+    if (!t->tt)
+        return 1;
+    unsigned long slots = ms_table_slots(p, nodes, 800);
+    if (slots <= t->tmask + 1)
+        return 1;
+    mc_slot *tt = calloc(slots, sizeof *tt);
+    if (!tt)
+        return 1; /* the old table goes on (a full table records no more transpositions) */
+    for (unsigned long i = 0; i <= t->tmask; i++) {
+        if (!t->tt[i].key)
+            continue;
+        uint64_t h = t->tt[i].key;
+        unsigned long j = (unsigned long)(h ^ (h >> 29)) & (slots - 1); /* mc_index's */
+        while (tt[j].key)
+            j = (j + 1) & (slots - 1);
+        tt[j] = t->tt[i];
+    }
+    free(t->tt);
+    t->tt = tt;
+    t->tmask = slots - 1;
+    t->tlimit = slots / 10 * 7;
+    return 1;
+}
+
+/* The node of the kept tree to search on from st: the previous root if st is its state
+ * (same hash), or the child of one of its root player's edges whose action leads there
+ * without chance within the turn (mg_search_reuse); -1 for none. */
+static int mc_reroot(mg_search_tree *tree, const void *st)
+{
+    mc_tree *t = &tree->t;
+    const mg_game_vt *vt = t->vt;
+    uint64_t h = vt->hash(st);
+    if (vt->hash(tree->root_st.b) == h)
+        return tree->root;
+    const mc_node *N = &t->nodes[tree->root];
+    if (N->mover != t->root_player || (N->flags & MC_TERMINAL) || N->edges < 0)
+        return -1;
+    for (int i = 0; i < N->nexp; i++) {
+        const mc_edge *e = &t->edges[N->edges + i];
+        if (e->child < 0 || e->visits == 0 || e->auto_end || vt->is_end_turn(e->a))
+            continue;
+        const mc_node *C = &t->nodes[e->child];
+        if (C->mover != t->root_player || (C->flags & MC_TERMINAL))
+            continue;
+        /* An action with chance draws from the stream it is given: one that leaves the
+         * stream untouched and reaches st's hash is the action that was played, without
+         * chance. (A chance outcome that equals the tree's sample is not trusted either: the
+         * child's statistics mix every outcome the iterations drew.) */
+        ms_state s;
+        mg_rng r, r0;
+        mg_rng_seed(&r, 0x5eedu);
+        r0 = r;
+        memcpy(s.b, tree->root_st.b, vt->state_size);
+        if (vt->apply(s.b, e->a, &r) == MG_OK && memcmp(&r, &r0, sizeof r) == 0 &&
+            vt->hash(s.b) == h)
+            return e->child;
+    }
+    return -1;
+}
+
+int ms_mcts_reuse(const mg_game_vt *vt, const void *st, const mg_search_params *p,
+                  mg_search_tree *tree, mg_rng *rng, mg_action *plan, int *plan_len,
+                  mg_search_stats *stats)
+{
+    pthread_once(&mc_tab_once, mc_tab_init);
+    mc_tree *t = &tree->t;
+    int top = -1;
+    if (tree->live && t->vt == vt && tree->transpositions == p->transpositions &&
+        t->root_player == vt->current(st)) {
+        t->rng = rng;
+        top = mc_reroot(tree, st);
+        if (top >= 0 && !mc_reserve(t, p, vt->max_actions))
+            top = -1;
+    }
+    if (top < 0) { /* a new tree */
+        if (tree->live)
+            mc_free(t);
+        tree->live = 0;
+        memset(t, 0, sizeof *t);
+        t->vt = vt;
+        t->p = p;
+        t->rng = rng;
+        t->root_player = vt->current(st);
+        if (!mc_alloc(t, p, vt->max_actions)) {
+            mc_free(t);
+            memset(t, 0, sizeof *t);
+            return MG_ERR_NOMEM;
+        }
+        tree->live = 1;
+        tree->transpositions = p->transpositions;
+        int created;
+        top = mc_node_for(t, mc_key_of(t, st), &created);
+    }
+    t->p = p;
+    t->rng = rng;
+    t->k = 2.0 * p->c;
+    t->grouped = ms_grouped(vt, p->policy);
+    t->evals = 0;
+    t->ends = 0;
+    stats->reused = t->nodes[top].visits;
+    ms_budget budget;
+    ms_budget_start(&budget, p);
+    ms_state top_st, clone;
+    memcpy(top_st.b, st, vt->state_size);
+    long it = 0;
+    int stop = -1;
+    while ((stop = (it & (MC_CLOCK - 1)) ? ms_budget_iterations(&budget, it)
+                                         : ms_budget_spent(&budget, it)) < 0) {
+        int rc = mc_iterate(t, top, top_st.b, clone.b);
+        if (rc >= 0) {
+            stop = rc;
+            break;
+        }
+        it++;
+        if (p->solve && (t->nodes[top].flags & MC_PROVEN)) {
+            stop = MG_STOP_DONE;
+            break;
+        }
+    }
+    int len = mc_best_path(t, top, top_st.b, plan, 0);
+    long evals = t->evals;
+    *plan_len = mc_complete_plan(vt, top_st.b, p, rng, plan, len, &evals);
+    const mc_node *R = &t->nodes[top];
+    long bi = R->edges >= 0 ? mc_final(t, R) : -1;
+    stats->iterations = it;
+    stats->evaluations = evals;
+    stats->nodes = t->nn;
+    stats->value = bi >= 0 ? t->edges[bi].mean : 0.5;
+    if (p->solve && bi >= 0 && mc_proof(t, &t->edges[bi]))
+        stats->value = mc_proof(t, &t->edges[bi]) > 0 ? 1.0 : 0.0;
+    stats->stop = stop < 0 ? MG_STOP_DONE : stop;
+    tree->root = top;
+    memcpy(tree->root_st.b, st, vt->state_size);
+    t->p = NULL; /* the caller's parameters and stream are not kept */
+    t->rng = NULL;
+    return MG_OK;
 }
 
 /* ---- Entry points ------------------------------------------------------------------------- */

@@ -26,9 +26,9 @@ FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined", "-fn
 MODULE = "_maag_core_sanitized"
 # Tests of C code outside the rules that run here too: the evaluation networks and the
 # heroes feature vector (mg_eval_net.c, heroes_features.c), the search hook's plans, and the
-# search parameters of issue 58 (forced, the MCTS-Solver).
+# search parameters of issue 58 (forced, the MCTS-Solver, kept trees, progressive widening).
 C_TESTS = ["tests/evalnet/test_eval_net.py", "tests/evalnet/test_eval_hook.py",
-           "tests/search/test_search_per_simulation.py"]
+           "tests/search/test_search_per_simulation.py", "tests/search/test_search_reuse.py"]
 
 
 def asan_runtime() -> str:

@@ -1,0 +1,77 @@
+"""The agent `best`: each game's strongest bundled agent and setting, resolved per game from
+the first position it plans (what a host or a researcher reaches for first, and what
+`maag match best X` plays). The choice follows the results' tables until tournaments decide
+otherwise; `BEST` names, beside each choice, the table that made it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from maag.engine import State
+
+from .agents import Agent, AgentError, AgentSpec, parse_agent, register
+
+__all__ = ["BEST", "BestAgent"]
+
+# Per game: the agent spec `best` plays, and the figure that chose it (docs/results-*.md).
+BEST: dict[str, tuple[str, str]] = {
+    # the round robin of every bundled agent at 1 s through the referee: first, +214 Elo
+    # [+114, +315], 70.4% over 54 games; and 0.663 [0.559, 0.766] over 80 games against
+    # OpenSpiel's MCTS with the heuristic at 100 ms, as ismcts (docs/results-cards.md)
+    "cards": ("mcts", "docs/results-cards.md, 'Every bundled agent at 1 s per turn': first of ten"),
+    # the round robin of nine agents in the real game at 1 s (fifth sitting): first, 70%
+    # [58-80] overall; 0.80 against greedy turn at 1 s over 120 games (docs/results-heroes.md)
+    "heroes": ("greedy-reply", "docs/results-heroes.md, 'Nine agents, 288 games, ... 1 s per turn': "
+                               "first, 70% [58-80]"),
+    # the thesis agents and Hard at 1 s a move phase: BB-MCTS first, 83.3% pooled [66, 93]
+    # (docs/results-conquest.md)
+    "conquest": ("conquest-bb-mcts", "docs/results-conquest.md, '1 s per move phase: the full round "
+                                     "robin': first, 83.3% [66, 93]"),
+    # no table yet: the generic MCTS (nim is the smallest game, a quick opponent)
+    "nim": ("mcts", "no table yet: the generic MCTS"),
+}
+
+
+class BestAgent(Agent):
+    """`best`: plans with BEST's agent for the game of the position (made on the first plan
+    of a game, and again if the game changes)."""
+
+    def __init__(self, spec: AgentSpec, options: Mapping[str, Any] | None = None) -> None:
+        super().__init__(spec, options)
+        self.inner: Agent | None = None
+
+    def for_game(self, game: str) -> None:
+        super().for_game(game)
+        if self.inner is None or self.inner.game != game:
+            self.inner = parse_agent(resolve(game))
+            self.inner.for_game(game)
+
+    @property
+    def stepwise(self) -> bool:
+        return self.inner.stepwise if self.inner is not None else False
+
+    def __repr__(self) -> str:
+        return f"best({self.inner!r})" if self.inner is not None else "best"
+
+    def _plan_root(self, root: State, budget_ms: float | None, iterations: int | None,
+                   seed: int | None) -> list[Any]:
+        self.for_game(root.game.name)
+        assert self.inner is not None
+        plan = self.inner._plan_root(root, budget_ms, iterations, seed)
+        self.last = self.inner.last
+        return plan
+
+
+def resolve(game: str) -> str:
+    """The agent spec `best` plays in `game`; AgentError for a game without one."""
+    if game not in BEST:
+        raise AgentError(f"agent 'best' has no choice for game {game!r} (it knows {', '.join(BEST)})")
+    return BEST[game][0]
+
+
+register(AgentSpec(
+    "best", "best",
+    "each game's strongest bundled agent and setting by the results' tables: "
+    + "; ".join(f"{g} {spec}" for g, (spec, _) in BEST.items()),
+    (), needs_budget=True, factory=BestAgent, fields={}, games=tuple(BEST)))
