@@ -37,7 +37,7 @@ from typing import Any
 from maag.server.compete.formats import Standings, rate
 from maag.server.compete.ladder_hosted import HostedEntrants
 from maag.server.compete.ladder_lock import LadderLock
-from maag.server.compete.ladder_record import LadderRecord
+from maag.server.compete.ladder_record import LadderRatings, LadderRecord
 from maag.server.compete.ladder_report import LadderEvent, ladder_match_id, publish
 from maag.server.compete.pairing import choose_pairs
 from maag.server.compete.strikes import DEFAULT_STRIKES, StrikePolicy, verdict_counts
@@ -47,7 +47,6 @@ from maag.server.net.server import GameNotStarted, GameSummary, RefereeServer, S
 from maag.server.referee.session import derive_seed
 from maag.server.storage.backend import resolve_db
 from maag.server.storage.base import AsyncStorage, Storage, open_storage
-from maag.stats import live
 
 __all__ = ["Ladder"]
 
@@ -60,6 +59,9 @@ PUBLISH_S = 2.0
 """Seconds between publications of the standings files at most (and once at the end)."""
 RULINGS_S = 2.0
 """How often a running ladder looks for the host's new rulings (a void, a pardon)."""
+FOLLOW_S = 1.0
+"""How often a fleet's member that does not schedule reads the ladder's new results (its
+standings and its web view's are the database's, as the scheduler's are)."""
 
 
 class Ladder:
@@ -91,14 +93,11 @@ class Ladder:
         self.record = LadderRecord(name, StrikePolicy.parse(strikes), lambda e: self.on_event(e))
         """Rated games, strikes, rulings (ladder_record.py); it tells the `on_event` set last."""
         self.outcomes, self.played, self.struck = self.record.outcomes, self.record.played, self.record.struck
-        self._rulings_at = time.monotonic()
+        self._rulings_at = self._followed_at = time.monotonic()
         self._rulings_task: asyncio.Task[None] | None = None
-        self._fit_generation = 0  # raised when games leave the history (a void): stale fits are dropped
-        self.live = live.LiveRatings()
+        self.ratings = LadderRatings(name, self.record.outcomes, REFIT_S)
         """Ratings for pairing: a step per game, the full fit of the history on a timer."""
-        self._fitted = 0  # outcomes the last full fit saw
-        self._fitting: asyncio.Task[None] | None = None
-        self._fit_at = self._published_at = -math.inf
+        self._published_at = -math.inf
         self._publish_due = False
         self.playing: Counter[str] = Counter()  # ladder games in progress per bot
         self.idle_since: dict[str, float] = {}
@@ -145,7 +144,7 @@ class Ladder:
         past = storage.list_games(match_id=ladder_match_id(self.name), limit=2**62)
         self._index0 = len(past)
         self.record.load(storage, past)
-        self._refit()
+        self.ratings.refit()
         self.record.strike()
         return [g.id for g in past if g.status != "running"]
 
@@ -227,9 +226,7 @@ class Ladder:
                       if not g.ending and g.request is not None and g.request.match_id == mid)
 
     async def close(self) -> None:
-        if self._fitting is not None:
-            with contextlib.suppress(Exception):
-                await self._fitting
+        await self.ratings.close()
         if self._rulings_task is not None:
             with contextlib.suppress(Exception):
                 await self._rulings_task
@@ -317,10 +314,25 @@ class Ladder:
         return seed
 
     # -- the fleet (fleet/scheduler.py) ---------------------------------------------------
+    @property
+    def hosted_bots(self) -> set[str]:
+        """The hosted participants the fleet's scheduler pairs (loaded on every member)."""
+        return set(self.hosted)
+
+    @property
+    def plays_connected(self) -> bool:
+        return self.submitted != "only"
+
     async def _fleet_tick(self) -> None:
         assert self.fleet is not None and self.server is not None
+        if self.submitted != "no" and self.hosting.due():
+            self.hosting.refresh()  # (every member: each plays the hosted games assigned to it)
         if not self.lock.leading:
             if not await self.lock.try_take():
+                now = time.monotonic()
+                if now - self._followed_at >= FOLLOW_S and self.server.storage_ok:
+                    self._followed_at = now
+                    await self.fleet.results(self._followed)
                 return
             await self.fleet.lead()
             storage = open_storage(self.db_url)
@@ -350,12 +362,21 @@ class Ladder:
             self.idle_since[x] = time.monotonic()
         o = self.record.add(gid, seats, winner, verdict)
         if o is not None:
-            self.live.update(*o)
+            self.ratings.step(o)
             self.record.strike()
         self.finished += 1
         self.on_event(LadderEvent("finish", seats=seats, winner=winner, reason=reason, game_id=gid,
                                   games=len(self.outcomes)))
         self._publish_due = True
+
+    def _followed(self, gid: int, seats: tuple[str, str], winner: int | None, reason: str,
+                  verdict: Any) -> None:
+        """A game of the ladder over, read by a member that does not schedule: in its record
+        and ratings (its standings, its web view's), told by the scheduler alone."""
+        o = self.record.add(gid, seats, winner, verdict)
+        if o is not None:
+            self.ratings.step(o)
+            self.record.strike()
 
     def lost_lead(self, why: str) -> None:
         """Another process schedules the ladder now, or its lock's connection is gone: this one
@@ -408,7 +429,7 @@ class Ladder:
             self._wake.set()
         o = self.record.add(s.game_id, s.seats, s.winner, s.verdict) if s.stored else None
         if o is not None:
-            self.live.update(*o)  # O(1); the full fit follows on its timer (_maintain)
+            self.ratings.step(o)
             self.record.strike()
         self.finished += 1
         self.on_event(LadderEvent("finish", seats=s.seats, winner=s.winner, reason=s.reason,
@@ -417,14 +438,7 @@ class Ladder:
 
     @property
     def elo(self) -> dict[str, float]:
-        return self.live.elo
-
-    def _refit(self) -> None:
-        """The full fit of the whole history, now (at start)."""
-        if self.outcomes:
-            self.live.replace(live.fit_points(self.outcomes))
-            self._fitted = len(self.outcomes)
-        self._fit_at = time.monotonic()
+        return self.ratings.elo
 
     def _maintain(self) -> None:
         """On the scheduler's tick: check that this process still holds the ladder's lock,
@@ -433,29 +447,11 @@ class Ladder:
         finished: the standings' fit is the costly part)."""
         now = time.monotonic()
         self.lock.maintain(now, fleet=self.fleet is not None)
-        if (self._rulings_task is None and self.server is not None and self.lock.leading
-                and now - self._rulings_at >= RULINGS_S):
+        if (self._rulings_task is None and self.server is not None
+                and (self.lock.leading or self.fleet is not None) and now - self._rulings_at >= RULINGS_S):
             self._rulings_at = now
             self._rulings_task = asyncio.get_running_loop().create_task(self._look_for_rulings())
-        if (self._fitting is None and len(self.outcomes) > self._fitted
-                and now - self._fit_at >= REFIT_S):
-            snapshot = list(self.outcomes)
-            generation = self._fit_generation
-            self._fit_at = now
-
-            async def refit() -> None:
-                try:
-                    elo = await asyncio.to_thread(live.fit_points, snapshot)
-                    if generation != self._fit_generation:
-                        return  # games left the history meanwhile (a void): fitted again next tick
-                    self.live.replace(elo, self.outcomes[len(snapshot):])
-                    self._fitted = len(snapshot)
-                except Exception:
-                    LOG.exception("ladder %s: the ratings' refit failed", self.name)
-                finally:
-                    self._fitting = None
-
-            self._fitting = asyncio.get_running_loop().create_task(refit())
+        self.ratings.maintain(now)
         if self._publish_due and now - self._published_at >= PUBLISH_S:
             self._publish_due = False
             self._published_at = now
@@ -478,8 +474,7 @@ class Ladder:
             self._rulings_task = None
 
     def _voided(self) -> None:
-        self._fit_generation += 1
-        self._refit()  # (the history without them; rare: a host's ruling)
+        self.ratings.refit()  # (the history without them; rare: a host's ruling)
         self._publish_due = True
 
     def _pardoned(self, bot: str) -> None:
@@ -495,6 +490,8 @@ class Ladder:
                     withdrawn={b: f"struck out ({r})" for b, r in self.struck.items()})
 
     def _publish(self) -> None:
+        if self.fleet is not None and not self.lock.leading:
+            return  # (a fleet's standings files are the scheduler's to write)
         if self.out_html or self.out_csv or self.out_json:
             publish(self.name, self.standings(), html=self.out_html, csv=self.out_csv,
                     json_path=self.out_json)

@@ -3,7 +3,11 @@ versions as participants named NAME@VERSION (looked for every HOSTED_REFRESH_S: 
 joins, a retired one plays no new game), each game played on this machine's sandbox (at most
 `slots` at once) or, between two hosted bots with a `cluster`, on a Dask worker.
 
-compete/ladder.py's `Ladder` pairs them like connected bots; this module only runs them.
+compete/ladder.py's `Ladder` pairs them like connected bots; this module only runs them. In a
+fleet (`maag ladder --fleet`) every member loads the same versions (each package fetched by
+hash from the database into this machine's package store, once) and plays the hosted games
+the fleet's scheduler assigns to it (`play_assigned`, called by fleet/member.py), at most
+`slots` at once, which it publishes (`free_slots`).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from maag.server.hosting.api import PACKAGE_PREFIX, Host, HostedBot, HostOptions, hosted_bot
-from maag.server.net.server import GameSummary, RefereeServer, ServerConfig
+from maag.server.net.server import GameNotStarted, GameSummary, RefereeServer, ServerConfig
 
 __all__ = ["HostedEntrants", "HOSTED_REFRESH_S"]
 
@@ -126,6 +130,31 @@ class HostedEntrants:
                                                        self._tokens.get(seats[1], "")],
                                          match_id=match_id, seed=seed, tags={"Ladder": self.name},
                                          on_start=started)
+        finally:
+            self.games -= 1
+
+    def free_slots(self) -> int:
+        """Hosted games this member can start now (a fleet's scheduler reads it)."""
+        return max(0, self.slots - self.games)
+
+    async def play_assigned(self, seats: tuple[str, str], hosted: tuple[bool, bool],
+                            pins: tuple[asyncio.Future[str] | None, asyncio.Future[str] | None], *,
+                            seed: int | None, match_id: str, on_start: Callable[[int], None],
+                            on_request: Callable[[asyncio.Future[GameSummary]], None]) -> GameSummary:
+        """Play a game a fleet's scheduler assigned to this member: each seat in `hosted` a
+        fresh sandboxed process of its version, the other seat the bot connected here or the
+        link of its `pins` entry (fleet/member.py). GameNotStarted when a hosted version is
+        not loaded here (it retired, or its package could not be hosted): nothing is played."""
+        assert self._host is not None
+        missing = [s for s, h in zip(seats, hosted, strict=True) if h and s not in self.bots]
+        if missing:
+            raise GameNotStarted(f"{', '.join(missing)} not hosted here")
+        bots = [self.bots[s] if h else None for s, h in zip(seats, hosted, strict=True)]
+        self.games += 1
+        try:
+            return await self._host.play(seats, bots, [self._tokens.get(s, "") for s in seats],
+                                         match_id=match_id, seed=seed, tags={"Ladder": self.name},
+                                         on_start=on_start, pins=pins, on_request=on_request)
         finally:
             self.games -= 1
 

@@ -1,12 +1,17 @@
 """A ladder's record: its rated games in order (outcomes, seats and verdicts, game ids), the
 bots the strike policy took out, and the host's rulings applied to them (storage/rulings.py:
-a voided game leaves the record, a pardon clears a bot's strike history up to then). The
-ratings are fitted from `outcomes` by compete/ladder.py; this module keeps what they see.
+a voided game leaves the record, a pardon clears a bot's strike history up to then); and the
+ratings the ladder pairs by, fitted from `outcomes` (`LadderRatings`: an Elo step per game, the
+full fit on a timer, in a thread).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import math
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -14,9 +19,9 @@ from maag.server.compete.ladder_report import LadderEvent, outcome
 from maag.server.compete.strikes import StrikePolicy, StrikeRule, histories
 from maag.server.storage.base import GameRecord, Storage
 from maag.server.storage.rulings import latest, list_rulings, pardoned_view, pardons
-from maag.stats import ratings
+from maag.stats import live, ratings
 
-__all__ = ["LadderRecord"]
+__all__ = ["LadderRecord", "LadderRatings"]
 
 LOG = logging.getLogger("maag.server.compete.ladder")  # (the ladder's log)
 
@@ -111,3 +116,64 @@ class LadderRecord:
             if r.kind == "pardon" and r.bot is not None:
                 self.on_event(LadderEvent("pardoned", bot=r.bot, reason=r.why, games=len(self.outcomes)))
         self.strike()  # (a void can strike too: its game may have been a clean one)
+
+
+class LadderRatings:
+    """The ratings a ladder pairs by, kept current at any size: each game steps its two bots'
+    ratings (O(1)), and the maximum-likelihood fit of every outcome of the record is
+    recomputed in a thread every `refit_s` when games were added, the games finished meanwhile
+    stepped onto it; a fit of a history that lost games meanwhile (a void) is dropped."""
+
+    def __init__(self, name: str, outcomes: list[ratings.Outcome], refit_s: float) -> None:
+        self.name = name
+        self.outcomes = outcomes  # (the record's own list: a reload refills it)
+        self.refit_s = refit_s
+        self.live = live.LiveRatings()
+        self._fitted = 0  # outcomes the last full fit saw
+        self._fitting: asyncio.Task[None] | None = None
+        self._fit_at = -math.inf
+        self._generation = 0  # raised when games leave the history: stale fits are dropped
+
+    @property
+    def elo(self) -> dict[str, float]:
+        return self.live.elo
+
+    def step(self, o: ratings.Outcome) -> None:
+        """One more game's outcome (the full fit follows on its timer)."""
+        self.live.update(*o)
+
+    def refit(self) -> None:
+        """The full fit of the whole history, now (at start; after games left it)."""
+        self._generation += 1
+        if self.outcomes:
+            self.live.replace(live.fit_points(self.outcomes))
+            self._fitted = len(self.outcomes)
+        self._fit_at = time.monotonic()
+
+    def maintain(self, now: float) -> None:
+        """On the ladder's tick: the full fit off the event loop, when it is due."""
+        if (self._fitting is not None or len(self.outcomes) <= self._fitted
+                or now - self._fit_at < self.refit_s):
+            return
+        snapshot = list(self.outcomes)
+        generation = self._generation
+        self._fit_at = now
+
+        async def refit() -> None:
+            try:
+                elo = await asyncio.to_thread(live.fit_points, snapshot)
+                if generation != self._generation:
+                    return  # games left the history meanwhile (a void): fitted again next tick
+                self.live.replace(elo, self.outcomes[len(snapshot):])
+                self._fitted = len(snapshot)
+            except Exception:
+                LOG.exception("ladder %s: the ratings' refit failed", self.name)
+            finally:
+                self._fitting = None
+
+        self._fitting = asyncio.get_running_loop().create_task(refit())
+
+    async def close(self) -> None:
+        if self._fitting is not None:
+            with contextlib.suppress(Exception):
+                await self._fitting

@@ -10,9 +10,16 @@ connections:
 - the results: the games of the ladder stored over since the last look, whoever hosted
   them; the ratings take a step per game and are refitted on the ladder's timer.
 
-A pair is assigned to the referee of its seat-1 bot (the host) and, when seat 2's bot is
-connected elsewhere, to that referee too (it links the seat to the host): a bot plays
-everybody in the fleet, wherever they are connected. Each round's assignments are written in
+A pair of connected bots is assigned to the referee of its seat-1 bot (the host) and, when
+seat 2's bot is connected elsewhere, to that referee too (it links the seat to the host): a
+bot plays everybody in the fleet, wherever they are connected. The ladder's hosted bots
+(`--submitted`: every member loads their packages) are free on every member with a free
+hosted slot (`--slots`, published in `fleet_hosts`): a game with one is hosted by such a
+member (`place`): the connected opponent's own when it has a slot free, else the member with
+the most free slots, to which the opponent's seat is linked; a game between two hosted bots by
+the member with the most free slots. So hosted games spread over the members, each within its
+slots, and `--per-bot` and the strikes hold for hosted bots as for connected ones (both are
+counted from the database). Each round's assignments are written in
 one transaction fenced by this scheduler's epoch: a process that lost the lock without
 knowing it writes nothing. The scheduler that takes over after a crash starts from the
 database: nothing is lost but the round that was being written.
@@ -24,7 +31,8 @@ import logging
 import random
 import time
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from maag.server.compete.pairing import choose_pairs
@@ -32,6 +40,7 @@ from maag.server.fleet.assignments import (
     StaleScheduler,
     assign,
     finished_after,
+    hosts,
     ladder_load,
     lead,
     presence,
@@ -39,7 +48,7 @@ from maag.server.fleet.assignments import (
 from maag.server.fleet.links import new_secret
 from maag.server.storage.base import AsyncStorage
 
-__all__ = ["FleetScheduler", "ScheduledLadder"]
+__all__ = ["FleetScheduler", "ScheduledLadder", "Placement", "place"]
 
 LOG = logging.getLogger(__name__)
 
@@ -69,6 +78,12 @@ class ScheduledLadder(Protocol):
     def idle_since(self) -> dict[str, float]: ...
     @property
     def last_opponent(self) -> dict[str, str]: ...
+    @property
+    def hosted_bots(self) -> Collection[str]:
+        """The hosted participants (NAME@VERSION) the ladder pairs (`--submitted`)."""
+    @property
+    def plays_connected(self) -> bool:
+        """Whether connected bots play (not with `--submitted only`)."""
     def next_seed(self) -> int | None: ...
     def lost_lead(self, why: str) -> None: ...
 
@@ -114,13 +129,19 @@ class FleetScheduler:
         lad = self.ladder
         if self.epoch is None:
             return 0
-        rows = await self.run(presence)
+        rows = await self.run(presence) if lad.plays_connected else []
+        hosted = set(lad.hosted_bots)
+        slots = await self.run(hosts) if hosted else {}
         load = await self.run(ladder_load, lad.name, f"ladder:{lad.name}")
         where: dict[str, dict[str, int]] = defaultdict(dict)  # bot -> server -> free slots
         total: dict[str, int] = defaultdict(int)
         for server, bot, free, _since in rows:
-            where[bot][server] = free
-            total[bot] += free
+            if bot not in hosted:  # (a connected bot named like a hosted version: not paired twice)
+                where[bot][server] = free
+                total[bot] += free
+        if slots:
+            for bot in hosted:
+                total[bot] = lad.per_bot
         cap = {}
         for bot, n in total.items():
             room = min(n, lad.per_bot - load[bot])
@@ -132,24 +153,65 @@ class FleetScheduler:
         if not pairs:
             return 0
         games = []
+        placed = []
         for a, b in pairs:
-            sa, sb = _take_slot(where[a]), _take_slot(where[b])
+            p = place((a, b), where, slots, hosted)
+            if p is None:
+                continue  # no hosted slot left this round: the two wait for the next
             seed = lad.next_seed()
-            games.append((sa, (a, b), sb, new_secret(), seed))
+            games.append((p.host, (a, b), p.servers[1], new_secret(), seed))
+            placed.append((p.servers[0], p.hosted))
+        if not games:
+            return 0
         try:
-            await self.run(assign, lad.name, self.epoch, games)
+            await self.run(assign, lad.name, self.epoch, games, placed)
         except StaleScheduler as e:
             LOG.warning("ladder %s: %s; no longer scheduling", lad.name, e)
             self.epoch = None
             lad.lost_lead(str(e))
             return 0
-        for host, seats, server1, _secret, _seed in games:
-            if host == server1:
+        for (host, seats, server1, _secret, _seed), (server0, _hosted) in zip(games, placed, strict=True):
+            if host == server1 == server0:
                 self.local += 1
             else:
                 self.cross += 1
             started(seats)
         return len(games)
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where a paired game is played: its host, each seat's referee (the host, or the one
+    that links the seat there) and the hosted seats' bits (1: seat 1, 2: seat 2)."""
+
+    host: str
+    servers: tuple[str, str]
+    hosted: int
+
+
+def place(seats: tuple[str, str], where: dict[str, dict[str, int]], slots: dict[str, int],
+          hosted: Collection[str]) -> Placement | None:
+    """Place the game of `seats` (see the module), taking the slots it uses from `where`
+    (connected bot -> referee -> free slots) and `slots` (referee -> free hosted slots); None
+    when it needs a hosted slot and none is left."""
+    a, b = seats
+    bits = (1 if a in hosted else 0) | (2 if b in hosted else 0)
+    if not bits:
+        sa, sb = _take_slot(where[a]), _take_slot(where[b])
+        return Placement(sa, (sa, sb), 0)
+    if not any(n > 0 for n in slots.values()):
+        return None
+    connected = b if bits == 1 else a if bits == 2 else None
+    own = {s for s, n in where[connected].items() if n > 0} if connected is not None else set()
+    mine = {s: n for s, n in slots.items() if n > 0 and s in own}
+    host = _take_slot(mine or {s: n for s, n in slots.items() if n > 0})
+    slots[host] -= 1
+    if connected is None:
+        return Placement(host, (host, host), bits)
+    server = host if host in own else _take_slot(where[connected])
+    if host in own:
+        where[connected][host] -= 1
+    return Placement(host, (host, server) if connected == b else (server, host), bits)
 
 
 def _take_slot(servers: dict[str, int]) -> str:

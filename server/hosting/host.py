@@ -171,12 +171,16 @@ class Host:
     async def play(self, seats: tuple[str, str], bots: Sequence[HostedBot | None], tokens: Sequence[str], *,
                    match_id: str | None = None, seed: int | None = None,
                    tags: dict[str, Any] | None = None, absence: Absence | None = None,
-                   on_start: Callable[[int], None] | None = None) -> GameSummary:
+                   on_start: Callable[[int], None] | None = None,
+                   pins: Sequence[asyncio.Future[str] | None] = (None, None),
+                   on_request: Callable[[asyncio.Future[GameSummary]], None] | None = None) -> GameSummary:
         """Play one game between `seats` (names); a seat whose bot is hosted gets a fresh
-        sandboxed process, the other is paired by name as usual (`absence`: how long it may
-        be without a connection, RefereeServer.request_game; `on_start`: told the stored
-        game's id when it begins). A hosted process that fails before the game (no hello in
-        time, its connection closed) loses it by forfeit.
+        sandboxed process, the other is paired by name as usual, or takes the connection of
+        its `pins` entry (a fleet's link: RefereeServer.request_game's `clients`) (`absence`:
+        how long it may be without a connection, RefereeServer.request_game; `on_start`: told
+        the stored game's id when it begins; `on_request`: told the referee's request once the
+        hosted processes said hello, so that a caller may call it off). A hosted process that
+        fails before the game (no hello in time, its connection closed) loses it by forfeit.
 
         Each hosted seat's log is `NAME-gameID-seatS.log`, ID the stored game's (as in `maag
         replay ID`, the web view and the ladder's lines): until the game has its id (the
@@ -189,7 +193,7 @@ class Host:
                 on_start(gid)
 
         summary = await self._play(seats, bots, tokens, jails, match_id=match_id, seed=seed, tags=tags,
-                                   absence=absence, on_start=begun)
+                                   absence=absence, on_start=begun, pins=pins, on_request=on_request)
         self._name_logs(jails, summary.game_id)  # a forfeit before the game: named now
         return summary
 
@@ -207,13 +211,15 @@ class Host:
     async def _play(self, seats: tuple[str, str], bots: Sequence[HostedBot | None], tokens: Sequence[str],
                     jails: list[Jail | None], *, match_id: str | None, seed: int | None,
                     tags: dict[str, Any] | None, absence: Absence | None,
-                    on_start: Callable[[int], None]) -> GameSummary:
+                    on_start: Callable[[int], None], pins: Sequence[asyncio.Future[str] | None],
+                    on_request: Callable[[asyncio.Future[GameSummary]], None] | None) -> GameSummary:
         self.monitor.start()
         self.games += 1
         n = self.games
         threads = max([b.threads for b in bots if b is not None] or [1])
         cores = self._take_cores(threads)
-        handles: list[asyncio.Future[str] | None] = [None, None]
+        handles: list[asyncio.Future[str] | None] = [pins[0] if bots[0] is None else None,
+                                                     pins[1] if bots[1] is None else None]
         ends: list[socket.socket] = []
         t_start = self.monitor.mark()
 
@@ -251,7 +257,7 @@ class Host:
             ends.clear()
             # Start-up: each hosted process must say hello within its own budget.
             for i, h in enumerate(handles):
-                if h is None:
+                if h is None or bots[i] is None:
                     continue
                 try:
                     await asyncio.wait_for(asyncio.shield(h), self.options.limits.hello_s)
@@ -301,6 +307,8 @@ class Host:
                                            clients=(handles[0], handles[1]), on_prompt=on_prompt,
                                            annotate=annotate, requeue=False, absence=absence,
                                            on_start=on_start)
+            if on_request is not None:
+                on_request(fut)
             try:
                 return await fut
             except GameNotStarted as gone:

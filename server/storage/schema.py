@@ -104,9 +104,15 @@ CREATE TABLE IF NOT EXISTS fleet_assignments (
     status TEXT NOT NULL,
     linked INTEGER NOT NULL DEFAULT 0,
     game_id INTEGER,
-    created {real} NOT NULL
+    created {real} NOT NULL,
+    server0 TEXT,
+    hosted INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS fleet_assignments_status ON fleet_assignments (status);
+CREATE TABLE IF NOT EXISTS fleet_hosts (
+    server TEXT PRIMARY KEY,
+    free INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS ladder_leaders (
     name TEXT PRIMARY KEY,
     epoch INTEGER NOT NULL
@@ -128,4 +134,5 @@ MIGRATIONS = (("games", "server", "TEXT"), ("results", "verdict", "TEXT"),
               ("games", "logged", "INTEGER NOT NULL DEFAULT 0"),
               ("games", "resume", "TEXT"), ("results", "server", "TEXT"),
               ("servers", "revoked", "INTEGER NOT NULL DEFAULT 0"), ("servers", "link", "TEXT"),
-              ("games", "link_secret", "TEXT"))
+              ("games", "link_secret", "TEXT"), ("fleet_assignments", "server0", "TEXT"),
+              ("fleet_assignments", "hosted", "INTEGER NOT NULL DEFAULT 0"))

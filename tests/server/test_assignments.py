@@ -1,7 +1,9 @@
 """A fleet ladder's storage on each backend (fleet/assignments.py), without sockets: the
 presence of live referees only; assignments fenced by the scheduler's epoch; each taken once,
 by its host first and only then by the referee that links its seat 2; each bot's games in
-progress over the fleet; and results read once each, though games end out of order."""
+progress over the fleet; and results read once each, though games end out of order. Hosted
+bots: each member's free hosted slots, a hosted game's linked seat (either), and where the
+scheduler places a game (fleet/scheduler.py's `place`)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from maag.server.fleet.assignments import (
     StaleScheduler,
     assign,
     finished_after,
+    hosts,
     ladder_load,
     lead,
     listener,
@@ -21,6 +24,7 @@ from maag.server.fleet.assignments import (
     settle,
     take,
 )
+from maag.server.fleet.scheduler import Placement, place
 from maag.server.fleet.store import set_link
 from maag.server.storage.base import Storage, open_storage
 
@@ -119,3 +123,42 @@ def test_postgres_announces_new_assignments_to_their_referees(postgres_db: str, 
         assert listener(lite, "r1") is None  # (SQLite: its referees ask)
     finally:
         lite.close()
+
+
+def test_hosted_slots_and_a_hosted_game_with_seat_1_linked(st: Storage) -> None:
+    publish_presence(st, "r1", [], hosting=2)
+    publish_presence(st, "r2", [("c", 1, 1.0)], hosting=0)  # hosts nothing now: not offered
+    publish_presence(st, "dead", [], hosting=5)  # its lease lapsed: not offered
+    assert hosts(st) == {"r1": 2}
+    epoch = lead(st, "main")
+    # c (connected to r2, which has no hosted slot) in seat 1 against the hosted x@1, on r1.
+    [aid] = assign(st, "main", epoch, [("r1", ("c", "x@1"), "r1", "s", 3)], [("r2", 2)])
+    assert hosts(st) == {"r1": 1}  # assigned, not taken yet: its slot is counted as taken
+    assert ladder_load(st, "main", "ladder:main") == {"c": 1, "x@1": 1}
+    assert take(st, "r2") == ([], [])  # the host first
+    hosted, linked = take(st, "r1")
+    assert linked == [] and [a.id for a in hosted] == [aid]
+    a = hosted[0]
+    assert a.hosted_seats() == (False, True) and a.linked_seat() == 0 and a.server0 == "r2"
+    hosted, linked = take(st, "r2")
+    assert hosted == [] and [(x.id, x.linked_seat()) for x in linked] == [(aid, 0)]
+    publish_presence(st, "r1", [])  # (hosting=None: it runs no hosted bots any more)
+    assert hosts(st) == {}
+
+
+def test_placement_prefers_the_connected_bots_own_member() -> None:
+    hosted = {"x@1", "y@1"}
+    where = {"c": {"r2": 1}, "d": {"r1": 1}}
+    slots = {"r1": 1, "r2": 1}
+    # Hosted against connected: on the connected bot's member when it has a hosted slot.
+    assert place(("x@1", "c"), where, slots, hosted) == Placement("r2", ("r2", "r2"), 1)
+    assert slots == {"r1": 1, "r2": 0} and where["c"] == {"r2": 0}
+    # Else on the member with a free slot, the connected seat linked from its own.
+    got = place(("d", "y@1"), {"d": {"r2": 1}}, {"r1": 1, "r2": 0}, hosted)
+    assert got == Placement("r1", ("r2", "r1"), 2)
+    # Two hosted bots: the member with the most free slots; none left: not placed.
+    slots = {"r1": 1, "r2": 2}
+    assert place(("x@1", "y@1"), {}, slots, hosted) == Placement("r2", ("r2", "r2"), 3)
+    assert place(("x@1", "y@1"), {}, {"r1": 0}, hosted) is None
+    # Two connected bots: seat 1's member hosts, as before.
+    assert place(("c", "d"), {"c": {"r2": 1}, "d": {"r1": 1}}, {}, hosted) == Placement("r2", ("r2", "r1"), 0)
