@@ -1045,6 +1045,9 @@ int ms_mcts_reuse(const mg_game_vt *vt, const void *st, const mg_search_params *
                   mg_search_stats *stats)
 {
     pthread_once(&mc_tab_once, mc_tab_init);
+    /* the budget counts from here: growing a kept tree's arenas is part of the search's time */
+    ms_budget budget;
+    ms_budget_start(&budget, p);
     mc_tree *t = &tree->t;
     int top = -1;
     if (tree->live && t->vt == vt && tree->transpositions == p->transpositions &&
@@ -1080,8 +1083,6 @@ int ms_mcts_reuse(const mg_game_vt *vt, const void *st, const mg_search_params *
     t->evals = 0;
     t->ends = 0;
     stats->reused = t->nodes[top].visits;
-    ms_budget budget;
-    ms_budget_start(&budget, p);
     ms_state top_st, clone;
     memcpy(top_st.b, st, vt->state_size);
     long it = 0;
