@@ -27,11 +27,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from maag.server.storage.base import HELD, Storage
+from maag.server.storage.base import HELD, Storage, session_gone
 
 __all__ = ["Batch", "Claimed", "SeatElsewhere", "log_actions", "claim_lapsed", "taken_elsewhere",
-           "has_lapsed_games", "set_link", "seats_elsewhere", "game_running", "release_lease",
-           "recent_starts", "count_auth_failure"]
+           "has_lapsed_games", "set_link", "seats_elsewhere", "link_hosts", "name_session", "game_running",
+           "release_lease", "recent_starts", "count_auth_failure"]
 
 
 LOG_CHUNK = 500
@@ -103,7 +103,8 @@ def log_actions(st: Storage, server: str, batches: list[Batch]) -> list[int]:
 
 
 def claim_lapsed(st: Storage, server: str, game: str | None = None) -> list[Claimed]:
-    """Take over the running games of every referee whose lease has lapsed: its lease is
+    """Take over the running games of every referee whose lease has lapsed, or that is gone
+    before (its database session ended: storage/base.py `session_gone`): its lease is
     revoked and its games move to `server` (their epoch one up), in one transaction; games
     with no logged start are stored as aborted instead. One claimer wins a lapsed referee
     whole (its `servers` row is locked, SKIP LOCKED on PostgreSQL; SQLite's writes are
@@ -129,8 +130,10 @@ def claim_lapsed(st: Storage, server: str, game: str | None = None) -> list[Clai
         # ten leases: then it is revoked, and its games of other games aborted (below).
         other = ("" if game is None else " AND (heartbeat + 10 * lease_s < NOW OR NOT EXISTS (SELECT 1 FROM "
                  "games g WHERE g.server = s.id AND g.status = 'running' AND g.game != ?))")
-        db.execute(cur, "SELECT id FROM servers s WHERE heartbeat + lease_s < NOW AND revoked = 0 AND id != ?"
-                   + other + " ORDER BY id" + db.SKIP_LOCKED, (server, *(() if game is None else (game,))))
+        gone = session_gone(db.DIALECT)
+        db.execute(cur, f"SELECT id FROM servers s WHERE (heartbeat + lease_s < NOW OR {gone}) "
+                   "AND revoked = 0 AND id != ?" + other + " ORDER BY id" + db.SKIP_LOCKED,
+                   (server, *(() if game is None else (game,))))
         lapsed = [str(r[0]) for r in cur.fetchall()]
         out: list[Claimed] = []
         for dead in lapsed:
@@ -168,11 +171,11 @@ def release_lease(st: Storage, server: str) -> None:
 
 
 def has_lapsed_games(st: Storage, bot: str, game: str) -> bool:
-    """Does `bot` hold a seat in a running game of `game` whose referee's lease has lapsed (a
-    takeover is due)?"""
+    """Does `bot` hold a seat in a running game of `game` whose referee's lease has lapsed, or
+    whose referee is gone (`session_gone`): a takeover is due?"""
     rows = st.db.query("SELECT 1 FROM games g JOIN servers s ON s.id = g.server WHERE g.status = 'running' "
-                       "AND (g.seat0 = ? OR g.seat1 = ?) AND g.game = ? AND s.heartbeat + s.lease_s < NOW "
-                       "AND s.revoked = 0", (bot, bot, game))
+                       "AND (g.seat0 = ? OR g.seat1 = ?) AND g.game = ? AND (s.heartbeat + s.lease_s < NOW "
+                       f"OR {session_gone(st.db.DIALECT)}) AND s.revoked = 0", (bot, bot, game))
     return bool(rows)
 
 
@@ -182,7 +185,8 @@ def taken_elsewhere(st: Storage, server: str, bot: str, game: str) -> int | None
     rows = st.db.query("SELECT g.id FROM games g JOIN servers s ON s.id = g.server "
                        "WHERE g.status = 'running' AND (g.seat0 = ? OR g.seat1 = ?) AND g.game = ? "
                        "AND g.epoch > 0 AND g.server != ? AND s.heartbeat + s.lease_s >= NOW "
-                       "ORDER BY g.id LIMIT 1", (bot, bot, game, server))
+                       f"AND NOT {session_gone(st.db.DIALECT)} ORDER BY g.id LIMIT 1",
+                       (bot, bot, game, server))
     return int(rows[0][0]) if rows else None
 
 
@@ -238,13 +242,30 @@ def seats_elsewhere(st: Storage, server: str, bot: str, game: str) -> list[SeatE
                        "JOIN servers s ON s.id = g.server WHERE g.status = 'running' AND "
                        "(g.seat0 = ? OR g.seat1 = ?) AND g.game = ? AND g.server != ? AND "
                        "s.heartbeat + s.lease_s >= NOW AND s.revoked = 0 AND s.link IS NOT NULL "
-                       "AND g.link_secret IS NOT NULL ORDER BY g.id", (bot, bot, game, server))
+                       f"AND NOT {session_gone(st.db.DIALECT)} AND g.link_secret IS NOT NULL ORDER BY g.id",
+                       (bot, bot, game, server))
     out = []
     for gid, s0, s1, secret, link in rows:
         for seat, name in enumerate((s0, s1)):
             if name == bot:
                 out.append(SeatElsewhere(int(gid), seat, str(secret), str(link)))
     return out
+
+
+def link_hosts(st: Storage, game_ids: list[int]) -> dict[int, str]:
+    """Of `game_ids`, the running games hosted by a referee that takes links: game -> the
+    host's link address (a member's links are checked against it: fleet/links.py)."""
+    if not game_ids:
+        return {}
+    marks = ", ".join("?" * len(game_ids))
+    rows = st.db.query("SELECT g.id, s.link FROM games g JOIN servers s ON s.id = g.server WHERE "
+                       f"g.status = 'running' AND s.link IS NOT NULL AND g.id IN ({marks})", game_ids)
+    return {int(gid): str(link) for gid, link in rows}
+
+
+def name_session(st: Storage, server: str, session: str) -> None:
+    """Record the `application_name` of the session `server` keeps open (`session_gone`)."""
+    st.db.tx(lambda cur: st.db.execute(cur, "UPDATE servers SET session = ? WHERE id = ?", (session, server)))
 
 
 def game_running(st: Storage, game_id: int) -> bool:

@@ -5,6 +5,14 @@ reconnecting bot sent on to the referee that took its games (`admit`), this refe
 handed over to the others when it stops (`hand_over`), and its own stop once its lease was
 revoked (`lease_lost`).
 
+A referee that dies is noticed at once on PostgreSQL: it keeps a database session open whose
+`application_name` is SESSION and its id (`keep_session`, recorded in its `servers` row), which
+the database ends when the process dies or its machine's kernel closes its sockets; the
+others then take its games over without waiting for its lease to lapse (storage/base.py
+`session_gone`), and its bots, which reconnect at once, are neither refused for their old
+connections nor kept waiting. A referee that goes silent without its session ending (its
+machine's link cut, or frozen) is taken over when its lease lapses, as before.
+
 The hot path only appends to each session's log (it always did); this module slices the new
 entries every FLUSH_S and hands them to the storage thread (fleet/store.py `log_actions`,
 one transaction per flush, each game's batch fenced by this referee's lease). A lapsed
@@ -30,12 +38,14 @@ from maag.server.fleet.store import (
     claim_lapsed,
     has_lapsed_games,
     log_actions,
+    name_session,
     release_lease,
     taken_elsewhere,
 )
 from maag.server.net.games import LiveGame
 from maag.server.referee.resume import rebuild
 from maag.server.referee.session import REPLAY_VERSION, GameSession
+from maag.server.storage.backend import Database, open_database
 from maag.server.storage.base import LeaseLost
 
 if TYPE_CHECKING:
@@ -54,6 +64,12 @@ LOG = logging.getLogger("maag.server.net.server")
 FLUSH_S = 0.1
 """How often the running games' new actions are written: what a referee's death can cost a
 game is the actions of this last moment (the seat to move is asked again)."""
+
+SESSION = "maag-referee:"
+"""The `application_name` of the session a referee keeps open, followed by its id."""
+SESSION_PING_S = 1.0
+"""How often that session is used (a proxy between does not close it as idle; a session
+lost with the connection is made again at the next ping)."""
 
 _RESUME_KEYS = ("version", "game", "config", "seed", "start_state", "time_control", "policy", "tags")
 
@@ -92,6 +108,35 @@ class Takeover:
         while not self.lost:
             await asyncio.sleep(FLUSH_S)
             await self.flush()
+
+    async def keep_session(self) -> None:
+        """On PostgreSQL: keep a session named after this referee open, until our stop (see
+        the module)."""
+        db = self.storage.storage.db
+        if db.DIALECT != "postgresql":
+            return
+        name = SESSION + self.server_id
+        url = f"{db.url}{'&' if '?' in db.url else '?'}application_name={name}"
+        session: Database | None = None
+        named = False
+        try:
+            while not self.lost:
+                try:
+                    if session is None:
+                        session = await asyncio.to_thread(open_database, url)
+                    assert session is not None
+                    if not named:  # (recorded once the session is open: then it may end)
+                        await self.storage.apply(name_session, self.server_id, name)
+                        named = True
+                    else:  # (opened again with its name if it was lost)
+                        await asyncio.to_thread(session.query, "SELECT 1")
+                except Exception as e:  # the database away: the lease decides meanwhile
+                    LOG.debug("the referee's session not kept: %s", e)
+                await asyncio.sleep(SESSION_PING_S)
+        finally:
+            if session is not None:
+                with contextlib.suppress(Exception):
+                    session.close()
 
     def batches(self) -> list[Batch]:
         """The actions not yet written, per game (with its start, the first time)."""

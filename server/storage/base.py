@@ -61,6 +61,20 @@ HELD = "? IN (SELECT id FROM servers WHERE revoked = 0)"
 NOT_REVOKED = "? NOT IN (SELECT id FROM servers WHERE revoked = 1)"  # (a referee never registered too)
 
 
+def session_gone(dialect: str, s: str = "s") -> str:
+    """SQL, true when the referee of `servers` row `s` is gone though its lease has not
+    lapsed: on PostgreSQL, its database session (`servers.session`, the `application_name`
+    of a connection it keeps open: fleet/takeover.py) has ended, a process killed or its
+    machine's kernel closing its sockets, while the database has been up for longer than
+    the lease (a restarted database ended every session: the leases decide then). Never
+    elsewhere (SQLite: the leases decide)."""
+    if dialect != "postgresql":
+        return "(1 = 0)"
+    return (f"({s}.session IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_stat_activity act "
+            f"WHERE act.application_name = {s}.session) AND pg_postmaster_start_time() < "
+            f"clock_timestamp() - make_interval(secs => {s}.lease_s))")
+
+
 @dataclass(frozen=True, slots=True)
 class BotRecord:
     name: str
@@ -281,7 +295,8 @@ class Storage:
                 key = int.from_bytes(lock_digest("connections", bot)[:8], "big", signed=True)
                 self.db.execute(cur, "SELECT pg_advisory_xact_lock(?)", (key,))
             self.db.execute(cur, "SELECT COUNT(*) FROM connections c JOIN servers s ON s.id = c.server "
-                            "WHERE c.bot = ? AND s.heartbeat + s.lease_s >= NOW", (bot,))
+                            "WHERE c.bot = ? AND s.heartbeat + s.lease_s >= NOW AND NOT "
+                            + session_gone(self.db.DIALECT), (bot,))
             had = int(cur.fetchone()[0])
             if had < limit:
                 self.db.execute(cur, "INSERT INTO connections (server, conn, bot, since) "

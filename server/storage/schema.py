@@ -135,4 +135,4 @@ MIGRATIONS = (("games", "server", "TEXT"), ("results", "verdict", "TEXT"),
               ("games", "resume", "TEXT"), ("results", "server", "TEXT"),
               ("servers", "revoked", "INTEGER NOT NULL DEFAULT 0"), ("servers", "link", "TEXT"),
               ("games", "link_secret", "TEXT"), ("fleet_assignments", "server0", "TEXT"),
-              ("fleet_assignments", "hosted", "INTEGER NOT NULL DEFAULT 0"))
+              ("fleet_assignments", "hosted", "INTEGER NOT NULL DEFAULT 0"), ("servers", "session", "TEXT"))
