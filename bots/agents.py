@@ -6,7 +6,8 @@ parameters whose defaults are the source papers' best settings.
     >>> plan = agent.plan(state, budget_ms=500)                  # list[Action] for the rest of the turn
 
 Names: random, random-meta, egreedy, greedy-action, greedy-turn, greedy-reply, mcts, ne-mcts, bb-mcts,
-collapse-mcts, oep, emcts, fh-emcts, ucb, uct, rap, rmp, rmpmax (`AGENTS`). An agent's
+collapse-mcts, oep, emcts, fh-emcts, ucb, uct, rap, rmp, rmpmax (`AGENTS`; `best`, each game's
+strongest of them, is maag.bots.best's). An agent's
 defaults may differ by game (`AgentSpec.game_defaults`: its best measured setting there);
 it takes them from the first position it plans. `preset=NAME` applies a named set of
 settings over those (`AgentSpec.presets`; `preset=paper`: the source paper's settings, for
