@@ -159,6 +159,8 @@ class Ladder:
         await self.server.start()
         if self.submitted != "no":
             await self.hosting.start(self.server)
+            if self.fleet is not None:  # every member runs the hosted games assigned to it
+                self.server.fleet.host_games(self.hosting)
         self.on_event(LadderEvent("listening", games=len(self.outcomes)))
 
     async def run(self) -> None:

@@ -47,7 +47,7 @@ class HostedEntrants:
         self.db_url = db_url
         self.config = config
         self.host_options = host_options or HostOptions()
-        self.slots = slots or len(os.sched_getaffinity(0))
+        self.slots = slots if slots is not None else len(os.sched_getaffinity(0))
         """Hosted games at once on this machine at most."""
         self.log_dir = Path(log_dir) if log_dir else Path(tempfile.mkdtemp(prefix="maag-ladder-"))
         self.cluster = cluster

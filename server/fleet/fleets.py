@@ -15,7 +15,7 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from maag.protocol import ErrorCode, Pong
-from maag.server.fleet.interface import Fleet, FleetParts
+from maag.server.fleet.interface import Fleet, FleetParts, HostedGames
 from maag.server.fleet.limits import FleetLimits, watch_tokens
 from maag.server.fleet.links import Links, new_secret
 from maag.server.fleet.member import Member
@@ -58,6 +58,9 @@ class DatabaseFleet:
     def link_address(self) -> str | None:
         return self.links.address
 
+    def host_games(self, games: HostedGames) -> None:
+        self.member.hosting = games
+
     async def listen(self, factory: Callable[[], asyncio.Protocol]) -> None:
         await self.links.listen(factory)
 
@@ -97,6 +100,9 @@ class SoloFleet:
 
     def __init__(self, p: FleetParts) -> None:
         self.parts = p
+
+    def host_games(self, games: HostedGames) -> None:
+        raise ValueError("a referee without a fleet (fleet=False) plays no fleet ladder's games")
 
     async def listen(self, factory: Callable[[], asyncio.Protocol]) -> None:
         return None

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from maag.server.net.watchers import Watchers
     from maag.server.storage.base import AsyncStorage
 
-__all__ = ["Fleet", "FleetParts"]
+__all__ = ["Fleet", "FleetParts", "HostedGames"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,8 +50,27 @@ class FleetParts:
     """RefereeServer.request_game: a game queued here."""
 
 
+class HostedGames(Protocol):
+    """A fleet ladder's hosted bots on this referee (`maag ladder --fleet --submitted`:
+    compete/ladder_hosted.py's `HostedEntrants`): the games the scheduler assigns here with a
+    hosted seat are played through it, each such seat a fresh sandboxed process."""
+
+    def free_slots(self) -> int:
+        """Hosted games this referee can start now (published for the scheduler)."""
+
+    async def play_assigned(self, seats: tuple[str, str], hosted: tuple[bool, bool],
+                            pins: tuple[asyncio.Future[str] | None, asyncio.Future[str] | None], *,
+                            seed: int | None, match_id: str, on_start: Callable[[int], None],
+                            on_request: Callable[[asyncio.Future[GameSummary]], None]) -> GameSummary:
+        """Play the game (a seat not hosted: the bot connected here, or its `pins` link);
+        `on_request` is told the referee's request once the hosted processes said hello."""
+
+
 class Fleet(Protocol):
     """The fleet as the referee server sees it."""
+
+    def host_games(self, games: HostedGames) -> None:
+        """Play the hosted seats of the fleet ladder's games assigned here through `games`."""
 
     @property
     def link_address(self) -> str | None:

@@ -183,6 +183,9 @@ class Links:
         self.address: str | None = None  # where this referee takes links (host:port), once listening
         self.expected: dict[int, tuple[str, int, asyncio.Future[str]]] = {}
         """assignment -> (secret, seat, the hello future the game's request waits for)."""
+        self.awaited: dict[asyncio.Future[str], str] = {}
+        """A pin -> its seat's bot, when the link may come before the game's request (a hosted
+        opponent's process is still starting: fleet/member.py)."""
         self._relinking: set[tuple[str, int]] = set()  # (bot, game) looked up again, for lost links
         self._listener: asyncio.base_events.Server | None = None
 
@@ -229,11 +232,16 @@ class Links:
         if isinstance(m.id, str) and m.id.startswith("rtt:") and m.id[4:].isdigit():
             c.extra_rtt_ms = min(int(m.id[4:]), 10_000_000) / 1000.0
 
-    def expect(self, assignment: int, secret: str, seat: int) -> asyncio.Future[str]:
-        """A link for `seat` of a game being paired (fleet/member.py): the request's pin."""
+    def expect(self, assignment: int, secret: str, seat: int, bot: str | None = None) -> asyncio.Future[str]:
+        """A link for `seat` of a game being paired (fleet/member.py): the request's pin
+        (`bot`: the seat's, for a link that comes before the request; cancel the pin if it
+        never comes)."""
         fut: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         fut.add_done_callback(lambda f: f.cancelled() or f.exception())
         self.expected[assignment] = (secret, seat, fut)
+        if bot is not None:
+            self.awaited[fut] = bot
+            fut.add_done_callback(lambda f: self.awaited.pop(f, None))
         return fut
 
     def accept(self, c: Client, h: Hello) -> str | None:
@@ -288,7 +296,7 @@ class Links:
         for req in self.lobby.requests:
             if req.clients is not None and c.hello_future in req.clients:
                 return req.seats[req.clients.index(c.hello_future)]
-        return None
+        return self.awaited.get(c.hello_future) if c.hello_future is not None else None
 
     # -- the member's end ---------------------------------------------------------------
     async def open(self, c: Client, address: str, token: str, *, game_id: str | None,

@@ -1,17 +1,20 @@
 """A referee as a member of a fleet's ladder: it tells the database who is free here, and
 plays the games the ladder's one scheduler (compete/ladder.py, in whichever process holds the
-ladder's lock) assigns to it (fleet/assignments.py).
+ladder's lock) assigns to it (fleet/assignments.py), the hosted bots' among them.
 
-Every POLL_S: the bots connected here and their free slots are published (when they
-changed, and every REFRESH_S anyway). This referee's new assignments are taken as soon as the
-database announces them (PostgreSQL's LISTEN/NOTIFY; and every ASK_S in case an announcement
-was lost), or every POLL_S where it cannot (SQLite). A game
-it hosts is requested like any other (the lobby starts it once both seats are there); when
-seat 2's bot is connected to another referee, seat 2 is pinned to the link that referee
+Every POLL_S: the bots connected here and their free slots are published, and the hosted
+games it can start (when they changed, and every REFRESH_S anyway). This referee's new
+assignments are taken as soon as the database announces them (PostgreSQL's LISTEN/NOTIFY;
+and every ASK_S in case an announcement was lost), or every POLL_S where it cannot (SQLite).
+A game it hosts is requested like any other (the lobby starts it once both seats are there);
+when a seat's bot is connected to another referee, that seat is pinned to the link that referee
 opens (fleet/links.py) and the game waits for it at most LINK_WAIT_S. A seat it carries is
-linked to the host. Each assignment is settled once its game has started (with its id) or
-could not (the bot left, the link never came): the scheduler counts its bots' games from
-those rows, the running games and the assignments not settled yet.
+linked to the host (either seat: a connected bot's member without a free hosted slot links
+it to a member that runs its hosted opponent). A game with a hosted seat starts that seat's
+sandboxed process first (its start-up budget: `HostedGames`, the ladder's hosted bots), then
+waits for the other seat as any game does. Each assignment is settled once its game has
+started (with its id) or could not (the bot left, the link never came): the scheduler counts
+its bots' games from those rows, the running games and the assignments not settled yet.
 """
 
 from __future__ import annotations
@@ -21,13 +24,14 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from maag.server.fleet.assignments import Assignment, listener, publish_presence, settle, take
 from maag.server.fleet.links import LINK_WAIT_S
 from maag.server.net.model import GameNotStarted, GameSummary
 
 if TYPE_CHECKING:
+    from maag.server.fleet.interface import HostedGames
     from maag.server.fleet.links import Links
     from maag.server.net.keeper import StorageKeeper
     from maag.server.net.lobby import Lobby
@@ -35,6 +39,9 @@ if TYPE_CHECKING:
     from maag.server.storage.base import AsyncStorage
 
 __all__ = ["Member", "POLL_S"]
+
+Pin: TypeAlias = "asyncio.Future[str] | None"
+Played: TypeAlias = "asyncio.Future[GameSummary]"
 
 LOG = logging.getLogger("maag.server.net.server")
 
@@ -64,6 +71,8 @@ class Member:
         self.hosted = 0  # assignments hosted here (for tests and logs)
         self.carried = 0  # assignments whose seat 2 was linked from here
         self.listening = False  # woken by the database's announcements (else: asking every POLL_S)
+        self.hosting: HostedGames | None = None
+        """The ladder's hosted bots, when it has them (`Fleet.host_games`)."""
 
     def presence(self) -> list[tuple[str, int, float]]:
         """(bot, free slots, free since) of the bots connected here that a ladder may pair."""
@@ -93,10 +102,11 @@ class Member:
                     continue
                 try:
                     rows = self.presence()
-                    shown = [(b, n) for b, n, _ in rows]
+                    slots = self.hosting.free_slots() if self.hosting is not None else None
+                    shown = [(b, n) for b, n, _ in rows] + ([("", slots)] if slots is not None else [])
                     now = time.monotonic()
                     if shown != self._shown or now - self._shown_at > REFRESH_S:
-                        await self.storage.apply(publish_presence, self.server_id, rows)
+                        await self.storage.apply(publish_presence, self.server_id, rows, slots)
                         self._shown, self._shown_at = shown, now
                     if not (woken.is_set() or not self.listening or now - taken_at >= ASK_S):
                         continue
@@ -141,28 +151,53 @@ class Member:
             self.spawn(self._carry(a))
 
     async def _host(self, a: Assignment) -> None:
-        """Play assignment `a` here: seat 2 local, or pinned to its link."""
-        cross = a.server1 != self.server_id
-        pin = self.links.expect(a.id, a.secret, 1) if cross else None
+        """Play assignment `a` here: each seat local, hosted here, or pinned to its link."""
+        seat = a.linked_seat()
+        # (A hosted opponent's process starts first: the link may come before the request.)
+        pin = self.links.expect(a.id, a.secret, seat, a.seats[seat]) if seat is not None else None
+        pins = (pin if seat == 0 else None, pin if seat == 1 else None)
         started: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-        fut = self.request_game(a.seats[0], a.seats[1], match_id=f"ladder:{a.ladder}", seed=a.seed,
-                               tags={"Ladder": a.ladder}, requeue=False, on_start=started.set_result,
-                               clients=(None, pin) if pin is not None else None, handover=True)
+        if a.hosted:
+            fut, request = await self._hosted(a, pins, started)
+        else:
+            fut = request = self.request_game(a.seats[0], a.seats[1], match_id=f"ladder:{a.ladder}",
+                                              seed=a.seed, tags={"Ladder": a.ladder}, requeue=False,
+                                              on_start=started.set_result,
+                                              clients=pins if pin is not None else None, handover=True)
         await asyncio.wait([started, fut], timeout=LINK_WAIT_S, return_when=asyncio.FIRST_COMPLETED)
         if not started.done() and not fut.done():  # the bot left, or the link never came: call it off
-            req = next((r for r in self.lobby.requests if r.future is fut), None)
+            req = next((r for r in self.lobby.requests if r.future is request), None)
             if req is not None:
                 self.lobby.requests.remove(req)
-                fut.set_exception(GameNotStarted(f"assignment {a.id}: {a.seats} not both here in time"))
+                request.set_exception(GameNotStarted(f"assignment {a.id}: {a.seats} not both here in time"))
         self.links.expected.pop(a.id, None)
+        if pin is not None and not pin.done():
+            pin.cancel()  # (the link never came)
         fut.add_done_callback(lambda f: _played(a, f))  # (not awaited: our stop must not wait for it)
         await self._settle(a, started.result() if started.done() else None)
 
+    async def _hosted(self, a: Assignment, pins: tuple[Pin, Pin],
+                      started: asyncio.Future[int]) -> tuple[Played, Played]:
+        """Start assignment `a`'s hosted seats (on their own start-up budget): the game's
+        future, and the referee's request's once they said hello (the game's if they failed)."""
+        loop = asyncio.get_running_loop()
+        requested: asyncio.Future[asyncio.Future[GameSummary]] = loop.create_future()
+        if self.hosting is None:  # (the ladder here runs no hosted bots: not played)
+            fut: asyncio.Future[GameSummary] = loop.create_future()
+            fut.set_exception(GameNotStarted(f"assignment {a.id}: no hosted bots here"))
+            return fut, fut
+        fut = asyncio.ensure_future(self.hosting.play_assigned(
+            a.seats, a.hosted_seats(), pins, seed=a.seed, match_id=f"ladder:{a.ladder}",
+            on_start=started.set_result, on_request=requested.set_result))
+        await asyncio.wait([requested, fut], return_when=asyncio.FIRST_COMPLETED)
+        return fut, (requested.result() if requested.done() else fut)
+
     async def _carry(self, a: Assignment) -> None:
-        """Link seat 2 of assignment `a` from here to its host."""
-        c = self.lobby.free(a.seats[1])
+        """Link the seat of assignment `a` whose bot is connected here to its host."""
+        bot = a.seats[a.linked_seat() or 0]
+        c = self.lobby.free(bot)
         if c is None or a.link is None:
-            LOG.info("fleet: assignment %d: %s has no free slot here any more", a.id, a.seats[1])
+            LOG.info("fleet: assignment %d: %s has no free slot here any more", a.id, bot)
             return  # the host calls it off after LINK_WAIT_S
         for attempt in range(3):  # (the host took it a moment ago: it may not expect the link yet)
             if attempt:

@@ -262,6 +262,8 @@ class Host:
                 try:
                     await asyncio.wait_for(asyncio.shield(h), self.options.limits.hello_s)
                 except (asyncio.TimeoutError, ConnectionError) as e:
+                    if self.server.stopping:  # (refused as the referee stops: not the bot's failure)
+                        raise GameNotStarted("the referee stops") from e
                     j = jails[i]
                     assert j is not None
                     await j.wait(0.5)
@@ -317,8 +319,10 @@ class Host:
                 # which is stored like any other; the match or tournament goes on.
                 blamed = gone.seat if gone.seat is not None else next(
                     (i for i, j in enumerate(jails) if j is not None and not j.running), None)
-                if blamed is None:
-                    raise  # (no seat to blame: the game could not be set up)
+                if blamed is None or (bots[blamed] is None and pins[blamed] is not None):
+                    # (no seat to blame: the game could not be set up; or a fleet's link
+                    # closed before the game: not the bot's doing, it may still be connected)
+                    raise
                 j = jails[blamed]
                 v = None
                 if j is not None:

@@ -1,0 +1,165 @@
+"""Submitted bots in a fleet's ladder (`maag ladder --fleet --reuse-port --submitted also`):
+three real ladder processes on one PostgreSQL and one port, three submitted versions (the
+example Python bot, each game a fresh sandboxed process) and one connected SDK bot
+(tests/e2e/pacing_bot.py), connected to the scheduler, which hosts nothing (`--slots 0`).
+
+- hosted games are played on both members with slots, each within its `--slots 1`, and the
+  connected bot plays the hosted ones, its seat linked to the member that runs them;
+- `--per-bot 1` holds across the fleet for hosted and connected bots alike; no game has two
+  results;
+- the web view of the member that does not schedule serves the standings and a bot's page
+  from the database (over HTTP: once, a follower's standings were empty).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from maag.server.hosting.api import pack, submit
+from maag.server.storage.base import open_storage
+from maag.server.storage.submissions import open_submission_store
+
+from .conftest import until
+from .test_fleet_ladder import ts
+from .test_fleet_takeover import BOT, Fleet, q
+from .test_fleet_takeover import fleet as fleet  # noqa: F401  (the fixture)
+
+ROOT = Path(__file__).resolve().parents[2]
+GOOD = ROOT / "examples" / "python-bot"
+HOSTED = ("alice", "bob", "carol")
+GAMES = 12
+
+
+def _need_sandbox() -> None:
+    import shutil
+
+    import pytest
+
+    if shutil.which("bwrap") is None or os.geteuid() != 0:
+        if os.environ.get("CI"):
+            pytest.fail("the sandbox needs bubblewrap and root here (CI)")
+        pytest.skip("needs bubblewrap and root")
+
+
+def member(fleet: Fleet, n: int, slots: int) -> tuple[subprocess.Popen[bytes], int]:
+    """One more `maag ladder --fleet --submitted also` process on the fleet's port, hosting at
+    most `slots` games at once; returns it and its web view's port once both listen."""
+    port_file = fleet.tmp / f"lad{n}.port"
+    args = ["--fleet", "--db", fleet.url, "--reuse-port", "--port", str(fleet.port), "--port-file",
+            str(port_file), "--game", "nim", "--tc", "300ms", "--grace", "5s", "--lease", "2",
+            "--max-games-per-minute", "0", "--per-bot", "1", "--submitted", "also", "--slots", str(slots),
+            "--log-dir", str(fleet.tmp / f"logs{n}"), "--spill-dir", str(fleet.tmp / f"spill{n}"),
+            "--web", "127.0.0.1:0", "--rating-interval", "0", "-v"]
+    err = fleet.tmp / f"lad{n}.log"
+    p = subprocess.Popen([sys.executable, "-m", "maag.server", "ladder", *args],  # noqa: S603
+                         stdout=open(fleet.tmp / f"lad{n}.out", "wb"), stderr=open(err, "wb"))  # noqa: SIM115
+    fleet.procs.append(p)
+    deadline = time.monotonic() + 30
+    web = None
+    while web is None or not (port_file.exists() and port_file.read_text().strip()):
+        assert p.poll() is None and time.monotonic() < deadline, err.read_text()[-3000:]
+        time.sleep(0.05)
+        m = re.search(rb"web view on http://127\.0\.0\.1:(\d+)/", err.read_bytes())
+        web = int(m.group(1)) if m else None
+    fleet.port = int(port_file.read_text())
+    return p, web
+
+
+def get(port: int, path: str) -> Any:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as r:  # noqa: S310
+        return json.loads(r.read())
+
+
+def hosted_games(url: str) -> list[tuple[Any, ...]]:
+    return q(url, "SELECT g.id, g.seat0, g.seat1, g.server, g.status, g.created, r.finished, r.reason "
+                  "FROM games g JOIN results r ON r.game_id = g.id WHERE g.match_id = 'ladder:main' "
+                  "ORDER BY g.id")
+
+
+async def test_hosted_bots_play_on_every_member_and_followers_serve_the_standings(fleet: Fleet) -> None:
+    _need_sandbox()
+    url = fleet.url
+    store = open_submission_store(url)
+    try:
+        data, pkg = pack(GOOD)
+        for name in HOSTED:  # active at once: the submissions tests build and validate it
+            v = submit(store, name, data, pkg)
+            assert store.move(name, v.version, ("pending",), "active")
+    finally:
+        store.close()
+    # The scheduler first, hosting nothing (--slots 0), and the connected bot on it: every
+    # game of the connected bot is then played on another member, its seat linked there.
+    lead, _ = member(fleet, 0, 0)
+    await until(lambda: b"Taking over" in (fleet.tmp / "lad0.out").read_bytes(), 20)
+    st = open_storage(url)
+    try:
+        token = st.add_bot("dave")
+    finally:
+        st.close()
+    with open(fleet.tmp / "dave.log", "wb") as log:
+        fleet.bots.append(await asyncio.create_subprocess_exec(
+            sys.executable, BOT, f"127.0.0.1:{fleet.port}", "--concurrency", "1", "--delay-ms", "5",
+            "--game", "nim", "--reconnect", "60", stdout=asyncio.subprocess.DEVNULL, stderr=log,
+            env={**os.environ, "MAAG_TOKEN": token}))
+    await until(lambda: bool(q(url, "SELECT server FROM connections WHERE bot = 'dave'")), 20)
+    (p1, web1), (p2, _) = member(fleet, 1, 1), member(fleet, 2, 1)
+    ids = {fleet.server_id(p): n for n, p in enumerate((lead, p1, p2))}
+    assert q(url, "SELECT server FROM connections WHERE bot = 'dave'") == [(fleet.server_id(lead),)]
+
+    def over() -> int:
+        return sum(1 for g in hosted_games(url) if g[4] == "finished")
+
+    def both_hosted() -> bool:  # (by the two members with slots)
+        return len({g[3] for g in hosted_games(url) if g[4] == "finished"}) == 2
+
+    await until(lambda: over() >= GAMES and both_hosted(), 120)
+    standings = get(web1, "/api/standings")["standings"]
+    page = get(web1, "/api/bots/alice@1")
+    for p in (p2, p1, lead):
+        p.send_signal(signal.SIGINT)
+    for p in (p2, p1, lead):
+        assert await asyncio.to_thread(p.wait, 60) == 0
+
+    games = hosted_games(url)
+    finished = [g for g in games if g[4] == "finished"]
+    assert q(url, "SELECT game_id FROM results GROUP BY game_id HAVING COUNT(*) > 1") == []
+    per_member = defaultdict(int)
+    for g in finished:
+        per_member[ids[g[3]]] += 1
+    assert set(per_member) == {1, 2}, per_member
+    spans: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for _gid, s0, s1, _server, _status, created, done, _reason in finished:
+        for b in (s0, s1):
+            spans[b].append((ts(created), ts(done)))
+    for b, ss in spans.items():
+        ss.sort()
+        for (_a0, a1), (b0, _b1) in zip(ss, ss[1:], strict=False):
+            assert b0 >= a1 - 0.005, f"{b} played two ladder games at once: {ss}"
+    assert {f"{n}@1" for n in HOSTED} <= set(spans), spans.keys()
+    # Each member within its --slots 1: its hosted games never overlap.
+    for server in ids:
+        ss = sorted((ts(g[5]), ts(g[6])) for g in finished if g[3] == server)
+        for (_a0, a1), (b0, _b1) in zip(ss, ss[1:], strict=False):
+            assert b0 >= a1 - 0.005, f"member {ids[server]} ran two hosted games at once: {ss}"
+    assert all(g[7] in ("rules", "turn_limit") for g in finished), [g[7] for g in finished]
+    dave = [g for g in finished if "dave" in (g[1], g[2])]
+    assert dave, "the connected bot played no hosted bot"
+    linked = q(url, "SELECT COUNT(*) FROM fleet_assignments WHERE status = 'started' AND hosted != 0 "
+                    "AND (COALESCE(server0, host) != host OR server1 != host)")[0][0]
+    assert linked == len(dave) and {ids[g[3]] for g in dave} <= {1, 2}
+    rows = {r["bot"]: r for r in standings["standings"]}
+    assert {f"{n}@1" for n in HOSTED} <= set(rows) and sum(r["games"] for r in rows.values()) > 0
+    assert page["standing"] is not None and page["standing"]["games"] > 0, page["standing"]
+    print(f"\n{len(finished)} ladder games: {dict(per_member)} per member; dave played {len(dave)}, "
+          f"{linked} of them linked to the member running its opponent")
