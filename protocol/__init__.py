@@ -6,7 +6,7 @@
     >>> wire += client.send(Hello(name="bob", token="t0k", games=["heroes"]))
     >>> server.receive_data(wire)
     >>> server.next_event()
-    Greeting(encoding='json', version=1)
+    Greeting(encoding='json', version=2)
     >>> server.next_event()
     Hello(name='bob', token='t0k', games=('heroes',), concurrency=1, want_legal=False)
     >>> server.next_event() is NEED_DATA
@@ -42,6 +42,7 @@ from ._errors import FATAL, ErrorCode, LocalProtocolError, ProtocolError, Remote
 from ._framing import ENCODINGS, MAX_GREETING, Greeting
 from ._messages import (
     CLIENT_MESSAGES,
+    EVENTS_MODES,
     MAX_CONCURRENCY,
     MAX_DEPTH,
     MAX_GAMES,
@@ -55,6 +56,7 @@ from ._messages import (
     MESSAGE_TYPES,
     PROTOCOL_VERSION,
     SERVER_MESSAGES,
+    SUPPORTED_VERSIONS,
     Act,
     Error,
     GameEvent,
@@ -67,6 +69,7 @@ from ._messages import (
     Resign,
     Result,
     Turn,
+    TurnEvents,
     Welcome,
     YourTurn,
     check_built_messages,
@@ -81,9 +84,10 @@ from ._state import TRANSITIONS, ConnState, Role
 __all__ = [
     "Connection", "Role", "ConnState", "NEED_DATA", "Sentinel", "ConnectionClosed", "Event", "event_key",
     "TRANSITIONS", "DEFAULT_MAX_FRAME", "MAX_GREETING", "ENCODINGS", "PROTOCOL_VERSION",
+    "SUPPORTED_VERSIONS", "EVENTS_MODES",
     "ProtocolError", "LocalProtocolError", "RemoteProtocolError", "ErrorCode", "FATAL",
     "Greeting", "Message", "Hello", "Act", "Turn", "Resign", "Ping",
-    "Welcome", "GameStart", "YourTurn", "GameEvent", "Result", "GameOver", "Error", "Pong",
+    "Welcome", "GameStart", "YourTurn", "GameEvent", "TurnEvents", "Result", "GameOver", "Error", "Pong",
     "CLIENT_MESSAGES", "SERVER_MESSAGES", "MESSAGE_TYPES", "message_from_wire", "message_from_dict",
     "check_built_messages", "is_action", "read_events", "Packed", "plain", "Replies", "read_plain", "Items",
     "MAX_NAME", "MAX_TOKEN", "MAX_ID", "MAX_TEXT", "MAX_GAMES", "MAX_CONCURRENCY", "MAX_TURN_ACTIONS",

@@ -10,7 +10,7 @@ from typing import Protocol
 
 from ._errors import FATAL, ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
 from ._framing import Codec, Greeting, JsonLinesCodec, MsgpackCodec, extract_greeting, make_codec
-from ._messages import MESSAGE_TYPES, Error, Message, message_from_wire
+from ._messages import MESSAGE_TYPES, PROTOCOL_VERSION, SUPPORTED_VERSIONS, Error, Message, message_from_wire
 from ._plain import Items, PlainPlay, read_plain
 from ._state import TRANSITIONS, ConnState, Role
 
@@ -47,16 +47,17 @@ def event_key(event: Event) -> str:
     return event.TYPE
 
 
-def _by_class(sender: Role, state: ConnState) -> dict[type, ConnState]:
-    """TRANSITIONS[sender][state] for the message classes whose key is always their TYPE
-    (every message but `error`, whose key depends on its fields): looked up by the class
-    of the message, the hot path's one dictionary access per message."""
+def _by_class(sender: Role, state: ConnState, version: int) -> dict[type, ConnState]:
+    """TRANSITIONS[sender][state] for the message classes of `version` whose key is always
+    their TYPE (every message but `error`, whose key depends on its fields): looked up by
+    the class of the message, the hot path's one dictionary access per message."""
     table = TRANSITIONS[sender][state]
     return {cls: table[cls.TYPE] for cls in MESSAGE_TYPES.values()
-            if cls is not Error and cls.SENDER == sender.value and cls.TYPE in table}
+            if cls is not Error and cls.SENDER == sender.value and cls.TYPE in table and cls.SINCE <= version}
 
 
-_BY_CLASS = {(sender, state): _by_class(sender, state) for sender in Role for state in ConnState}
+_BY_CLASS = {(sender, state, version): _by_class(sender, state, version)
+             for sender in Role for state in ConnState for version in SUPPORTED_VERSIONS}
 
 
 class Connection:
@@ -66,8 +67,10 @@ class Connection:
     max_frame: the largest frame or JSON line accepted from the peer, in bytes; a larger one
     is a RemoteProtocolError(frame_too_large), raised as soon as it is detected.
 
-    The client starts by sending `Greeting(encoding="json" or "msgpack")`, then `Hello`; the
-    server's first event is that Greeting. After a ProtocolError the failing side is dead:
+    The client starts by sending `Greeting(encoding="json" or "msgpack")` (its `version`,
+    by default PROTOCOL_VERSION, is the connection's), then `Hello`; the server's first
+    event is that Greeting, whose version (one of SUPPORTED_VERSIONS) it speaks from then
+    on. After a ProtocolError the failing side is dead:
     after a RemoteProtocolError `next_event` raises again and `send` accepts only an `Error`
     (to report it); after a LocalProtocolError every `send` raises.
     """
@@ -80,6 +83,7 @@ class Connection:
         self.role = role
         self._peer = role.peer
         self.max_frame = max_frame
+        self.version = PROTOCOL_VERSION  # the greeting's, once it has passed: every message's `v`
         self.state = ConnState.GREETING
         self.encoding: str | None = None  # "msgpack" or "json", once the greeting has passed
         self.our_error: LocalProtocolError | None = None
@@ -102,8 +106,8 @@ class Connection:
     def state(self, state: ConnState) -> None:
         if state is not getattr(self, "_state", None):  # (hashing an Enum runs Python code)
             self._state = state
-            self._sends = _BY_CLASS[self.role, state]
-            self._receives = _BY_CLASS[self._peer, state]
+            self._sends = _BY_CLASS[self.role, state, self.version]
+            self._receives = _BY_CLASS[self._peer, state, self.version]
 
     # -- receiving -------------------------------------------------------------------------
     def receive_data(self, data: bytes) -> None:
@@ -145,7 +149,7 @@ class Connection:
         else:
             frame = self._codec.extract(self._buf, self.max_frame)
             if frame is not None:
-                event = message_from_wire(self._codec.decode(frame))
+                event = message_from_wire(self._codec.decode(frame), self.version)
                 nxt = self._receives.get(type(event))
                 if nxt is not None:  # the common case: a message expected in this state
                     if nxt is not self._state:
@@ -164,7 +168,7 @@ class Connection:
             self._closed_seen = True
         self.state = self._transition(self._peer, event, RemoteProtocolError)
         if isinstance(event, Greeting):
-            self._set_encoding(event.encoding)
+            self._set_encoding(event.encoding, event.version)
         return event
 
     def plain(self, data: bytes, pos: int = 0) -> PlainPlay | None:
@@ -180,7 +184,7 @@ class Connection:
         items = self._items
         if items is None:
             items = self._items = Items(self.max_frame)
-        return read_plain(data, pos, self.max_frame, items)
+        return read_plain(data, pos, self.max_frame, items, self.version)
 
     def sends_plain(self) -> bool:
         """Whether `send` of a `result`, `event` or `your_turn` would return what
@@ -232,8 +236,12 @@ class Connection:
         if isinstance(event, Greeting):
             if self.role is not Role.CLIENT:
                 raise LocalProtocolError(ErrorCode.UNEXPECTED_MESSAGE, "only the client sends the greeting")
+            if event.version not in SUPPORTED_VERSIONS:
+                raise LocalProtocolError(ErrorCode.UNSUPPORTED_VERSION,
+                                         f"this side speaks versions {SUPPORTED_VERSIONS}, "
+                                         f"not {event.version}")
             self.state = self._transition(self.role, event, LocalProtocolError)
-            self._set_encoding(event.encoding)
+            self._set_encoding(event.encoding, event.version)
             return event.to_bytes()
         if isinstance(event, ConnectionClosed):
             self.state = self._transition(self.role, event, LocalProtocolError)
@@ -243,6 +251,10 @@ class Connection:
         if event.SENDER != self.role.value:
             raise LocalProtocolError(ErrorCode.UNEXPECTED_MESSAGE,
                                      f"{event.TYPE} is a {event.SENDER} message")
+        if event.SINCE > self.version:
+            raise LocalProtocolError(ErrorCode.UNEXPECTED_MESSAGE,
+                                     f"{event.TYPE} is a message of version {event.SINCE}; this connection "
+                                     f"speaks version {self.version}")
         new_state = self._transition(self.role, event, LocalProtocolError)
         # Before the greeting (refusing a bad one) the server answers in JSON lines.
         data = (self._codec or JsonLinesCodec()).encode_message(event)
@@ -258,9 +270,12 @@ class Connection:
             raise exc(ErrorCode.UNEXPECTED_MESSAGE,
                       f"{sender.value} may not send {key} in state {self.state.value}") from None
 
-    def _set_encoding(self, encoding: str) -> None:
+    def _set_encoding(self, encoding: str, version: int) -> None:
         self.encoding = encoding
-        self._codec = make_codec(encoding)
+        self.version = version
+        self._codec = make_codec(encoding, version)
+        self._sends = _BY_CLASS[self.role, self._state, version]
+        self._receives = _BY_CLASS[self._peer, self._state, version]
 
 
 class Reader(Protocol):

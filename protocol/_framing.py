@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import msgpack
 
 from ._errors import ErrorCode, LocalProtocolError, RemoteProtocolError
-from ._messages import PROTOCOL_VERSION
+from ._messages import PROTOCOL_VERSION, SUPPORTED_VERSIONS
 from ._packed import Packed, header
 
 if TYPE_CHECKING:
@@ -51,11 +51,13 @@ _PREFIX = b"MAAG "
 
 def extract_greeting(buf: bytearray) -> Greeting | None:
     """Cut the greeting line off `buf`, or return None while it is incomplete. Raises
-    RemoteProtocolError: bad_greeting, or unsupported_version for a version other than ours."""
+    RemoteProtocolError: bad_greeting, or unsupported_version for a version not among
+    SUPPORTED_VERSIONS."""
     n = min(len(buf), len(_PREFIX))
     if bytes(buf[:n]) != _PREFIX[:n]:
-        raise RemoteProtocolError(ErrorCode.BAD_GREETING, "a connection must start with 'MAAG 1 msgpack' "
-                                  "or 'MAAG 1 json' and a newline")
+        raise RemoteProtocolError(ErrorCode.BAD_GREETING,
+                                  f"a connection must start with 'MAAG {PROTOCOL_VERSION} msgpack' or "
+                                  f"'MAAG {PROTOCOL_VERSION} json' and a newline")
     end = buf.find(b"\n", 0, MAX_GREETING)
     if end < 0:
         if len(buf) >= MAX_GREETING:
@@ -73,9 +75,10 @@ def extract_greeting(buf: bytearray) -> Greeting | None:
     if parts[2] not in ENCODINGS:
         raise RemoteProtocolError(ErrorCode.BAD_GREETING,
                                   f"encoding must be one of {', '.join(ENCODINGS)}, not {parts[2][:20]!r}")
-    if int(parts[1]) != PROTOCOL_VERSION:
+    if int(parts[1]) not in SUPPORTED_VERSIONS:
         raise RemoteProtocolError(ErrorCode.UNSUPPORTED_VERSION,
-                                  f"this server speaks version {PROTOCOL_VERSION}, not {parts[1]}")
+                                  f"this server speaks versions "
+                                  f"{' and '.join(map(str, SUPPORTED_VERSIONS))}, not {parts[1]}")
     return Greeting(encoding=parts[2], version=int(parts[1]))
 
 
@@ -84,6 +87,8 @@ class Codec:
     frame into plain data, `encode` plain data into a frame."""
 
     name: ClassVar[str]
+    version: int = PROTOCOL_VERSION
+    """The connection's protocol version: the `v` of every message it encodes."""
 
     def extract(self, buf: bytearray, max_frame: int) -> bytes | None:
         raise NotImplementedError
@@ -96,7 +101,7 @@ class Codec:
 
     def encode_message(self, msg: Message) -> bytes:
         """`encode(msg.to_wire(packed=True))`, from the message's `wire_map` (no list copies)."""
-        return self.encode(msg.wire_map()[0])
+        return self.encode(msg.wire_map(self.version)[0])
 
     def leftover_is_partial(self, buf: bytearray) -> bool:
         """At end of stream: does `buf` hold the start of a frame (not just padding)?"""
@@ -175,7 +180,7 @@ class MsgpackCodec(Codec):
         return self._frame(data, any(type(v) is Packed for v in data.values()))
 
     def encode_message(self, msg: Message) -> bytes:
-        return self._frame(*msg.wire_map())
+        return self._frame(*msg.wire_map(self.version))
 
     def _frame(self, data: dict[str, Any], spliced: bool) -> bytes:
         try:
@@ -275,5 +280,7 @@ class JsonLinesCodec(Codec):
         return bool(bytes(buf).strip(b" \t\r"))
 
 
-def make_codec(encoding: str) -> Codec:
-    return MsgpackCodec() if encoding == "msgpack" else JsonLinesCodec()
+def make_codec(encoding: str, version: int = PROTOCOL_VERSION) -> Codec:
+    codec = MsgpackCodec() if encoding == "msgpack" else JsonLinesCodec()
+    codec.version = version
+    return codec

@@ -19,7 +19,15 @@ from typing import Any, ClassVar, TypeVar
 from ._errors import ErrorCode, LocalProtocolError, RemoteProtocolError
 from ._packed import Packed
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
+"""The version this side speaks by default (a client's greeting). Version 2 is version 1 and
+`hello.events` with the message `turn_events` (the other seat's turn in one message)."""
+SUPPORTED_VERSIONS = (1, 2)
+"""The versions a referee speaks: a connection is of its greeting's version, every message on
+it carries that `v`, and a version-1 connection is exactly what it was before version 2."""
+EVENTS_MODES = ("action", "turn")
+"""`hello.events`: each of the other seat's actions live, one `event` each (the default), or
+its whole turn in one `turn_events` when the turn ends."""
 
 # Size limits of single fields (characters or items). Frames are limited by Connection.
 MAX_NAME = 64          # bot, server and game names; reasons; kinds
@@ -80,7 +88,8 @@ class Rule:
     """What one field of a message may hold. The rules are the single source of both the
     checks made when a message is built or decoded and the JSON Schema (protocol/schema.py).
 
-    kind: "str" (lo..hi characters), "int" (lo..hi), "bool", "seat" (1 or 2), "map" (a map
+    kind: "str" (lo..hi characters), "choice" (one of `choices`), "int" (lo..hi), "bool",
+    "seat" (1 or 2), "map" (a map
     of JSON data), "ms_map" (a map of non-negative integers or null), "action" (an action
     map), "actions" (lo..hi action maps), "groups" (grouped legal actions), "names" (lo..hi
     strings of 1..MAX_NAME characters), "code" (an error code), "id" (a ping id).
@@ -93,6 +102,8 @@ class Rule:
     lo: int = 0
     hi: int = 0
     optional: bool = False
+    choices: tuple[str, ...] = ()
+    """For kind "choice": the strings the field may hold."""
 
 
 def _as_int(v: Any) -> Any:
@@ -105,6 +116,11 @@ def _check_str(msg: Message, r: Rule, v: Any) -> None:
         raise _fail(msg, r.field, f"must be a string, not {_kind(v)}")
     if not r.lo <= len(v) <= r.hi:
         raise _fail(msg, r.field, f"must have {r.lo} to {r.hi} characters, not {len(v)}")
+
+
+def _check_choice(msg: Message, r: Rule, v: Any) -> None:
+    if not isinstance(v, str) or v not in r.choices:
+        raise _fail(msg, r.field, f"must be one of {', '.join(map(repr, r.choices))}, not {v!r}"[:MAX_TEXT])
 
 
 def _check_int(msg: Message, r: Rule, v: Any) -> None:
@@ -230,7 +246,8 @@ def _check_id(msg: Message, r: Rule, v: Any) -> None:
 
 
 _CHECKS: dict[str, Callable[[Message, Rule, Any], None]] = {
-    "str": _check_str, "int": _check_int, "bool": _check_bool, "seat": _check_seat, "map": _check_map,
+    "str": _check_str, "choice": _check_choice, "int": _check_int, "bool": _check_bool, "seat": _check_seat,
+    "map": _check_map,
     "ms_map": _check_ms_map, "info": _check_info, "action": _check_action, "actions": _check_actions,
     "names": _check_names,
     "groups": _check_groups, "code": _check_code, "id": _check_id,
@@ -330,6 +347,11 @@ class Message:
     SENDER: ClassVar[str]
     RULES: ClassVar[tuple[Rule, ...]] = ()
     """What each field may hold: checked on construction, and the JSON Schema's source."""
+    SINCE: ClassVar[int] = 1
+    """The protocol version that brought this message type."""
+    FIELDS_SINCE: ClassVar[dict[str, int]] = {}
+    """The fields brought by a later version than the message's, with that version (a
+    connection of an earlier version refuses them as unknown fields)."""
 
     def __post_init__(self) -> None:
         for r in self.RULES:
@@ -355,19 +377,20 @@ class Message:
             return msg
         return cls._fast_built(**values)  # type: ignore[attr-defined, no-any-return]
 
-    def wire_map(self) -> tuple[dict[str, Any], bool]:
-        """What the framings encode: the message as a map like `to_wire(packed=True)`, its
+    def wire_map(self, v: int = PROTOCOL_VERSION) -> tuple[dict[str, Any], bool]:
+        """What the framings encode: the message as a map like `to_wire(packed=True)` (`v`:
+        the connection's version), its
         tuples kept (both framings write them as lists), and whether a value is `Packed`
         (for the msgpack framing to splice). One function per class, generated once (see
         `_compile`): every message the referee sends passes through here."""
         raise NotImplementedError  # replaced per class by _compile
 
-    def to_wire(self, packed: bool = False) -> dict[str, Any]:
-        """The message as a plain map: `type`, `v`, then every field (tuples become lists);
-        an optional field (one with a default) is left out when it is None. `packed`: a
-        field the sender holds in msgpack form (`Packed`, see `built`) stays so, for the
-        framing to copy."""
-        out: dict[str, Any] = {"type": self.TYPE, "v": PROTOCOL_VERSION}
+    def to_wire(self, packed: bool = False, version: int = PROTOCOL_VERSION) -> dict[str, Any]:
+        """The message as a plain map: `type`, `v` (`version`), then every field (tuples
+        become lists); an optional field (one with a default) is left out when it is None.
+        `packed`: a field the sender holds in msgpack form (`Packed`, see `built`) stays so,
+        for the framing to copy."""
+        out: dict[str, Any] = {"type": self.TYPE, "v": version}
         for name, optional, _ in _wire_fields(type(self)):
             v = getattr(self, name)
             if v is None and optional:
@@ -422,6 +445,9 @@ class Hello(Message):
         decisions). Absent by default, so that a hello stays what older servers read.
     max_games: the most games the bot will play on this connection (it leaves after them);
         the referee then pairs it no more. Absent or null: no limit.
+    events: how the bot hears the other seat's actions (version 2): "action" (absent or null
+        too: one `event` per action, as it is applied) or "turn" (its whole turn in one
+        `turn_events`, when the turn ends, before this seat's `your_turn` or `game_over`).
     """
 
     TYPE: ClassVar[str] = "hello"
@@ -433,11 +459,19 @@ class Hello(Message):
     want_legal: bool = False
     max_games: int | None = None
     want_groups: bool | None = None
+    events: str | None = None
 
     RULES: ClassVar[tuple[Rule, ...]] = (
         S("name", MAX_NAME), S("token", MAX_TOKEN), Rule("games", "names", 1, MAX_GAMES),
         I("concurrency", 1, MAX_CONCURRENCY), Rule("want_legal", "bool"),
-        I("max_games", 1, 2**31 - 1, optional=True), Rule("want_groups", "bool", optional=True))
+        I("max_games", 1, 2**31 - 1, optional=True), Rule("want_groups", "bool", optional=True),
+        Rule("events", "choice", optional=True, choices=EVENTS_MODES))
+    FIELDS_SINCE: ClassVar[dict[str, int]] = {"events": 2}
+
+    @property
+    def turn_events(self) -> bool:
+        """Whether the bot asked to hear the other seat's turns whole (`events` "turn")."""
+        return self.events == "turn"
 
 
 @_dc
@@ -599,6 +633,29 @@ class GameEvent(Message):
 
 
 @_dc
+class TurnEvents(Message):
+    """The other seat's turn, told at its end to a seat whose hello asked for `events`
+    "turn" (version 2), before that seat's `your_turn` (or `game_over`): the `event`s of kind
+    "action" it stands for, in one message.
+
+    seat: whose actions they are (1 or 2).
+    actions: the actions, in the order they were applied, each as the observer may see it
+        (exactly the `action` of the `event` it stands for). Other kinds of event (timeout,
+        disconnect, reconnect) are still sent as `event`s, after the actions before them.
+    """
+
+    TYPE: ClassVar[str] = "turn_events"
+    SENDER: ClassVar[str] = "server"
+    SINCE: ClassVar[int] = 2
+    game_id: str
+    seat: int
+    actions: tuple[dict[str, Any], ...]
+
+    RULES: ClassVar[tuple[Rule, ...]] = (S("game_id", MAX_ID), Rule("seat", "seat"),
+                                         Rule("actions", "actions", 1, MAX_TURN_ACTIONS))
+
+
+@_dc
 class Result(Message):
     """The answer to an `act` or `turn`: how many of its actions were applied, and the
     error code (`illegal_action`, `not_your_turn`, ...) that stopped the rest, if any."""
@@ -676,8 +733,8 @@ def _known(code: str | None) -> ErrorCode | None:
 
 
 CLIENT_MESSAGES: tuple[type[Message], ...] = (Hello, Act, Turn, Resign, Ping)
-SERVER_MESSAGES: tuple[type[Message], ...] = (Welcome, GameStart, YourTurn, GameEvent, Result, GameOver,
-                                              Error, Pong)
+SERVER_MESSAGES: tuple[type[Message], ...] = (Welcome, GameStart, YourTurn, GameEvent, TurnEvents, Result,
+                                              GameOver, Error, Pong)
 MESSAGE_TYPES: dict[str, type[Message]] = {c.TYPE: c for c in CLIENT_MESSAGES + SERVER_MESSAGES}
 
 
@@ -704,7 +761,7 @@ def _compile(cls: type[Message]) -> None:
             lines.append("    if type(v) is Packed: packed = True")
     src = (f"def _fast_built(*, {', '.join(params)}):\n    m = _new(_cls)\n" + "\n".join(sets)
            + "\n    return m\n"
-           f"def wire_map(self):\n    out = {{'type': {cls.TYPE!r}, 'v': {PROTOCOL_VERSION}}}\n"
+           f"def wire_map(self, v={PROTOCOL_VERSION}):\n    out = {{'type': {cls.TYPE!r}, 'v': v}}\n"
            "    packed = False\n" + "\n".join(lines) + "\n    return out, packed\n")
     exec(compile(src, f"<maag.protocol {cls.TYPE}>", "exec"), env)  # noqa: S102 - our own source
     cls._fast_built = staticmethod(env["_fast_built"])  # type: ignore[attr-defined]
@@ -715,10 +772,12 @@ for _cls in MESSAGE_TYPES.values():
     _compile(_cls)
 
 
-def message_from_wire(data: Any) -> Message:
-    """The message a decoded frame holds. Raises RemoteProtocolError: bad_encoding (not a
-    map), missing_field (`type` or `v` absent, or a required field), unknown_type,
-    unsupported_version, bad_field."""
+def message_from_wire(data: Any, version: int | None = None) -> Message:
+    """The message a decoded frame holds, on a connection of `version` (None: of the version
+    its `v` names, any of SUPPORTED_VERSIONS). Raises RemoteProtocolError: bad_encoding (not
+    a map), missing_field (`type` or `v` absent, or a required field), unknown_type (also a
+    type of a later version), unsupported_version (another `v`), bad_field (also a field of
+    a later version)."""
     if not isinstance(data, dict):
         raise RemoteProtocolError(ErrorCode.BAD_ENCODING, f"a frame must hold a map, not {_kind(data)}")
     if "type" not in data:
@@ -734,16 +793,32 @@ def message_from_wire(data: Any) -> Message:
     v = _as_int(data["v"])
     if isinstance(v, bool) or not isinstance(v, int):
         raise RemoteProtocolError(ErrorCode.BAD_FIELD, f"{t}.v must be an integer", field="v")
-    if v != PROTOCOL_VERSION:
+    if version is None:
+        if v not in SUPPORTED_VERSIONS:
+            raise RemoteProtocolError(ErrorCode.UNSUPPORTED_VERSION,
+                                      f"this peer speaks versions "
+                                      f"{' and '.join(map(str, SUPPORTED_VERSIONS))}, not {v}", field="v")
+        version = v
+    elif v != version:
         raise RemoteProtocolError(ErrorCode.UNSUPPORTED_VERSION,
-                                  f"this peer speaks version {PROTOCOL_VERSION}, not {v}", field="v")
+                                  f"this connection speaks version {version}, not {v}", field="v")
+    if cls.SINCE > version:
+        raise RemoteProtocolError(ErrorCode.UNKNOWN_TYPE, f"{t} is a message of version {cls.SINCE}, not "
+                                  f"of version {version}", field="type")
+    if cls.FIELDS_SINCE and version < PROTOCOL_VERSION:
+        for key, since in cls.FIELDS_SINCE.items():
+            if since > version and key in data:
+                raise RemoteProtocolError(ErrorCode.BAD_FIELD,
+                                          f"{t} has no field {key!r} in version {version} (since {since})",
+                                          field=key)
     return cls.from_wire(data)
 
 
 def message_from_dict(data: Mapping[str, Any]) -> Message:
     """Build a message this side is about to send from a plain map with `type` (and
     optionally `v`), e.g. one made by the referee core. Raises LocalProtocolError (the
-    same codes as message_from_wire) when the map is not a valid message."""
+    same codes as message_from_wire) when the map is not a valid message; a `v` of another
+    supported version builds the message of that version."""
     try:
         return message_from_wire(dict(data) if "v" in data else {**data, "v": PROTOCOL_VERSION})
     except RemoteProtocolError as e:

@@ -8,7 +8,8 @@ frame from its bytes, without building a message: its game id and its action map
 which the caller looks up among the game's packed action maps (`Game.code_of_msgpack`); a
 frame whose every part matches is exactly the message the general reader would return
 (it packs back to itself, so it holds no duplicate key). `Replies` writes one game's
-replies to such a message (`result`, an action's `event`, `your_turn`) from templates:
+replies to such a message (`result`, an action's `event`, a turn's `turn_events`,
+`your_turn`) from templates, for connections of one protocol version:
 byte for byte what `MsgpackCodec.encode_message` writes for the same messages
 (tests/protocol/test_plain.py; the test suite's checked mode compares every frame the
 referee writes this way).
@@ -23,7 +24,7 @@ import msgpack
 
 from ._errors import ErrorCode, LocalProtocolError
 from ._framing import MsgpackCodec
-from ._messages import MAX_TURN_ACTIONS, PROTOCOL_VERSION, Message
+from ._messages import MAX_TURN_ACTIONS, PROTOCOL_VERSION, SUPPORTED_VERSIONS, Message
 from ._packed import header
 
 __all__ = ["read_plain", "Items", "Replies", "PlainPlay"]
@@ -39,20 +40,21 @@ def _fields(*pairs: Any, pack: Any = _pack) -> bytes:
     return b"".join(pack(p) for p in pairs)
 
 
-def _head(kind: str, n: int, pack: Any = _pack) -> bytes:
+def _head(kind: str, n: int, pack: Any = _pack, version: int = PROTOCOL_VERSION) -> bytes:
     """A message map of `n` entries up to its game_id's key: type, v, then "game_id"."""
-    return header(n, 0x80, 0xDE) + _fields("type", kind, "v", PROTOCOL_VERSION, "game_id", pack=pack)
+    return header(n, 0x80, 0xDE) + _fields("type", kind, "v", version, "game_id", pack=pack)
 
 
-_ACT = _head("act", 4)
-_TURN = _head("turn", 4)
+_ACT = {v: _head("act", 4, version=v) for v in SUPPORTED_VERSIONS}
+_TURN = {v: _head("turn", 4, version=v) for v in SUPPORTED_VERSIONS}
 _ACTION = _pack("action")
 _ACTIONS = _pack("actions")
 
 
-def read_plain(data: bytes, pos: int, max_frame: int, items: Items) -> PlainPlay | None:
+def read_plain(data: bytes, pos: int, max_frame: int, items: Items,
+               version: int = PROTOCOL_VERSION) -> PlainPlay | None:
     """The plain `act` or `turn` whose frame starts at `data[pos]`, whole in `data`: exactly
-    the four fields type, v (this version), game_id (1 to 31 bytes of UTF-8) and action (or
+    the four fields type, v (`version`, the connection's), game_id (1 to 31 bytes of UTF-8) and action (or
     1 to MAX_TURN_ACTIONS actions), in that order, each in its smallest form. None for
     anything else (the general reader then reads it, and says what is wrong with it). The
     action maps' bytes are as they are in the frame, each one whole msgpack value: the
@@ -63,14 +65,16 @@ def read_plain(data: bytes, pos: int, max_frame: int, items: Items) -> PlainPlay
     end = body + int.from_bytes(data[pos:body], "big")
     if end == body or end > len(data) or end - body > max_frame:
         return None
-    if data.startswith(_ACT, body, end):
+    act = _ACT[version]
+    if data.startswith(act, body, end):
         turn = False
-        at = body + len(_ACT)
-    elif data.startswith(_TURN, body, end):
-        turn = True
-        at = body + len(_TURN)
+        at = body + len(act)
     else:
-        return None
+        head = _TURN[version]
+        if not data.startswith(head, body, end):
+            return None
+        turn = True
+        at = body + len(head)
     if at >= end:
         return None
     g = data[at] - 0xA0 + at + 1  # a fixstr of 1..31 bytes (ids are short)
@@ -132,24 +136,41 @@ def _frame(body: bytes) -> bytes:
 
 
 class Replies:
-    """One game's replies to a plain act or turn, in the msgpack framing, from templates."""
+    """One game's replies to a plain act or turn, in the msgpack framing, from templates, for
+    connections of protocol version `version` (`for_version` gives the game's others)."""
 
-    __slots__ = ("_pack", "_results", "_result", "_events", "_event_frames", "_turn", "_times")
+    __slots__ = ("_pack", "_results", "_result", "_events", "_event_frames", "_turn", "_times",
+                 "_turn_events", "version", "_game_id", "_others")
 
-    def __init__(self, game_id: str) -> None:
+    def __init__(self, game_id: str, version: int = PROTOCOL_VERSION) -> None:
         # Its own packer: a Packer is not to be shared by threads (sessions may run in several).
         self._pack = pack = msgpack.Packer(use_bin_type=True, buf_size=1024).pack  # (grows if need be)
+        self.version = version
+        self._game_id = game_id
+        self._others: dict[int, Replies] = {version: self}
         gid = pack(game_id)
-        self._result = _head("result", 4, pack) + gid + pack("accepted")
+        self._result = _head("result", 4, pack, version) + gid + pack("accepted")
         self._results: dict[int, bytes] = {}
         # An event's fields: game_id, seat, kind, action (GameEvent's order).
-        self._events = tuple(_head("event", 6, pack) + gid
+        self._events = tuple(_head("event", 6, pack, version) + gid
                              + _fields("seat", seat, "kind", "action", pack=pack) + _ACTION
                              for seat in (1, 2))
         self._event_frames: tuple[dict[int, bytes], dict[int, bytes]] = ({}, {})  # per seat, by action code
+        # turn_events' fields: game_id, seat, actions (TurnEvents' order).
+        self._turn_events = tuple(_head("turn_events", 5, pack, version) + gid
+                                  + _fields("seat", seat, pack=pack) + _ACTIONS for seat in (1, 2))
         # your_turn's: game_id, observation, time_left_ms, bank_ms[, legal][, groups].
-        self._turn = tuple(_head("your_turn", n, pack) + gid + pack("observation") for n in (6, 7, 8))
+        self._turn = tuple(_head("your_turn", n, pack, version) + gid + pack("observation")
+                           for n in (6, 7, 8))
         self._times: tuple[int, int, bytes, bytes] = (-1, -1, b"", b"")  # the last time fields
+
+    def for_version(self, version: int) -> Replies:
+        """The game's replies for connections of `version` (made once)."""
+        got = self._others.get(version)
+        if got is None:
+            got = self._others[version] = Replies(self._game_id, version)
+            got._others = self._others
+        return got
 
     def result(self, accepted: int) -> bytes:
         """`Result(game_id, accepted)` (no error)."""
@@ -174,6 +195,12 @@ class Replies:
                 f = frames[code] = self.event(seat, action(code))
             out.append(f)
         return out
+
+    def turn_events(self, seat: int, codes: Sequence[int], action: Callable[[int], bytes]) -> bytes:
+        """`TurnEvents(game_id, seat, [action(code) for code in codes])`: `seat` 1 or 2,
+        `action(code)` the public action map's msgpack bytes (1 to MAX_TURN_ACTIONS codes)."""
+        return _frame(b"".join((self._turn_events[seat - 1], header(len(codes), 0x90, 0xDC),
+                                *map(action, codes))))
 
     def your_turn(self, observation: bytes, time_left_ms: int, bank_ms: int, legal: bytes | None,
                   groups: Any) -> bytes:
@@ -200,6 +227,7 @@ class Replies:
         """The test suite's check of frames written here: each is the general encoding of
         the message it stands for (LocalProtocolError naming the first that is not)."""
         codec = MsgpackCodec()
+        codec.version = self.version
         general = [codec.encode_message(m) for m in messages]
         if frames != general:
             n = min(len(frames), len(general))

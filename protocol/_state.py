@@ -34,8 +34,8 @@ class ConnState(Enum):
 
 _GAME_FROM_CLIENT = {"act": ConnState.READY, "turn": ConnState.READY, "resign": ConnState.READY,
                      "ping": ConnState.READY}
-_GAME_FROM_SERVER = {t: ConnState.READY for t in ("game_start", "your_turn", "event", "result",
-                                                  "game_over", "error", "pong")}
+_GAME_FROM_SERVER = {t: ConnState.READY for t in ("game_start", "your_turn", "event", "turn_events",
+                                                  "result", "game_over", "error", "pong")}
 _END = {"fatal_error": ConnState.CLOSED, "eof": ConnState.CLOSED}
 
 # sender -> state -> event key -> next state

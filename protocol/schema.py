@@ -30,6 +30,7 @@ from ._messages import (
     MAX_NAME,
     PROTOCOL_VERSION,
     SERVER_MESSAGES,
+    SUPPORTED_VERSIONS,
     Message,
     Rule,
 )
@@ -66,6 +67,8 @@ def _kind_schema(msg: type[Message], r: Rule) -> dict[str, Any]:
     k = r.kind
     if k == "str":
         return {"type": "string", "minLength": r.lo, "maxLength": r.hi}
+    if k == "choice":
+        return {"enum": list(r.choices)}
     if k == "int":
         return {"type": "integer", "minimum": r.lo, "maximum": r.hi}
     if k == "bool":
@@ -109,7 +112,9 @@ def _kind_schema(msg: type[Message], r: Rule) -> dict[str, Any]:
 
 def _message(msg: type[Message]) -> dict[str, Any]:
     rules = {r.field: r for r in msg.RULES}
-    props: dict[str, Any] = {"type": {"const": msg.TYPE}, "v": {"const": PROTOCOL_VERSION}}
+    versions = [v for v in SUPPORTED_VERSIONS if v >= msg.SINCE]
+    props: dict[str, Any] = {"type": {"const": msg.TYPE},
+                             "v": {"const": versions[0]} if len(versions) == 1 else {"enum": versions}}
     required = ["type", "v"]
     for f in fields(msg):  # type: ignore[arg-type]
         if f.name not in rules:
@@ -120,8 +125,16 @@ def _message(msg: type[Message]) -> dict[str, Any]:
         elif f.default is not None:
             props[f.name] = {**props[f.name], "default": f.default}
     doc = " ".join((msg.__doc__ or "").split())
-    return {"title": msg.TYPE, "description": f"Sent by the {msg.SENDER}. {doc}", "type": "object",
-            "properties": props, "required": required, "additionalProperties": False}
+    out = {"title": msg.TYPE, "description": f"Sent by the {msg.SENDER}. {doc}", "type": "object",
+           "properties": props, "required": required, "additionalProperties": False}
+    # A field a later version brought is no field of an earlier version's message.
+    later = [{"if": {"properties": {"v": {"const": v}}, "required": ["v"]},
+              "then": {"not": {"anyOf": [{"required": [name]} for name, since in msg.FIELDS_SINCE.items()
+                                         if since > v]}}}
+             for v in SUPPORTED_VERSIONS if any(since > v for since in msg.FIELDS_SINCE.values())]
+    if later:
+        out["allOf"] = later
+    return out
 
 
 def message_schema(action: dict[str, Any] | None = None, observation: dict[str, Any] | None = None,
@@ -148,7 +161,10 @@ def message_schema(action: dict[str, Any] | None = None, observation: dict[str, 
         "$id": f"https://maag.dev/protocol/v{PROTOCOL_VERSION}/message.schema.json",
         "title": title or f"maag protocol v{PROTOCOL_VERSION}: one message",
         "description": "A frame's map, from either side (client_message and server_message in $defs "
-                       "say which side sends what). Generated from maag.protocol's message rules. "
+                       "say which side sends what), of any version a referee speaks (`v`: the "
+                       f"connection's, {' or '.join(map(str, SUPPORTED_VERSIONS))}; a message type or "
+                       "field a later version brought is refused on an earlier version's connection). "
+                       "Generated from maag.protocol's message rules. "
                        "Beyond the schema, the server refuses maps and lists nested deeper than 32 "
                        "levels and payload integers outside 64 bits. Framing: docs/protocol.md §2.",
         "oneOf": [{"$ref": "#/$defs/client_message"}, {"$ref": "#/$defs/server_message"}],

@@ -6,11 +6,14 @@ an act or a turn (`Connection.plain`), of a game running with this connection in
 its seats, every action map one of the game's packed maps (so its code is one dictionary
 lookup). The session then plays the codes (`GameSession.play_codes`: the same work as
 `submit`, without its messages), and when every action was applied and the game goes on,
-the replies are written from the game's templates (`maag.protocol.Replies`): the mover's
-`result`, the other seat's `event`s (a prefix per seat and each action's public map, packed
-once), the `your_turn` of the seat to move (its observation and legal list written by the
-game's C). Everything else goes the general way, in order: a message the fast path does
-not take, and all after it in the same input, through `Connection.next_event` and
+the replies are written from the game's templates (`maag.protocol.Replies`, one set per
+protocol version a seat's connection speaks): the mover's `result`, the other seat's
+`event`s (a prefix per seat and each action's public map, packed once) or, for a seat that
+asked to hear them once a turn, nothing until the turn passes to it and then its
+`turn_events` (`GameSession.tell_codes` says which), the `your_turn` of the seat to move
+(its observation and legal list written by the game's C). Everything else goes the general
+way, in order: a message the fast path does not take, and all after it in the same input,
+through `Connection.next_event` and
 `RefereeServer.on_message`; the general messages of an illegal action, a late message or
 the game's end (`Games.dispatch`), and every message to a seat that speaks JSON or cannot
 be sent to now. What the seats receive, what is stored and what the watchers, the action
@@ -26,7 +29,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from maag.protocol import ErrorCode, Replies, check_built_messages
+from maag.protocol import MAX_TURN_ACTIONS, ErrorCode, Replies, check_built_messages
 
 if TYPE_CHECKING:
     from maag.server.net.games import LiveGame
@@ -98,12 +101,15 @@ def _reply(server: Host, game: LiveGame, seat: int, codes: Sequence[int]) -> int
         other = None
     if (me is not None and not me.conn.sends_plain()) or (other is not None and not other.conn.sends_plain()):
         prompted, values = s.prompt()
-        server.rooms.dispatch(game, s.plain_messages(seat, codes, prompted, values))
+        live, held = s.tell_codes(seat, codes, prompted)
+        server.rooms.dispatch(game, s.plain_messages(seat, codes, prompted, values, live, held))
         return prompted
     w = game.replies
     if w is None:
         w = game.replies = Replies(s.game_id)
-    prompted, turn = s.prompt_frame(w)
+    to = game.clients[s.to_move]  # (the seat prompted next: its connection's version)
+    prompted, turn = s.prompt_frame(w if to is None else w.for_version(to.conn.version))
+    live, held = s.tell_codes(seat, codes, prompted)
     req = game.request
     if req is not None and req.on_prompt is not None:  # (dispatch calls it for every your_turn)
         try:
@@ -113,17 +119,23 @@ def _reply(server: Host, game: LiveGame, seat: int, codes: Sequence[int]) -> int
     mine: list[bytes] = []
     theirs: list[bytes] = []
     if me is not None:
-        mine.append(w.result(len(codes)))
+        mine.append(w.for_version(me.conn.version).result(len(codes)))
         if prompted == seat:
             mine.append(turn)
     if other is not None:
-        theirs = w.events(seat + 1, codes, s.public_msgpack)
+        wo = w.for_version(other.conn.version)
+        if live:
+            theirs = wo.events(seat + 1, live, s.public_msgpack)
+        for i in range(0, len(held), MAX_TURN_ACTIONS):
+            theirs.append(wo.turn_events(seat + 1, held[i:i + MAX_TURN_ACTIONS], s.public_msgpack))
         if prompted != seat:
             theirs.append(turn)
     if check_built_messages():  # (the test suite's checked mode)
-        outs = s.plain_messages(seat, codes, prompted, s.your_turn_values(prompted))
-        w.check(mine, [o.msg for o in outs if o.seat == seat and me is not None])
-        w.check(theirs, [o.msg for o in outs if o.seat != seat and other is not None])
+        outs = s.plain_messages(seat, codes, prompted, s.your_turn_values(prompted), live, held)
+        if me is not None:
+            w.for_version(me.conn.version).check(mine, [o.msg for o in outs if o.seat == seat])
+        if other is not None:
+            w.for_version(other.conn.version).check(theirs, [o.msg for o in outs if o.seat != seat])
     server.stats["messages_out"] += len(mine) + len(theirs)
     # dispatch's writes: one per connection, in the order of their first message.
     if me is not None:

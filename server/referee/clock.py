@@ -249,5 +249,7 @@ class Seat:
     late_turns: int = 0
     want_legal: bool = False
     want_groups: bool = False
+    turn_events: bool = False  # hello.events "turn": the other seat's actions once its turn ends
+    held: list[int] = field(default_factory=list)  # those actions' codes, until then
     turn_search: list[float] | None = None  # iterations, time_ms the seat reported this turn
     search: list[tuple[float, float]] = field(default_factory=list)  # per reported turn

@@ -14,7 +14,8 @@
 - disconnect: the seat may reconnect with the same token within `disconnect_grace_ms`
   (its clock keeps running meanwhile; it is then sent `game_start` and, on move, `your_turn`
   again, and the opponent gets `event`s of kind `disconnect` and `reconnect`); after that
-  it loses (reason `disconnect`).
+  it loses (reason `disconnect`). The actions held for it (turn events, messages.py) are
+  dropped when it goes: it hears of those after it is back.
 """
 
 from __future__ import annotations
@@ -79,12 +80,13 @@ class Deadlines(Ending):
         if self.outcome is not None or s.disconnected_at is not None:
             return []
         s.disconnected_at = now
+        s.held = []  # (what its connection would have been told: gone with it)
         if fault is not None:
             self.faults[seat] = fault
         if self.policy.disconnect_grace_ms <= 0 or final:
             self._finish(1 - seat, Reason.DISCONNECT)
             return []
-        return [Out(1 - seat, self._event(seat, "disconnect"))]
+        return self._tell(1 - seat, seat, "disconnect")
 
     def reconnect(self, seat: int, now: float) -> list[Out]:
         """The seat is back: it is told the game again, and its turn if it is on move."""
@@ -92,9 +94,9 @@ class Deadlines(Ending):
         if self.outcome is not None or s.disconnected_at is None:
             return []
         s.disconnected_at = None
+        s.held = []  # (held while it was away: it hears of the actions after its game_start)
         self.faults[seat] = None
-        outs = [Out(seat, self._game_start(seat)),
-                Out(1 - seat, self._event(seat, "reconnect"))]
+        outs = [Out(seat, self._game_start(seat)), *self._tell(1 - seat, seat, "reconnect")]
         if self.to_move == seat and self.t0 is not None:
             outs.append(Out(seat, self._your_turn(seat)))
         return outs
@@ -125,7 +127,7 @@ class Deadlines(Ending):
     def _late(self, seat: int, now: float) -> list[Out]:
         s = self.seats[seat]
         s.late_turns += 1
-        outs = [Out(seat, self._event(seat, "timeout")), Out(1 - seat, self._event(seat, "timeout"))]
+        outs = self._tell(seat, seat, "timeout") + self._tell(1 - seat, seat, "timeout")
         if self.policy.late == LatePolicy.FORFEIT or (
                 self.policy.max_late is not None and s.late_turns >= self.policy.max_late):
             self._finish(1 - seat, Reason.TIMEOUT)

@@ -11,6 +11,13 @@ as `Out(seat, message)` values:
   (it goes back into the hidden deck). Cards drawn at
   the end of a turn show up only in the drawing seat's next observation; the opponent's
   observation shows only the new hand and deck sizes.
+- To an opponent whose hello asked for `events` "turn" (`Seat.turn_events`), those actions
+  are held (`Seat.held`, their codes) and told in one `turn_events` (the same public action
+  maps, in order) when it is next told anything else: before its `your_turn` (the turn
+  passed to it), its `game_over`, or an `event` of another kind (timeout, disconnect,
+  reconnect); a turn of more than MAX_TURN_ACTIONS actions in several. What is held for a
+  seat whose connection went is dropped (it would not have been sent): a seat that comes
+  back hears of the actions after it did, as with `event`s.
 - Seats are 0 and 1 in the referee's API and 1 and 2 on the wire (as in observations).
 """
 
@@ -21,6 +28,7 @@ from typing import Any, NamedTuple
 
 from maag.engine import State
 from maag.protocol import (
+    MAX_TURN_ACTIONS,
     Error,
     ErrorCode,
     GameEvent,
@@ -29,6 +37,7 @@ from maag.protocol import (
     Packed,
     Replies,
     Result,
+    TurnEvents,
     YourTurn,
 )
 from maag.server.referee.clock import Seat, TimeControl
@@ -87,12 +96,30 @@ class Messages(ActionLog):
         s.prompt_at = self._clock()
         return seat, frame
 
-    def plain_messages(self, seat: int, codes: Sequence[int], prompted: int,
-                       values: YourTurnValues) -> list[Out]:
+    def tell_codes(self, seat: int, codes: Sequence[int], prompted: int) -> tuple[Sequence[int], list[int]]:
+        """Where `play_codes` returned None (and `prompt` gave `prompted`): how the other
+        seat hears of the actions `codes` `seat` played, now: (the codes it is told of in one
+        `event` each, the codes it is told of in `turn_events`, held ones included). A seat
+        that asked for turn events is told nothing until the turn passes to it."""
+        other = self.seats[1 - seat]
+        if not other.turn_events:
+            return codes, []
+        held = other.held
+        held.extend(codes)
+        if prompted != 1 - seat and len(held) < MAX_TURN_ACTIONS:
+            return (), []
+        other.held = []
+        return (), held
+
+    def plain_messages(self, seat: int, codes: Sequence[int], prompted: int, values: YourTurnValues,
+                       live: Sequence[int], held: Sequence[int]) -> list[Out]:
         """The messages `submit` would have returned where `play_codes` returned None (and
-        `prompt` gave `prompted`, `values`): for seats the fast path cannot write to."""
-        return ([self._result(seat, len(codes))] + self._events(seat, codes)
-                + [Out(prompted, self._your_turn_message(values))])
+        `prompt` gave `prompted`, `values`; `tell_codes` gave `live`, `held`): for seats the
+        fast path cannot write to, and for the test suite's check of what it wrote."""
+        other, public, dict_of = 1 - seat, self._public, self._dict
+        return ([self._result(seat, len(codes))]
+                + [Out(other, self._event(seat, "action", public(dict_of(c)))) for c in live]
+                + self._turn_events(other, held) + [Out(prompted, self._your_turn_message(values))])
 
     def your_turn_values(self, seat: int) -> YourTurnValues:
         """What a `your_turn` for `seat` would hold now."""
@@ -112,9 +139,34 @@ class Messages(ActionLog):
                                 message=text or ""))
 
     def _events(self, seat: int, codes: Sequence[int]) -> list[Out]:
-        """The other seat's `event`s of the actions `codes` that `seat` played."""
+        """The other seat's `event`s of the actions `codes` that `seat` played (none when it
+        hears them once a turn: they are held)."""
         other, public, dict_of = 1 - seat, self._public, self._dict
+        s = self.seats[other]
+        if s.turn_events:
+            s.held.extend(codes)
+            return self._release(other) if len(s.held) >= MAX_TURN_ACTIONS else []
         return [Out(other, self._event(seat, "action", public(dict_of(c)))) for c in codes]
+
+    def _release(self, to: int) -> list[Out]:
+        """The `turn_events` of the actions held for seat `to` (none if none are)."""
+        s = self.seats[to]
+        if not s.held:
+            return []
+        held, s.held = s.held, []
+        return self._turn_events(to, held)
+
+    def _turn_events(self, to: int, codes: Sequence[int]) -> list[Out]:
+        """Seat `to`'s `turn_events` of the other seat's actions `codes` (none for none)."""
+        public, dict_of, n = self._public, self._dict, MAX_TURN_ACTIONS
+        return [Out(to, TurnEvents.built(game_id=self.game_id, seat=2 - to,
+                                         actions=[public(dict_of(c)) for c in codes[i:i + n]]))
+                for i in range(0, len(codes), n)]
+
+    def _tell(self, to: int, seat: int, kind: str) -> list[Out]:
+        """An `event` of `kind` (not an action) about `seat` for seat `to`, after the actions
+        held for it."""
+        return self._release(to) + [Out(to, self._event(seat, kind))]
 
     def _event(self, seat: int, kind: str, action: dict[str, Any] | None = None) -> GameEvent:
         return GameEvent.built(game_id=self.game_id, seat=seat + 1, kind=kind, action=action)
@@ -123,7 +175,7 @@ class Messages(ActionLog):
         seat = self.to_move
         msg = self._your_turn(seat)
         self.seats[seat].prompt_at = self._clock()
-        return [Out(seat, msg)]
+        return self._release(seat) + [Out(seat, msg)]
 
     def _your_turn(self, seat: int) -> YourTurn:
         return self._your_turn_message(self.your_turn_values(seat))

@@ -69,14 +69,15 @@ class Ending(Messages):
         return self.outcome is not None
 
     def game_over_messages(self, replay_id: int | str | None) -> list[Out]:
-        """`game_over` for both seats; call once the result and replay are stored."""
+        """`game_over` for both seats (each after the actions held for it); call once the
+        result and replay are stored."""
         o = self.outcome
         if o is None:
             raise RuntimeError("the game is not over")
         winner = o.winner + 1 if o.winner in (0, 1) else None  # type: ignore[operator]
         msg = GameOver.built(game_id=self.game_id, winner=winner, reason=o.reason.value,
                        replay_id=None if replay_id is None else str(replay_id))
-        return [Out(0, msg), Out(1, msg)]
+        return [*self._release(0), Out(0, msg), *self._release(1), Out(1, msg)]
 
     def replay(self) -> dict[str, Any]:
         """Everything needed to re-simulate this game exactly (see server/replay.py)."""

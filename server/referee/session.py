@@ -59,6 +59,7 @@ class GameSession(Deadlines):
         start_state: dict[str, Any] | None = None,
         want_legal: Sequence[bool] = (False, False),
         want_groups: Sequence[bool] = (False, False),
+        turn_events: Sequence[bool] = (False, False),
         tags: dict[str, Any] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -79,10 +80,11 @@ class GameSession(Deadlines):
         self._pack_key = msgpack.Packer(use_bin_type=True, buf_size=1024).pack
         self._public_packed = public_msgpacks(self.game.name)
         self._action_text = action_jsons(self.game.name)
-        if len(names) != 2 or len(want_legal) != 2 or len(want_groups) != 2:
+        if len(names) != 2 or len(want_legal) != 2 or len(want_groups) != 2 or len(turn_events) != 2:
             raise ValueError("a game has two seats")
-        self.seats = [Seat(str(n), SeatClock(self.tc), want_legal=bool(w), want_groups=bool(g))
-                      for n, w, g in zip(names, want_legal, want_groups, strict=True)]
+        self.seats = [Seat(str(n), SeatClock(self.tc), want_legal=bool(w), want_groups=bool(g),
+                           turn_events=bool(t))
+                      for n, w, g, t in zip(names, want_legal, want_groups, turn_events, strict=True)]
         self.tags: dict[str, Any] = dict(tags or {})
         self._clock = clock
         self.t0: float | None = None
@@ -217,6 +219,11 @@ class GameSession(Deadlines):
     def set_want_groups(self, seat: int, want: bool) -> None:
         """Whether `your_turn` for `seat` carries the game's grouped legal actions."""
         self.seats[seat].want_groups = want
+
+    def set_turn_events(self, seat: int, want: bool) -> None:
+        """Whether `seat` hears the other seat's actions once its turn ends, in one
+        `turn_events` (its hello's `events` "turn"), or one `event` each as they come."""
+        self.seats[seat].turn_events = want
 
     # -- internals ------------------------------------------------------------------------
     def _refuse(self, seat: int) -> list[Out] | None:

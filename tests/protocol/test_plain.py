@@ -14,6 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from maag.protocol import (
+    PROTOCOL_VERSION,
+    SUPPORTED_VERSIONS,
     Act,
     Connection,
     GameEvent,
@@ -26,6 +28,7 @@ from maag.protocol import (
     Result,
     Role,
     Turn,
+    TurnEvents,
     Welcome,
     YourTurn,
     read_plain,
@@ -34,6 +37,8 @@ from maag.protocol._framing import MsgpackCodec
 from test_protocol_schema import messages
 
 PACK = msgpack.Packer(use_bin_type=True).pack
+V = PROTOCOL_VERSION
+GREET = f"MAAG {V} msgpack\n".encode()
 ITEMS = Items(1 << 20)  # (one, kept across examples: as a connection keeps its own)
 scalars = st.one_of(st.integers(-(2**63), 2**64 - 1), st.text(max_size=40), st.booleans(), st.none(),
                     st.floats(allow_nan=False, allow_infinity=False))
@@ -53,7 +58,7 @@ def _frame(body: bytes) -> bytes:
 def _general(frame: bytes) -> Any:
     """What a welcomed server connection reads from `frame` (a message, or the error)."""
     conn = Connection(Role.SERVER)
-    conn.receive_data(b"MAAG 1 msgpack\n" + _frame(PACK(Hello(name="b", token="t", games=["g"]).to_wire())))
+    conn.receive_data(GREET + _frame(PACK(Hello(name="b", token="t", games=["g"]).to_wire())))
     conn.next_event()
     conn.next_event()
     conn.send(Welcome(bot="b", server="s", max_frame=1 << 20))
@@ -161,31 +166,46 @@ def test_a_small_frame_limit_reads_turns_too() -> None:
 def test_unusual_forms_of_an_act_are_left_to_the_general_reader() -> None:
     act = {"type": "end_turn"}
     known = {PACK(act)}
-    usual = {"type": "act", "v": 1, "game_id": "12", "action": act}
+    usual = {"type": "act", "v": V, "game_id": "12", "action": act}
     assert _agrees(_frame(PACK(usual)), known)
-    for other in ({"v": 1, "type": "act", "game_id": "12", "action": act},  # another key order
+    for other in ({"v": V, "type": "act", "game_id": "12", "action": act},  # another key order
                   {**usual, "seat": 1}, {**usual, "info": {"iterations": 3}},  # more fields
                   {**usual, "game_id": "1" * 40}):  # a long game id (str8)
         assert not _agrees(_frame(PACK(other)), known)
     # the same map with a duplicate key, and an int not in its smallest form
-    dup = b"\x85" + PACK("type") + PACK("act") + PACK("v") + b"\x01" + PACK("game_id") + PACK("12") + PACK(
+    dup = b"\x85" + PACK("type") + PACK("act") + PACK("v") + PACK(V) + PACK("game_id") + PACK("12") + PACK(
         "action") + PACK(act) + PACK("action") + PACK(act)
     assert not _agrees(_frame(dup), known)
-    wide = PACK(usual).replace(PACK("v") + b"\x01", PACK("v") + b"\xcc\x01")
+    wide = PACK(usual).replace(PACK("v") + PACK(V), PACK("v") + b"\xcc" + bytes([V]))
     assert not _agrees(_frame(wide), known)
     assert isinstance(_general(_frame(wide)), Act)  # (which the general reader reads)
     # a turn with no action, and a frame whose length is 0 or past the data
-    assert not _agrees(_frame(PACK({"type": "turn", "v": 1, "game_id": "12", "actions": []})), known)
+    assert not _agrees(_frame(PACK({"type": "turn", "v": V, "game_id": "12", "actions": []})), known)
     assert read_plain(b"\x00\x00\x00\x00", 0, 1 << 20, ITEMS) is None
     assert read_plain(_frame(PACK(usual))[:-1], 0, 1 << 20, ITEMS) is None
     assert read_plain(_frame(PACK(usual)), 0, 10, ITEMS) is None  # over max_frame
 
 
+def test_a_plain_frame_is_read_in_its_connections_version() -> None:
+    """A version-1 connection's plain frames carry `v` 1: read as such, and a frame of the
+    other version is left to the general reader (which refuses it)."""
+    for version in SUPPORTED_VERSIONS:
+        conn = Connection(Role.SERVER)
+        conn.receive_data(f"MAAG {version} msgpack\n".encode()
+                          + _frame(PACK(Hello(name="b", token="t", games=["g"]).to_wire(version=version))))
+        conn.next_event()
+        conn.next_event()
+        conn.send(Welcome(bot="b", server="s", max_frame=1 << 20))
+        for v in SUPPORTED_VERSIONS:
+            frame = _frame(PACK({"type": "act", "v": v, "game_id": "12", "action": {"type": "end_turn"}}))
+            assert (conn.plain(frame) is not None) == (v == version), (version, v)
+
+
 def test_a_plain_frame_is_read_only_on_a_welcomed_msgpack_connection() -> None:
-    frame = _frame(PACK({"type": "act", "v": 1, "game_id": "12", "action": {"type": "end_turn"}}))
+    frame = _frame(PACK({"type": "act", "v": V, "game_id": "12", "action": {"type": "end_turn"}}))
     conn = Connection(Role.SERVER)
     assert conn.plain(frame) is None  # (before the greeting)
-    conn.receive_data(b"MAAG 1 msgpack\n" + _frame(PACK(Hello(name="b", token="t", games=["g"]).to_wire())))
+    conn.receive_data(GREET + _frame(PACK(Hello(name="b", token="t", games=["g"]).to_wire())))
     conn.next_event()
     conn.next_event()
     assert conn.plain(frame) is None and not conn.sends_plain()  # (before the welcome)
@@ -194,7 +214,7 @@ def test_a_plain_frame_is_read_only_on_a_welcomed_msgpack_connection() -> None:
     conn.receive_data(frame[:3])
     assert conn.plain(frame) is None  # (input buffered: it goes first)
     json_conn = Connection(Role.SERVER)
-    json_conn.receive_data(b"MAAG 1 json\n")
+    json_conn.receive_data(f"MAAG {V} json\n".encode())
     json_conn.next_event()
     assert json_conn.plain(frame) is None and not json_conn.sends_plain()
 
@@ -204,12 +224,19 @@ def test_a_plain_frame_is_read_only_on_a_welcomed_msgpack_connection() -> None:
        obs=st.dictionaries(st.text(max_size=8), values, max_size=6), left=st.integers(0, 2**53),
        bank=st.integers(0, 2**53), legal=st.none() | st.lists(actions, max_size=5),
        groups=st.none() | st.lists(st.fixed_dictionaries({"options": st.lists(st.fixed_dictionaries(
-           {"actions": st.lists(actions, max_size=2)}), max_size=2)}), max_size=2))
+           {"actions": st.lists(actions, max_size=2)}), max_size=2)}), max_size=2),
+       version=st.sampled_from(SUPPORTED_VERSIONS), turn=st.lists(actions, min_size=1, max_size=20))
 def test_replies_are_the_frames_of_the_general_encoding(
         gid: str, accepted: int, seat: int, action: dict[str, Any], obs: dict[str, Any], left: int, bank: int,
-        legal: list[dict[str, Any]] | None, groups: list[dict[str, Any]] | None) -> None:
+        legal: list[dict[str, Any]] | None, groups: list[dict[str, Any]] | None, version: int,
+        turn: list[dict[str, Any]]) -> None:
     codec = MsgpackCodec()
-    w = Replies(gid)
+    codec.version = version  # (a connection's: every frame's `v`)
+    w = Replies(gid).for_version(version)
+    assert w.version == version and w.for_version(PROTOCOL_VERSION).for_version(version) is w
+    if version >= TurnEvents.SINCE:  # a turn's actions in one message, from the same action maps
+        assert w.turn_events(seat, range(len(turn)), lambda code: PACK(turn[code])) == codec.encode_message(
+            TurnEvents.built(game_id=gid, seat=seat, actions=turn))
     assert w.result(accepted) == codec.encode_message(Result.built(game_id=gid, accepted=accepted))
     assert w.result(accepted) == codec.encode_message(Result.built(game_id=gid, accepted=accepted))  # cached
     event = codec.encode_message(GameEvent.built(game_id=gid, seat=seat, kind="action", action=action))

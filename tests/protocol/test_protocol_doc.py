@@ -72,7 +72,7 @@ def test_every_message_field_is_documented() -> None:
 def test_message_from_dict_builds_local_messages() -> None:
     msg = message_from_dict({"type": "result", "game_id": "g1", "accepted": 0, "error": "bad_action",
                              "message": "x"})
-    assert isinstance(msg, Message) and msg.to_wire()["v"] == 1
+    assert isinstance(msg, Message) and msg.to_wire()["v"] == 2
     with pytest.raises(LocalProtocolError) as info:
         message_from_dict({"type": "result", "game_id": "g1"})
     assert info.value.field == "accepted"

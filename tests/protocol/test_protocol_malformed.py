@@ -10,6 +10,7 @@ import msgpack
 import pytest
 from maag.protocol import (
     NEED_DATA,
+    PROTOCOL_VERSION,
     Act,
     Connection,
     ConnState,
@@ -29,7 +30,8 @@ from maag.protocol import (
 from proto_helpers import Wire, drain
 
 E = ErrorCode
-HELLO = {"type": "hello", "v": 1, "name": "bot", "token": "t", "games": ["heroes"]}
+V = PROTOCOL_VERSION  # (what a connection greeted with it speaks; version 1's: test_versions.py)
+HELLO = {"type": "hello", "v": V, "name": "bot", "token": "t", "games": ["heroes"]}
 
 
 def frame(encoding: str, obj: Any) -> bytes:
@@ -64,7 +66,8 @@ def server_error(data: bytes, *, eof: bool = False, max_frame: int = 4096) -> Re
     (b"MAAG 1 json extra\n", E.BAD_GREETING),
     (b"MAAG " + b"1" * 100, E.BAD_GREETING),
     (b"MAAG 1 json\xff\n", E.BAD_GREETING),
-    (b"MAAG 2 json\n", E.UNSUPPORTED_VERSION),
+    (b"MAAG 0 json\n", E.UNSUPPORTED_VERSION),
+    (b"MAAG 3 json\n", E.UNSUPPORTED_VERSION),
     (b'{"type":"hello"}\n', E.BAD_GREETING),
 ])
 def test_bad_greetings(data: bytes, code: ErrorCode) -> None:
@@ -83,18 +86,18 @@ def test_eof_before_anything_is_a_clean_close() -> None:
 
 # ---- framing and encoding -------------------------------------------------------------------
 
-J = b"MAAG 1 json\n"
-M = b"MAAG 1 msgpack\n"
+J = f"MAAG {V} json\n".encode()
+M = f"MAAG {V} msgpack\n".encode()
 
 
 @pytest.mark.parametrize("data, code", [
     (J + b"not json at all\n", E.BAD_ENCODING),
     (J + b"[1, 2, 3]\n", E.BAD_ENCODING),
     (J + b'"hello"\n', E.BAD_ENCODING),
-    (J + b'{"type": "hello", "v": 1,}\n', E.BAD_ENCODING),
+    (J + b'{"type": "hello", "v": V,}\n', E.BAD_ENCODING),
     (J + b'{"type": "ping", "v": NaN}\n', E.BAD_ENCODING),
-    (J + b'{"type": "ping", "v": 1, "id": "\xff\xfe"}\n', E.BAD_ENCODING),
-    (J + b'{"type": "ping", "v": 1} {"type": "ping", "v": 1}\n', E.BAD_ENCODING),
+    (J + b'{"type": "ping", "v": V, "id": "\xff\xfe"}\n', E.BAD_ENCODING),
+    (J + b'{"type": "ping", "v": V} {"type": "ping", "v": V}\n', E.BAD_ENCODING),
     (J + b"[" * 100000 + b"]" * 100000 + b"\n", E.FRAME_TOO_LARGE),
     (J + b"x" * 5000, E.FRAME_TOO_LARGE),
     (J + b"x" * 5000 + b"\n", E.FRAME_TOO_LARGE),
@@ -153,8 +156,8 @@ def with_(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
     return d
 
 
-ACT = {"type": "act", "v": 1, "game_id": "g1", "action": {"type": "end_turn"}}
-TURN = {"type": "turn", "v": 1, "game_id": "g1", "actions": [{"type": "end_turn"}]}
+ACT = {"type": "act", "v": V, "game_id": "g1", "action": {"type": "end_turn"}}
+TURN = {"type": "turn", "v": V, "game_id": "g1", "actions": [{"type": "end_turn"}]}
 
 SCHEMA_CASES: list[tuple[str, dict[str, Any], ErrorCode, str | None]] = [
     ("no type", with_(ACT, type=...), E.MISSING_FIELD, "type"),
@@ -162,7 +165,7 @@ SCHEMA_CASES: list[tuple[str, dict[str, Any], ErrorCode, str | None]] = [
     ("type not a string", with_(ACT, type=3), E.UNKNOWN_TYPE, "type"),
     ("no version", with_(ACT, v=...), E.MISSING_FIELD, "v"),
     ("version as text", with_(ACT, v="1"), E.BAD_FIELD, "v"),
-    ("other version", with_(ACT, v=2), E.UNSUPPORTED_VERSION, "v"),
+    ("other version", with_(ACT, v=3), E.UNSUPPORTED_VERSION, "v"),
     ("no game_id", with_(ACT, game_id=...), E.MISSING_FIELD, "game_id"),
     ("game_id a number", with_(ACT, game_id=5), E.BAD_FIELD, "game_id"),
     ("game_id empty", with_(ACT, game_id=""), E.BAD_FIELD, "game_id"),
@@ -177,8 +180,8 @@ SCHEMA_CASES: list[tuple[str, dict[str, Any], ErrorCode, str | None]] = [
     ("turn actions a map", with_(TURN, actions={"type": "end_turn"}), E.BAD_FIELD, "actions"),
     ("turn action not a map", with_(TURN, actions=[{"type": "end_turn"}, 4]), E.BAD_FIELD, "actions"),
     ("turn too long", with_(TURN, actions=[{"type": "end_turn"}] * 1001), E.BAD_FIELD, "actions"),
-    ("ping id a list", {"type": "ping", "v": 1, "id": [1]}, E.BAD_FIELD, "id"),
-    ("resign without game", {"type": "resign", "v": 1}, E.MISSING_FIELD, "game_id"),
+    ("ping id a list", {"type": "ping", "v": V, "id": [1]}, E.BAD_FIELD, "id"),
+    ("resign without game", {"type": "resign", "v": V}, E.MISSING_FIELD, "game_id"),
 ]
 HELLO_CASES: list[tuple[str, dict[str, Any], ErrorCode, str | None]] = [
     ("hello without token", with_(HELLO, token=...), E.MISSING_FIELD, "token"),
@@ -236,7 +239,7 @@ def test_act_before_hello_is_unexpected(encoding: str) -> None:
     assert err.code is E.UNEXPECTED_MESSAGE
 
 
-@pytest.mark.parametrize("msg", [HELLO, {"type": "welcome", "v": 1, "bot": "b", "server": "s",
+@pytest.mark.parametrize("msg", [HELLO, {"type": "welcome", "v": V, "bot": "b", "server": "s",
                                          "max_frame": 100}])
 def test_second_hello_or_a_server_message_from_the_client_is_unexpected(msg: dict[str, Any]) -> None:
     w = Wire("json")
@@ -269,7 +272,7 @@ def test_a_client_hearing_the_server_before_its_greeting_fails_remotely() -> Non
 def test_client_rejects_a_malformed_server_message() -> None:
     w = Wire("json")
     w.open()
-    w.client.receive_data(b'{"type": "your_turn", "v": 1, "game_id": "g1", "observation": {}}\n')
+    w.client.receive_data(b'{"type": "your_turn", "v": %d, "game_id": "g1", "observation": {}}\n' % V)
     with pytest.raises(RemoteProtocolError) as info:
         drain(w.client)
     assert (info.value.code, info.value.field) == (E.MISSING_FIELD, "time_left_ms")
@@ -370,7 +373,7 @@ def test_an_integer_written_as_a_whole_number_is_an_integer(encoding: str) -> No
     # JSON Schema's reading of "integer" (a bot whose JSON library has only doubles sends 2.0)
     w = Wire(encoding, max_frame=1 << 16)
     w.open()
-    w.server.receive_data(frame(encoding, {**ACT, "v": 1.0, "seat": 2.0}))
+    w.server.receive_data(frame(encoding, {**ACT, "v": float(V), "seat": 2.0}))
     [got] = drain(w.server)
     assert isinstance(got, Act) and got.seat == 2 and type(got.seat) is int
 
@@ -394,7 +397,7 @@ def test_a_key_given_twice_is_bad_field(encoding: str) -> None:
     else:
         raw = _msgpack_map(DUP_HELLO)
         body = len(raw).to_bytes(4, "big") + raw
-    err = server_error(f"MAAG 1 {encoding}\n".encode() + body)
+    err = server_error(f"MAAG {V} {encoding}\n".encode() + body)
     assert err.code is E.BAD_FIELD and "'token' appears twice" in err.message
 
 
@@ -409,7 +412,7 @@ def test_a_key_given_twice_in_a_nested_map_is_bad_field(encoding: str) -> None:
         raw = bytes([0x84]) + raw[1:] + msgpack.packb("action") + _msgpack_map(inner)
         act = len(raw).to_bytes(4, "big") + raw
     conn = Connection(Role.SERVER, max_frame=4096)
-    conn.receive_data(f"MAAG 1 {encoding}\n".encode() + hello)
+    conn.receive_data(f"MAAG {V} {encoding}\n".encode() + hello)
     assert isinstance(conn.next_event(), Greeting)
     assert isinstance(conn.next_event(), Hello)
     conn.receive_data(act)
@@ -437,13 +440,13 @@ def test_a_duplicate_is_found_whatever_the_encoding_of_the_other_values() -> Non
     ok = bytes([0x80 | 3]) + msgpack.packb("v") + long_one + msgpack.packb("x") + b"\xca\x3f\x80\x00\x00" \
         + msgpack.packb("y") + msgpack.packb([1, {"a": 2}])
     assert codec.decode(ok) == {"v": 1, "x": 1.0, "y": [1, {"a": 2}]}
-    assert codec.decode(msgpack.packb({"type": "ping", "v": 1})) == {"type": "ping", "v": 1}
+    assert codec.decode(msgpack.packb({"type": "ping", "v": V})) == {"type": "ping", "v": V}
 
 
 def test_distinct_keys_still_decode_in_both_framings() -> None:
     for encoding in ("json", "msgpack"):
         conn = Connection(Role.SERVER, max_frame=4096)
-        conn.receive_data(f"MAAG 1 {encoding}\n".encode() + frame(encoding, HELLO))
+        conn.receive_data(f"MAAG {V} {encoding}\n".encode() + frame(encoding, HELLO))
         assert isinstance(conn.next_event(), Greeting)
         h = conn.next_event()
         assert isinstance(h, Hello) and h.token == "t"

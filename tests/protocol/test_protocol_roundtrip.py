@@ -96,16 +96,16 @@ def test_conquest_groups_survive_the_wire_exactly(encoding: str) -> None:
 def test_json_lines_is_one_object_per_line_with_the_version() -> None:
     w = Wire("json")
     data = w.client.send(Greeting(encoding="json"))
-    assert data == b"MAAG 1 json\n"
+    assert data == b"MAAG 2 json\n"
     data = w.client.send(Hello(name="bot", token="t", games=["heroes"]))
     assert data.endswith(b"\n") and data.count(b"\n") == 1
-    assert json.loads(data) == {"type": "hello", "v": 1, "name": "bot", "token": "t", "games": ["heroes"],
+    assert json.loads(data) == {"type": "hello", "v": 2, "name": "bot", "token": "t", "games": ["heroes"],
                                 "concurrency": 1, "want_legal": False}
 
 
 def test_msgpack_frames_carry_a_big_endian_length() -> None:
     w = Wire("msgpack")
-    assert w.client.send(Greeting(encoding="msgpack")) == b"MAAG 1 msgpack\n"
+    assert w.client.send(Greeting(encoding="msgpack")) == b"MAAG 2 msgpack\n"
     data = w.client.send(Hello(name="b", token="t", games=["heroes"]))
     assert int.from_bytes(data[:4], "big") == len(data) - 4
 
@@ -114,7 +114,7 @@ def test_hand_typed_json_with_crlf_and_blank_lines_is_accepted() -> None:
     w = Wire("json")
     w.server.receive_data(b'MAAG 1 json\r\n\r\n'
                           b'{"type":"hello","v":1,"name":"me","token":"t","games":["heroes"]}\r\n')
-    assert w.server.next_event() == Greeting(encoding="json")
+    assert w.server.next_event() == Greeting(encoding="json", version=1)  # (hand-typed: version 1)
     assert w.server.next_event() == Hello(name="me", token="t", games=["heroes"])
 
 
@@ -125,7 +125,7 @@ def test_server_refuses_a_bad_greeting_in_json() -> None:
         w.server.next_event()
     assert info.value.code is ErrorCode.BAD_GREETING  # type: ignore[attr-defined]
     data = w.server.send(Error(code=info.value.code, message="bad greeting"))  # type: ignore[attr-defined]
-    assert json.loads(data) == {"type": "error", "v": 1, "code": "bad_greeting", "message": "bad greeting"}
+    assert json.loads(data) == {"type": "error", "v": 2, "code": "bad_greeting", "message": "bad greeting"}
     assert w.server.state is ConnState.CLOSED
 
 
@@ -146,6 +146,7 @@ def test_an_unknown_error_code_from_a_newer_server_is_kept() -> None:
 
 
 def test_to_wire_omits_absent_optionals() -> None:
-    assert Ping().to_wire() == {"type": "ping", "v": 1}
+    assert Ping().to_wire() == {"type": "ping", "v": 2}
+    assert Ping().to_wire(version=1) == {"type": "ping", "v": 1}
     assert GameOver(game_id="g", winner=None, reason="rules").to_wire() == {
-        "type": "game_over", "v": 1, "game_id": "g", "winner": None, "reason": "rules"}
+        "type": "game_over", "v": 2, "game_id": "g", "winner": None, "reason": "rules"}

@@ -30,6 +30,7 @@ VALID: dict[str, dict[str, Any]] = {
                    "opponent": "o"},
     "your_turn": {"game_id": "g", "observation": {}, "time_left_ms": 5},
     "event": {"game_id": "g", "seat": 2},
+    "turn_events": {"game_id": "g", "seat": 2, "actions": [{"type": "end_turn"}]},
     "result": {"game_id": "g", "accepted": 1},
     "game_over": {"game_id": "g", "winner": None, "reason": "rules"},
     "error": {"code": "bad_field"},
@@ -64,8 +65,12 @@ def test_every_field_of_every_message_has_a_rule_and_a_schema() -> None:
 
 @pytest.mark.parametrize("t", sorted(VALID))
 def test_the_valid_messages_are_valid_under_both(t: str) -> None:
-    data = {"type": t, "v": 1, **VALID[t]}
+    data = {"type": t, "v": 2, **VALID[t]}
     assert server_accepts(data) and VALIDATOR.is_valid(data)
+    old = {**data, "v": 1}  # a version-1 connection's: the same, but for what version 2 brought
+    assert server_accepts(old) == VALIDATOR.is_valid(old) == (t != "turn_events")
+    for hello in ({**old, "events": "turn"}, {**old, "events": None}):
+        assert not server_accepts(hello) and not VALIDATOR.is_valid(hello)
 
 
 @pytest.mark.parametrize("case, msg, code, field", SCHEMA_CASES + HELLO_CASES,
@@ -97,6 +102,8 @@ DROP = object()
 def near(r: Rule) -> st.SearchStrategy[Any]:
     """Values at the edges of what a rule allows, on both sides."""
     k, lo, hi = r.kind, r.lo, r.hi
+    if k == "choice":
+        return st.sampled_from([*r.choices, "", "other", None, 1])
     if k in ("str", "code"):
         return st.sampled_from([lo - 1, lo, hi, hi + 1]).filter(lambda n: n >= 0).map(lambda n: "é" * n)
     if k == "int":
@@ -122,7 +129,7 @@ def near(r: Rule) -> st.SearchStrategy[Any]:
 @st.composite
 def messages(draw: st.DrawFn) -> dict[str, Any]:
     t = draw(st.sampled_from(sorted(VALID)))
-    data: dict[str, Any] = {"type": t, "v": 1, **VALID[t]}
+    data: dict[str, Any] = {"type": t, "v": draw(st.sampled_from([1, 2])), **VALID[t]}
     rules = {r.field: r for r in MESSAGE_TYPES[t].RULES}
     names = [*rules, "v", "colour"]
     for _ in range(draw(st.integers(1, 3))):
