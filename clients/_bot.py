@@ -151,6 +151,9 @@ class Bot(abc.ABC):
     Class attributes: `name` (shown to opponents unless the client overrides it), `games`
     (the games it can play), `want_legal` (get legal actions in every observation),
     `want_groups` (get the game's grouped legal actions, where it has them),
+    `live_events` (hear each of the opponent's actions as it is applied; by default they
+    come once its turn ends, in one message, and `on_event` is called for each then, in
+    order: a bot thinking only on its own turn is woken once per opponent's turn),
     `options` (its settings, each an `Option`). `self.settings` holds their values.
 
     `choose_turn` may be `async def` or a plain `def`: a plain one runs in a worker thread,
@@ -165,6 +168,7 @@ class Bot(abc.ABC):
     games: ClassVar[tuple[str, ...]] = ("heroes",)
     want_legal: ClassVar[bool] = False
     want_groups: ClassVar[bool] = False
+    live_events: ClassVar[bool] = False
     options: ClassVar[Sequence[Option]] = ()
 
     def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
@@ -182,7 +186,9 @@ class Bot(abc.ABC):
         (the previous answer was partial or had an illegal action)."""
 
     async def on_event(self, kind: str, seat: int, action: dict[str, Any] | None) -> None:
-        """Something the opponent did that this seat may see (kind "action", "timeout", ...)."""
+        """Something the opponent did that this seat may see (kind "action", "timeout", ...):
+        its actions as they are applied if the bot's `live_events`, else once its turn ends
+        (before the bot's next `choose_turn` or the game's end), one call per action."""
         return None
 
     async def on_result(self, accepted: int, error: str | None, message: str | None) -> None:

@@ -40,6 +40,7 @@ from maag.protocol import (
     Result,
     Role,
     Turn,
+    TurnEvents,
     Welcome,
     YourTurn,
 )
@@ -259,14 +260,18 @@ class Client:
     connection is lost with games running, connect again (same address and token) for up to
     this many seconds and pick the games up where the referee kept them (its --grace decides
     how long it waits); 0 (the default) ends the client instead. An `fd:N` connection cannot
-    be made again.
+    be made again. live_events: True asks the referee for each of the opponent's actions as it
+    is applied (hello `events` "action"); False for them once its turn ends, in one message
+    (`events` "turn"); None (the default): the bot's `live_events` (False unless it says so).
+    Either way the bot's `on_event` is called once per action, in order.
     """
 
     def __init__(self, bot: type[Bot] | BotFactory, *, token: str, name: str | None = None,
                  settings: Mapping[str, Any] | None = None, encoding: str = "msgpack",
                  concurrency: int = 1, stop_after: int | None = None, strict: bool = False,
                  games: tuple[str, ...] | None = None, want_legal: bool | None = None,
-                 max_frame: int = DEFAULT_MAX_FRAME, reconnect_s: float = 0.0) -> None:
+                 max_frame: int = DEFAULT_MAX_FRAME, reconnect_s: float = 0.0,
+                 live_events: bool | None = None) -> None:
         if isinstance(bot, type):
             if not issubclass(bot, Bot):
                 raise BotError(f"{bot.__name__} is not a Bot subclass")
@@ -283,7 +288,10 @@ class Client:
                            want_legal=bool(getattr(bot, "want_legal", False)
                                            if want_legal is None else want_legal),
                            max_games=stop_after,  # so the referee pairs us no more after them
-                           want_groups=True if getattr(bot, "want_groups", False) else None)
+                           want_groups=True if getattr(bot, "want_groups", False) else None,
+                           # Once a turn unless asked: the bot is woken once per opponent's turn.
+                           events="action" if (getattr(bot, "live_events", False) if live_events is None
+                                               else live_events) else "turn")
         self.encoding = encoding
         self.stop_after = stop_after
         self.strict = strict
@@ -553,6 +561,11 @@ class Client:
                 if msg.kind == "timeout" and msg.seat == g.info.seat:
                     g.prompt += 1  # the referee ended our turn: a plan still being made is stale
                 await self._call(g, g.bot.on_event(msg.kind, msg.seat, msg.action))
+        elif isinstance(msg, TurnEvents):  # (the opponent's turn, as the events it stands for)
+            g = self._game(msg.game_id)
+            if g is not None:
+                for action in msg.actions:
+                    await self._call(g, g.bot.on_event("action", msg.seat, action))
         elif isinstance(msg, Result):
             g = self._game(msg.game_id)
             if msg.error is not None:

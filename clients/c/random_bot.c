@@ -13,7 +13,12 @@
  * the referee pairs it no more); GAME: the game it offers to play (default $MAAG_GAME, else
  * heroes). Exit status 0 when it has played its games or the referee closed the connection,
  * 1 on an error the referee called fatal or a connection that could not be made, 2 on a bad
- * command line. */
+ * command line.
+ *
+ * It speaks protocol version 2 and hears the opponent's actions once its turn ends, in one
+ * turn_events message (hello "events": "turn"), unless $MAAG_EVENTS is "action" (each
+ * action as it is applied, one event each); either way on_action sees each action once, in
+ * order. */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
@@ -203,6 +208,35 @@ static const char *txt(const cJSON *msg, const char *key)
     return s ? s : "?";
 }
 
+/* One action of the other seat, as this seat may see it (from an event of kind "action" or
+ * from a turn_events' list): a bot that tracks the game would update its model here. This
+ * one only counts them. */
+static long actions_seen;
+
+static void on_action(const char *game_id, int seat, const cJSON *action)
+{
+    (void)game_id;
+    (void)seat;
+    if (cJSON_IsObject(action))
+        actions_seen++;
+}
+
+/* event or turn_events: each action of the other seat to on_action. */
+static void heard(const cJSON *msg, int many)
+{
+    const cJSON *seat = cJSON_GetObjectItemCaseSensitive(msg, "seat");
+    int who = cJSON_IsNumber(seat) ? seat->valueint : 0;
+    if (!many) {
+        const char *kind = str_of(msg, "kind");
+        if (kind && strcmp(kind, "action") == 0)
+            on_action(str_of(msg, "game_id"), who, cJSON_GetObjectItemCaseSensitive(msg, "action"));
+        return;
+    }
+    const cJSON *action;
+    cJSON_ArrayForEach(action, cJSON_GetObjectItemCaseSensitive(msg, "actions"))
+        on_action(str_of(msg, "game_id"), who, action);
+}
+
 /* your_turn: answer with one random legal action. */
 static int play(conn *c, const cJSON *msg)
 {
@@ -214,7 +248,7 @@ static int play(conn *c, const cJSON *msg)
     }
     cJSON *act = cJSON_CreateObject();
     cJSON_AddStringToObject(act, "type", "act");
-    cJSON_AddNumberToObject(act, "v", 1);
+    cJSON_AddNumberToObject(act, "v", 2);
     cJSON_AddStringToObject(act, "game_id", str_of(msg, "game_id"));
     cJSON_AddItemToObject(act, "action", cJSON_Duplicate(cJSON_GetArrayItem(legal, rand() % n), 1));
     int rc = send_msg(c, act);
@@ -245,7 +279,7 @@ int main(int argc, char **argv)
 
     cJSON *hello = cJSON_CreateObject();
     cJSON_AddStringToObject(hello, "type", "hello");
-    cJSON_AddNumberToObject(hello, "v", 1);
+    cJSON_AddNumberToObject(hello, "v", 2);
     cJSON_AddStringToObject(hello, "name", "c-random");
     cJSON_AddStringToObject(hello, "token", token);
     cJSON *games = cJSON_AddArrayToObject(hello, "games");
@@ -253,7 +287,9 @@ int main(int argc, char **argv)
     cJSON_AddBoolToObject(hello, "want_legal", 1);
     if (want > 0)
         cJSON_AddNumberToObject(hello, "max_games", want);
-    int rc = send_all(&c, "MAAG 1 json\n", 12) == 0 ? send_msg(&c, hello) : -1;
+    const char *events = getenv("MAAG_EVENTS");
+    cJSON_AddStringToObject(hello, "events", events && strcmp(events, "action") == 0 ? "action" : "turn");
+    int rc = send_all(&c, "MAAG 2 json\n", 12) == 0 ? send_msg(&c, hello) : -1;
     cJSON_Delete(hello);
 
     int played = 0, decided = 0, status = 0;
@@ -271,6 +307,8 @@ int main(int argc, char **argv)
             const cJSON *seat = cJSON_GetObjectItemCaseSensitive(msg, "seat");
             printf("c-random: game %s as seat %d\n", txt(msg, "game_id"),
                    cJSON_IsNumber(seat) ? seat->valueint : 0);
+        } else if (strcmp(type, "event") == 0 || strcmp(type, "turn_events") == 0) {
+            heard(msg, type[0] == 't');
         } else if (strcmp(type, "result") == 0 && str_of(msg, "error")) {
             fprintf(stderr, "c-random: refused: %s\n", txt(msg, "message"));
         } else if (strcmp(type, "game_over") == 0) {
@@ -286,7 +324,8 @@ int main(int argc, char **argv)
         }
         cJSON_Delete(msg);
     }
-    printf("c-random: %d games, %d decided\n", played, decided);
+    printf("c-random: %d games, %d decided, %ld actions of the opponent seen\n", played, decided,
+           actions_seen);
     close(c.fd);
     free(c.buf);
     return rc == 0 ? status : 1;

@@ -1,14 +1,16 @@
 // maag.js: a JSON-lines client for the maag referee (docs/protocol.md), for Node.js >= 18,
 // with no dependencies. A bot is an object with chooseTurn(observation, limit, game); the
-// Client connects, greets ("MAAG 1 json"), says hello and plays every game it is given,
-// one fresh bot per game (see random_bot.js).
+// Client connects, greets ("MAAG 2 json"), says hello and plays every game it is given,
+// one fresh bot per game (see random_bot.js). It asks to hear the opponent's actions once
+// its turn ends (hello events "turn", one turn_events message) unless the option liveEvents
+// is set; either way the bot's onEvent gets one event per action, in order.
 'use strict';
 
 const fs = require('node:fs');
 const net = require('node:net');
 const { EventEmitter } = require('node:events');
 
-const PROTOCOL_VERSION = 1;
+const PROTOCOL_VERSION = 2;
 const DEFAULT_MAX_LINE = 1 << 20; // bytes of one incoming line
 
 // Error codes after which the server closes the connection (docs/protocol.md, section 4).
@@ -69,6 +71,7 @@ function encode(msg) {
 //   connected socket inherited as that file descriptor; parseAddress gives one of these),
 //   token (required); name, games (['heroes']), concurrency (1),
 //   wantLegal (false), stopAfter (close once this many games are over and none runs),
+//   liveEvents (false: the opponent's actions come once its turn ends; true: as applied),
 //   bot: a function returning a fresh bot object for each game.
 // A bot object has chooseTurn(observation, limit, game) returning (or resolving to)
 // {actions: [...]} or {resign: true}; optional onGameStart(game), onEvent(event),
@@ -80,7 +83,7 @@ class Client extends EventEmitter {
       throw new BotError('a Client needs a token and a bot factory');
     }
     this.options = { host: '127.0.0.1', games: ['heroes'], concurrency: 1, wantLegal: false,
-      name: 'js-bot', stopAfter: null, ...options };
+      name: 'js-bot', stopAfter: null, liveEvents: false, ...options };
     this.games = new Map(); // game_id -> {info, bot, prompt}
     this.records = [];
     this.errors = [];
@@ -105,9 +108,10 @@ class Client extends EventEmitter {
       }
       this.socket = socket;
       const greet = () => {
-        socket.write('MAAG 1 json\n');
+        socket.write(`MAAG ${PROTOCOL_VERSION} json\n`);
         this._send({ type: 'hello', name: o.name, token: o.token, games: o.games,
-          concurrency: o.concurrency, want_legal: Boolean(o.wantLegal) });
+          concurrency: o.concurrency, want_legal: Boolean(o.wantLegal),
+          events: o.liveEvents ? 'action' : 'turn' });
       };
       if (o.fd != null) greet(); // an inherited socket is connected already
       else socket.on('connect', greet);
@@ -211,6 +215,14 @@ class Client extends EventEmitter {
       case 'event':
         if (game && m.kind === 'timeout' && m.seat === game.info.seat) game.prompt += 1; // turn ended
         if (game) this._call(game, 'onEvent', m);
+        return;
+      case 'turn_events': // the opponent's turn: to the bot as the events it stands for, in order
+        if (game) {
+          for (const action of m.actions) {
+            this._call(game, 'onEvent', { type: 'event', v: m.v, game_id: m.game_id, seat: m.seat,
+              kind: 'action', action });
+          }
+        }
         return;
       case 'result':
         if (m.error) this.errors.push([m.game_id, m.error]);

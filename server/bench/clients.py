@@ -1,7 +1,9 @@
 """The bots' process of `maag bench server` (`python3 -m maag.server.bench.clients --client
-PORT TOKENS WARMUP SECONDS MODE`): random bots on as many connections as it has tokens, that
-print `measuring` when their window opens, `stopped` when it closes, then their counts as
-JSON (actions accepted, messages sent, round trips, errors)."""
+PORT TOKENS WARMUP SECONDS MODE [EVENTS]`): random bots on as many connections as it has
+tokens, that print `measuring` when their window opens, `stopped` when it closes, then their
+counts as JSON (actions accepted, messages sent, round trips, errors). EVENTS: how they ask
+to hear the opponent's actions (hello `events`), "turn" (once its turn ends, the default, as
+the SDKs ask) or "action" (each as it is applied)."""
 
 from __future__ import annotations
 
@@ -25,16 +27,18 @@ LOGIN_TIMEOUT = 60.0  # seconds for every bench bot to be logged in before the w
 
 
 class _Bot:
-    def __init__(self, token: str, rng: random.Random, stats: dict[str, Any], mode: str) -> None:
-        self.token, self.rng, self.stats, self.mode = token, rng, stats, mode
+    def __init__(self, token: str, rng: random.Random, stats: dict[str, Any], mode: str,
+                 events: str = "turn") -> None:
+        self.token, self.rng, self.stats, self.mode, self.events = token, rng, stats, mode, events
         self.sent_at: dict[str, float] = {}
         self.games: dict[str, Any] = {}
 
     async def run(self, port: int) -> None:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.write(b"MAAG 1 msgpack\n")
-        self._send(writer, {"type": "hello", "v": 1, "name": "bench", "token": self.token,
-                            "games": ["heroes"], "want_legal": self.mode in ("act", "lean")})
+        writer.write(b"MAAG 2 msgpack\n")
+        self._send(writer, {"type": "hello", "v": 2, "name": "bench", "token": self.token,
+                            "games": ["heroes"], "want_legal": self.mode in ("act", "lean"),
+                            "events": self.events})
         # Mode "lean": the act bot's moves at a fraction of its CPU, so that on a small machine
         # the referees, not their bots, bound the throughput (_read_lean).
         read = self._read_lean if self.mode == "lean" else partial(msgpack.unpackb, raw=False)
@@ -91,9 +95,9 @@ class _Bot:
                 self.stats["messages"] += 1
             if self.mode in ("act", "lean"):
                 action = self.rng.choice(m["legal"])
-                self._send(writer, {"type": "act", "v": 1, "game_id": gid, "action": action})
+                self._send(writer, {"type": "act", "v": 2, "game_id": gid, "action": action})
             else:
-                self._send(writer, {"type": "turn", "v": 1, "game_id": gid, "actions": self._turn(gid, m)})
+                self._send(writer, {"type": "turn", "v": 2, "game_id": gid, "actions": self._turn(gid, m)})
             self.sent_at[gid] = time.perf_counter()
         elif t == "game_start":
             from maag.engine import Game
@@ -125,12 +129,14 @@ class _Bot:
                 return plan
 
 
-async def _client(port: int, tokens: list[str], warmup: float, seconds: float, mode: str) -> dict[str, Any]:
+async def _client(port: int, tokens: list[str], warmup: float, seconds: float, mode: str,
+                  events: str = "turn") -> dict[str, Any]:
     stats: dict[str, Any] = {"measuring": False, "actions": 0, "messages": 0, "rtt": [], "errors": 0,
                              "bots": len(tokens),
                              "welcomed": 0, "all_welcomed": asyncio.Event()}
     rng = random.Random(1)
-    tasks = [asyncio.create_task(_Bot(t, random.Random(rng.random()), stats, mode).run(port)) for t in tokens]
+    tasks = [asyncio.create_task(_Bot(t, random.Random(rng.random()), stats, mode, events).run(port))
+             for t in tokens]
     # The warm-up starts once every bot is logged in: on a loaded machine connecting can take
     # longer than the warm-up itself, and the window would then measure bots still logging
     # in (a bot the referee refused is reported by its error count; the wait has a limit).
@@ -152,14 +158,15 @@ async def _client(port: int, tokens: list[str], warmup: float, seconds: float, m
 
 def client_main(argv: list[str]) -> int:
     port, tokens_file, warmup, seconds, mode = int(argv[0]), argv[1], float(argv[2]), float(argv[3]), argv[4]
+    events = argv[5] if len(argv) > 5 else "turn"
     tokens = json.loads(Path(tokens_file).read_text())
-    res = asyncio.run(_client(port, tokens, warmup, seconds, mode))
+    res = asyncio.run(_client(port, tokens, warmup, seconds, mode, events))
     print(json.dumps(res))
     return 0
 
 
 if __name__ == "__main__":
     p = argparse.ArgumentParser()
-    p.add_argument("--client", nargs=5, required=True,
-                   metavar=("PORT", "TOKENS", "WARMUP", "SECONDS", "MODE"))
+    p.add_argument("--client", nargs="+", required=True,
+                   metavar="PORT TOKENS WARMUP SECONDS MODE [EVENTS]")
     sys.exit(client_main(p.parse_args().client))

@@ -75,11 +75,13 @@ def c_bench_bot() -> Path:
 
 
 def start_clients(tmp: Path, port: int, tokens: list[str], k: int, warmup: float, seconds: float,
-                  mode: str, nice: bool = False, c_bots: bool = False) -> list[subprocess.Popen[str]]:
+                  mode: str, nice: bool = False, c_bots: bool = False,
+                  events: str = "turn") -> list[subprocess.Popen[str]]:
     """`k` bench client processes sharing `tokens` (two connections per game), playing on
     `port` for `warmup` then `seconds`; each prints its counts as JSON when it ends. `nice`:
     at the lowest scheduling priority (they get the cores the referees leave); `c_bots`: the
-    C bench bot (act mode only) instead of Python's."""
+    C bench bot (act mode only) instead of Python's; `events`: what their hello asks, the
+    opponent's actions once a turn ("turn") or each as applied ("action")."""
     if c_bots and mode != "act":
         raise ValueError(f"the C bench bots play act mode only, not {mode!r}")
     exe = c_bench_bot() if c_bots else None
@@ -88,11 +90,11 @@ def start_clients(tmp: Path, port: int, tokens: list[str], k: int, warmup: float
         part = tmp / f"tokens{i}.json"
         if exe is not None:
             part.write_text("".join(f"{t}\n" for t in tokens[i::k]))
-            cmd = [str(exe), str(port), str(part), str(warmup), str(seconds)]
+            cmd = [str(exe), str(port), str(part), str(warmup), str(seconds), events]
         else:
             part.write_text(json.dumps(tokens[i::k]))
             cmd = [sys.executable, "-m", "maag.server.bench.clients", "--client",
-                   str(port), str(part), str(warmup), str(seconds), mode]
+                   str(port), str(part), str(warmup), str(seconds), mode, events]
         clients.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                         preexec_fn=lowest_priority if nice else None))
     return clients

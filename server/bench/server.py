@@ -12,6 +12,9 @@ the referees, not their bots, bound the throughput.
 played out on the engine's copy of the observation; "lean": act bots that decode only the keys
 they use and the legal action they pick, skipping the observation unread, for measuring what
 several referee processes gain on a machine too small for ordinary bots to keep them busy.)
+The bots ask to hear the opponent's actions once its turn ends (hello `events` "turn", as
+the SDKs do: one `turn_events` per turn instead of one `event` per action); with `hear`
+"action" (`--events action`), each as it is applied, as bots of protocol version 1 do.
 The referee pairs them and they play
 game after game. Once every bot is logged in, after a warm-up, for `seconds`:
 
@@ -95,12 +98,14 @@ def _pct(xs: list[float], q: float) -> float:
 
 def run_level(games: int, warmup: float, seconds: float, mode: str = "act",
               servers: int = 1, spectators: int = 0, bare: bool = False,
-              nice_bots: bool = False, c_bots: bool = False, events: bool = False) -> dict[str, Any]:
+              nice_bots: bool = False, c_bots: bool = False, events: bool = False,
+              hear: str = "turn") -> dict[str, Any]:
     """One measurement at `games` concurrent games (see the module docstring), refereed by
     `servers` processes on one port (SO_REUSEPORT) and one database, watched by
     `spectators` WebSocket spectators (through the first referee's web view); with `bare`,
     the same bots against the bare exchange (server/bench/bare.py) instead of a referee, with
-    `events` too the two-write exchange."""
+    `events` too the two-write exchange. `hear`: what the bots' hello asks (`events` "turn"
+    or "action")."""
     with tempfile.TemporaryDirectory(prefix="maag-bench-") as d:
         tmp = Path(d)
         db, tokens = bench_db(tmp, 2 * games, "b")
@@ -131,7 +136,7 @@ def run_level(games: int, warmup: float, seconds: float, mode: str = "act",
                 watchers = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                             stderr=subprocess.PIPE, text=True, preexec_fn=lowest_priority)
                 expect_line(watchers, "ready", "bench spectators")
-            clients = start_clients(tmp, port, tokens, k, warmup, seconds, mode, nice_bots, c_bots)
+            clients = start_clients(tmp, port, tokens, k, warmup, seconds, mode, nice_bots, c_bots, hear)
             for c in clients:  # each prints `measuring` when its window opens
                 expect_line(c, "measuring", "bench client")
             cpu0, t0 = sum(process_cpu_s(p.pid) for p in procs), time.perf_counter()
@@ -202,13 +207,15 @@ def _median(xs: list[float]) -> float:
 def run(levels: tuple[int, ...] = LEVELS, runs: int = 1, warmup: float = 1.0, seconds: float = 5.0,
         progress: Callable[[int, int], None] | None = None, mode: str = "act",
         servers: int = 1, spectators: int = 0, bare: bool = True,
-        nice_bots: bool = False, c_bots: bool = False, floor: bool = False) -> dict[str, dict[str, float]]:
+        nice_bots: bool = False, c_bots: bool = False, floor: bool = False,
+        hear: str = "turn") -> dict[str, dict[str, float]]:
     """Medians over `runs` runs of each level, keyed by the number of games (as a string).
     With `bare`, each run of the referee is followed by one of the bare exchange with the
     same bots (server/bench/bare.py): `bare_cpu_us_per_message` and `cpu_ratio`, the median
     of the runs' ratios of the referee's CPU per message to the bare exchange's; with `floor`
     too, each bare run is followed by one of the two-write exchange: `floor_cpu_us_per_message`
-    and `floor_ratio` (the median of its runs' ratios to the bare exchange's)."""
+    and `floor_ratio` (the median of its runs' ratios to the bare exchange's). `hear`: how the
+    bots hear the opponent, "turn" or "action" (run_level)."""
     floor = floor and bare
     out: dict[str, dict[str, float]] = {}
     done = 0
@@ -219,19 +226,19 @@ def run(levels: tuple[int, ...] = LEVELS, runs: int = 1, warmup: float = 1.0, se
         floors = []
         for _ in range(runs):
             results.append(run_level(g, warmup, seconds, mode, servers, spectators, nice_bots=nice_bots,
-                                     c_bots=c_bots))
+                                     c_bots=c_bots, hear=hear))
             done += 1
             if progress:
                 progress(done, steps)
             if bare:
                 bares.append(run_level(g, warmup, seconds, mode, bare=True, nice_bots=nice_bots,
-                                       c_bots=c_bots))
+                                       c_bots=c_bots, hear=hear))
                 done += 1
                 if progress:
                     progress(done, steps)
             if floor:
                 floors.append(run_level(g, warmup, seconds, mode, bare=True, nice_bots=nice_bots,
-                                        c_bots=c_bots, events=True))
+                                        c_bots=c_bots, events=True, hear=hear))
                 done += 1
                 if progress:
                     progress(done, steps)

@@ -48,8 +48,13 @@ def register_cli(bsub: Any, machine: Callable[[], dict[str, Any]]) -> None:
                    help="also measure the two-write exchange after each bare run (the bare exchange writing "
                         "an event to a second connection for every frame, as a referee must for an act): its "
                         "CPU per message and its ratio to the bare exchange's")
+    p.add_argument("--events", choices=("turn", "action", "both"), default="turn",
+                   help="how the bots hear the opponent's actions: once its turn ends, in one turn_events "
+                        "(turn, the default, as the SDKs ask), each as it is applied (action, as bots of "
+                        "protocol version 1 do), or both in turn")
     p.add_argument("--json", action="store_true",
                    help="one JSON object keyed by the number of games (act mode; turn mode under 'turn'; "
+                        "with --events both, the runs with live events under 'action_events'; "
                         "with --spectators, the watched runs under 'watched')")
     p.set_defaults(func=lambda args: _run_cli(args, machine))
 
@@ -65,38 +70,46 @@ def _run_cli(args: argparse.Namespace, machine: Callable[[], dict[str, Any]]) ->
         raise SystemExit("maag bench server: --c-bots plays act mode only: add --mode act")
     if args.c_bots and args.spectators > 0:
         raise SystemExit("maag bench server: --c-bots is not measured with --spectators")
-    results: dict[str, dict[str, dict[str, float]]] = {}
+    hears = ("turn", "action") if args.events == "both" else (args.events,)
+    sets = [(mode, hear) for hear in hears for mode in modes]
+    results: dict[tuple[str, str], dict[str, dict[str, float]]] = {}
     console = Console(stderr=args.json)
     if args.spectators > 0:
         return _run_watched_cli(args, levels, modes, console, machine)
     with Progress(console=console, transient=True) as prog:
         per_mode = len(levels) * args.runs * (1 if args.no_bare else 3 if args.floor else 2)
-        task = prog.add_task("bench server", total=per_mode * len(modes))
-        for i, mode in enumerate(modes):
+        task = prog.add_task("bench server", total=per_mode * len(sets))
+        for i, (mode, hear) in enumerate(sets):
             base = i * per_mode
 
             def step(done: int, _total: int, base: int = base) -> None:
                 prog.update(task, completed=base + done)
 
-            results[mode] = run(levels, args.runs, 1.0, args.seconds, mode=mode, progress=step,
-                                servers=args.servers, bare=not args.no_bare, nice_bots=args.nice_bots,
-                                c_bots=args.c_bots, floor=args.floor)
+            results[mode, hear] = run(levels, args.runs, 1.0, args.seconds, mode=mode, progress=step,
+                                      servers=args.servers, bare=not args.no_bare, nice_bots=args.nice_bots,
+                                      c_bots=args.c_bots, floor=args.floor, hear=hear)
     if args.json:
-        first = results[modes[0]]
-        out: dict[str, Any] = {**first, "mode": modes[0], "machine": machine()}
-        if len(modes) > 1:
-            out["turn"] = results["turn"]
+        def by_mode(hear: str) -> dict[str, Any]:
+            got: dict[str, Any] = {**results[modes[0], hear], "mode": modes[0], "events": hear}
+            if len(modes) > 1:
+                got["turn"] = results["turn", hear]
+            return got
+
+        out: dict[str, Any] = {**by_mode(hears[0]), "machine": machine()}
+        if len(hears) > 1:
+            out["action_events"] = by_mode("action")
         print(json.dumps(out))
         return 0
     nan = float("nan")
-    for mode in modes:
-        t = Table(title=f"maag bench server ({mode} mode, {args.servers} referee process(es)): medians of "
-                        f"{args.runs} run(s) of {args.seconds:g} s")
+    for mode, hear in sets:
+        heard = "the opponent once a turn" if hear == "turn" else "each opponent's action live"
+        t = Table(title=f"maag bench server ({mode} mode, {heard}, {args.servers} referee process(es)): "
+                        f"medians of {args.runs} run(s) of {args.seconds:g} s")
         for col in ("games", "actions/s", f"{mode}s per referee core/s", "referee CPU µs per " + mode,
                     "bare CPU µs per message", "ratio", "two-write floor ratio", "referee p50 ms",
                     "referee p99 ms", "cpu p50 ms", "cpu p99 ms", "bot rtt p50 ms", "bot rtt p99 ms"):
             t.add_column(col, justify="right")
-        for g, r in results[mode].items():
+        for g, r in results[mode, hear].items():
             t.add_row(g, f"{r['actions_per_s']:,.0f}", f"{r['messages_per_core_s']:,.0f}",
                       f"{r['cpu_us_per_message']:.1f}", f"{r.get('bare_cpu_us_per_message', nan):.1f}",
                       f"{r.get('cpu_ratio', nan):.2f}", f"{r.get('floor_ratio', nan):.2f}",

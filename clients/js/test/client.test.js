@@ -13,7 +13,7 @@ const { RandomBot } = require('../random_bot');
 
 const LEGAL = [{ type: 'deploy', card: 'archer', to: [0, 0] }, { type: 'end_turn' }];
 const OBS = { turn: 1, current: 1, ap: 3, observer: 1, hands: { 1: ['archer'], 2: [] } };
-const send = (sock, msg) => sock.write(JSON.stringify({ v: 1, ...msg }) + '\n');
+const send = (sock, msg) => sock.write(JSON.stringify({ v: 2, ...msg }) + '\n');
 
 // Hand each line received on `sock` (parsed; the greeting as a string) to `script`, which
 // answers on the socket; the lines are collected in `lines`.
@@ -93,10 +93,10 @@ test('a whole game: greeting, hello, turn, game over', async (t) => {
   assert.equal(welcome.server, 'scripted');
   const records = await client.run();
   srv.close();
-  assert.equal(srv.lines[0], 'MAAG 1 json');
-  assert.deepEqual(srv.lines[1], { v: 1, type: 'hello', name: 'js-test', token: 'tok', games: ['heroes'],
-    concurrency: 1, want_legal: true });
-  assert.deepEqual(srv.lines[2], { v: 1, type: 'turn', game_id: 'g1', actions: [LEGAL[0]] });
+  assert.equal(srv.lines[0], 'MAAG 2 json');
+  assert.deepEqual(srv.lines[1], { v: 2, type: 'hello', name: 'js-test', token: 'tok', games: ['heroes'],
+    concurrency: 1, want_legal: true, events: 'turn' });
+  assert.deepEqual(srv.lines[2], { v: 2, type: 'turn', game_id: 'g1', actions: [LEGAL[0]] });
   assert.equal(seen.length, 1);
   assert.equal(seen[0][0].ap, 3);
   assert.equal(seen[0][1].time_left_ms, 900);
@@ -153,7 +153,7 @@ test('a bot that throws resigns its game', async (t) => {
   await client.connect();
   await client.run();
   srv.close();
-  assert.deepEqual(srv.lines[2], { v: 1, type: 'resign', game_id: 'g' });
+  assert.deepEqual(srv.lines[2], { v: 2, type: 'resign', game_id: 'g' });
 });
 
 test('a plan for a timed-out turn is dropped', async (t) => {
@@ -197,7 +197,7 @@ test('a game the server starts after stopAfter is ignored: no write after our en
       // one chunk: the end of g1, then a new game and its first prompt
       sock.write([{ type: 'game_over', game_id: 'g1', winner: 1, reason: 'rules' }, start('g2'),
         { type: 'your_turn', game_id: 'g2', observation: OBS, time_left_ms: 900, legal: LEGAL }]
-        .map((m) => JSON.stringify({ v: 1, ...m }) + '\n').join(''));
+        .map((m) => JSON.stringify({ v: 2, ...m }) + '\n').join(''));
     }
   });
   t.after(() => srv.close());
@@ -229,11 +229,11 @@ test('auth failure rejects connect with the server code', async (t) => {
 
 test('line decoder: CRLF, blank lines, split chunks, bad input', () => {
   const d = new LineDecoder(100);
-  assert.deepEqual(d.feed(Buffer.from('{"type":"pong","v":1}\r\n\r\n{"type":')), [{ type: 'pong', v: 1 }]);
-  assert.deepEqual(d.feed(Buffer.from('"pong","v":1,"id":2}\n')), [{ type: 'pong', v: 1, id: 2 }]);
+  assert.deepEqual(d.feed(Buffer.from('{"type":"pong","v":2}\r\n\r\n{"type":')), [{ type: 'pong', v: 2 }]);
+  assert.deepEqual(d.feed(Buffer.from('"pong","v":2,"id":2}\n')), [{ type: 'pong', v: 2, id: 2 }]);
   assert.throws(() => new LineDecoder().feed(Buffer.from('nope\n')), BotError);
   assert.throws(() => new LineDecoder().feed(Buffer.from('[1]\n')), BotError);
-  assert.throws(() => new LineDecoder().feed(Buffer.from('{"type":"pong","v":2}\n')), BotError);
+  assert.throws(() => new LineDecoder().feed(Buffer.from('{"type":"pong","v":3}\n')), BotError);
   assert.throws(() => new LineDecoder(10).feed(Buffer.from('x'.repeat(20))), BotError);
 });
 
@@ -254,6 +254,36 @@ test('addresses', () => {
   }
 });
 
+test("the opponent's turn in one turn_events reaches onEvent as one event per action", async (t) => {
+  const theirs = [{ type: 'deploy', card: 'archer', to: [4, 2] }, { type: 'end_turn' }];
+  const play = async (options) => {
+    const srv = await scriptedServer((line, sock, i) => {
+      if (i === 1) {
+        send(sock, { type: 'welcome', bot: 'js', server: 'scripted', max_frame: 65536 });
+        send(sock, { type: 'game_start', game_id: 'g', game: 'heroes', seat: 1, config: {}, time_control: {},
+          opponent: 'x' });
+        send(sock, { type: 'turn_events', game_id: 'g', seat: 2, actions: theirs });
+        send(sock, { type: 'event', game_id: 'g', seat: 2, kind: 'disconnect' });
+        send(sock, { type: 'game_over', game_id: 'g', winner: 1, reason: 'rules' });
+      }
+    });
+    t.after(() => srv.close());
+    const events = [];
+    const client = new Client({ port: srv.port, token: 'tok', stopAfter: 1, ...options,
+      bot: () => ({ chooseTurn() { return { actions: [] }; }, onEvent(e) { events.push(e); } }) });
+    await client.connect();
+    await client.run();
+    return [srv.lines[1].events, events];
+  };
+  assert.equal((await play({ liveEvents: true }))[0], 'action'); // (asked for each action live)
+  const [asked, events] = await play({});
+  assert.equal(asked, 'turn');
+  assert.deepEqual(events, [
+    { type: 'event', v: 2, game_id: 'g', seat: 2, kind: 'action', action: theirs[0] },
+    { type: 'event', v: 2, game_id: 'g', seat: 2, kind: 'action', action: theirs[1] },
+    { v: 2, type: 'event', game_id: 'g', seat: 2, kind: 'disconnect' }]);
+});
+
 test('a Unix socket (unix:PATH)', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'maag-js-'));
   const sockPath = path.join(dir, 'referee.sock');
@@ -263,7 +293,7 @@ test('a Unix socket (unix:PATH)', async (t) => {
     games: ['nim'], bot: () => new RandomBot() });
   assert.equal((await client.connect()).server, 'scripted');
   const records = await client.run();
-  assert.equal(srv.lines[0], 'MAAG 1 json');
+  assert.equal(srv.lines[0], 'MAAG 2 json');
   assert.equal(srv.lines[1].token, 'tok');
   assert.equal(srv.lines[2].type, 'turn');
   assert.equal(records[0].score, 1);
@@ -289,7 +319,7 @@ test('an inherited socket (fd:N): random_bot.js with only $MAAG_CONNECT=fd:3 and
   }, lines);
   const code = await new Promise((resolve) => child.on('close', resolve));
   assert.equal(code, 0, err);
-  assert.equal(lines[0], 'MAAG 1 json');
+  assert.equal(lines[0], 'MAAG 2 json');
   assert.deepEqual({ token: lines[1].token, games: lines[1].games }, { token: 'fd-token', games: ['nim'] });
   assert.equal(lines[2].type, 'turn');
   assert.match(out, /js-random: 1 games, score 1/);

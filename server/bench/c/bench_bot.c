@@ -274,15 +274,18 @@ static void send_frame(int fd, unsigned char *o, size_t n)
     write_all(fd, o, n + 4);
 }
 
-static void send_hello(int fd, const char *token)
+/* hello (protocol version 2): `events` "turn" (the opponent's actions in one turn_events
+ * when its turn ends, the default) or "action" (one event per action, as applied). */
+static void send_hello(int fd, const char *token, const char *events)
 {
     static unsigned char o[4096];
     size_t n = 4, t = strlen(token);
     if (t > 1024)
         die("token too long");
-    o[n++] = 0x86;
+    o[n++] = 0x87;
     n += put_str(o + n, "type", 4); n += put_str(o + n, "hello", 5);
-    n += put_str(o + n, "v", 1); o[n++] = 1;
+    n += put_str(o + n, "v", 1); o[n++] = 2;
+    n += put_str(o + n, "events", 6); n += put_str(o + n, events, strlen(events));
     n += put_str(o + n, "name", 4); n += put_str(o + n, "bench", 5);
     n += put_str(o + n, "token", 5); n += put_str(o + n, token, t);
     n += put_str(o + n, "games", 5); o[n++] = 0x91; n += put_str(o + n, "heroes", 6);
@@ -330,7 +333,7 @@ static void on_message(bot *b, const message *m, double now)
         size_t n = 4;
         o[n++] = 0x84;
         n += put_str(o + n, "type", 4); n += put_str(o + n, "act", 3);
-        n += put_str(o + n, "v", 1); o[n++] = 1;
+        n += put_str(o + n, "v", 1); o[n++] = 2;
         n += put_str(o + n, "game_id", 7); n += put_str(o + n, m->gid, m->gid_len);
         n += put_str(o + n, "action", 6);
         memcpy(o + n, m->act, m->act_len);
@@ -405,10 +408,11 @@ static int dial(int port)
 
 int main(int argc, char **argv)
 {
-    if (argc != 5) {
-        fprintf(stderr, "usage: bench_bot PORT TOKENS_FILE WARMUP_S SECONDS_S\n");
+    if (argc != 5 && argc != 6) {
+        fprintf(stderr, "usage: bench_bot PORT TOKENS_FILE WARMUP_S SECONDS_S [turn|action]\n");
         return 2;
     }
+    const char *events = argc == 6 && strcmp(argv[5], "action") == 0 ? "action" : "turn";
     int port = atoi(argv[1]);
     double warmup = atof(argv[3]), seconds = atof(argv[4]);
     FILE *f = fopen(argv[2], "r");
@@ -431,8 +435,8 @@ int main(int argc, char **argv)
         if (!(b->in = malloc(MAX_FRAME + 4)))
             die("memory");
         b->fd = dial(port);
-        write_all(b->fd, (const unsigned char *)"MAAG 1 msgpack\n", 15);
-        send_hello(b->fd, line);
+        write_all(b->fd, (const unsigned char *)"MAAG 2 msgpack\n", 15);
+        send_hello(b->fd, line, events);
     }
     fclose(f);
     for (size_t i = 0; i < nbots; i++) { /* (bots no longer moves: pointers are stable) */
