@@ -669,3 +669,62 @@ def test_the_private_attribute_check_finds_planted_reaches(tmp_path: Path) -> No
 def test_the_length_check_finds_a_long_module(tmp_path: Path) -> None:
     _plant(tmp_path, {"net/long.py": "x = 1\n" * (MAX_LINES + 1), "net/ok.py": "x = 1\n" * MAX_LINES})
     assert long_modules(tmp_path) == [f"server/net/long.py: {MAX_LINES + 1} lines"]
+
+
+# -- the transport keeps bytes and limits, the lobby's seating who is seated where (issue 55) --
+
+SEATING = frozenset({"games", "links", "reserved", "begun", "free_since", "free_slots", "max_games",
+                     "concurrency"})
+"""What a connection's seats and slots were called when the transport kept them: they are
+server/net/seating.py's now, keyed by connection."""
+
+
+def seating_on_the_transport(root: Path) -> list[str]:
+    """Every name of SEATING given to a class of server/net/transport.py: assigned through
+    `self` (`self.games = {}`), or defined in its body (a property, a method, a class
+    attribute)."""
+    path = root / "server" / "net" / "transport.py"
+    found = []
+    for cls in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        for node in ast.walk(cls):
+            name = None
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
+                    and isinstance(node.value, ast.Name) and node.value.id == "self":
+                name = node.attr
+            elif node in cls.body and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = node.name
+            elif node in cls.body and isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                name = node.target.id
+            elif node in cls.body and isinstance(node, ast.Assign):
+                names = [t.id for t in node.targets if isinstance(t, ast.Name) and t.id in SEATING]
+                name = names[0] if names else None
+            if name in SEATING:
+                found.append(f"{path.relative_to(root)}:{node.lineno}: {cls.name}.{name}")
+    return found
+
+
+def test_the_transport_keeps_no_seating() -> None:
+    found = seating_on_the_transport(ROOT)
+    assert not found, "the seating is the lobby's (server/net/seating.py), not the transport's:\n" \
+        + "\n".join(found)
+
+
+def test_the_seating_check_finds_it_planted(tmp_path: Path) -> None:
+    _plant(tmp_path, {"net/transport.py": (
+        "class Client:\n"
+        "    concurrency: int = 0\n"                         # 2
+        "    def __init__(self):\n"
+        "        self.bot = None\n"                          # identity: allowed
+        "        self.games = {}\n"                          # 5
+        "    @property\n"
+        "    def free_slots(self):\n"                        # 7
+        "        return len(self.games)\n"                   # a read: the assignment is counted
+        "    def queue(self, m):\n"
+        "        self.out.append(m)\n")})                    # the output: allowed
+    assert seating_on_the_transport(tmp_path) == [
+        "server/net/transport.py:2: Client.concurrency",
+        "server/net/transport.py:7: Client.free_slots",
+        "server/net/transport.py:5: Client.games",
+    ]

@@ -258,7 +258,7 @@ class Ladder:
         if self.submitted != "only":
             for c in self.server.clients:
                 if c.bot is not None and not c.closed and c.bot not in self.server.explicit_only:
-                    free[c.bot] += max(0, c.free_slots)
+                    free[c.bot] += max(0, self.server.seating.free(c))
             # A bot at its games-per-minute limit gets no game now: the request would wait in
             # the referee's queue, holding its opponent, until the minute has passed.
             for b in [b for b in free if not self.server.lobby.games_left(b, now)]:

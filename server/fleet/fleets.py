@@ -43,16 +43,17 @@ class DatabaseFleet:
     def __init__(self, p: FleetParts) -> None:
         self.links: Links
         self.takeover = Takeover(p.config, server_id=p.server_id, storage=p.storage, keeper=p.keeper,
-                                 lobby=p.lobby, rooms=p.rooms, watchers=p.watchers, stats=p.stats,
-                                 spawn=p.spawn, violation=p.violation,
+                                 lobby=p.lobby, seating=p.seating, rooms=p.rooms, watchers=p.watchers,
+                                 stats=p.stats, spawn=p.spawn, violation=p.violation,
                                  link_address=lambda: self.links.address, tasks=p.tasks, fail=p.fail)
         self.limits = FleetLimits(p.config, server_id=p.server_id, storage=p.storage, lobby=p.lobby,
-                                  stopping=p.stopping, violation=p.violation, drop=p.drop)
-        self.links = Links(p.config, server_id=p.server_id, storage=p.storage, lobby=p.lobby, rooms=p.rooms,
-                           spawn=p.spawn, stopping=p.stopping, violation=p.violation)
+                                  seating=p.seating, stopping=p.stopping, violation=p.violation, drop=p.drop)
+        self.links = Links(p.config, server_id=p.server_id, storage=p.storage, lobby=p.lobby,
+                           seating=p.seating, rooms=p.rooms, spawn=p.spawn, stopping=p.stopping,
+                           violation=p.violation)
         self.member = Member(p.config, server_id=p.server_id, storage=p.storage, lobby=p.lobby,
-                             keeper=p.keeper, links=self.links, spawn=p.spawn, stopping=p.stopping,
-                             request_game=p.request_game)
+                             seating=p.seating, keeper=p.keeper, links=self.links, spawn=p.spawn,
+                             stopping=p.stopping, request_game=p.request_game)
 
     @property
     def link_address(self) -> str | None:
@@ -109,7 +110,7 @@ class SoloFleet:
 
     def loops(self) -> list[Coroutine[Any, Any, Any]]:
         p = self.parts
-        return [watch_tokens(p.config, p.storage, p.lobby, p.violation, p.drop)]
+        return [watch_tokens(p.config, p.storage, p.lobby, p.seating, p.violation, p.drop)]
 
     async def hand_over(self) -> None:
         return None  # (no one to hand the games to: the caller aborts them)

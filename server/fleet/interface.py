@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from maag.protocol import ErrorCode, Hello, Ping
-    from maag.server.net.games import Games
+    from maag.server.net.games import Games, LiveGame
     from maag.server.net.keeper import StorageKeeper
     from maag.server.net.lobby import Lobby
     from maag.server.net.model import GameSummary, ServerConfig
+    from maag.server.net.seating import Seating
     from maag.server.net.transport import Client
     from maag.server.net.watchers import Watchers
     from maag.server.storage.base import AsyncStorage
@@ -33,6 +34,8 @@ class FleetParts:
     storage: AsyncStorage
     keeper: StorageKeeper
     lobby: Lobby
+    seating: Seating[LiveGame]
+    """Who is seated where, who has a free slot (the lobby's)."""
     rooms: Games
     watchers: Watchers
     stats: dict[str, int]

@@ -19,8 +19,10 @@ from maag.protocol import ErrorCode
 from maag.server.fleet.store import count_auth_failure, recent_starts
 
 if TYPE_CHECKING:
+    from maag.server.net.games import LiveGame
     from maag.server.net.lobby import Lobby
     from maag.server.net.model import ServerConfig
+    from maag.server.net.seating import Seating
     from maag.server.net.transport import Client
     from maag.server.storage.base import AsyncStorage
 
@@ -33,11 +35,12 @@ class FleetLimits:
     """The fleet's count of games per minute and failed logins (see the module)."""
 
     def __init__(self, config: ServerConfig, *, server_id: str, storage: AsyncStorage, lobby: Lobby,
-                 stopping: Callable[[], bool], violation: Callable[[Client, ErrorCode, str], None],
-                 drop: Callable[[Client], None]) -> None:
+                 seating: Seating[LiveGame], stopping: Callable[[], bool],
+                 violation: Callable[[Client, ErrorCode, str], None], drop: Callable[[Client], None]) -> None:
         """`violation`: an error sent to a connection; `drop`: a connection forgotten (its
         seats disconnected; the caller closes it)."""
         self.config, self.server_id, self.storage, self.lobby = config, server_id, storage, lobby
+        self.seating = seating
         self.stopping, self.violation, self.drop = stopping, violation, drop
         self.refresh_s = min(5.0, config.lease_s / 3)
         """How often the other referees' game starts are read: the games-per-minute limit may
@@ -76,10 +79,10 @@ class FleetLimits:
 
     async def watch_tokens(self) -> None:
         """Close the connections whose stored token has been revoked (`watch_tokens`)."""
-        await watch_tokens(self.config, self.storage, self.lobby, self.violation, self.drop)
+        await watch_tokens(self.config, self.storage, self.lobby, self.seating, self.violation, self.drop)
 
 
-async def watch_tokens(config: ServerConfig, storage: AsyncStorage, lobby: Lobby,
+async def watch_tokens(config: ServerConfig, storage: AsyncStorage, lobby: Lobby, seating: Seating[LiveGame],
                        violation: Callable[[Client, ErrorCode, str], None],
                        drop: Callable[[Client], None]) -> None:
     """Close the connections whose stored token has been revoked. Tokens are never cached
@@ -98,14 +101,13 @@ async def watch_tokens(config: ServerConfig, storage: AsyncStorage, lobby: Lobby
             continue
         for c in live:
             if c.token_hash not in valid and not c.closed:
-                if any(not g.ending for g, _ in c.games.values()):
+                if any(not g.ending for _, g, _ in seating.seated(c)):
                     # A token replaced (`maag bot add NAME --replace`) while its bot plays:
                     # the games in progress go on to their end on this connection (closing
                     # it would lose them on time), but it gets no new game, and it is
                     # closed at the first check after they are over.
-                    if c.max_games != c.begun:
+                    if seating.no_more_games(c):
                         LOG.warning("%s: its token was revoked; closing it once its games end", c)
-                        c.max_games = c.begun
                     continue
                 LOG.warning("%s: its token was revoked; closing", c)
                 violation(c, ErrorCode.AUTH_FAILED, "your token was revoked")

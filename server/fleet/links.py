@@ -58,9 +58,10 @@ from maag.server.fleet.store import game_running, has_lapsed_games, seats_elsewh
 from maag.server.net.model import SERVER_NAME
 
 if TYPE_CHECKING:
-    from maag.server.net.games import Games
+    from maag.server.net.games import Games, LiveGame
     from maag.server.net.lobby import Lobby
     from maag.server.net.model import ServerConfig
+    from maag.server.net.seating import Seating
     from maag.server.net.transport import Client
     from maag.server.storage.base import AsyncStorage
 
@@ -172,12 +173,12 @@ class Links:
     """Both ends of the fleet's seat links for one referee (see the module)."""
 
     def __init__(self, config: ServerConfig, *, server_id: str, storage: AsyncStorage, lobby: Lobby,
-                 rooms: Games, spawn: Callable[[Coroutine[Any, Any, Any]], None],
+                 seating: Seating[LiveGame], rooms: Games, spawn: Callable[[Coroutine[Any, Any, Any]], None],
                  stopping: Callable[[], bool], violation: Callable[[Client, ErrorCode, str], None]) -> None:
         """`rooms`: the games played here (a link takes its seat in one); `violation`: an
         error sent to a connection."""
         self.config, self.server_id, self.storage, self.lobby = config, server_id, storage, lobby
-        self.rooms = rooms
+        self.seating, self.rooms = seating, rooms
         self.spawn, self.stopping, self.violation = spawn, stopping, violation
         self.game = config.game
         self.address: str | None = None  # where this referee takes links (host:port), once listening
@@ -219,7 +220,8 @@ class Links:
         if name is None:
             self.violation(c, ErrorCode.AUTH_FAILED, f"link refused: {why or 'no such seat'}")
             return
-        c.bot, c.display, c.free_since = name, h.name, time.monotonic()
+        c.bot, c.display = name, h.name
+        self.seating.join(c, concurrency=1, max_games=1)  # its one game
         cfg = self.config
         c.queue(Welcome(bot=name, server=SERVER_NAME, max_frame=cfg.max_frame, max_rate=cfg.max_rate))
         c.flush()
@@ -254,7 +256,6 @@ class Links:
         c.extra_rtt_ms = min(rtt_us, 10_000_000) / 1000.0
         c.pinned = True  # one game, never paired, not counted among the bot's connections
         c.link = True
-        c.concurrency, c.max_games = 1, 1
         c.want_legal, c.want_groups = h.want_legal, bool(h.want_groups)
         if kind == "a" and ref.isdigit():
             entry = self.expected.get(int(ref))
@@ -309,7 +310,7 @@ class Links:
         loop = asyncio.get_running_loop()
         link = SeatLink(self, c, token, game_id=game_id, reserved=reserved)
         if game_id is not None:
-            c.links[game_id] = link
+            self.seating.add_link(c, game_id, link)
         try:
             await asyncio.wait_for(loop.create_connection(lambda: link, host, int(port)), 5.0)
             ok = await asyncio.wait_for(asyncio.shield(link.welcomed), 5.0)
@@ -319,8 +320,8 @@ class Links:
         if not ok:
             link.close()
             self._release(link)
-            if game_id is not None and c.links.get(game_id) is link:
-                del c.links[game_id]
+            if game_id is not None:
+                self.seating.drop_link(c, game_id, link)
             LOG.info("%s: link to %s refused: %s", c, address, link.refused)
             return None
         LOG.info("%s: seat linked to %s (game %s)", c, address, game_id or "being paired")
@@ -351,7 +352,7 @@ class Links:
         LOG.debug("%s: its seats elsewhere: %s", c, seats)
         for s in seats:
             gid = str(s.game_id)
-            if gid in c.links or gid in c.games or c.closing:
+            if self.seating.holds(c, gid) or c.closing:
                 continue
             token = self.token(c, f"g{s.seat}.{gid}", s.secret)
             if await self.open(c, s.address, token, game_id=gid) is None:
@@ -362,12 +363,13 @@ class Links:
     def started(self, link: SeatLink) -> None:
         """A paired game's `game_start` came through `link`: it holds one of the bot's slots."""
         assert link.game_id is not None
-        link.client.links[link.game_id] = link
+        self.seating.add_link(link.client, link.game_id, link)
         self._release(link)
 
     def _release(self, link: SeatLink) -> None:
         if link.reserved:
-            link.reserved, link.client.reserved = False, max(0, link.client.reserved - 1)
+            link.reserved = False
+            self.seating.release(link.client)
 
     def lost(self, link: SeatLink) -> None:
         """A link closed: its game is over (the slot is free again), or its host is gone (the
@@ -375,9 +377,8 @@ class Links:
         c = link.client
         gid = link.game_id
         self._release(link)
-        if gid is not None and c.links.get(gid) is link:
-            del c.links[gid]
-            c.free_since = time.monotonic()
+        if gid is not None:
+            self.seating.drop_link(c, gid, link, now=time.monotonic())
         if link.over or gid is None or c.closing or self.stopping():
             self.lobby.pair()
             return
@@ -392,8 +393,7 @@ class Links:
 
     async def _relink(self, c: Client, gid: int, key: tuple[str, int]) -> None:
         try:
-            while (not c.closing and not self.stopping() and str(gid) not in c.links
-                   and str(gid) not in c.games):
+            while not c.closing and not self.stopping() and not self.seating.holds(c, str(gid)):
                 await asyncio.sleep(RELINK_S)
                 try:
                     if not await self.storage.apply(game_running, gid):
@@ -406,6 +406,6 @@ class Links:
 
     def close_all(self, c: Client) -> None:
         """`c` is gone: its links close (their seats are disconnected at their hosts)."""
-        for link in list(c.links.values()):
+        for link in self.seating.links(c):
             link.close()
-        c.links.clear()
+        self.seating.drop_links(c)

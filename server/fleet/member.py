@@ -33,9 +33,11 @@ from maag.server.net.model import GameNotStarted, GameSummary
 if TYPE_CHECKING:
     from maag.server.fleet.interface import HostedGames
     from maag.server.fleet.links import Links
+    from maag.server.net.games import LiveGame
     from maag.server.net.keeper import StorageKeeper
     from maag.server.net.lobby import Lobby
     from maag.server.net.model import ServerConfig
+    from maag.server.net.seating import Seating
     from maag.server.storage.base import AsyncStorage
 
 __all__ = ["Member", "POLL_S"]
@@ -59,11 +61,12 @@ class Member:
     """This referee's part in a fleet's ladder (see the module)."""
 
     def __init__(self, config: ServerConfig, *, server_id: str, storage: AsyncStorage, lobby: Lobby,
-                 keeper: StorageKeeper, links: Links, spawn: Callable[[Coroutine[Any, Any, Any]], None],
-                 stopping: Callable[[], bool],
+                 seating: Seating[LiveGame], keeper: StorageKeeper, links: Links,
+                 spawn: Callable[[Coroutine[Any, Any, Any]], None], stopping: Callable[[], bool],
                  request_game: Callable[..., asyncio.Future[GameSummary]]) -> None:
         """`request_game`: the referee's RefereeServer.request_game (a game queued here)."""
         self.server_id, self.storage, self.lobby, self.keeper = server_id, storage, lobby, keeper
+        self.seating = seating
         self.links, self.spawn, self.stopping, self.request_game = links, spawn, stopping, request_game
         self.ladder = config.fleet_ladder
         self._shown: list[tuple[str, int]] | None = None
@@ -81,11 +84,12 @@ class Member:
         for c in self.lobby.clients:
             if c.bot is None or c.pinned or c.closing or c.bot in self.lobby.explicit_only:
                 continue
-            slots = c.free_slots
+            slots = self.seating.free(c)
             if slots > 0:
-                got = free.setdefault(c.bot, [0, c.free_since + wall])
+                since = self.seating.free_since(c) + wall
+                got = free.setdefault(c.bot, [0, since])
                 got[0] += slots
-                got[1] = min(got[1], c.free_since + wall)
+                got[1] = min(got[1], since)
         return [(b, int(v[0]), v[1]) for b, v in sorted(free.items())]
 
     async def run(self) -> None:
@@ -202,7 +206,7 @@ class Member:
         for attempt in range(3):  # (the host took it a moment ago: it may not expect the link yet)
             if attempt:
                 await asyncio.sleep(0.2)
-            c.reserved += 1  # until its game_start comes through the link (links.started)
+            self.seating.reserve(c)  # until its game_start comes through the link (links.started)
             link = await self.links.open(c, a.link, self.links.token(c, f"a{a.id}", a.secret), game_id=None,
                                         reserved=True)
             if link is not None or c.closing:

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from maag.server.net.keeper import StorageKeeper
     from maag.server.net.lobby import Lobby
     from maag.server.net.model import ServerConfig
+    from maag.server.net.seating import Seating
     from maag.server.net.transport import Client
     from maag.server.net.watchers import Watchers
     from maag.server.storage.base import AsyncStorage
@@ -78,8 +79,8 @@ class Takeover:
     """The action log, takeovers and this referee's lease (see the module)."""
 
     def __init__(self, config: ServerConfig, *, server_id: str, storage: AsyncStorage, keeper: StorageKeeper,
-                 lobby: Lobby, rooms: Games, watchers: Watchers, stats: dict[str, int],
-                 spawn: Callable[[Coroutine[Any, Any, Any]], None],
+                 lobby: Lobby, seating: Seating[LiveGame], rooms: Games, watchers: Watchers,
+                 stats: dict[str, int], spawn: Callable[[Coroutine[Any, Any, Any]], None],
                  violation: Callable[[Client, ErrorCode, str], None],
                  link_address: Callable[[], str | None], tasks: Callable[[], Iterable[asyncio.Task[Any]]],
                  fail: Callable[[str], None]) -> None:
@@ -87,7 +88,8 @@ class Takeover:
         the referee's tasks under way (a game being stored or started), waited for before the
         lease goes; `fail`: the referee gives up, saying why."""
         self.config, self.server_id, self.storage, self.keeper = config, server_id, storage, keeper
-        self.lobby, self.rooms, self.watchers, self.stats = lobby, rooms, watchers, stats
+        self.lobby, self.seating, self.rooms, self.watchers = lobby, seating, rooms, watchers
+        self.stats = stats
         self.spawn, self.violation, self.link_address = spawn, violation, link_address
         self.tasks, self.fail = tasks, fail
         self.logged: dict[str, int] = {}
@@ -321,7 +323,7 @@ class Takeover:
             except Exception as e:  # they will be taken over when our lease lapses
                 LOG.error("lease not given up (%s): its games wait for it to lapse", e)
         for cl in {c for g in games for c in g.clients if c is not None and not c.closed}:
-            cl.games.clear()
+            self.seating.unseat_all(cl)
             cl.close()
         LOG.warning("%d game(s) handed over to the other referees", len(games) - len(refused))
         return True
@@ -343,7 +345,7 @@ class Takeover:
         dropped = len(self.rooms.games)
         self.rooms.games.clear()
         for cl in list(self.lobby.clients):
-            cl.games.clear()
+            self.seating.unseat_all(cl)
             with contextlib.suppress(Exception):
                 cl.close()
         LOG.critical("lease lost (%s): %d game(s) dropped, every connection closed", why, dropped)

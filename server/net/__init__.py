@@ -1,7 +1,8 @@
 """The network: the referee server (server.py, `RefereeServer`) in rooms, one job each: the
 transport (transport.py: one asyncio.Protocol per connection), the fast path of plain acts
 and turns (plain.py: from the frame's bytes to the replies' bytes), the lobby (lobby.py: who is
-free, who plays whom), the games' life cycle (games.py), the forfeits (forfeits.py: a bot
+free, who plays whom; seating.py: who is seated in which game and seat, each connection's free
+slots), the games' life cycle (games.py), the forfeits (forfeits.py: a bot
 cut off, a seat away or gone before its game), the storage keeper (keeper.py:
 lease, outages, spill file), the watchers (watchers.py), its data (model.py) and its event
 loop (loop.py); the fleet is its own room (maag.server.fleet); and

@@ -26,6 +26,7 @@ from maag.protocol import ErrorCode
 from maag.server.net.games import Games, LiveGame
 from maag.server.net.lobby import Lobby
 from maag.server.net.model import Absence, GameNotStarted, GameRequest, GameSummary, ServerConfig
+from maag.server.net.seating import Seating
 from maag.server.referee.clock import TimeControl
 from maag.server.referee.session import REPLAY_VERSION
 from maag.server.storage.base import AsyncStorage
@@ -50,10 +51,10 @@ class Forfeits:
     """The referee's forfeits (see the module)."""
 
     def __init__(self, config: ServerConfig, *, server_id: str, storage: AsyncStorage, lobby: Lobby,
-                 rooms: Games, spawn: Callable[[Coroutine[Any, Any, Any]], None],
+                 seating: Seating[LiveGame], rooms: Games, spawn: Callable[[Coroutine[Any, Any, Any]], None],
                  stopping: Callable[[], bool]) -> None:
         self.config, self.server_id, self.storage, self.lobby = config, server_id, storage, lobby
-        self.rooms, self.spawn, self.stopping = rooms, spawn, stopping
+        self.seating, self.rooms, self.spawn, self.stopping = seating, rooms, spawn, stopping
 
     def cut_off(self, c: Client[LiveGame], code: ErrorCode) -> None:
         """The referee cut `c` off for a fatal error `code` (`c.fault` says it): unless the
@@ -64,14 +65,14 @@ class Forfeits:
             return
         rooms = self.rooms
         now = time.monotonic()
-        for gid, (game, seats) in list(c.games.items()):
+        for gid, game, seats in self.seating.seated(c):
             if game.ending:
                 continue
             for seat in seats:
                 game.clients[seat] = None
                 rooms.dispatch(game, game.session.disconnect(seat, now, c.fault, final=True))
             rooms.after(game)
-            del c.games[gid]
+            self.seating.unseat(c, gid)
 
     def attached_gone(self, handle: asyncio.Future[str]) -> bool:
         """Whether the attached connection of `handle` (RefereeServer.attach) has closed:

@@ -24,6 +24,7 @@ from maag.protocol import Act, Error, ErrorCode, Replies, Resign, Result, Turn, 
 from maag.server.net.keeper import StorageKeeper
 from maag.server.net.lobby import Lobby
 from maag.server.net.model import GameNotStarted, GameRequest, GameSummary, ServerConfig
+from maag.server.net.seating import Seating
 from maag.server.net.watchers import Watchers
 from maag.server.referee.session import REPLAY_VERSION, GameSession, Out, derive_seed
 from maag.server.storage.base import AsyncStorage, LeaseLost, StorageUnavailable
@@ -51,22 +52,17 @@ class LiveGame:
     replies: Replies | None = None  # its frames' templates, made by the fast path (plain.py)
 
 
-def _not_played(*clients: Client[LiveGame]) -> None:
-    """A paired game that does not start does not count against hello.max_games."""
-    for c in clients:
-        c.begun -= 1
-
-
 class Games:
     """The running games of one referee, by id (see the module)."""
 
     def __init__(self, config: ServerConfig, *, server_id: str, storage: AsyncStorage, lobby: Lobby,
-                 keeper: StorageKeeper, watchers: Watchers, stats: dict[str, int],
+                 seating: Seating[LiveGame], keeper: StorageKeeper, watchers: Watchers, stats: dict[str, int],
                  spawn: Callable[[Coroutine[Any, Any, Any]], None], new_secret: Callable[[], str | None],
                  close_links: Callable[[Client[LiveGame]], None]) -> None:
         """`new_secret`: a game's link secret (None: no fleet listener); `close_links`: a
         closing connection's seats in games hosted elsewhere (fleet/links.py)."""
         self.config, self.server_id, self.storage, self.lobby = config, server_id, storage, lobby
+        self.seating = seating
         self.keeper, self.watchers, self.stats, self.spawn = keeper, watchers, stats, spawn
         self.new_secret, self.close_links = new_secret, close_links
         self.games: dict[str, LiveGame] = {}
@@ -74,6 +70,7 @@ class Games:
     # -- start --------------------------------------------------------------------------
     async def start(self, req: GameRequest, a: Client[LiveGame], b: Client[LiveGame], index: int) -> None:
         cfg = self.config
+        seating = self.seating
         secret = self.new_secret()
         try:
             full_config = Game(cfg.game, cfg.game_config).config
@@ -83,15 +80,15 @@ class Games:
             # Nothing was played: an explicit request waits at the front of the queue until
             # the database is back (pairing is paused meanwhile); an automatic pairing is
             # made again then.
-            a.reserved -= 1
-            b.reserved -= 1
-            _not_played(a, b)
+            seating.release(a)
+            seating.release(b)
+            self._not_played(a, b)
             if req.future is not None and not req.future.done():
                 self.lobby.requests.appendleft(req)
             self.keeper.lost(e)
             return
-        a.reserved -= 1
-        b.reserved -= 1
+        seating.release(a)
+        seating.release(b)
         gid = str(db_id)
         seed = req.seed if req.seed is not None else (
             derive_seed(cfg.seed, index) if cfg.seed is not None else None)
@@ -106,7 +103,7 @@ class Games:
                                   want_legal=(a.want_legal, b.want_legal),
                                   want_groups=(a.want_groups, b.want_groups), tags=tags)
         except Exception as e:  # e.g. a start state the engine refuses: no game, stored aborted
-            _not_played(a, b)
+            self._not_played(a, b)
             await self._refuse(req, db_id, seed, tags, e)
             return
         if a.closing or b.closing:
@@ -114,14 +111,13 @@ class Games:
             # bot leaving right after its previous game, just as the referee paired it
             # again). Nothing has been sent about this game, so it is not played: starting it
             # would only record a forfeit by disconnect that says nothing about the bots.
-            _not_played(a, b)
+            self._not_played(a, b)
             await self._cancel(req, session, db_id, 0 if a.closing else 1, a if a.closing else b)
             return
         game = LiveGame(session, [a, b], req.seats, db_id, req, link_secret=secret)
         self.games[gid] = game
         for seat, c in enumerate((a, b)):
-            entry = c.games.setdefault(gid, (game, []))
-            entry[1].append(seat)
+            seating.sit(c, gid, game, seat)
         self.stats["games_started"] += 1
         LOG.info("game %s: %s vs %s (seed %d)", gid, req.seats[0], req.seats[1], session.seed)
         if req.on_start is not None:
@@ -130,6 +126,11 @@ class Games:
         if self.watchers:
             self.watchers.tell("start", session)
         self.after(game)
+
+    def _not_played(self, *clients: Client[LiveGame]) -> None:
+        """A paired game that does not start does not count against hello.max_games."""
+        for c in clients:
+            self.seating.not_played(c)
 
     async def _refuse(self, req: GameRequest, db_id: int, seed: int | None, tags: dict[str, Any],
                       error: Exception) -> None:
@@ -174,9 +175,9 @@ class Games:
     # -- play ---------------------------------------------------------------------------
     def play(self, c: Client[LiveGame], m: Act | Turn | Resign, now: float) -> None:
         """A seat's act, turn or resignation."""
-        entry = c.games.get(m.game_id)
+        entry = self.seating.seats(c, m.game_id)
         if entry is None:
-            link = c.links.get(m.game_id)
+            link = self.seating.link(c, m.game_id)
             if link is not None:  # a seat in a game hosted by another referee of the fleet
                 link.forward(m)
                 return
@@ -311,8 +312,7 @@ class Games:
         self.games.pop(s.game_id, None)
         for c in set(game.clients):
             if c is not None:
-                c.games.pop(s.game_id, None)
-                c.free_since = time.monotonic()
+                self.seating.unseat(c, s.game_id, now=time.monotonic())
         self.stats["games_finished"] += 1
         rep = s.clock_report()
         srch = s.search_report()
@@ -351,9 +351,8 @@ class Games:
     def seat_back(self, c: Client[LiveGame], game: LiveGame, seat: int, now: float | None = None) -> None:
         """`c` holds `seat` of `game` again (the bot reconnected, here or through a link)."""
         game.clients[seat] = c
-        c.begun += 1  # played on this connection: it counts towards its hello's max_games
-        entry = c.games.setdefault(game.session.game_id, (game, []))
-        entry[1].append(seat)
+        # (played on this connection: it counts towards its hello's max_games)
+        self.seating.sit(c, game.session.game_id, game, seat, again=True)
         game.session.set_want_legal(seat, c.want_legal)
         game.session.set_want_groups(seat, c.want_groups)
         LOG.info("game %s: seat %d reconnected (%s)", game.session.game_id, seat + 1, c)
@@ -364,7 +363,7 @@ class Games:
         """`c`'s connection closed and the server learns why (a hosted process's probe, up
         to seconds) before its seats are given up (`leave`): its games' deadlines wait, so
         that the clock does not decide first (`time` for a process that crashed)."""
-        for game, _ in c.games.values():
+        for _, game, _ in self.seating.seated(c):
             game.held = True
             if game.timer is not None:
                 game.timer.cancel()
@@ -372,10 +371,10 @@ class Games:
 
     def leave(self, c: Client[LiveGame]) -> None:
         """`c` is gone: its seats are disconnected (a hosted process's for good), its links closed."""
-        if c.links:
+        if self.seating.links(c):
             self.close_links(c)
         now = time.monotonic()
-        for gid, (game, seats) in list(c.games.items()):
+        for gid, game, seats in self.seating.seated(c):
             if game.ending:
                 continue
             if c.fault is not None and c.fault[0] == "outside" and c.pinned:
@@ -385,7 +384,7 @@ class Games:
                 LOG.warning("game %s aborted: %s's process was %s", gid, c.bot, c.fault[1])
                 game.session.abort(f"killed from outside: {c.bot}'s process was {c.fault[1]}")
                 self.after(game)
-                del c.games[gid]
+                self.seating.unseat(c, gid)
                 continue
             game.held = False
             for seat in seats:
@@ -393,4 +392,4 @@ class Games:
                 final = c.pinned and not c.link  # a hosted process cannot come back; a link's bot can
                 self.dispatch(game, game.session.disconnect(seat, now, c.fault, final=final))
             self.after(game)
-            del c.games[gid]
+            self.seating.unseat(c, gid)

@@ -1,8 +1,9 @@
 """The lobby: who is connected, who has a free game slot, and who plays whom next.
 
 Pure bookkeeping, no sockets: a connection is any object with `bot`, `pinned`,
-`hello_future`, `free_slots`, `free_since`, `reserved`, `begun` and `peer` (the transport's
-`Client`, or a stand-in in `tests/server/test_lobby.py`). `pair()` decides and calls
+`hello_future`, `closing`, `closed` and `peer` (the transport's `Client`, or a stand-in in
+`tests/server/test_lobby.py`); who is seated where and who has a free slot is the lobby's
+`Seating` (seating.py), handed in by the composition root. `pair()` decides and calls
 `begin(request, a, b)` for each game it makes: explicit requests first (`request_game`, in
 order; a request naming `attach`ed connections waits for exactly those), then, with
 `auto_pair`, free bots first come first served, never a bot against itself. It also keeps the
@@ -18,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from maag.server.net.model import GameRequest, ServerConfig
+from maag.server.net.seating import Seating
 
 __all__ = ["Lobby", "host_of"]
 
@@ -30,10 +32,12 @@ def host_of(peer: Any) -> str:
 class Lobby:
     """The connections, the requests waiting and the pairing (see the module)."""
 
-    def __init__(self, config: ServerConfig, *, begin: Callable[[GameRequest, Any, Any], None],
+    def __init__(self, config: ServerConfig, *, seating: Seating[Any],
+                 begin: Callable[[GameRequest, Any, Any], None],
                  call_later: Callable[[float, Callable[[], None]], Any],
                  blocked: Callable[[], bool] = lambda: False) -> None:
         self.config = config
+        self.seating = seating
         self.begin = begin
         self.blocked = blocked  # pairing waits while this says so (the database is away)
         self.call_later = call_later
@@ -63,19 +67,20 @@ class Lobby:
             a = self.pinned(pin[0]) if pin[0] is not None else self.free(req.seats[0])
             if a is None:
                 continue
-            a.reserved += 1
+            self.seating.reserve(a)  # (so that `a`'s bot is not its own opponent on one slot)
             b = self.pinned(pin[1]) if pin[1] is not None else self.free(req.seats[1])
-            a.reserved -= 1
+            self.seating.release(a)
             if b is None:
                 continue
             self.requests.remove(req)
             self._begin(req, a, b)
         if self.config.auto_pair and not self.requests:
+            seating = self.seating
             while True:
                 now = time.monotonic()
-                free = sorted((c for c in self.clients if c.free_slots > 0 and not c.pinned
+                free = sorted((c for c in self.clients if seating.free(c) > 0 and not c.pinned
                                and c.bot not in self.explicit_only and self.games_left(str(c.bot), now)),
-                              key=lambda c: c.free_since)
+                              key=seating.free_since)
                 pair = next(((x, y) for i, x in enumerate(free) for y in free[i + 1:] if x.bot != y.bot),
                             None)
                 if pair is None:
@@ -88,10 +93,8 @@ class Lobby:
             now = time.monotonic()
             for bot in {str(a.bot), str(b.bot)}:
                 self._starts.setdefault(bot, deque()).append(now)
-        a.reserved += 1
-        b.reserved += 1
-        a.begun += 1
-        b.begun += 1
+        self.seating.paired(a)
+        self.seating.paired(b)
         self.begin(req, a, b)
         self.game_index += 1
 
@@ -100,9 +103,10 @@ class Lobby:
         best = None
         if not self.games_left(bot, time.monotonic()):
             return None
+        seating = self.seating
         for c in self.clients:
-            if c.bot == bot and not c.pinned and c.free_slots > (1 if c is exclude else 0):
-                if best is None or c.free_since < best.free_since:
+            if c.bot == bot and not c.pinned and seating.free(c) > (1 if c is exclude else 0):
+                if best is None or seating.free_since(c) < seating.free_since(best):
                     best = c
         return best
 
@@ -110,7 +114,7 @@ class Lobby:
         """The attached connection whose hello future is `handle`, if it is free."""
         for c in self.clients:
             if c.hello_future is handle:
-                return c if c.free_slots > 0 else None
+                return c if self.seating.free(c) > 0 else None
         return None
 
     def connections_of(self, bot: str) -> int:

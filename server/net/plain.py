@@ -33,6 +33,7 @@ from maag.protocol import MAX_TURN_ACTIONS, ErrorCode, Replies, check_built_mess
 
 if TYPE_CHECKING:
     from maag.server.net.games import LiveGame
+    from maag.server.net.seating import Seating
     from maag.server.net.transport import Client, Host
 
 __all__ = ["take"]
@@ -40,10 +41,11 @@ __all__ = ["take"]
 LOG = logging.getLogger("maag.server.net.server")
 
 
-def take(c: Client[LiveGame], data: bytes, now: float) -> int:
+def take(seating: Seating[LiveGame], c: Client[LiveGame], data: bytes, now: float) -> int:
     """Play the plain acts and turns at the front of `data`, new input of `c` received at
-    `now`; how many bytes they took (the rest is the general reader's). -1: the peer went
-    over the message rate (it is told; its connection ends)."""
+    `now` (its seats: `seating`'s, handed in by server.py); how many bytes they took (the rest
+    is the general reader's). -1: the peer went over the message rate (it is told; its
+    connection ends)."""
     if LOG.isEnabledFor(logging.DEBUG):  # (the general path logs every message)
         return 0
     server = c.server
@@ -54,7 +56,7 @@ def take(c: Client[LiveGame], data: bytes, now: float) -> int:
         if p is None:
             break
         gid, keys, end = p
-        entry = c.games.get(gid)
+        entry = seating.seats(c, gid)
         if entry is None or len(entry[1]) != 1 or entry[0].ending:
             break  # (a linked seat, both seats on one connection, a game ending: the general path)
         game = entry[0]

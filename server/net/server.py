@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import secrets
@@ -49,6 +50,7 @@ from maag.server.net.games import Games, LiveGame
 from maag.server.net.keeper import StorageKeeper
 from maag.server.net.lobby import Lobby, host_of
 from maag.server.net.model import SERVER_NAME, Absence, GameNotStarted, GameRequest, GameSummary, ServerConfig
+from maag.server.net.seating import Seating
 from maag.server.net.transport import Client, RateLimiter
 from maag.server.net.watchers import GameChange, Watchers
 from maag.server.referee.clock import TimeControl
@@ -79,25 +81,28 @@ class RefereeServer:
                       "games_finished": 0, "errors_sent": 0}
         self.latencies_ms: list[float] = []
         self.cpu_ms: list[float] = []  # the same, in CPU time of the event-loop thread
-        self.take_plain = plain.take  # the connections' fast path
+        self.seating: Seating[LiveGame] = Seating()  # who is seated where, who has a free slot
+        self.take_plain = functools.partial(plain.take, self.seating)  # the connections' fast path
         self.keeper = StorageKeeper(self.storage, self.server_id, lease_s=config.lease_s,
                                     outage_limit_s=config.storage_outage_limit_s, spill_dir=config.spill_dir,
                                     on_back=self._pair, on_fail=self._fail,
                                     live_connections=lambda: [c.id for c in self.clients if c.counted])
-        self.lobby = Lobby(config, begin=self._begin, blocked=lambda: not self.keeper.ok,
+        self.lobby = Lobby(config, seating=self.seating, begin=self._begin,
+                           blocked=lambda: not self.keeper.ok,
                            call_later=lambda d, fn: asyncio.get_running_loop().call_later(d, fn))
         self.watchers = Watchers()
         self.rooms = Games(config, server_id=self.server_id, storage=self.storage, lobby=self.lobby,
-                           keeper=self.keeper, watchers=self.watchers, stats=self.stats, spawn=self.spawn,
-                           new_secret=lambda: self.fleet.new_secret(),
+                           seating=self.seating, keeper=self.keeper, watchers=self.watchers, stats=self.stats,
+                           spawn=self.spawn, new_secret=lambda: self.fleet.new_secret(),
                            close_links=lambda c: self.fleet.close_links(c))
         self.forfeits = Forfeits(config, server_id=self.server_id, storage=self.storage, lobby=self.lobby,
-                                 rooms=self.rooms, spawn=self.spawn, stopping=lambda: self.stopping)
+                                 seating=self.seating, rooms=self.rooms, spawn=self.spawn,
+                                 stopping=lambda: self.stopping)
         self.fleet: Fleet = build_fleet(FleetParts(  # (ServerConfig.fleet: a fleet's referee, or alone)
             config=config, server_id=self.server_id, storage=self.storage, keeper=self.keeper,
-            lobby=self.lobby, rooms=self.rooms, watchers=self.watchers, stats=self.stats, spawn=self.spawn,
-            violation=self.violation, drop=self._drop, fail=self._fail, stopping=lambda: self.stopping,
-            tasks=lambda: self._tasks, request_game=self.request_game))
+            lobby=self.lobby, seating=self.seating, rooms=self.rooms, watchers=self.watchers,
+            stats=self.stats, spawn=self.spawn, violation=self.violation, drop=self._drop, fail=self._fail,
+            stopping=lambda: self.stopping, tasks=lambda: self._tasks, request_game=self.request_game))
         self._local_tokens: dict[str, str] = {}  # hash of a token of this run only -> bot
         self._server: asyncio.base_events.Server | None = None
         self._loops: list[asyncio.Task[Any]] = []
@@ -282,7 +287,8 @@ class RefereeServer:
         """The connection is over: its seats are given up (after learning, for a hosted
         process, why it ended), then it is closed (gracefully after a fatal error)."""
         try:
-            if c.probe is not None and any(not g.ending for g, _ in c.games.values()):
+            seated = self.seating.seated(c)
+            if c.probe is not None and any(not g.ending for _, g, _ in seated):
                 # A hosted process: learn why it ended (a crash, its memory limit) before its seat is
                 # given up, so that the verdict says so; its clock (and its games') waits meanwhile.
                 self.rooms.hold(c)
@@ -290,7 +296,7 @@ class RefereeServer:
                     why = await asyncio.wait_for(c.probe(), 3.0)
                     if why is not None:
                         c.fault = why
-            if c in self.clients or c.games:
+            if c in self.clients or self.seating.seated(c):
                 self._drop(c)
             if c.linger:
                 await c.linger_and_close()
@@ -354,11 +360,10 @@ class RefereeServer:
                 return
         c.bot = name
         c.display = h.name
-        c.concurrency = 1 if c.pinned else h.concurrency
         c.want_legal = h.want_legal
         c.want_groups = bool(h.want_groups)
-        c.max_games = 1 if c.pinned else h.max_games
-        c.free_since = time.monotonic()
+        self.seating.join(c, concurrency=1 if c.pinned else h.concurrency,
+                          max_games=1 if c.pinned else h.max_games)
         c.queue(Welcome(bot=name, server=SERVER_NAME, max_frame=self.config.max_frame,
                         max_rate=self.config.max_rate))
         c.flush()

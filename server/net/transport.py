@@ -8,6 +8,8 @@ pauses until it is answered, so messages are handled in order and a peer cannot 
 input meanwhile. The peer's EOF is seen the moment the transport reports it (`peer_gone`),
 so a closing connection is never paired. Limits kept here: the message rate (a token
 bucket), the bytes buffered for a peer that does not read; the frame size is the protocol's.
+Which games a connection sits in and how many free slots it has is not kept here: that is
+the lobby's seating (seating.py), keyed by connection.
 """
 
 from __future__ import annotations
@@ -45,8 +47,8 @@ LOG = logging.getLogger("maag.server.net.server")
 
 
 G = TypeVar("G")
-"""A game a connection's bot is seated in: the transport only holds it (games.py's LiveGame),
-so it knows nothing of the games' room and the games' room is free to import it."""
+"""The games' type (games.py's LiveGame) of the rooms a connection's frames go to: the
+transport knows nothing of the games' room, which is free to import it."""
 G_contra = TypeVar("G_contra", contravariant=True)
 
 
@@ -102,7 +104,7 @@ LINGER_S = 2.0  # after a fatal error: how long the peer's input is drained befo
 
 
 class Client(asyncio.Protocol, Generic[G]):
-    """One connection: the protocol state, the bot it logged in as, its game slots."""
+    """One connection: the protocol state, the limits, the bot it logged in as."""
 
     _ids = itertools.count(1)
     fast_path: ClassVar[bool] = True
@@ -121,15 +123,9 @@ class Client(asyncio.Protocol, Generic[G]):
         self.bot: str | None = None
         self.token_hash: str | None = None  # of a token from storage (checked for revocation)
         self.display: str | None = None  # hello.name: how the bot calls itself (shown beside `bot`)
-        self.concurrency = 0
         self.want_legal = False
         self.want_groups = False
-        self.max_games: int | None = None  # hello.max_games: no pairing past this many games
-        self.begun = 0  # games paired on this connection (in flight or started)
         self.counted = False  # counted in the database among its bot's connections to every referee
-        self.games: dict[str, tuple[G, list[int]]] = {}  # game -> (the game, the seats it has there)
-        self.reserved = 0
-        self.free_since = 0.0
         self.closed = False
         self.linger = False  # after a fatal error: half-close, drain the input, then close
         self.peer_gone = False  # the peer's EOF (or the connection's loss) has arrived
@@ -142,7 +138,6 @@ class Client(asyncio.Protocol, Generic[G]):
         self.link = False  # a fleet peer carrying one seat of a game hosted here (fleet/links.py)
         self.link_seat: tuple[str, int] | None = None  # (game, seat) a link asked for
         self.extra_rtt_ms = 0.0  # a link's: the round trip from its member to the bot
-        self.links: dict[str, Any] = {}  # game -> SeatLink: this bot's seats in games hosted elsewhere
         self.probe = probe  # awaitable: why a hosted process ended
         self.fault: tuple[str, str] | None = None  # (verdict, detail) known when it closes
         self._busy = False  # a hello is being answered: input waits
@@ -312,13 +307,6 @@ class Client(asyncio.Protocol, Generic[G]):
         """No new game may start on this connection: we closed it or stopped sending (after
         a fatal error), its peer has sent EOF or vanished, or the transport is closing."""
         return self.closed or self.peer_gone or self.transport is None or self.transport.is_closing()
-
-    @property
-    def free_slots(self) -> int:
-        if self.bot is None or self.closing:
-            return 0
-        free = self.concurrency - len(self.games) - len(self.links) - self.reserved
-        return free if self.max_games is None else min(free, self.max_games - self.begun)
 
     def rtt_ms(self) -> float:
         """Smoothed round-trip time of the TCP connection as the kernel measures it (0 if

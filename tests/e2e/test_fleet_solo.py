@@ -106,7 +106,8 @@ async def test_limits_of_a_referee_alone(referee: MakeServer, tmp_path: Path) ->
 async def test_no_fleet_ladder_without_a_fleet(tmp_path: Path) -> None:
     srv = RefereeServer(ServerConfig(port=0), SQLiteStorage(tmp_path / "x.sqlite3"))
     parts = FleetParts(config=ServerConfig(fleet=False, fleet_ladder="main"), server_id="x",
-                       storage=srv.storage, keeper=srv.keeper, lobby=srv.lobby, rooms=srv.rooms,
+                       storage=srv.storage, keeper=srv.keeper, lobby=srv.lobby, seating=srv.seating,
+                       rooms=srv.rooms,
                        watchers=srv.watchers, stats=srv.stats, spawn=srv.spawn, violation=srv.violation,
                        drop=lambda c: None, fail=lambda why: None, stopping=lambda: False, tasks=lambda: (),
                        request_game=srv.request_game)

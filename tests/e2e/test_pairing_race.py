@@ -105,7 +105,7 @@ async def test_bot_closing_at_game_over_is_not_paired_into_a_forfeit(
     else:
         await waiting.hello(token_for(srv, "c"), "c")
         fut = srv.request_game("a", "c")
-    assert all(c.free_slots == 0 for c in srv.clients if c.bot == "a")
+    assert all(srv.seating.free(c) == 0 for c in srv.clients if c.bot == "a")
 
     client_a = next(c for c in srv.clients if c.bot == "a")
     game = srv.games[first["game_id"]]
@@ -121,19 +121,20 @@ async def test_bot_closing_at_game_over_is_not_paired_into_a_forfeit(
         # Paired again. No yielding from here to hold_loop: the new game's task has either
         # not run yet (it asks for its storage row in the loop turn that also reads the EOF)
         # or is waiting for its row, whose completion must still be queued when the EOF is.
-        while client_a.reserved == 0:
+        while srv.seating.reserved(client_a) == 0:
             await step()
     a.writer.write_eof()
     hold_loop(srv, client_a, gate)
     if when == "before_game_start":
         # Wait for the row (the storage thread may be slow): the game is then started or
         # called off. Until then `a`'s connection may already be gone and nothing decided.
-        while client_a.reserved:
+        while srv.seating.reserved(client_a):
             await step()
     if when == "before_pairing":
         while first["game_id"] in srv.games:  # until the game over is sent and the free slots paired
             await step()
-        assert client_a.reserved == 0 and not client_a.games  # the closing connection was not offered
+        # The closing connection was not offered.
+        assert srv.seating.reserved(client_a) == 0 and not srv.seating.seated(client_a)
 
     await until(lambda: all(c.bot != "a" for c in srv.clients))
     if auto:
@@ -173,7 +174,7 @@ async def test_request_without_requeue_fails_when_a_seat_closes_before_the_game_
     await c.hello(token_for(srv, "c"), "c")
     client_a = next(x for x in srv.clients if x.bot == "a")
     fut = srv.request_game("a", "c", requeue=False)
-    assert client_a.reserved == 1  # paired at once; the game waits for its storage row
+    assert srv.seating.reserved(client_a) == 1  # paired at once; the game waits for its storage row
     a.writer.write_eof()
     hold_loop(srv, client_a)
     with pytest.raises(GameNotStarted):

@@ -1,5 +1,6 @@
 """The lobby's pairing and its limits on who connects, without a socket: connections are
-stand-ins with the attributes the lobby reads (server/net/lobby.py)."""
+stand-ins with the attributes the lobby reads (server/net/lobby.py), seated by its seating
+(server/net/seating.py)."""
 
 from __future__ import annotations
 
@@ -8,24 +9,22 @@ from typing import Any
 
 from maag.server.net.lobby import Lobby
 from maag.server.net.model import GameRequest, ServerConfig
+from maag.server.net.seating import Seating
 
 
 @dataclass(eq=False)
 class Conn:
     bot: str | None
-    concurrency: int = 1
+    concurrency: int = 1  # its hello's (given to the seating by `Run.add`)
     pinned: bool = False
     hello_future: Any = None
-    free_since: float = 0.0
-    reserved: int = 0
-    begun: int = 0
-    playing: int = 0
+    free_since: float = 0.0  # when its hello was answered
     closed: bool = False
     peer: Any = ("10.0.0.1", 5000)
 
     @property
-    def free_slots(self) -> int:
-        return 0 if self.bot is None or self.closed else self.concurrency - self.playing - self.reserved
+    def closing(self) -> bool:
+        return self.closed
 
 
 @dataclass
@@ -38,7 +37,8 @@ class Run:
     blocked: bool = False
 
     def __post_init__(self) -> None:
-        self.lobby = Lobby(self.config, begin=self.begin, call_later=self.later,
+        self.seating: Seating[None] = Seating()
+        self.lobby = Lobby(self.config, seating=self.seating, begin=self.begin, call_later=self.later,
                            blocked=lambda: self.blocked)
 
     def later(self, delay: float, fn: Any) -> object:
@@ -46,13 +46,20 @@ class Run:
         return object()
 
     def begin(self, req: GameRequest, a: Conn, b: Conn) -> None:
-        for c in (a, b):
-            c.reserved -= 1
-            c.playing += 1
+        gid = str(len(self.games))
+        for seat, c in enumerate((a, b)):
+            self.seating.release(c)
+            self.seating.sit(c, gid, None, seat)
         self.games.append((str(a.bot), str(b.bot)))
 
     def add(self, *conns: Conn) -> None:
+        for c in conns:
+            if c.bot is not None:  # (its hello answered)
+                self.seating.join(c, concurrency=c.concurrency, max_games=None, now=c.free_since)
         self.lobby.clients.update(conns)
+
+    def playing(self, c: Conn) -> int:
+        return len(self.seating.seated(c))
 
 
 def test_free_bots_are_paired_first_come_first_served_never_with_themselves() -> None:
@@ -76,7 +83,7 @@ def test_requests_come_first_in_order_and_wait_for_their_bots() -> None:
     r.lobby.pair()
     assert r.games == [("b", "a")]  # c is not connected: its request waits, the next one is played
     assert [q.seats for q in r.lobby.requests] == [("a", "c")]
-    a.playing = 0
+    r.seating.unseat_all(a)  # its game is over
     r.add(c)
     r.lobby.pair()
     assert r.games[-1] == ("a", "c") and not r.lobby.requests
@@ -107,8 +114,8 @@ def test_attached_connections_play_only_the_request_naming_them() -> None:
     assert r.games == [] and len(r.lobby.requests) == 1  # y has not connected yet: x waits for it
     r.add(y)
     r.lobby.pair()
-    assert r.games[0] == ("host-bot", "other") and x.playing == 1 and y.playing == 1
-    assert sorted(r.games[1]) == ["host-bot", "z"] and free.playing == 1  # then the free ones, automatically
+    assert r.games[0] == ("host-bot", "other") and r.playing(x) == 1 and r.playing(y) == 1
+    assert sorted(r.games[1]) == ["host-bot", "z"] and r.playing(free) == 1  # then the free ones, at once
     assert r.lobby.connections_of("host-bot") == 1  # attached ones do not count
 
 
