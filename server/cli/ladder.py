@@ -84,7 +84,7 @@ def register(sub: Any) -> None:
                         "beside connected bots; only: without them (default no)")
     p.add_argument("--slots", type=int, default=None, metavar="K",
                    help="hosted games at once at most (default: this machine's cores; with --cluster local, "
-                        "its workers)")
+                        "its workers; with --fleet, this member's: 0 hosts none here)")
     p.add_argument("--cluster", default=None, metavar="ADDRESS",
                    help="with --submitted: play the games between two submitted bots on a Dask scheduler "
                         "(tcp://HOST:8786), or `local` for a LocalCluster of --slots workers; each worker "

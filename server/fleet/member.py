@@ -178,7 +178,18 @@ class Member:
         if pin is not None and not pin.done():
             pin.cancel()  # (the link never came)
         fut.add_done_callback(lambda f: _played(a, f))  # (not awaited: our stop must not wait for it)
+        if pin is not None:  # a link that came for a game that never began lets its bot go
+            fut.add_done_callback(lambda f: self._let_go(pin, started))
         await self._settle(a, started.result() if started.done() else None)
+
+    def _let_go(self, pin: asyncio.Future[str], started: asyncio.Future[int]) -> None:
+        """Close the link that came for `pin` if its game never began (a hosted process failed
+        to start, or the game was called off): its member frees the bot's slot."""
+        if started.done():
+            return
+        for c in list(self.lobby.clients):
+            if c.hello_future is pin and not c.closing:
+                c.close()
 
     async def _hosted(self, a: Assignment, pins: tuple[Pin, Pin],
                       started: asyncio.Future[int]) -> tuple[Played, Played]:

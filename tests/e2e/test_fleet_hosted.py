@@ -6,7 +6,9 @@ example Python bot, each game a fresh sandboxed process) and one connected SDK b
 - hosted games are played on both members with slots, each within its `--slots 1`, and the
   connected bot plays the hosted ones, its seat linked to the member that runs them;
 - `--per-bot 1` holds across the fleet for hosted and connected bots alike; no game has two
-  results;
+  results; a version whose process crashes at start forfeits each game it is paired in, is
+  struck out by the scheduler after three (the default `startup:3/10`), and the connected bot
+  whose seat was linked to such a game plays on;
 - the web view of the member that does not schedule serves the standings and a bot's page
   from the database (over HTTP: once, a follower's standings were empty).
 """
@@ -96,6 +98,12 @@ async def test_hosted_bots_play_on_every_member_and_followers_serve_the_standing
         for name in HOSTED:  # active at once: the submissions tests build and validate it
             v = submit(store, name, data, pkg)
             assert store.move(name, v.version, ("pending",), "active")
+        crash = fleet.tmp / "crasher"  # (validation would reject it: activated here by hand)
+        crash.mkdir()
+        (crash / "maag-bot.toml").write_text('name = "crasher"\nrun = "python3 -c \'raise SystemExit(3)\'"\n')
+        data, pkg = pack(crash)
+        v = submit(store, "crasher", data, pkg)
+        assert store.move("crasher", v.version, ("pending",), "active")
     finally:
         store.close()
     # The scheduler first, hosting nothing (--slots 0), and the connected bot on it: every
@@ -123,7 +131,21 @@ async def test_hosted_bots_play_on_every_member_and_followers_serve_the_standing
     def both_hosted() -> bool:  # (by the two members with slots)
         return len({g[3] for g in hosted_games(url) if g[4] == "finished"}) == 2
 
+    def struck() -> bool:
+        rows = get(web1, "/api/standings")["standings"]["standings"]
+        return any("struck out" in (r.get("withdrawn") or "") for r in rows)
+
     await until(lambda: over() >= GAMES and both_hosted(), 120)
+    await until(struck, 30)  # (the follower reads the results every second)
+
+    def dave_played_on() -> bool:
+        # A link that came for a game whose hosted process never started let its bot go: the
+        # connected bot plays on after its games against the crashing version.
+        games = [g for g in hosted_games(url) if "dave" in (g[1], g[2])]
+        lost = [g[0] for g in games if "crasher@1" in (g[1], g[2])]
+        return any(g[0] > max(lost) and g[4] == "finished" for g in games) if lost else True
+
+    await until(dave_played_on, 30)
     standings = get(web1, "/api/standings")["standings"]
     page = get(web1, "/api/bots/alice@1")
     for p in (p2, p1, lead):
@@ -131,6 +153,7 @@ async def test_hosted_bots_play_on_every_member_and_followers_serve_the_standing
     for p in (p2, p1, lead):
         assert await asyncio.to_thread(p.wait, 60) == 0
 
+    rows = {r["bot"]: r for r in standings["standings"]}
     games = hosted_games(url)
     finished = [g for g in games if g[4] == "finished"]
     assert q(url, "SELECT game_id FROM results GROUP BY game_id HAVING COUNT(*) > 1") == []
@@ -152,14 +175,19 @@ async def test_hosted_bots_play_on_every_member_and_followers_serve_the_standing
         ss = sorted((ts(g[5]), ts(g[6])) for g in finished if g[3] == server)
         for (_a0, a1), (b0, _b1) in zip(ss, ss[1:], strict=False):
             assert b0 >= a1 - 0.005, f"member {ids[server]} ran two hosted games at once: {ss}"
-    assert all(g[7] in ("rules", "turn_limit") for g in finished), [g[7] for g in finished]
-    dave = [g for g in finished if "dave" in (g[1], g[2])]
+    # The crashing version loses each game at its start, and is struck out by the scheduler
+    # (startup:3/10) wherever its games were played; nobody else forfeits anything.
+    crashed = [g for g in finished if "crasher@1" in (g[1], g[2])]
+    assert 3 <= len(crashed) <= 4 and all(g[7] == "disconnect" for g in crashed), crashed
+    assert all(g[7] in ("rules", "turn_limit") for g in finished if g not in crashed), finished
+    assert "struck out" in (rows["crasher@1"].get("withdrawn") or ""), rows["crasher@1"]
+    dave = [g for g in finished if "dave" in (g[1], g[2]) and g not in crashed]
     assert dave, "the connected bot played no hosted bot"
     linked = q(url, "SELECT COUNT(*) FROM fleet_assignments WHERE status = 'started' AND hosted != 0 "
                     "AND (COALESCE(server0, host) != host OR server1 != host)")[0][0]
     assert linked == len(dave) and {ids[g[3]] for g in dave} <= {1, 2}
-    rows = {r["bot"]: r for r in standings["standings"]}
     assert {f"{n}@1" for n in HOSTED} <= set(rows) and sum(r["games"] for r in rows.values()) > 0
     assert page["standing"] is not None and page["standing"]["games"] > 0, page["standing"]
     print(f"\n{len(finished)} ladder games: {dict(per_member)} per member; dave played {len(dave)}, "
-          f"{linked} of them linked to the member running its opponent")
+          f"{linked} of them linked to the member running its opponent; the crashing version "
+          f"forfeited {len(crashed)}, {sum('dave' in (c[1], c[2]) for c in crashed)} against dave")
