@@ -106,7 +106,8 @@ class SeatLink(asyncio.Protocol):
         c = self.client
         self._write(Greeting(encoding="msgpack"))
         self._write(Hello(name=c.display or str(c.bot), token=self.token, games=(self.links.game,),
-                          concurrency=1, want_legal=c.want_legal, want_groups=c.want_groups or None))
+                          concurrency=1, want_legal=c.want_legal, want_groups=c.want_groups or None,
+                          events="turn" if c.turn_events else None))
 
     def _write(self, m: Message | Greeting) -> None:
         if self.transport is not None and not self.transport.is_closing():
@@ -257,6 +258,7 @@ class Links:
         c.pinned = True  # one game, never paired, not counted among the bot's connections
         c.link = True
         c.want_legal, c.want_groups = h.want_legal, bool(h.want_groups)
+        c.turn_events = h.turn_events
         if kind == "a" and ref.isdigit():
             entry = self.expected.get(int(ref))
             if entry is None or not hmac.compare_digest(entry[0], secret):

@@ -101,7 +101,8 @@ class Games:
             session = GameSession(gid, cfg.game, req.seats, config=cfg.game_config, tc=req.tc or cfg.tc,
                                   policy=cfg.policy, seed=seed, start_state=req.start_state,
                                   want_legal=(a.want_legal, b.want_legal),
-                                  want_groups=(a.want_groups, b.want_groups), tags=tags)
+                                  want_groups=(a.want_groups, b.want_groups),
+                                  turn_events=(a.turn_events, b.turn_events), tags=tags)
         except Exception as e:  # e.g. a start state the engine refuses: no game, stored aborted
             self._not_played(a, b)
             await self._refuse(req, db_id, seed, tags, e)
@@ -355,6 +356,7 @@ class Games:
         self.seating.sit(c, game.session.game_id, game, seat, again=True)
         game.session.set_want_legal(seat, c.want_legal)
         game.session.set_want_groups(seat, c.want_groups)
+        game.session.set_turn_events(seat, c.turn_events)
         LOG.info("game %s: seat %d reconnected (%s)", game.session.game_id, seat + 1, c)
         self.dispatch(game, game.session.reconnect(seat, time.monotonic() if now is None else now))
         self.after(game)

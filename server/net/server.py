@@ -362,6 +362,7 @@ class RefereeServer:
         c.display = h.name
         c.want_legal = h.want_legal
         c.want_groups = bool(h.want_groups)
+        c.turn_events = h.turn_events
         self.seating.join(c, concurrency=1 if c.pinned else h.concurrency,
                           max_games=1 if c.pinned else h.max_games)
         c.queue(Welcome(bot=name, server=SERVER_NAME, max_frame=self.config.max_frame,

@@ -125,6 +125,7 @@ class Client(asyncio.Protocol, Generic[G]):
         self.display: str | None = None  # hello.name: how the bot calls itself (shown beside `bot`)
         self.want_legal = False
         self.want_groups = False
+        self.turn_events = False  # hello.events "turn": the opponent's actions once its turn ends
         self.counted = False  # counted in the database among its bot's connections to every referee
         self.closed = False
         self.linger = False  # after a fatal error: half-close, drain the input, then close

@@ -4,8 +4,10 @@ with it and without it (the bots' choices seeded alike, unusual messages among t
 and malformed actions, plans past their end, info and seat fields, resignations, two
 messages in one write, a seat whose connection drops) give every seat the same frames, in
 every pair of framings, the same stored games, the same calls of the watchers and of the
-host's turn hook, and the same counts (in-process: see `play`). The suite's checked mode
-compares each frame the fast path writes with the general encoding besides."""
+host's turn hook, and the same counts (in-process: see `play`), whether a bot speaks protocol
+version 1 or 2 and hears the other seat's actions one `event` each or once a turn
+(`turn_events`). The suite's checked mode compares each frame the fast path writes with the
+general encoding besides."""
 
 from __future__ import annotations
 
@@ -88,7 +90,8 @@ class Bot:
     """One connection: its framing, its received frames (bytes and decoded)."""
 
     def __init__(self, server: RefereeServer, n: int, token: str, encoding: str, rng: random.Random,
-                 game: str) -> None:
+                 game: str, hear: str = "v1") -> None:
+        """`hear`: "v1" (protocol version 1), "action" or "turn" (version 2, its hello's `events`)."""
         self.wire = Wire(n)
         self.client = Client(server)
         self.client.connection_made(self.wire)
@@ -98,9 +101,12 @@ class Bot:
         self.gone = False
         self.seats: dict[str, int] = {}  # game id -> the seat (1 or 2) this bot holds
         self.frames: list[bytes] = []
-        self.client.data_received(f"MAAG 1 {encoding}\n".encode() + self.frame(
-            {"type": "hello", "v": 1, "name": f"bot{n}", "token": token, "games": [game],
-             "want_legal": True}))
+        self.v = 1 if hear == "v1" else 2
+        hello = {"type": "hello", "v": self.v, "name": f"bot{n}", "token": token, "games": [game],
+                 "want_legal": True}
+        if hear != "v1":
+            hello["events"] = hear
+        self.client.data_received(f"MAAG {self.v} {encoding}\n".encode() + self.frame(hello))
 
     def frame(self, msg: Any) -> bytes:
         if self.encoding == "json":
@@ -147,7 +153,7 @@ class Run:
 
 async def play(tmp: Path, policy: Policy, *, seed: int, games: int, encodings: tuple[str, str],
                fast: bool, game: str = "heroes", timer: list[float] | None = None,
-               max_messages: int = 100_000, tc: str = "inf") -> Run:
+               max_messages: int = 100_000, tc: str = "inf", hears: tuple[str, str] = ("v1", "v1")) -> Run:
     """`games` games of `game` between two bots, each asked for by a request with a turn
     hook (one at a time, seeded), each move chosen by `policy`; returns the run. `timer`, if
     given, gets the referee's thread time spent handling the bots' moves, and their count.
@@ -160,7 +166,8 @@ async def play(tmp: Path, policy: Policy, *, seed: int, games: int, encodings: t
                                      auth_delay_ms=0, game=game, auto_pair=False), storage)
     await srv.start()
     rng = random.Random(seed)
-    run = Run([Bot(srv, i, tokens[i], encodings[i], random.Random(rng.random()), game) for i in range(2)])
+    run = Run([Bot(srv, i, tokens[i], encodings[i], random.Random(rng.random()), game, hears[i])
+               for i in range(2)])
     srv.watch(lambda ch: run.changes.append((ch.kind, ch.session.game_id, len(ch.session.log),
                                              ch.session.finished, None if ch.summary is None else
                                              (ch.summary.winner, ch.summary.reason, ch.summary.plies))))
@@ -222,7 +229,7 @@ def random_policy(p_bad: float = 0.0, p_turn: float = 0.0) -> Policy:
         rng = bot.rng
         legal = m["legal"]
         gid = m["game_id"]
-        act = {"type": "act", "v": 1, "game_id": gid, "action": rng.choice(legal)}
+        act = {"type": "act", "v": bot.v, "game_id": gid, "action": rng.choice(legal)}
         if rng.random() < p_bad:
             kind = rng.randrange(8)
             if kind == 0:
@@ -235,17 +242,17 @@ def random_policy(p_bad: float = 0.0, p_turn: float = 0.0) -> Policy:
                 act["seat"] = bot.seats.get(gid, 1)
             elif kind == 4:
                 ends = [a for a in legal if a["type"] == "end_turn"]
-                return [bot.frame({"type": "turn", "v": 1, "game_id": gid,
+                return [bot.frame({"type": "turn", "v": bot.v, "game_id": gid,
                                    "actions": ends + [rng.choice(legal)]})]
             elif kind == 5:
-                return [bot.frame({"type": "resign", "v": 1, "game_id": gid})]
+                return [bot.frame({"type": "resign", "v": bot.v, "game_id": gid})]
             elif kind == 6:  # two acts in one write: the second is not this seat's if the first ends its turn
                 return [bot.frame(act), bot.frame({**act, "action": rng.choice(legal)})]
             else:
                 return [DROP, bot.frame(act)]
         elif rng.random() < p_turn:
             k = rng.randrange(1, 4)
-            return [bot.frame({"type": "turn", "v": 1, "game_id": gid,
+            return [bot.frame({"type": "turn", "v": bot.v, "game_id": gid,
                                "actions": [rng.choice(legal) for _ in range(k)]})]
         return [bot.frame(act)]
 
@@ -273,33 +280,64 @@ def _stored(tmp: Path, fast: bool, games: int) -> list[dict[str, Any] | None]:
 
 
 def _both(game: str, seed: int, encodings: tuple[str, str], p_bad: float, p_turn: float,
-          games: int = 2) -> None:
+          games: int = 2, hears: tuple[str, str] = ("v1", "v1")) -> Run:
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         runs = {}
         for fast in (True, False):
             runs[fast] = asyncio.run(play(tmp, random_policy(p_bad, p_turn), seed=seed, games=games,
-                                          game=game, encodings=encodings, fast=fast, max_messages=600))
+                                          game=game, encodings=encodings, fast=fast, max_messages=600,
+                                          hears=hears))
         on, off = runs[True], runs[False]
         assert [b.frames for b in on.bots] == [b.frames for b in off.bots]
+        for bot, hear in zip(on.bots, hears, strict=True):  # (each told as it asked)
+            told = [_kind(bot, f) for f in bot.frames]
+            assert ("event", "action") not in told if hear == "turn" else "turn_events" not in told, told
+            assert {_version(bot, f) for f in bot.frames} == {bot.v}
         assert sum(len(b.frames) for b in on.bots) >= 4  # (welcome, game_start, ...)
         assert (on.changes, on.prompts, on.stats) == (off.changes, off.prompts, off.stats)
         assert on.prompts and on.stats["actions"] > 0
         stored = _stored(tmp, True, games)
         assert stored[0] is not None and stored == _stored(tmp, False, games)
+        return on
+
+
+def _decoded(bot: Bot, frame: bytes) -> dict[str, Any]:
+    return dict(json.loads(frame) if bot.encoding == "json" else msgpack.unpackb(frame[4:]))
+
+
+def _kind(bot: Bot, frame: bytes) -> Any:
+    m = _decoded(bot, frame)
+    return (m["type"], m["kind"]) if m["type"] == "event" else m["type"]
+
+
+def _version(bot: Bot, frame: bytes) -> int:
+    return int(_decoded(bot, frame)["v"])
 
 
 ENCODINGS = st.sampled_from([("msgpack", "msgpack"), ("msgpack", "json"), ("json", "msgpack"),
                              ("json", "json")])
+HEARS = st.sampled_from(["v1", "action", "turn"])
 
 
 @pytest.mark.parametrize("game", GAMES)
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 2**31), encodings=ENCODINGS, p_bad=st.sampled_from([0.0, 0.02, 0.1]),
-       p_turn=st.sampled_from([0.0, 0.5]))
+       p_turn=st.sampled_from([0.0, 0.5]), hears=st.tuples(HEARS, HEARS))
 def test_the_fast_path_changes_nothing_anyone_sees(game: str, seed: int, encodings: tuple[str, str],
-                                                   p_bad: float, p_turn: float) -> None:
-    _both(game, seed, encodings, p_bad, p_turn)
+                                                   p_bad: float, p_turn: float,
+                                                   hears: tuple[str, str]) -> None:
+    _both(game, seed, encodings, p_bad, p_turn, hears=hears)
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_a_seat_that_hears_turns_gets_them_on_both_paths(game: str) -> None:
+    """Both bots ask for turn events (msgpack, then JSON): the same frames either way, and
+    each hears the other's actions in `turn_events` only."""
+    for encodings in (("msgpack", "msgpack"), ("json", "msgpack")):
+        on = _both(game, 7, encodings, 0.02, 0.3, hears=("turn", "turn"))
+        for bot in on.bots:
+            assert "turn_events" in [_kind(bot, f) for f in bot.frames]
 
 
 @pytest.mark.parametrize("game", GAMES)
