@@ -6,8 +6,9 @@ methods below only.
 
 A connection is any object with `bot` and `closing` (the transport's `Client`, or a stand-in
 in tests/server/test_lobby.py). Its record is kept weakly: it lives exactly as long as the
-connection object, as the transport's own attributes did, so a connection never needs to be
-forgotten here; one that never said hello reads as seated nowhere with no free slot.
+connection object, as the transport's own attributes did (it is dropped when the connection
+is collected), so a connection never needs to be forgotten here; one that never said hello
+reads as seated nowhere with no free slot.
 
 Free slots: the `concurrency` of the connection's hello, less its games here, its seats
 linked to games hosted by the fleet's other referees (fleet/links.py) and the slots reserved
@@ -18,8 +19,8 @@ paired or played on it), and none once it is closing or before its hello.
 from __future__ import annotations
 
 import time
+import weakref
 from typing import Any, Generic, Protocol, TypeVar
-from weakref import WeakKeyDictionary
 
 __all__ = ["Seated", "Seating"]
 
@@ -55,12 +56,20 @@ class Seating(Generic[G]):
     """Who is seated where, and who has a free slot (see the module)."""
 
     def __init__(self) -> None:
-        self._of: WeakKeyDictionary[Seated, _Record[G]] = WeakKeyDictionary()
+        self._of: dict[int, _Record[G]] = {}
+        """id of a connection -> its record. By id, not by the connection itself: a plain
+        dict's lookup (the fast path asks once per act), the record dropped by a finalizer
+        when the connection is collected (before its id can be reused)."""
+
+    def __len__(self) -> int:
+        """How many connections have a record (each goes with its connection)."""
+        return len(self._of)
 
     def _record(self, c: Seated) -> _Record[G]:
-        r = self._of.get(c)
+        r = self._of.get(id(c))
         if r is None:
-            r = self._of[c] = _Record()
+            r = self._of[id(c)] = _Record()
+            weakref.finalize(c, self._of.pop, id(c), None)
         return r
 
     # -- slots ----------------------------------------------------------------------------
@@ -73,7 +82,7 @@ class Seating(Generic[G]):
 
     def free(self, c: Seated) -> int:
         """How many games `c` may be paired for now (at most 0 when it may not)."""
-        r = self._of.get(c)
+        r = self._of.get(id(c))
         if r is None or c.bot is None or c.closing:
             return 0
         free = r.concurrency - len(r.games) - len(r.links) - r.reserved
@@ -81,12 +90,12 @@ class Seating(Generic[G]):
 
     def free_since(self, c: Seated) -> float:
         """When a slot of `c` last became free (its hello, or the end of a game or link)."""
-        r = self._of.get(c)
+        r = self._of.get(id(c))
         return 0.0 if r is None else r.free_since
 
     def reserved(self, c: Seated) -> int:
         """The slots of `c` held for games being set up."""
-        r = self._of.get(c)
+        r = self._of.get(id(c))
         return 0 if r is None else r.reserved
 
     def reserve(self, c: Seated) -> None:
@@ -95,7 +104,7 @@ class Seating(Generic[G]):
 
     def release(self, c: Seated) -> None:
         """Give back a slot `reserve` held (the game has started, or will not)."""
-        r = self._of.get(c)
+        r = self._of.get(id(c))
         if r is not None and r.reserved > 0:
             r.reserved -= 1
 
@@ -130,18 +139,18 @@ class Seating(Generic[G]):
 
     def seats(self, c: Seated, game_id: str) -> tuple[G, list[int]] | None:
         """The game `game_id` and the seats `c` holds there, or None."""
-        r = self._of.get(c)
+        r = self._of.get(id(c))
         return None if r is None else r.games.get(game_id)
 
     def seated(self, c: Seated) -> list[tuple[str, G, list[int]]]:
         """(game id, game, seats) of every game `c` is seated in here (a copy)."""
-        r = self._of.get(c)
+        r = self._of.get(id(c))
         return [] if r is None else [(gid, g, seats) for gid, (g, seats) in r.games.items()]
 
     def unseat(self, c: Seated, game_id: str, *, now: float | None = None) -> None:
         """`c` holds no seat of `game_id` any more; with `now`, its slot is free from then
         (the game is over), else it was given up (a disconnection)."""
-        r = self._of.get(c)
+        r = self._of.get(id(c))
         if r is None:
             return
         r.games.pop(game_id, None)
@@ -150,19 +159,19 @@ class Seating(Generic[G]):
 
     def unseat_all(self, c: Seated) -> None:
         """`c` holds no seat any more (its games were handed over or dropped)."""
-        r = self._of.get(c)
+        r = self._of.get(id(c))
         if r is not None:
             r.games.clear()
 
     # -- seats in games hosted elsewhere (fleet/links.py) ---------------------------------
     def link(self, c: Seated, game_id: str) -> Any:
         """The link carrying `c`'s seat of `game_id`, hosted elsewhere, or None."""
-        r = self._of.get(c)
+        r = self._of.get(id(c))
         return None if r is None else r.links.get(game_id)
 
     def links(self, c: Seated) -> list[Any]:
         """Every link of `c` (a copy)."""
-        r = self._of.get(c)
+        r = self._of.get(id(c))
         return [] if r is None else list(r.links.values())
 
     def add_link(self, c: Seated, game_id: str, link: Any) -> None:
@@ -172,7 +181,7 @@ class Seating(Generic[G]):
     def drop_link(self, c: Seated, game_id: str, link: Any, *, now: float | None = None) -> bool:
         """`link` no longer carries `c`'s seat of `game_id` (if it still did: True); with
         `now`, the slot is free from then."""
-        r = self._of.get(c)
+        r = self._of.get(id(c))
         if r is None or r.links.get(game_id) is not link:
             return False
         del r.links[game_id]
@@ -182,11 +191,11 @@ class Seating(Generic[G]):
 
     def drop_links(self, c: Seated) -> None:
         """`c` has no link any more (it is gone)."""
-        r = self._of.get(c)
+        r = self._of.get(id(c))
         if r is not None:
             r.links.clear()
 
     def holds(self, c: Seated, game_id: str) -> bool:
         """Whether `c` has a seat of `game_id`, here or through a link."""
-        r = self._of.get(c)
+        r = self._of.get(id(c))
         return r is not None and (game_id in r.games or game_id in r.links)

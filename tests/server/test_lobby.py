@@ -4,6 +4,8 @@ stand-ins with the attributes the lobby reads (server/net/lobby.py), seated by i
 
 from __future__ import annotations
 
+import gc
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -153,3 +155,29 @@ def test_failed_logins_are_answered_later_and_later() -> None:
     delays = [r.lobby.auth_delay(["address 1.2.3.4", "name x"]) for _ in range(4)]
     assert delays == [0.25, 0.5, 1.0, 1.0]
     assert r.lobby.auth_delay(["address 5.6.7.8", "name y"]) == 0.25
+
+
+def test_the_seating_counts_each_connections_free_slots_and_keeps_no_connection_alive() -> None:
+    seating: Seating[str] = Seating()
+    c = Conn("a")
+    assert seating.free(c) == 0  # no hello answered yet
+    seating.join(c, concurrency=3, max_games=2, now=5.0)
+    assert seating.free(c) == 2 and seating.free_since(c) == 5.0  # capped by max_games
+    seating.paired(c)  # a slot held, one game begun
+    assert seating.free(c) == 1 and seating.reserved(c) == 1
+    seating.release(c)
+    seating.sit(c, "g1", "game 1", 0)
+    assert seating.seats(c, "g1") == ("game 1", [0]) and seating.free(c) == 1
+    link = object()
+    seating.add_link(c, "g2", link)  # a seat elsewhere holds a slot, not a game begun here
+    assert seating.holds(c, "g2") and seating.free(c) == 1
+    assert seating.no_more_games(c) and seating.free(c) == 0  # (a revoked token: max_games = begun)
+    assert not seating.drop_link(c, "g2", object()) and seating.drop_link(c, "g2", link, now=7.0)
+    seating.unseat(c, "g1", now=8.0)
+    assert seating.seated(c) == [] and seating.free_since(c) == 8.0
+    c.closed = True
+    assert seating.free(c) == 0
+    gone = weakref.ref(c)
+    del c
+    gc.collect()
+    assert gone() is None and len(seating) == 0  # its record went with it
