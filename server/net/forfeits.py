@@ -56,7 +56,7 @@ class Forfeits:
         self.config, self.server_id, self.storage, self.lobby = config, server_id, storage, lobby
         self.seating, self.rooms, self.spawn, self.stopping = seating, rooms, spawn, stopping
 
-    def cut_off(self, c: Client[LiveGame], code: ErrorCode) -> None:
+    def cut_off(self, c: Client, code: ErrorCode) -> None:
         """The referee cut `c` off for a fatal error `code` (`c.fault` says it): unless the
         error is not the bot's doing (NOT_A_CUT_OFF), each of its games is lost by its seat at
         once, with that verdict. Not for a link (a fleet peer carrying a seat): its bot may
@@ -83,7 +83,7 @@ class Forfeits:
             return True
         return not any(c.hello_future is handle and not c.closing for c in self.lobby.clients)
 
-    def dropped(self, c: Client[LiveGame]) -> None:
+    def dropped(self, c: Client) -> None:
         """`c` is gone (RefereeServer._drop): the time its bot's last connection closed is noted
         (`watch`), and a request waiting for it as an attached connection fails, naming its seat."""
         if c.bot is not None and not c.pinned and not self.lobby.connections_of(c.bot):

@@ -40,7 +40,7 @@ LOG = logging.getLogger("maag.server.net.server")
 @dataclass(slots=True, eq=False)
 class LiveGame:
     session: GameSession
-    clients: list[Client[LiveGame] | None]
+    clients: list[Client | None]
     bots: tuple[str, str]
     db_id: int
     request: GameRequest | None
@@ -58,7 +58,7 @@ class Games:
     def __init__(self, config: ServerConfig, *, server_id: str, storage: AsyncStorage, lobby: Lobby,
                  seating: Seating[LiveGame], keeper: StorageKeeper, watchers: Watchers, stats: dict[str, int],
                  spawn: Callable[[Coroutine[Any, Any, Any]], None], new_secret: Callable[[], str | None],
-                 close_links: Callable[[Client[LiveGame]], None]) -> None:
+                 close_links: Callable[[Client], None]) -> None:
         """`new_secret`: a game's link secret (None: no fleet listener); `close_links`: a
         closing connection's seats in games hosted elsewhere (fleet/links.py)."""
         self.config, self.server_id, self.storage, self.lobby = config, server_id, storage, lobby
@@ -68,7 +68,7 @@ class Games:
         self.games: dict[str, LiveGame] = {}
 
     # -- start --------------------------------------------------------------------------
-    async def start(self, req: GameRequest, a: Client[LiveGame], b: Client[LiveGame], index: int) -> None:
+    async def start(self, req: GameRequest, a: Client, b: Client, index: int) -> None:
         cfg = self.config
         seating = self.seating
         secret = self.new_secret()
@@ -128,7 +128,7 @@ class Games:
             self.watchers.tell("start", session)
         self.after(game)
 
-    def _not_played(self, *clients: Client[LiveGame]) -> None:
+    def _not_played(self, *clients: Client) -> None:
         """A paired game that does not start does not count against hello.max_games."""
         for c in clients:
             self.seating.not_played(c)
@@ -152,7 +152,7 @@ class Games:
             LOG.exception("game %s: could not be stored as aborted", db_id)
 
     async def _cancel(self, req: GameRequest, session: GameSession, db_id: int, seat: int,
-                      gone: Client[LiveGame]) -> None:
+                      gone: Client) -> None:
         """Call off a paired game before its first message: its row is stored as aborted, an
         explicit request goes back to the front of the queue (as if it had never been
         paired: it is played once its bots have free slots again) or, without `requeue`,
@@ -174,7 +174,7 @@ class Games:
             LOG.exception("game %s: could not be stored as aborted", session.game_id)
 
     # -- play ---------------------------------------------------------------------------
-    def play(self, c: Client[LiveGame], m: Act | Turn | Resign, now: float) -> None:
+    def play(self, c: Client, m: Act | Turn | Resign, now: float) -> None:
         """A seat's act, turn or resignation."""
         entry = self.seating.seats(c, m.game_id)
         if entry is None:
@@ -209,7 +209,7 @@ class Games:
         self.dispatch(game, outs)
         self.after(game)
 
-    def _game_error(self, c: Client[LiveGame], m: Act | Turn | Resign, code: ErrorCode, text: str) -> None:
+    def _game_error(self, c: Client, m: Act | Turn | Resign, code: ErrorCode, text: str) -> None:
         self.stats["errors_sent"] += 1
         if isinstance(m, Resign):
             c.queue(Error(code=code.value, message=text, game_id=m.game_id))
@@ -219,7 +219,7 @@ class Games:
 
     def dispatch(self, game: LiveGame, outs: list[Out]) -> None:
         """Write the session's messages to the seats (one write per connection)."""
-        touched: list[Client[LiveGame]] = []
+        touched: list[Client] = []
         hook = game.request.on_prompt if game.request is not None else None
         clients = game.clients
         sent = 0
@@ -338,7 +338,7 @@ class Games:
                 self.after(g)
 
     # -- seats --------------------------------------------------------------------------
-    def reattach(self, c: Client[LiveGame]) -> None:
+    def reattach(self, c: Client) -> None:
         """Give `c` the disconnected seats of its bot in running games (reconnection)."""
         now = time.monotonic()
         for game in list(self.games.values()):
@@ -349,7 +349,7 @@ class Games:
                     self.seat_back(c, game, seat, now)
                     break
 
-    def seat_back(self, c: Client[LiveGame], game: LiveGame, seat: int, now: float | None = None) -> None:
+    def seat_back(self, c: Client, game: LiveGame, seat: int, now: float | None = None) -> None:
         """`c` holds `seat` of `game` again (the bot reconnected, here or through a link)."""
         game.clients[seat] = c
         # (played on this connection: it counts towards its hello's max_games)
@@ -361,7 +361,7 @@ class Games:
         self.dispatch(game, game.session.reconnect(seat, time.monotonic() if now is None else now))
         self.after(game)
 
-    def hold(self, c: Client[LiveGame]) -> None:
+    def hold(self, c: Client) -> None:
         """`c`'s connection closed and the server learns why (a hosted process's probe, up
         to seconds) before its seats are given up (`leave`): its games' deadlines wait, so
         that the clock does not decide first (`time` for a process that crashed)."""
@@ -371,7 +371,7 @@ class Games:
                 game.timer.cancel()
                 game.timer = None
 
-    def leave(self, c: Client[LiveGame]) -> None:
+    def leave(self, c: Client) -> None:
         """`c` is gone: its seats are disconnected (a hosted process's for good), its links closed."""
         if self.seating.links(c):
             self.close_links(c)

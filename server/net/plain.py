@@ -41,7 +41,7 @@ __all__ = ["take"]
 LOG = logging.getLogger("maag.server.net.server")
 
 
-def take(seating: Seating[LiveGame], c: Client[LiveGame], data: bytes, now: float) -> int:
+def take(seating: Seating[LiveGame], c: Client, data: bytes, now: float) -> int:
     """Play the plain acts and turns at the front of `data`, new input of `c` received at
     `now` (its seats: `seating`'s, handed in by server.py); how many bytes they took (the rest
     is the general reader's). -1: the peer went over the message rate (it is told; its
@@ -76,7 +76,7 @@ def take(seating: Seating[LiveGame], c: Client[LiveGame], data: bytes, now: floa
     return pos
 
 
-def _play(server: Host, c: Client[LiveGame], game: LiveGame, seat: int, codes: list[int], now: float) -> None:
+def _play(server: Host, c: Client, game: LiveGame, seat: int, codes: list[int], now: float) -> None:
     """`Games.play` of the codes of `c`'s seat `seat`."""
     s = game.session
     outs = s.play_codes(seat, codes, now, c.rtt_ms())

@@ -22,7 +22,7 @@ import socket
 import struct
 import time
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from maag.protocol import (
     NEED_DATA,
@@ -46,10 +46,9 @@ __all__ = ["Client", "GameRooms", "Host", "RateLimiter"]
 LOG = logging.getLogger("maag.server.net.server")
 
 
-G = TypeVar("G")
-"""The games' type (games.py's LiveGame) of the rooms a connection's frames go to: the
-transport knows nothing of the games' room, which is free to import it."""
 G_contra = TypeVar("G_contra", contravariant=True)
+"""A game of the rooms (games.py's LiveGame): the transport knows nothing of the games' room,
+which is free to import it."""
 
 
 class GameRooms(Protocol[G_contra]):
@@ -103,7 +102,7 @@ _RTT_OFFSET = 8 + 15 * 4  # struct tcp_info: 8 one-byte fields, then u32 fields;
 LINGER_S = 2.0  # after a fatal error: how long the peer's input is drained before closing
 
 
-class Client(asyncio.Protocol, Generic[G]):
+class Client(asyncio.Protocol):
     """One connection: the protocol state, the limits, the bot it logged in as."""
 
     _ids = itertools.count(1)
