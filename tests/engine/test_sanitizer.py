@@ -60,7 +60,7 @@ def build_sanitized(tmp: Path, source_root: Path = REPO) -> Path:
     return module
 
 
-def run_rules_tests(module: Path, tests_dir: Path = HERE, fuzz_seconds: float = 10.0,
+def run_rules_tests(module: Path, tests_dir: Path = HERE, fuzz_seconds: float = 5.0,
                     timeout: float = 600) -> subprocess.CompletedProcess[str]:
     """Run the rules tests against `module`, with pytest's output capture off (-s) so that
     a sanitizer report reaches stderr even though the process dies with it."""
