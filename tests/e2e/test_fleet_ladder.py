@@ -130,7 +130,7 @@ async def test_one_ladder_over_four_processes_survives_its_scheduler(fleet: Flee
     took_over_s = float(first_new) - killed
     assert sum(b"Taking over" in (fleet.tmp / f"lad{i}.out").read_bytes() for i in range(1, PROCESSES)) == 1
     n0 = finished(url)
-    await until(lambda: finished(url) >= n0 + 60, 120)
+    await until(lambda: finished(url) >= n0 + 30, 120)
     # A process that is not the scheduler, stopped (SIGTERM): it hands its games over.
     leading = [i for i in range(1, PROCESSES) if b"Taking over" in (fleet.tmp / f"lad{i}.out").read_bytes()]
     quitter = procs[next(i for i in range(1, PROCESSES) if i not in leading)]
@@ -142,7 +142,7 @@ async def test_one_ladder_over_four_processes_survives_its_scheduler(fleet: Flee
     handed = q(url, "SELECT status FROM games WHERE id = ANY(%s)", hosted)
     assert all(s == "finished" for (s,) in handed), handed
     n1 = finished(url)
-    await until(lambda: finished(url) >= n1 + 20, 120)
+    await until(lambda: finished(url) >= n1 + 10, 120)
     for p in procs[1:]:
         if p is quitter:
             continue
