@@ -21,7 +21,7 @@ import secrets
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -157,6 +157,23 @@ class HostedEntrants:
                                          on_start=on_start, pins=pins, on_request=on_request)
         finally:
             self.games -= 1
+
+    async def restart(self, label: str, gid: int,
+                      seat: int) -> tuple[asyncio.Future[str], Callable[[], Awaitable[None]]] | None:
+        """A fresh process of hosted version `label` for a seat of game `gid`, which this member
+        took over from a lost one (Host.restart), once it said hello within its start-up budget
+        (its future's result then is its name); None when `label` is not hosted here. The
+        caller awaits the returned `close` once the game is over."""
+        bot = self.bots.get(label)
+        if bot is None or self._host is None:
+            return None
+        hello, close = await self._host.restart(bot, self._tokens.get(label, ""), gid, seat)
+        try:
+            await asyncio.wait_for(asyncio.shield(hello), self.host_options.limits.hello_s)
+        except BaseException:
+            await close()
+            raise
+        return hello, close
 
     async def _play_on_cluster(self, seats: tuple[str, str], seed: int | None, match_id: str) -> GameSummary:
         """One game between two hosted bots on a Dask worker: the worker's arena (its own

@@ -52,7 +52,8 @@ class DatabaseFleet:
                            seating=p.seating, rooms=p.rooms, spawn=p.spawn, stopping=p.stopping,
                            violation=p.violation)
         self.member = Member(p.config, server_id=p.server_id, storage=p.storage, lobby=p.lobby,
-                             seating=p.seating, keeper=p.keeper, links=self.links, spawn=p.spawn,
+                             seating=p.seating, keeper=p.keeper, links=self.links, rooms=p.rooms,
+                             spawn=p.spawn,
                              stopping=p.stopping, request_game=p.request_game)
 
     @property
@@ -61,6 +62,7 @@ class DatabaseFleet:
 
     def host_games(self, games: HostedGames) -> None:
         self.member.hosting = games
+        self.takeover.resumed = self.member.resumed  # (a lost member's hosted seats start again here)
 
     async def listen(self, factory: Callable[[], asyncio.Protocol]) -> None:
         await self.links.listen(factory)

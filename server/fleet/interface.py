@@ -6,7 +6,7 @@ builds one or the other)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -67,6 +67,12 @@ class HostedGames(Protocol):
                             on_request: Callable[[asyncio.Future[GameSummary]], None]) -> GameSummary:
         """Play the game (a seat not hosted: the bot connected here, or its `pins` link);
         `on_request` is told the referee's request once the hosted processes said hello."""
+
+    async def restart(self, label: str, gid: int,
+                      seat: int) -> tuple[asyncio.Future[str], Callable[[], Awaitable[None]]] | None:
+        """A fresh process of hosted version `label` for `seat` of game `gid` (taken over here
+        from a lost referee), once it said hello: its connection's hello future, and `close`
+        to await once the game is over; None when `label` is not hosted here."""
 
 
 class Fleet(Protocol):

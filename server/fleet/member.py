@@ -33,7 +33,7 @@ from maag.server.net.model import GameNotStarted, GameSummary
 if TYPE_CHECKING:
     from maag.server.fleet.interface import HostedGames
     from maag.server.fleet.links import Links
-    from maag.server.net.games import LiveGame
+    from maag.server.net.games import Games, LiveGame
     from maag.server.net.keeper import StorageKeeper
     from maag.server.net.lobby import Lobby
     from maag.server.net.model import ServerConfig
@@ -61,11 +61,13 @@ class Member:
     """This referee's part in a fleet's ladder (see the module)."""
 
     def __init__(self, config: ServerConfig, *, server_id: str, storage: AsyncStorage, lobby: Lobby,
-                 seating: Seating[LiveGame], keeper: StorageKeeper, links: Links,
+                 seating: Seating[LiveGame], keeper: StorageKeeper, links: Links, rooms: Games,
                  spawn: Callable[[Coroutine[Any, Any, Any]], None], stopping: Callable[[], bool],
                  request_game: Callable[..., asyncio.Future[GameSummary]]) -> None:
-        """`request_game`: the referee's RefereeServer.request_game (a game queued here)."""
+        """`request_game`: the referee's RefereeServer.request_game (a game queued here);
+        `rooms`: the games played here (a restarted hosted process takes its seat in one)."""
         self.server_id, self.storage, self.lobby, self.keeper = server_id, storage, lobby, keeper
+        self.rooms = rooms
         self.seating = seating
         self.links, self.spawn, self.stopping, self.request_game = links, spawn, stopping, request_game
         self.ladder = config.fleet_ladder
@@ -181,6 +183,37 @@ class Member:
         if pin is not None:  # a link that came for a game that never began lets its bot go
             fut.add_done_callback(lambda f: self._let_go(pin, started))
         await self._settle(a, started.result() if started.done() else None)
+
+    def resumed(self, game: LiveGame) -> None:
+        """A game this referee took over from a lost one (fleet/takeover.py): each seat of a
+        hosted version gets a fresh sandboxed process here (the lost referee's died with it),
+        seated as after a reconnection."""
+        if self.hosting is not None:
+            for seat in (0, 1):
+                if game.clients[seat] is None:
+                    self.spawn(self._rehost(self.hosting, game, seat))
+
+    async def _rehost(self, hosting: HostedGames, game: LiveGame, seat: int) -> None:
+        gid, bot = game.session.game_id, game.bots[seat]
+        try:
+            got = await hosting.restart(bot, int(gid), seat)
+        except Exception as e:  # (no hello in time, the sandbox failed: the game's grace decides)
+            LOG.warning("fleet: game %s: %s not started again here: %r", gid, bot, e)
+            return
+        if got is None:
+            return  # (not a hosted version here: a connected bot, which reconnects on its own)
+        hello, close = got
+        try:
+            c = next((x for x in self.lobby.clients if x.hello_future is hello and not x.closing), None)
+            here = self.rooms.games.get(gid) is game and not game.ending
+            if c is None or not here or game.clients[seat] is not None:
+                return
+            LOG.info("fleet: game %s: %s started again here for seat %d", gid, bot, seat + 1)
+            self.rooms.seat_back(c, game, seat)
+            while self.rooms.games.get(gid) is game and not c.closing:
+                await asyncio.sleep(0.5)
+        finally:
+            await close()
 
     def _let_go(self, pin: asyncio.Future[str], started: asyncio.Future[int]) -> None:
         """Close the link that came for `pin` if its game never began (a hosted process failed

@@ -97,6 +97,8 @@ class Takeover:
         self.lost = False
         self._writing: asyncio.Future[set[int]] | None = None  # the flush under way
         self.handing: list[LiveGame] = []  # the games being handed over (our stop)
+        self.resumed: Callable[[LiveGame], None] | None = None
+        """Told of each game rebuilt here (a fleet ladder's hosted seats start again: member.py)."""
         storage.fence = server_id  # every result written is fenced by our lease
         keeper.game = config.game
         store = storage.storage
@@ -208,6 +210,8 @@ class Takeover:
             if self.watchers:
                 self.watchers.tell("start", session)
             self.rooms.after(game)  # arms its grace timer (or stores it, if the log ended it)
+            if self.resumed is not None and not game.ending:
+                self.resumed(game)
         for cl in list(self.lobby.clients):  # bots already here get their seats
             if cl.bot is not None and not cl.closed and not cl.pinned:
                 self.rooms.reattach(cl)

@@ -22,7 +22,7 @@ import os
 import shutil
 import socket
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -346,6 +346,34 @@ class Host:
             await asyncio.gather(*(j.close() for j in jails if j is not None), return_exceptions=True)
             if cores:
                 self._release_cores(cores)
+
+    async def restart(self, bot: HostedBot, token: str, gid: int,
+                      seat: int) -> tuple[asyncio.Future[str], Callable[[], Awaitable[None]]]:
+        """A fresh sandboxed process of `bot` for `seat` of running game `gid` (one that this
+        referee took over from a lost one: fleet/takeover.py): its connection, attached like a
+        game's, and the future of its hello (ConnectionError if it fails first); the caller
+        seats it as after a reconnection, and awaits the returned `close` once the game is
+        over. No fair clock: the game was set up elsewhere; its cores are not pinned."""
+        ours, theirs = socket.socketpair()
+        jail_ref: list[Jail] = []
+
+        async def probe() -> tuple[str, str] | None:
+            j = jail_ref[0]
+            await j.wait(2.0)
+            v = j.verdict()
+            return None if v is None else (v.kind, v.detail)
+
+        try:
+            hello = self.server.attach(ours, probe=probe)
+            env = sandbox_env(bot, token, self.server.config.game, theirs.fileno(), self.options)
+            jail = Jail(JailConfig(bot.argv, bot.folder, env, self.options.limits, threads=bot.threads,
+                                   cores=None, extra_fds=[theirs.fileno()]),
+                        self.cg, self.log_dir / f"{safe_name(bot.name)}-game{gid}-seat{seat + 1}-again.log")
+            jail_ref.append(jail)
+            await jail.start()
+        finally:
+            theirs.close()
+        return hello, jail.close
 
     def close(self) -> None:
         self.monitor.stop()

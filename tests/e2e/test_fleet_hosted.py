@@ -10,7 +10,10 @@ example Python bot, each game a fresh sandboxed process) and one connected SDK b
   struck out by the scheduler after three (the default `startup:3/10`), and the connected bot
   whose seat was linked to such a game plays on;
 - the web view of the member that does not schedule serves the standings and a bot's page
-  from the database (over HTTP: once, a follower's standings were empty).
+  from the database (over HTTP: once, a follower's standings were empty);
+- a member killed (-9) in the middle of a hosted game: another takes the game over, starts
+  its hosted bots again as fresh processes told the position as after a reconnection, and
+  the game is finished there, not aborted.
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ def _need_sandbox() -> None:
         pytest.skip("needs bubblewrap and root")
 
 
-def member(fleet: Fleet, n: int, slots: int) -> tuple[subprocess.Popen[bytes], int]:
+def member(fleet: Fleet, n: int, slots: int, *extra: str) -> tuple[subprocess.Popen[bytes], int]:
     """One more `maag ladder --fleet --submitted also` process on the fleet's port, hosting at
     most `slots` games at once; returns it and its web view's port once both listen."""
     port_file = fleet.tmp / f"lad{n}.port"
@@ -62,7 +65,7 @@ def member(fleet: Fleet, n: int, slots: int) -> tuple[subprocess.Popen[bytes], i
             str(port_file), "--game", "nim", "--tc", "300ms", "--grace", "5s", "--lease", "2",
             "--max-games-per-minute", "0", "--per-bot", "1", "--submitted", "also", "--slots", str(slots),
             "--log-dir", str(fleet.tmp / f"logs{n}"), "--spill-dir", str(fleet.tmp / f"spill{n}"),
-            "--web", "127.0.0.1:0", "--rating-interval", "0", "-v"]
+            "--web", "127.0.0.1:0", "--rating-interval", "0", "-v", *extra]
     err = fleet.tmp / f"lad{n}.log"
     p = subprocess.Popen([sys.executable, "-m", "maag.server", "ladder", *args],  # noqa: S603
                          stdout=open(fleet.tmp / f"lad{n}.out", "wb"), stderr=open(err, "wb"))  # noqa: SIM115
@@ -76,6 +79,38 @@ def member(fleet: Fleet, n: int, slots: int) -> tuple[subprocess.Popen[bytes], i
         web = int(m.group(1)) if m else None
     fleet.port = int(port_file.read_text())
     return p, web
+
+
+SLOW = """import os
+import time
+
+from maag.clients import Bot, TurnResult, run_bot_blocking
+
+
+class Slow(Bot):
+    name = "slow"
+    games = ("nim",)
+
+    def choose_turn(self, observation, limit):
+        time.sleep(0.04)
+        return TurnResult([{"type": "end_turn"}])
+
+
+run_bot_blocking(Slow, os.environ["MAAG_CONNECT"], token=os.environ["MAAG_TOKEN"])
+"""
+
+
+def activate(url: str, folder: Path, names: tuple[str, ...]) -> None:
+    """Versions 1 of `names`, the package in `folder`, active at once (the submissions tests
+    build and validate packages; these tests are about the fleet)."""
+    store = open_submission_store(url)
+    try:
+        data, pkg = pack(folder)
+        for name in names:
+            v = submit(store, name, data, pkg)
+            assert store.move(name, v.version, ("pending",), "active")
+    finally:
+        store.close()
 
 
 def get(port: int, path: str) -> Any:
@@ -191,3 +226,35 @@ async def test_hosted_bots_play_on_every_member_and_followers_serve_the_standing
     print(f"\n{len(finished)} ladder games: {dict(per_member)} per member; dave played {len(dave)}, "
           f"{linked} of them linked to the member running its opponent; the crashing version "
           f"forfeited {len(crashed)}, {sum('dave' in (c[1], c[2]) for c in crashed)} against dave")
+
+
+async def test_a_hosted_game_of_a_killed_member_is_finished_by_another(fleet: Fleet) -> None:
+    _need_sandbox()
+    url = fleet.url
+    slow = fleet.tmp / "slow"  # passes every turn, 40 ms a turn: a game of 100 turns, some seconds
+    slow.mkdir()
+    (slow / "maag-bot.toml").write_text('name = "slow"\nrun = "python3 bot.py"\n')
+    (slow / "bot.py").write_text(SLOW)
+    activate(url, slow, ("s1", "s2", "s3", "s4"))
+    lead, _ = member(fleet, 0, 0, "--grace", "10s")
+    await until(lambda: b"Taking over" in (fleet.tmp / "lad0.out").read_bytes(), 20)
+    (victim, _), (other, _) = member(fleet, 1, 1, "--grace", "10s"), member(fleet, 2, 1, "--grace", "10s")
+    sid = fleet.server_id(victim)
+
+    def under_way() -> list[tuple[Any, ...]]:  # a game on the victim, logged for a second
+        return q(url, "SELECT id FROM games WHERE server = %s AND status = 'running' AND logged > 20", sid)
+
+    await until(lambda: bool(under_way()), 60)
+    [(gid,)] = under_way()
+    victim.send_signal(signal.SIGKILL)
+    assert await asyncio.to_thread(victim.wait, 10) == -signal.SIGKILL
+    await until(lambda: q(url, "SELECT status FROM games WHERE id = %s", gid)[0][0] != "running", 60)
+    rows = q(url, "SELECT g.status, r.reason, g.server FROM games g JOIN results r ON r.game_id = g.id "
+                  "WHERE g.id = %s", gid)
+    for p in (other, lead):
+        p.send_signal(signal.SIGINT)
+    for p in (other, lead):
+        await asyncio.to_thread(p.wait, 60)
+    again = [n for n in (0, 2) if b"started again here" in (fleet.tmp / f"lad{n}.log").read_bytes()]
+    assert rows == [("finished", "turn_limit", rows[0][2])] and rows[0][2] != sid, rows
+    assert again, "no member started the hosted bots again"
