@@ -9,12 +9,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import RawBot, arguments, log  # noqa: E402
-from maag.protocol import Welcome  # noqa: E402
+from maag.protocol import PROTOCOL_VERSION, Welcome  # noqa: E402
 
+# (In the version RawBot greets with: only the field named is wrong.)
 PAYLOADS = {
     "json": b"{this is not json}\n",
-    "field": b'{"type": "act", "v": 1, "game_id": 17, "action": {"type": "end_turn"}}\n',
-    "unknown": b'{"type": "teleport_me", "v": 1}\n',
+    "field": b'{"type": "act", "v": %d, "game_id": 17, "action": {"type": "end_turn"}}\n' % PROTOCOL_VERSION,
+    "unknown": b'{"type": "teleport_me", "v": %d}\n' % PROTOCOL_VERSION,
 }
 
 

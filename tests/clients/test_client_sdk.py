@@ -101,7 +101,7 @@ async def test_one_game_from_login_to_game_over() -> None:
     t = ScriptedTransport()
     yt = your_turn()
     assert yt.legal is not None
-    t.expect_login(hello=Hello(name="first", token="tok", games=["heroes"], want_legal=True),
+    t.expect_login(hello=Hello(name="first", token="tok", games=["heroes"], want_legal=True, events="turn"),
                    replies=[start(), yt])
     t.expect(Turn(game_id="g1", actions=[yt.legal[0], END], info={"nodes": 1}),  # the bot's info goes along
              [Result(game_id="g1", accepted=2),
@@ -379,7 +379,8 @@ async def test_the_docstring_example_bot_plays() -> None:
     t = ScriptedTransport()
     yt = your_turn()
     assert yt.legal is not None
-    t.expect_login(hello=Hello(name="random-example", token="t", games=["heroes"], want_legal=True),
+    t.expect_login(hello=Hello(name="random-example", token="t", games=["heroes"], want_legal=True,
+                               events="turn"),
                    replies=[start(), yt])
     t.expect(lambda m: isinstance(m, Turn) and len(m.actions) == 1 and m.actions[0] in yt.legal,
              [GameOver(game_id="g1", winner=1, reason="rules"), ConnectionClosed()])

@@ -62,6 +62,16 @@ async def test_the_c_bot_plays_whole_games(referee: MakeServer, tmp_path: Path, 
         games = srv.storage.storage.list_games(status="finished")
         assert len(games) == 2 and {tuple(sorted(g.seats)) for g in games} == {("agent", "c-random")}
         assert all(g.reason in ("rules", "turn_limit") for g in games)
+        # Both bots asked to hear the other's turn once (the C bot, and the SDK's agent): no
+        # action event, and every action of the agent reached the C bot's on_action.
+        assert [m["events"] for way, m in rec.frames if m["type"] == "hello"] == ["turn", "turn"]
+        assert seen["turn_events"] > 2 and not [m for _, m in rec.frames if m.get("kind") == "action"]
+        theirs = 0
+        for g in games:
+            replay = srv.storage.storage.get_replay(g.id)
+            assert replay is not None
+            theirs += sum(1 for a in replay["actions"] if g.seats[a["seat"]] == "agent")
+        assert f"decided, {theirs} actions of the opponent seen" in out.decode(), out.decode()
     finally:
         await stop_process(bot)
         await stop_process(agent)

@@ -12,6 +12,7 @@ from typing import Any
 
 import msgpack
 import pytest
+from maag.protocol import PROTOCOL_VERSION
 from maag.server.net.server import RefereeServer
 from maag.server.referee.clock import TimeControl
 from maag.server.referee.replay import resimulate
@@ -22,12 +23,13 @@ from .conftest import WAIT, MakeServer, Raw, spawn_minibot, stop_process, token_
 TINY = {"map": "a-tiny"}
 
 
-async def fatal(raw: Raw, code: str) -> None:
-    """The server answers with one error of `code` (no game_id) and closes."""
+async def fatal(raw: Raw, code: str, v: int = 1) -> None:
+    """The server answers with one error of `code` (no game_id) and closes; `v`: the
+    connection's version (Raw greets with 1; before a good greeting, the server's own)."""
     msgs = await raw.closed()
     assert [m["type"] for m in msgs] == ["error"], msgs
     assert msgs[0]["code"] == code and msgs[0]["message"] and "game_id" not in msgs[0], msgs
-    assert msgs[0]["v"] == 1
+    assert msgs[0]["v"] == v
 
 
 async def welcomed(srv: RefereeServer, encoding: str = "json", name: str = "raw") -> Raw:
@@ -42,13 +44,13 @@ async def welcomed(srv: RefereeServer, encoding: str = "json", name: str = "raw"
 async def garbage_bytes(srv: RefereeServer) -> None:
     raw = await Raw.connect(srv.port, None)
     raw.send_raw(b"\x00\xff\xfeGARBAGE\r\n\x89PNG")
-    await fatal(raw, "bad_greeting")
+    await fatal(raw, "bad_greeting", PROTOCOL_VERSION)
 
 
 async def unsupported_version(srv: RefereeServer) -> None:
     raw = await Raw.connect(srv.port, None)
     raw.send_raw(b"MAAG 7 json\n")
-    await fatal(raw, "unsupported_version")
+    await fatal(raw, "unsupported_version", PROTOCOL_VERSION)
 
 
 async def truncated_frame(srv: RefereeServer) -> None:

@@ -19,7 +19,7 @@ import pytest
 from maag.engine import registry
 from maag.server.referee.clock import TimeControl
 
-from .conftest import WAIT, MakeServer, stop_process, token_for
+from .conftest import WAIT, MakeServer, Raw, stop_process, token_for
 
 BOT = """
 import json, random, sys
@@ -162,3 +162,66 @@ async def test_a_bot_that_asks_hears_each_turn_once_and_exactly_its_events(
         for p in bots.values():
             await stop_process(p)
         await proxy.stop()
+
+
+async def _v2(port: int, token: str, name: str, events: str) -> Raw:
+    """A raw JSON-lines bot of protocol version 2 whose hello asks for `events`."""
+    raw = await Raw.connect(port, None)
+    raw.send_raw(b"MAAG 2 json\n")
+    raw.send({"type": "hello", "v": 2, "name": name, "token": token, "games": ["heroes"], "want_legal": True,
+              "events": events}, v=False)
+    assert (await raw.recv_type("welcome"))["v"] == 2
+    return raw
+
+
+async def test_a_bot_back_mid_turn_hears_the_actions_after_it_is_back(referee: MakeServer) -> None:
+    """The opponent plays while the bot is away: what it played then is not told (as with
+    `event`s, which go to no one meanwhile); the turn_events at the turn's end holds what it
+    played after the bot's new hello, right before its your_turn."""
+    srv = await referee(game="heroes", game_config={"map": "a-tiny"}, tc=TimeControl.parse("30s"))
+    tokens = {name: token_for(srv, name) for name in ("mover", "waiter")}
+    mover = await _v2(srv.port, tokens["mover"], "mover", "action")
+    waiter = await _v2(srv.port, tokens["waiter"], "waiter", "turn")
+    srv.request_game("mover", "waiter", seed=3)
+
+    buffered: list[dict[str, Any]] = []  # what the mover was told and the test has not looked at
+
+    async def next_of(kind: str) -> dict[str, Any]:
+        """The mover's first message of `kind` (a type, or an event's kind) not looked at yet."""
+        while True:
+            for m in buffered:
+                if kind in (m["type"], m.get("kind")):
+                    buffered.remove(m)
+                    return m
+            m = await mover.recv()
+            assert m is not None
+            buffered.append(m)
+
+    async def act(first: bool = True) -> dict[str, Any]:
+        """The mover plays its first legal action that does not end its turn (or ends it)."""
+        yt = await next_of("your_turn")
+        action = next(a for a in yt["legal"] if (a["type"] != "end_turn") == first)
+        mover.send({"type": "act", "v": 2, "game_id": yt["game_id"], "action": action}, v=False)
+        return dict(action)
+
+    async def told(who: Raw, n: int) -> list[dict[str, Any]]:
+        return [m for m in [await who.recv() for _ in range(n)] if m is not None]
+
+    back: Raw | None = None
+    try:
+        assert [m["type"] for m in await told(waiter, 1)] == ["game_start"]
+        await act()
+        waiter.close()
+        await next_of("disconnect")
+        await act()  # (the waiter is away: told to no one)
+        back = await _v2(srv.port, tokens["waiter"], "waiter", "turn")
+        assert [m["type"] for m in await told(back, 1)] == ["game_start"]
+        await next_of("reconnect")
+        mine = [await act(), await act(first=False)]
+        got = await told(back, 2)
+        assert [m["type"] for m in got] == ["turn_events", "your_turn"], got
+        assert got[0]["actions"] == mine and got[0]["seat"] == 1
+    finally:
+        for r in (mover, waiter, back):
+            if r is not None:
+                r.close()
