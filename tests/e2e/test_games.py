@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from maag.engine import Game
 from maag.server.referee.clock import TimeControl
 from maag.server.referee.replay import resimulate
@@ -42,25 +43,50 @@ def variants() -> tuple[dict[str, Any], dict[str, Any], str, str, str]:
     raise AssertionError("no suitable seed")
 
 
-async def observed_bytes(referee: MakeServer, start: dict[str, Any], hidden: str, common: str) -> list[bytes]:
+async def observer(port: int, token: str, game: str, events: str | None) -> Raw:
+    """Seat 1's raw msgpack connection, welcomed: protocol version 1, or version 2 asking for
+    `events` (its messages then carry `v` 2: send them with `v=False` and a `v`)."""
+    if events is None:
+        obs = await Raw.connect(port, "msgpack")
+        await obs.hello(token, "observer", want_legal=True, games=[game])
+        return obs
+    obs = await Raw.connect(port, None)
+    obs.encoding = "msgpack"
+    obs.send_raw(b"MAAG 2 msgpack\n")
+    obs.send({"type": "hello", "v": 2, "name": "observer", "token": token, "games": [game],
+              "want_legal": True, "events": events}, v=False)
+    assert (await obs.recv_type("welcome"))["v"] == 2
+    return obs
+
+
+def shows(m: dict[str, Any], hidden: str) -> bool:
+    """Whether `m` is the event (or the turn_events) in which seat 2 plays `hidden`."""
+    if m["type"] == "turn_events":
+        return any(a.get("card") == hidden for a in m["actions"])
+    return m["type"] == "event" and m["action"].get("card") == hidden
+
+
+async def observed_bytes(referee: MakeServer, start: dict[str, Any], hidden: str, common: str,
+                         events: str | None = None) -> list[bytes]:
     """Play a scripted game from `start`; return every frame seat 1 received, up to the
     event in which seat 2 plays `hidden` (on its 5th turn, after playing `common` and
-    drawing on its 1st)."""
+    drawing on its 1st). `events`: what seat 1's hello asks (None: protocol version 1)."""
     srv = await referee(game_config={"map": "a"}, tc=TimeControl.parse("inf"))
-    obs, opp = await Raw.connect(srv.port, "msgpack"), await Raw.connect(srv.port, "json")
-    await obs.hello(token_for(srv, "observer"), "observer", want_legal=True)
+    obs = await observer(srv.port, token_for(srv, "observer"), "heroes", events)
+    opp = await Raw.connect(srv.port, "json")
     await opp.hello(token_for(srv, "opponent"), "opponent", want_legal=True)
     srv.request_game("observer", "opponent", seed=1234, start_state=start)
     opp_turns = 0
     while True:
         m = await obs.recv()
         assert m is not None
-        if m["type"] == "event" and m["action"].get("card") == hidden:
+        if shows(m, hidden):
             return obs.received
         if m["type"] == "your_turn" and m["legal"]:
             first = m["legal"][0]
             plan = [first] if first["type"] == "end_turn" else [first, {"type": "end_turn"}]
-            obs.send({"type": "turn", "game_id": m["game_id"], "actions": plan})
+            obs.send({"type": "turn", "v": 1 if events is None else 2, "game_id": m["game_id"],
+                      "actions": plan}, v=False)
             yt = await opp.recv_type("your_turn")
             opp_turns += 1
             card = common if opp_turns == 1 else hidden if opp_turns == 5 else None
@@ -69,14 +95,16 @@ async def observed_bytes(referee: MakeServer, start: dict[str, Any], hidden: str
             opp.send({"type": "turn", "game_id": yt["game_id"], "actions": deploy + [{"type": "end_turn"}]})
 
 
-async def test_hidden_cards_do_not_change_a_single_byte(referee: MakeServer) -> None:
+@pytest.mark.parametrize("events", [None, "turn"], ids=["version-1", "turn-events"])
+async def test_hidden_cards_do_not_change_a_single_byte(referee: MakeServer, events: str | None) -> None:
     base, var, common, x, d = variants()
-    a = await observed_bytes(referee, base, x, common)
-    b = await observed_bytes(referee, var, d, common)
+    a = await observed_bytes(referee, base, x, common, events)
+    b = await observed_bytes(referee, var, d, common, events)
     assert len(a) == len(b) > 12
     assert a[:-1] == b[:-1]  # welcome, game_start, observations, events: byte for byte
     assert a[-1] != b[-1]  # until the hidden card is played
     assert x.encode() in a[-1] and d.encode() in b[-1]
+    assert (b"turn_events" in a[-1]) == (events == "turn")  # (the turn it ends: in one message)
 
 
 def _maag(*args: str, env: dict[str, str] | None = None, **kw: Any) -> subprocess.CompletedProcess[str]:
@@ -337,28 +365,30 @@ def cards_variants() -> tuple[dict[str, Any], dict[str, Any], int, str, str]:
 
 
 async def cards_observed_bytes(
-    referee: MakeServer, start: dict[str, Any], slot: int, hidden: str
+    referee: MakeServer, start: dict[str, Any], slot: int, hidden: str, events: str | None = None
 ) -> list[bytes]:
     """Seat 1 plays its first legal action each turn (chance included: random targets and
     draws come from the referee's seed); seat 2 ends its first two turns and plays hand slot
-    `slot` on its third. Every frame seat 1 received, up to the event showing that card."""
+    `slot` on its third. Every frame seat 1 received, up to the event showing that card.
+    `events`: what seat 1's hello asks (None: protocol version 1)."""
     srv = await referee(game="cards", game_config=CARDS_CONFIG, tc=TimeControl.parse("inf"))
-    obs, opp = await Raw.connect(srv.port, "msgpack"), await Raw.connect(srv.port, "json")
-    for raw, name in ((obs, "observer"), (opp, "opponent")):
-        raw.send({"type": "hello", "name": name, "token": token_for(srv, name), "games": ["cards"],
-                  "want_legal": True})
-        assert (await raw.recv_type("welcome"))["type"] == "welcome"
+    obs = await observer(srv.port, token_for(srv, "observer"), "cards", events)
+    opp = await Raw.connect(srv.port, "json")
+    opp.send({"type": "hello", "name": "opponent", "token": token_for(srv, "opponent"), "games": ["cards"],
+              "want_legal": True})
+    assert (await opp.recv_type("welcome"))["type"] == "welcome"
     srv.request_game("observer", "opponent", seed=99, start_state=start)
     opp_turns = 0
     while True:
         m = await obs.recv()
         assert m is not None, "the observer's connection closed"
-        if m["type"] == "event" and m["action"].get("card") == hidden:
+        if shows(m, hidden):
             return obs.received
         if m["type"] == "your_turn":
             first = m["legal"][0]
             plan = [first] if first["type"] == "end_turn" else [first, {"type": "end_turn"}]
-            obs.send({"type": "turn", "game_id": m["game_id"], "actions": plan})
+            obs.send({"type": "turn", "v": 1 if events is None else 2, "game_id": m["game_id"],
+                      "actions": plan}, v=False)
             yt = await opp.recv_type("your_turn")
             opp_turns += 1
             plays = [a for a in yt["legal"] if a["type"] == "play" and a["hand_index"] == slot]
@@ -368,13 +398,16 @@ async def cards_observed_bytes(
                       "actions": (plays if opp_turns == 3 else []) + [{"type": "end_turn"}]})
 
 
-async def test_hidden_cards_of_the_card_game_do_not_change_a_single_byte(referee: MakeServer) -> None:
+@pytest.mark.parametrize("events", [None, "turn"], ids=["version-1", "turn-events"])
+async def test_hidden_cards_of_the_card_game_do_not_change_a_single_byte(referee: MakeServer,
+                                                                          events: str | None) -> None:
     base, var, slot, x, d = cards_variants()
     assert x != d and base["players"][0] == var["players"][0]
-    a = await cards_observed_bytes(referee, base, slot, x)
-    b = await cards_observed_bytes(referee, var, slot, d)
+    a = await cards_observed_bytes(referee, base, slot, x, events)
+    b = await cards_observed_bytes(referee, var, slot, d, events)
     assert len(a) == len(b) > 10, (len(a), len(b))
     assert a[:-1] == b[:-1]  # welcome, game_start, observations, events: byte for byte
     assert a[-1] != b[-1] and x.encode() in a[-1] and d.encode() in b[-1]
+    assert (b"turn_events" in a[-1]) == (events == "turn")
     # The observer did see seat 2 draw and hold cards: counts, never names.
     assert any(b"hand_count" in f for f in a)
