@@ -37,7 +37,7 @@ from maag.engine.observation import observer_of
 from maag.engine.search import MOVES, POLICIES, POSTS, SELECTIONS, SearchResult, SearchTree, search
 
 __all__ = ["AGENTS", "Agent", "AgentError", "AgentSpec", "make_agent", "parse_agent",
-           "DEFAULT_BUDGET_MS", "evaluation", "register", "mcts_options"]
+           "DEFAULT_BUDGET_MS", "ITERATIONS", "evaluation", "register", "mcts_options"]
 
 # The time budget of a plan() call that names neither a time nor an iteration budget.
 DEFAULT_BUDGET_MS = 1000.0
@@ -139,6 +139,15 @@ def _rollout(default: str, turns: int = 1) -> tuple[Option, ...]:
     )
 
 
+# An iteration budget carried by the agent's name, so that `maag match mcts:iterations=400 X`
+# compares agents at equal simulations through the referee (the clock still applies: the search
+# stops at whichever comes first). Not a kernel field (Agent.kernel_params leaves it out).
+ITERATIONS = Option(name="iterations", type="int", default=0, min=0, max=10**9,
+                    help="search iterations (the kernel's unit: MCTS simulations) per plan at "
+                         "most, as OpenSpiel's max_simulations; 0: as many as the time allows. "
+                         "With a clock, the search stops at whichever comes first")
+
+
 def mcts_options(c: float, rollout: str, *, robust: bool = False, horizon_root: bool = False,
                  turns: int = 1) -> tuple[Option, ...]:
     """MCTS parameters (of the MCTS agents here and of bots/hidden.py's ismcts); the defaults
@@ -165,7 +174,8 @@ def mcts_options(c: float, rollout: str, *, robust: bool = False, horizon_root: 
                    "parallelism), each on its own determinization when hidden cards are "
                    "sampled; the plan follows their summed visits. Not with bridge burning "
                    "or collapse"),
-        _prune(),        Option(name="solve", type="bool", default=False,
+        _prune(),
+        Option(name="solve", type="bool", default=False,
               help="MCTS-Solver: a won or lost end of game proves its edge, proofs go up the "
                    "tree, a proven win is played at once (found lethal) and proven losses "
                    "avoided; the search stops when the root is proven"),
@@ -177,6 +187,7 @@ def mcts_options(c: float, rollout: str, *, robust: bool = False, horizon_root: 
                    "every action before selection)"),
         Option(name="widen_alpha", type="float", default=0.5, min=0, max=1,
               help="progressive widening's exponent (see widen_k)"),
+        ITERATIONS,
     )
 
 
@@ -507,7 +518,8 @@ class Agent:
 
     def kernel_params(self) -> dict[str, Any]:
         """The kernel parameters (mg_search_params fields) this agent runs with."""
-        out = {name: v for k, v in self.options.items() if (name := self.spec.fields.get(k, k))}
+        out = {name: v for k, v in self.options.items()
+               if k != "iterations" and (name := self.spec.fields.get(k, k))}
         if "gen_end_ply" in out:  # rap: the policy with or without end_turn
             out["policy"] = "rap" if out.pop("gen_end_ply") else "random"
         out.update(self.spec.fixed)
@@ -532,6 +544,8 @@ class Agent:
                    seed: int | None) -> list[Action]:
         """Plan from `root`: an observation state, or (maag.bots.cheating only) a full one."""
         self.for_game(root.game.name)
+        if iterations is None and self.options.get("iterations"):
+            iterations = self.options["iterations"]  # the agent's own budget (ITERATIONS)
         if budget_ms is None and iterations is None:
             budget_ms = DEFAULT_BUDGET_MS if self.spec.needs_budget else 0.0
         if seed is None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from maag.engine import State
 
-from .agents import Agent, AgentError, AgentSpec, parse_agent, register
+from .agents import ITERATIONS, Agent, AgentError, AgentSpec, parse_agent, register
 
 __all__ = ["BEST", "BestAgent"]
 
@@ -58,6 +58,8 @@ class BestAgent(Agent):
                    seed: int | None) -> list[Any]:
         self.for_game(root.game.name)
         assert self.inner is not None
+        if iterations is None and self.options["iterations"]:
+            iterations = self.options["iterations"]  # `best:iterations=N`, whatever it plays
         plan = self.inner._plan_root(root, budget_ms, iterations, seed)
         self.last = self.inner.last
         return plan
@@ -74,4 +76,4 @@ register(AgentSpec(
     "best", "best",
     "each game's strongest bundled agent and setting by the results' tables: "
     + "; ".join(f"{g} {spec}" for g, (spec, _) in BEST.items()),
-    (), needs_budget=True, factory=BestAgent, fields={}, games=tuple(BEST)))
+    (ITERATIONS,), needs_budget=True, factory=BestAgent, fields={}, games=tuple(BEST)))

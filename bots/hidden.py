@@ -24,7 +24,7 @@ from maag.engine.hidden import COMBINES, run_on_state
 from maag.engine.observation import STRATEGIES
 from maag.engine.search import SearchResult
 
-from .agents import AGENTS, Agent, AgentError, AgentSpec, mcts_options, register
+from .agents import AGENTS, ITERATIONS, Agent, AgentError, AgentSpec, mcts_options, register
 
 __all__ = ["PimcAgent", "IsmctsAgent", "PERFECT_INFORMATION"]
 
@@ -34,7 +34,7 @@ PERFECT_INFORMATION: tuple[str, ...] = tuple(name for name, spec in AGENTS.items
 
 # The MCTS settings the ISMCTS kernel reads (it always shares nodes by information set).
 _ISMCTS_PARAMS = ("c", "rollout", "epsilon", "rollout_turns", "horizon_root", "robust", "complete",
-                  "max_nodes", "prune", "forced")
+                  "max_nodes", "prune", "forced", "iterations")
 
 
 def _det_param() -> Option:
@@ -107,7 +107,7 @@ register(AgentSpec(
            help="vote: majority on the plan, action by action; sum: each plan scored by a rollout "
                 "in every determinization, best total; visits (MCTS inner agents): the first action "
                 "with the most visits summed over the k trees (determinized UCT)"),
-     _det_param()),
+     _det_param(), ITERATIONS),
     factory=PimcAgent,
     # heroes: ne-mcts on 4 determinizations, their root visits summed (determinized UCT),
     # 23-0-9 against greedy turn at 300 ms per turn in the real game (ne-mcts alone: 23-0-9);
