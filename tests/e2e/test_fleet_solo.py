@@ -52,10 +52,13 @@ async def test_bot_processes_play_on_a_referee_with_or_without_a_fleet(
             await stop_process(p)
     results = stored(db, "SELECT g.status, r.winner, g.resume IS NOT NULL FROM games g JOIN results r "
                          "ON r.game_id = g.id")
-    assert len(results) >= 2 and {r[0] for r in results} == {"finished"}
+    # (A game paired as the bots were stopped is stored aborted: that is the referee's due.)
+    assert {r[0] for r in results} <= {"finished", "aborted"}, results
+    finished = [r for r in results if r[0] == "finished"]
+    assert len(finished) >= 2, results
     # A fleet's referee logs every game's actions for a takeover and publishes its link
     # listener; one alone does neither.
-    assert {r[2] for r in results} == {fleet}
+    assert {r[2] for r in finished} == {fleet}
     assert (srv.fleet.link_address is not None) == fleet
     assert stored(db, "SELECT link FROM servers WHERE id = ?", srv.server_id) == [(srv.fleet.link_address,)]
 
