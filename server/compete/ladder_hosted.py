@@ -154,7 +154,8 @@ class HostedEntrants:
         try:
             return await self._host.play(seats, bots, [self._tokens.get(s, "") for s in seats],
                                          match_id=match_id, seed=seed, tags={"Ladder": self.name},
-                                         on_start=on_start, pins=pins, on_request=on_request)
+                                         on_start=on_start, pins=pins, on_request=on_request,
+                                         handover=True)  # (at our stop: to the member taking it over)
         finally:
             self.games -= 1
 

@@ -210,7 +210,11 @@ class Member:
                 return
             LOG.info("fleet: game %s: %s started again here for seat %d", gid, bot, seat + 1)
             self.rooms.seat_back(c, game, seat)
+            # Until the game is over here, or handed over at our stop (ending, never stored
+            # here: our stop waits for this task, so it must not wait for the game's end).
             while self.rooms.games.get(gid) is game and not c.closing:
+                if game.ending and self.stopping():
+                    break
                 await asyncio.sleep(0.5)
         finally:
             await close()

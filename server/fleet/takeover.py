@@ -357,11 +357,16 @@ class Takeover:
 
 
 def _handable(game: LiveGame) -> bool:
-    """May `game` be handed over at our stop? Not when something here waits for its summary
-    (a match, a tournament, a ladder's request), nor when a seat is a hosted process (it
-    cannot reconnect elsewhere): those are aborted as before."""
+    """May `game` be handed over at our stop? Yes for a fleet ladder's game (its request says
+    `handover`) and a game taken over here (no request): their hosted seats, if any, end here
+    and start again as fresh processes on the member taking them over (`resumed`,
+    fleet/member.py), as after a member's loss. Not when something here waits for its summary
+    (a match, a tournament), nor when a seat is another hosted process (it cannot reconnect
+    elsewhere): those are aborted as before."""
     req = game.request
-    if req is not None and not req.handover and (req.future is not None or req.clients is not None):
+    if req is None or req.handover:
+        return True
+    if req.future is not None or req.clients is not None:
         return False
     return not any(c is not None and c.pinned and not c.link for c in game.clients)
 

@@ -173,14 +173,18 @@ class Host:
                    tags: dict[str, Any] | None = None, absence: Absence | None = None,
                    on_start: Callable[[int], None] | None = None,
                    pins: Sequence[asyncio.Future[str] | None] = (None, None),
-                   on_request: Callable[[asyncio.Future[GameSummary]], None] | None = None) -> GameSummary:
+                   on_request: Callable[[asyncio.Future[GameSummary]], None] | None = None,
+                   handover: bool = False) -> GameSummary:
         """Play one game between `seats` (names); a seat whose bot is hosted gets a fresh
         sandboxed process, the other is paired by name as usual, or takes the connection of
         its `pins` entry (a fleet's link: RefereeServer.request_game's `clients`) (`absence`:
         how long it may be without a connection, RefereeServer.request_game; `on_start`: told
         the stored game's id when it begins; `on_request`: told the referee's request once the
-        hosted processes said hello, so that a caller may call it off). A hosted process that
-        fails before the game (no hello in time, its connection closed) loses it by forfeit.
+        hosted processes said hello, so that a caller may call it off; `handover`: a fleet's
+        game, which this referee may hand over at its stop, RefereeServer.request_game: its
+        processes end here and the member taking it starts its hosted seats again, `restart`).
+        A hosted process that fails before the game (no hello in time, its connection closed)
+        loses it by forfeit.
 
         Each hosted seat's log is `NAME-gameID-seatS.log`, ID the stored game's (as in `maag
         replay ID`, the web view and the ladder's lines): until the game has its id (the
@@ -193,7 +197,8 @@ class Host:
                 on_start(gid)
 
         summary = await self._play(seats, bots, tokens, jails, match_id=match_id, seed=seed, tags=tags,
-                                   absence=absence, on_start=begun, pins=pins, on_request=on_request)
+                                   absence=absence, on_start=begun, pins=pins, on_request=on_request,
+                                   handover=handover)
         self._name_logs(jails, summary.game_id)  # a forfeit before the game: named now
         return summary
 
@@ -212,7 +217,8 @@ class Host:
                     jails: list[Jail | None], *, match_id: str | None, seed: int | None,
                     tags: dict[str, Any] | None, absence: Absence | None,
                     on_start: Callable[[int], None], pins: Sequence[asyncio.Future[str] | None],
-                    on_request: Callable[[asyncio.Future[GameSummary]], None] | None) -> GameSummary:
+                    on_request: Callable[[asyncio.Future[GameSummary]], None] | None,
+                    handover: bool) -> GameSummary:
         self.monitor.start()
         self.games += 1
         n = self.games
@@ -308,7 +314,7 @@ class Host:
             fut = self.server.request_game(seats[0], seats[1], match_id=match_id, seed=seed, tags=tags,
                                            clients=(handles[0], handles[1]), on_prompt=on_prompt,
                                            annotate=annotate, requeue=False, absence=absence,
-                                           on_start=on_start)
+                                           on_start=on_start, handover=handover)
             if on_request is not None:
                 on_request(fut)
             try:

@@ -11,9 +11,9 @@ example Python bot, each game a fresh sandboxed process) and one connected SDK b
   whose seat was linked to such a game plays on;
 - the web view of the member that does not schedule serves the standings and a bot's page
   from the database (over HTTP: once, a follower's standings were empty);
-- a member killed (-9) in the middle of a hosted game: another takes the game over, starts
-  its hosted bots again as fresh processes told the position as after a reconnection, and
-  the game is finished there, not aborted.
+- a member killed (-9), or stopped (SIGTERM: it hands its games over), in the middle of a
+  hosted game: another takes the game over, starts its hosted bots again as fresh processes
+  told the position as after a reconnection, and the game is finished there, not aborted.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import pytest
 from maag.server.hosting.api import pack, submit
 from maag.server.storage.base import open_storage
 from maag.server.storage.submissions import open_submission_store
@@ -48,8 +49,6 @@ GAMES = 12
 
 def _need_sandbox() -> None:
     import shutil
-
-    import pytest
 
     if shutil.which("bwrap") is None or os.geteuid() != 0:
         if os.environ.get("CI"):
@@ -228,7 +227,12 @@ async def test_hosted_bots_play_on_every_member_and_followers_serve_the_standing
           f"forfeited {len(crashed)}, {sum('dave' in (c[1], c[2]) for c in crashed)} against dave")
 
 
-async def test_a_hosted_game_of_a_killed_member_is_finished_by_another(fleet: Fleet) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["killed", "stopped"])
+async def test_a_hosted_game_of_a_lost_member_is_finished_by_another(fleet: Fleet,
+                                                                    sig: signal.Signals) -> None:
+    """Killed (-9): the game is taken over once the member's database session ends; stopped
+    (SIGTERM, a planned stop): the member hands it over (fleet/takeover.py's hand_over) and
+    ends its hosted processes. Either way another member starts the hosted bots again."""
     _need_sandbox()
     url = fleet.url
     slow = fleet.tmp / "slow"  # passes every turn, 40 ms a turn: a game of 100 turns, some seconds
@@ -246,8 +250,8 @@ async def test_a_hosted_game_of_a_killed_member_is_finished_by_another(fleet: Fl
 
     await until(lambda: bool(under_way()), 60)
     [(gid,)] = under_way()
-    victim.send_signal(signal.SIGKILL)
-    assert await asyncio.to_thread(victim.wait, 10) == -signal.SIGKILL
+    victim.send_signal(sig)
+    assert await asyncio.to_thread(victim.wait, 30) == (-sig if sig == signal.SIGKILL else 0)
     await until(lambda: q(url, "SELECT status FROM games WHERE id = %s", gid)[0][0] != "running", 60)
     rows = q(url, "SELECT g.status, r.reason, g.server FROM games g JOIN results r ON r.game_id = g.id "
                   "WHERE g.id = %s", gid)
@@ -258,3 +262,5 @@ async def test_a_hosted_game_of_a_killed_member_is_finished_by_another(fleet: Fl
     again = [n for n in (0, 2) if b"started again here" in (fleet.tmp / f"lad{n}.log").read_bytes()]
     assert rows == [("finished", "turn_limit", rows[0][2])] and rows[0][2] != sid, rows
     assert again, "no member started the hosted bots again"
+    if sig == signal.SIGTERM:  # (handed over at its stop, not taken over after a loss)
+        assert b"1 game(s) handed over" in (fleet.tmp / "lad1.log").read_bytes()
