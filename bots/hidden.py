@@ -20,7 +20,7 @@ from typing import Any
 
 from maag.clients import Option
 from maag.engine import State
-from maag.engine.hidden import COMBINES, run_on_state
+from maag.engine.hidden import COMBINES, IsmctsTree, run_on_state
 from maag.engine.observation import STRATEGIES
 from maag.engine.search import SearchResult
 
@@ -34,7 +34,7 @@ PERFECT_INFORMATION: tuple[str, ...] = tuple(name for name, spec in AGENTS.items
 
 # The MCTS settings the ISMCTS kernel reads (it always shares nodes by information set).
 _ISMCTS_PARAMS = ("c", "rollout", "epsilon", "rollout_turns", "horizon_root", "robust", "complete",
-                  "max_nodes", "prune", "forced", "iterations")
+                  "max_nodes", "prune", "forced", "iterations", "widen_k", "widen_alpha")
 
 
 def _det_param() -> Option:
@@ -86,14 +86,37 @@ class PimcAgent(Agent):
                             seed=seed)
 
 
+# Off by default until measured (issue 58).
+_ISMCTS_REUSE = Option(name="reuse", type="bool", default=False,
+                       help="search again before every action of the turn (the bot sends one "
+                            "action at a time), going on from the kept tree's node of the new "
+                            "information set (the one the action played led to, a chance outcome "
+                            "seen included); a new tree each turn")
+
+
 class IsmctsAgent(Agent):
     """Single-observer information-set MCTS (see the module)."""
+
+    def __init__(self, spec: AgentSpec, options: Mapping[str, Any] | None = None) -> None:
+        super().__init__(spec, options)
+        # `reuse`: the tree kept between the plans of a turn, and whether the turn went on
+        # after the previous plan's first action (else the next plan starts a new tree).
+        self._itree: IsmctsTree | None = None
+        self._turn_goes_on = False
 
     def _search(self, root: State, budget_ms: float, iterations: int, seed: int) -> SearchResult:
         params = self.kernel_params()
         det = params.pop("det")
-        return run_on_state("ismcts", root, "mcts", params, det=det, budget_ms=budget_ms,
-                            iterations=iterations, seed=seed)
+        tree = None
+        if self.options["reuse"]:
+            if self._itree is None or not self._turn_goes_on:
+                self._itree = IsmctsTree()
+            tree = self._itree
+        result = run_on_state("ismcts", root, "mcts", params, det=det, budget_ms=budget_ms,
+                              iterations=iterations, seed=seed, tree=tree)
+        plan = result.plan
+        self._turn_goes_on = len(plan) > 1 and not root.game.vt.is_end_turn(plan[0].code)
+        return result
 
 
 register(AgentSpec(
@@ -118,8 +141,9 @@ register(AgentSpec(
     "ismcts", "ismcts",
     "single-observer information-set MCTS: one tree over information sets, a new "
     "determinization per iteration, availability counts; multi-action turns as mcts",
-    (*[p for p in mcts_options(1 / math.sqrt(2), "egreedy") if p.name in _ISMCTS_PARAMS], _det_param()),
-    factory=IsmctsAgent,
+    (*[p for p in mcts_options(1 / math.sqrt(2), "egreedy") if p.name in _ISMCTS_PARAMS], _det_param(),
+     _ISMCTS_REUSE),
+    factory=IsmctsAgent, fields={"rollout": "policy", "reuse": ""},
     # heroes: non-exploring as ne-mcts (C = 0, greedy rollouts, the most visited edge): 22-1-9
     # against greedy turn at 300 ms per turn in the real game, where the generic default
     # (C = 1/sqrt(2), egreedy rollouts) went 11-0-21 (docs/results-heroes.md, the real game).

@@ -101,4 +101,25 @@ int mg_search_hidden(int kind, const mg_game_vt *vt, const void *obs, const mg_s
                      const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
                      mg_search_stats *stats, char *err);
 
+/* An ISMCTS tree kept from one search to the next (mg_search_ismcts_reuse), for searching
+ * again before every action of a turn. Opaque; one per game and seat, used by one thread at
+ * a time. A new, empty tree (NULL if out of memory) and its release (NULL is allowed). */
+typedef struct mg_ismcts_tree mg_ismcts_tree;
+mg_ismcts_tree *mg_ismcts_tree_new(void);
+void mg_ismcts_tree_free(mg_ismcts_tree *tree);
+
+/* MG_HIDDEN_ISMCTS on the tree kept in `tree` (checks, budgets and results as
+ * mg_search_hidden). The search goes on from the tree's node of obs's information set, and
+ * stats.reused gives that node's visits, when the tree has that node (the same game,
+ * observer, prune and max_nodes settings), the observer moves there and it was visited, and
+ * the tree has room for the search's new nodes under max_nodes (its arenas grow). The nodes
+ * are information sets, so after a chance outcome the observer saw, the node found is the
+ * one of that outcome: its statistics come from the iterations whose determinizations drew
+ * it. Otherwise (an information set never reached, another game or observer, other
+ * settings, no room) the tree is emptied and searched anew from obs. Which searches belong
+ * together (one turn, say) is the caller's choice: a new tree for each new turn. */
+int mg_search_ismcts_reuse(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
+                           const mg_det_params *d, mg_ismcts_tree *tree, mg_rng *rng,
+                           mg_action *plan, int *plan_len, mg_search_stats *stats, char *err);
+
 #endif

@@ -101,3 +101,25 @@ int mg_search_hidden(int kind, const mg_game_vt *vt, const void *obs, const mg_s
     }
     return kernels[kind](vt, obs, &q, d, rng, plan, plan_len, stats, err);
 }
+
+int mg_search_ismcts_reuse(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
+                           const mg_det_params *d, mg_ismcts_tree *tree, mg_rng *rng,
+                           mg_action *plan, int *plan_len, mg_search_stats *stats, char *err)
+{
+    if (!tree)
+        return mg_search_hidden(MG_HIDDEN_ISMCTS, vt, obs, p, d, rng, plan, plan_len, stats, err);
+    mg_search_stats local;
+    if (!stats)
+        stats = &local;
+    *plan_len = 0;
+    mg_search_params q = *p;
+    q.algo = MG_ALGO_MCTS;
+    int rc = ms_det_begin(vt, obs, &q, d, stats, plan_len, err);
+    if (rc != MG_OK)
+        return rc;
+    if (q.forced && ms_forced(vt, obs, rng, plan, plan_len)) {
+        stats->value = 0.5; /* no choice: nothing searched */
+        return MG_OK;
+    }
+    return ms_ismcts_reuse(vt, obs, &q, d, tree, rng, plan, plan_len, stats, err);
+}

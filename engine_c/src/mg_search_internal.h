@@ -69,6 +69,11 @@ int ms_reply_hidden(const mg_game_vt *vt, const void *obs, const mg_search_param
                     const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
                     mg_search_stats *stats, char *err);
 
+/* mg_search_ismcts_reuse's kernel (mg_search_ismcts.c), after mg_search_hidden's checks. */
+int ms_ismcts_reuse(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
+                    const mg_det_params *d, mg_ismcts_tree *tree, mg_rng *rng, mg_action *plan,
+                    int *plan_len, mg_search_stats *stats, char *err);
+
 /* mg_search_reuse's kernel (mg_search_mcts.c), after mg_search's checks: `p` is complete,
  * `stats` is not NULL and cleared. */
 int ms_mcts_reuse(const mg_game_vt *vt, const void *st, const mg_search_params *p,

@@ -142,6 +142,83 @@ static int is_node_for(is_tree *t, const void *st, unsigned char *scratch)
     return nd;
 }
 
+/* The node of st's information set if the tree has one, else -1 (nothing is created). */
+static int is_find(const is_tree *t, const void *st, unsigned char *scratch)
+{
+    uint64_t h = is_key(t, st, scratch);
+    unsigned long i = (unsigned long)(h ^ (h >> 29)) & t->tmask;
+    while (t->tt[i].key) {
+        if (t->tt[i].key == h)
+            return t->tt[i].node;
+        i = (i + 1) & t->tmask;
+    }
+    return -1;
+}
+
+/* A kept tree (mg_ismcts_tree): make room for `need` more nodes (and their edges and table
+ * entries) next to the ones it holds, within p->max_nodes: the arenas grow, and the two hash
+ * tables are rebuilt twice as large as they then need. 0 if that is past max_nodes or out of
+ * memory (the tree is unchanged then). */
+static int is_grow(is_tree *t, long need, int max_actions)
+{
+    long cap = t->p->max_nodes > 0 ? t->p->max_nodes : 1L << 22;
+    long n = t->nn + need;
+    if (n > cap)
+        return 0;
+    long e = t->ne + 8 * need + 256L * max_actions;
+    if (n > t->ncap) {
+        is_node *nodes = realloc(t->nodes, (size_t)n * sizeof *nodes);
+        if (!nodes)
+            return 0;
+        t->nodes = nodes;
+        t->ncap = n;
+    }
+    if (e > t->ecap) {
+        is_edge *edges = realloc(t->edges, (size_t)e * sizeof *edges);
+        if (!edges)
+            return 0;
+        t->edges = edges;
+        t->ecap = e;
+    }
+    unsigned long want = (unsigned long)(t->tcount > t->ecount ? t->tcount : t->ecount) + (unsigned long)need;
+    if (want <= t->tlimit && want <= t->elimit)
+        return 1;
+    unsigned long slots = ms_pow2(2 * want < 2048 ? 2048 : 2 * want);
+    is_slot *tt = calloc(slots, sizeof *tt);
+    is_eslot *et = calloc(slots, sizeof *et);
+    if (!tt || !et) {
+        free(tt);
+        free(et);
+        return 0;
+    }
+    unsigned long mask = slots - 1;
+    for (unsigned long j = 0; j <= t->tmask; j++) {
+        uint64_t h = t->tt[j].key;
+        if (!h)
+            continue;
+        unsigned long i = (unsigned long)(h ^ (h >> 29)) & mask;
+        while (tt[i].key)
+            i = (i + 1) & mask;
+        tt[i] = t->tt[j];
+    }
+    for (unsigned long j = 0; j <= t->emask; j++) {
+        uint64_t key = t->et[j].key;
+        if (!key)
+            continue;
+        unsigned long i = (unsigned long)mg_mix64(key) & mask;
+        while (et[i].key)
+            i = (i + 1) & mask;
+        et[i] = t->et[j];
+    }
+    free(t->tt);
+    free(t->et);
+    t->tt = tt;
+    t->et = et;
+    t->tmask = t->emask = mask;
+    t->tlimit = t->elimit = slots / 10 * 7;
+    return 1;
+}
+
 static void is_edge_init(is_edge *e, mg_action a, int mover)
 {
     e->a = a;
@@ -167,18 +244,32 @@ static int is_generate(is_tree *t, int nd, const void *st)
     return 1;
 }
 
-/* Fixed node: the next unexpanded edge, else the best by UCB1 over all (node visits).
+/* Progressive widening (p->widen_k > 0, as the MCTS kernel's): 1 if node N, reached
+ * N->visits times before, may have another edge than its `has`: while it has fewer than
+ * max(1, floor(widen_k visits^widen_alpha)). */
+static int is_widens(const is_tree *t, const is_node *N, int has)
+{
+    if (t->p->widen_k <= 0)
+        return 1;
+    double w = t->p->widen_k * pow((double)N->visits, t->p->widen_alpha);
+    return has < 1 || (double)has < floor(w);
+}
+
+/* Fixed node: the next unexpanded edge (*expanded = 1), else the best by UCB1 over the
+ * expanded ones (node visits): all of them unless progressive widening holds some back.
  * With c = 0 (the heroes default) UCB1 is the mean: the loop then skips the square root and
  * division per edge, most of the kernel's own time in a profile (the same edge is chosen). */
-static long is_select_fixed(is_tree *t, is_node *N)
+static long is_select_fixed(is_tree *t, is_node *N, int *expanded)
 {
-    if (N->nexp < N->n)
+    *expanded = N->nexp < N->n && is_widens(t, N, N->nexp);
+    if (*expanded)
         return N->edges + N->nexp++;
     const is_edge *e = t->edges + N->edges;
+    int m = N->nexp;
     if (t->k == 0) {
         long best = N->edges;
         double bv = -DBL_MAX;
-        for (int i = 0; i < N->n; i++) {
+        for (int i = 0; i < m; i++) {
             if (e[i].visits == 0)
                 return N->edges + i;
             if (e[i].mean > bv) {
@@ -191,7 +282,7 @@ static long is_select_fixed(is_tree *t, is_node *N)
     double x = t->k * sqrt(2.0 * log((double)(N->visits > 0 ? N->visits : 1)));
     long best = N->edges;
     double bv = -DBL_MAX;
-    for (int i = 0; i < N->n; i++) {
+    for (int i = 0; i < m; i++) {
         if (e[i].visits == 0)
             return N->edges + i;
         double v = e[i].mean + x / sqrt((double)e[i].visits);
@@ -218,8 +309,10 @@ static is_eslot *is_eslot_for(is_tree *t, int nd, mg_action a)
 }
 
 /* Opponent node at st: expand the best-rated legal action without an edge, else select
- * among the legal ones by UCB1 with availability. Returns the edge, -1 if none (no legal
- * action, or nothing new can be stored), or -2 if the edge arena is full. */
+ * among the legal ones by UCB1 with availability. Under progressive widening a new edge is
+ * made only while the node has fewer than widening allows, or when none of its edges is
+ * legal in this determinization. Returns the edge, -1 if none (no legal action, or nothing
+ * new can be stored), or -2 if the edge arena is full. */
 static long is_select_open(is_tree *t, int nd, const void *st)
 {
     const mg_game_vt *vt = t->vt;
@@ -229,10 +322,11 @@ static long is_select_open(is_tree *t, int nd, const void *st)
     if (n <= 0)
         return -1;
     is_node *N = &t->nodes[nd];
-    int fresh = -1, fresh_rate = 0;
+    int fresh = -1, fresh_rate = 0, known = 0;
     for (int j = 0; j < n; j++) {
         is_eslot *slot = is_eslot_for(t, nd, acts[j]);
         found[j] = slot && slot->key ? slot->edge : -1;
+        known |= found[j] >= 0;
         if (found[j] < 0 && slot && N->n < INT16_MAX) {
             int r = vt->rate ? vt->rate(st, acts[j]) : 0;
             if (fresh < 0 || r > fresh_rate) {
@@ -241,7 +335,7 @@ static long is_select_open(is_tree *t, int nd, const void *st)
             }
         }
     }
-    if (fresh >= 0) { /* expansion */
+    if (fresh >= 0 && (!known || is_widens(t, N, N->n))) { /* expansion */
         if (t->ne >= t->ecap)
             return -2;
         is_eslot *slot = is_eslot_for(t, nd, acts[fresh]);
@@ -314,8 +408,7 @@ static int is_iterate(is_tree *t, int root, unsigned char *det, unsigned char *s
             N = &t->nodes[node];
             if (N->n == 0)
                 break;
-            expanded = N->nexp < N->n;
-            ei = is_select_fixed(t, N);
+            ei = is_select_fixed(t, N, &expanded);
         } else {
             int before = N->n;
             ei = is_select_open(t, node, det);
@@ -419,6 +512,49 @@ static int is_plan(is_tree *t, int root, unsigned char *st, unsigned char *scrat
     return ms_complete_plan(vt, st, t->p, t->rng, plan, len, &t->evals);
 }
 
+/* The search from node `root` on tree t (ms_ismcts's loop after the root's determinization
+ * det was drawn): iterations within p's budget, then the plan and the stats. */
+static void is_run(is_tree *t, int root, const void *obs, const mg_det_params *d,
+                   unsigned char *det, unsigned char *scratch, mg_action *plan, int *plan_len,
+                   mg_search_stats *stats, double t0)
+{
+    const mg_game_vt *vt = t->vt;
+    ms_budget budget;
+    ms_budget_start(&budget, t->p);
+    long it = 0;
+    int stop;
+    while ((stop = ms_budget_spent(&budget, it)) < 0) {
+        mg_determinize(vt, obs, d->mode, t->rng, det);
+        int s = is_iterate(t, root, det, scratch);
+        if (s >= 0) {
+            stop = s;
+            break;
+        }
+        it++;
+    }
+    mg_determinize(vt, obs, d->mode, t->rng, det);
+    int len = is_plan(t, root, det, scratch, plan);
+    *plan_len = len;
+    long bi = is_final(t, &t->nodes[root]);
+    stats->iterations = it;
+    stats->evaluations = t->evals;
+    stats->nodes = t->nn;
+    stats->value = bi >= 0 ? t->edges[bi].mean : 0.5;
+    stats->stop = stop < 0 ? MG_STOP_DONE : stop;
+    stats->elapsed_ms = ms_now() - t0;
+}
+
+static void is_start(is_tree *t, const mg_game_vt *vt, const mg_search_params *p, mg_rng *rng,
+                     const void *obs)
+{
+    t->vt = vt;
+    t->p = p;
+    t->rng = rng;
+    t->observer = vt->current(obs);
+    t->k = 2.0 * p->c;
+    t->evals = 0;
+}
+
 int ms_ismcts(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
               const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
               mg_search_stats *stats, char *err)
@@ -427,11 +563,7 @@ int ms_ismcts(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
     double t0 = ms_now();
     is_tree t;
     memset(&t, 0, sizeof t);
-    t.vt = vt;
-    t.p = p;
-    t.rng = rng;
-    t.observer = vt->current(obs);
-    t.k = 2.0 * p->c;
+    is_start(&t, vt, p, rng, obs);
     ms_state det, scratch;
     if (!is_alloc(&t, p, vt->max_actions)) {
         is_free(&t);
@@ -443,29 +575,95 @@ int ms_ismcts(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
         return rc;
     }
     int root = is_node_for(&t, det.b, scratch.b);
-    ms_budget budget;
-    ms_budget_start(&budget, p);
-    long it = 0;
-    int stop;
-    while ((stop = ms_budget_spent(&budget, it)) < 0) {
-        mg_determinize(vt, obs, d->mode, rng, det.b);
-        int s = is_iterate(&t, root, det.b, scratch.b);
-        if (s >= 0) {
-            stop = s;
-            break;
-        }
-        it++;
-    }
-    mg_determinize(vt, obs, d->mode, rng, det.b);
-    int len = is_plan(&t, root, det.b, scratch.b, plan);
-    *plan_len = len;
-    long bi = is_final(&t, &t.nodes[root]);
-    stats->iterations = it;
-    stats->evaluations = t.evals;
-    stats->nodes = t.nn;
-    stats->value = bi >= 0 ? t.edges[bi].mean : 0.5;
-    stats->stop = stop < 0 ? MG_STOP_DONE : stop;
-    stats->elapsed_ms = ms_now() - t0;
+    is_run(&t, root, obs, d, det.b, scratch.b, plan, plan_len, stats, t0);
     is_free(&t);
+    return MG_OK;
+}
+
+/* ---- A tree kept between searches (mg_ismcts_tree) ------------------------------------- */
+
+struct mg_ismcts_tree {
+    is_tree t;
+    int live;                /* t holds a tree (its arenas are allocated) */
+    const mg_game_vt *vt;    /* the game, observer and settings it was grown with */
+    int observer;
+    int prune;
+    long max_nodes;
+};
+
+mg_ismcts_tree *mg_ismcts_tree_new(void)
+{
+    return calloc(1, sizeof(mg_ismcts_tree));
+}
+
+void mg_ismcts_tree_free(mg_ismcts_tree *tree)
+{
+    if (!tree)
+        return;
+    if (tree->live)
+        is_free(&tree->t);
+    free(tree);
+}
+
+/* The nodes a search may add: 16 an iteration (as is_alloc), or under a time budget as
+ * many as ISMCTS's speed allows (ms_table_slots' rate), or the cap. */
+static long is_need(const mg_search_params *p)
+{
+    long cap = p->max_nodes > 0 ? p->max_nodes : 1L << 22;
+    long n = cap;
+    if (p->iterations > 0 && 16 * p->iterations + 64 < n)
+        n = 16 * p->iterations + 64;
+    if (p->budget_ms > 0 && (long)(p->budget_ms * 200) + 1024 < n)
+        n = (long)(p->budget_ms * 200) + 1024;
+    return n;
+}
+
+int ms_ismcts_reuse(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
+                    const mg_det_params *d, mg_ismcts_tree *tree, mg_rng *rng, mg_action *plan,
+                    int *plan_len, mg_search_stats *stats, char *err)
+{
+    double t0 = ms_now();
+    is_tree *t = &tree->t;
+    ms_state det, scratch;
+    int rc = ms_det_sample(vt, obs, d->mode, rng, det.b, err);
+    if (rc != MG_OK)
+        return rc;
+    int root = -1;
+    long reused = 0;
+    if (tree->live && tree->vt == vt && tree->observer == vt->current(obs) &&
+        tree->prune == p->prune && tree->max_nodes == p->max_nodes) {
+        is_start(t, vt, p, rng, obs);
+        int nd = is_find(t, det.b, scratch.b);
+        /* the observer's information set, searched before: its statistics are those of
+         * the iterations whose determinization reached it, which is what ISMCTS from it
+         * would gather (a chance outcome the observer saw has a node of its own) */
+        if (nd >= 0 && (t->nodes[nd].flags & (IS_FIXED | IS_TERMINAL)) == IS_FIXED &&
+            t->nodes[nd].visits > 0 && is_grow(t, is_need(p), vt->max_actions)) {
+            root = nd;
+            reused = t->nodes[nd].visits;
+        }
+    }
+    if (root < 0) {
+        if (tree->live)
+            is_free(t);
+        memset(t, 0, sizeof *t);
+        tree->live = 0;
+        is_start(t, vt, p, rng, obs);
+        if (!is_alloc(t, p, vt->max_actions)) {
+            is_free(t);
+            memset(t, 0, sizeof *t);
+            return MG_ERR_NOMEM;
+        }
+        tree->live = 1;
+        tree->vt = vt;
+        tree->observer = t->observer;
+        tree->prune = p->prune;
+        tree->max_nodes = p->max_nodes;
+        root = is_node_for(t, det.b, scratch.b);
+    }
+    is_run(t, root, obs, d, det.b, scratch.b, plan, plan_len, stats, t0);
+    stats->reused = reused;
+    t->p = NULL; /* the caller's parameters and stream are not kept */
+    t->rng = NULL;
     return MG_OK;
 }

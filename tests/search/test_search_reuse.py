@@ -3,7 +3,9 @@
 `widen_alpha`). A kept tree searches on in the subtree of the action played when the real
 position is the one the tree expected, and starts anew after a new turn or a chance outcome;
 a new kept tree searches exactly as the plain kernel; widening holds a node to its best-rated
-children. Also `best`, each game's strongest agent, resolved and played in a real match."""
+children. The same for ISMCTS (IsmctsTree), whose nodes are information sets: after a chance
+outcome it goes on from that outcome's node. Also `best`, each game's strongest agent,
+resolved and played in a real match."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import pytest
 from maag.bots import AGENTS, AgentError, make_agent, parse_agent
 from maag.bots.best import BEST
 from maag.engine import ConfigError, Game, Observation, State
+from maag.engine.hidden import IsmctsTree, ismcts
 from maag.engine.search import SearchTree, search
 
 from .positions import TACTICS
@@ -209,3 +212,109 @@ def test_best_plays_a_real_match(tmp_path: Path) -> None:
     for g in games:  # played to the end by the rules, both bots searching
         assert g["reason"] in ("rules", "turn_limit") and g["plies"] > 0, g
         assert all(s is not None and s["turns"] > 0 for s in g["search"]), g
+
+
+# ---- ISMCTS: a kept tree over information sets, progressive widening --------------------
+
+def hidden_midgame() -> Observation:
+    return Observation.of(midgame())
+
+
+@pytest.mark.parametrize("params", [{}, NE])
+def test_a_new_kept_ismcts_tree_searches_as_the_plain_kernel(params: dict[str, object]) -> None:
+    obs = hidden_midgame()
+    plain = ismcts(obs, params, iterations=1500, seed=7)
+    kept = ismcts(obs, params, iterations=1500, seed=7, tree=IsmctsTree())
+    assert codes(kept) == codes(plain)
+    assert (kept.stats.iterations, kept.stats.nodes, kept.stats.value) == \
+        (plain.stats.iterations, plain.stats.nodes, plain.stats.value)
+    assert kept.stats.reused == 0 and plain.stats.reused == 0
+
+
+def test_ismcts_goes_on_from_the_information_set_the_action_led_to() -> None:
+    state = midgame()
+    tree = IsmctsTree()
+    first = ismcts(Observation.of(state), {}, iterations=3000, seed=1, tree=tree)
+    assert len(first.plan) > 2
+    again = ismcts(Observation.of(state), {}, iterations=500, seed=2, tree=tree)
+    assert again.stats.reused == 3000  # the same information set: every visit kept
+    nxt = state.clone()
+    nxt.apply(first.plan[0])
+    on = ismcts(Observation.of(nxt), {}, iterations=500, seed=3, tree=tree)
+    assert 0 < on.stats.reused < 3500 and on.stats.nodes > again.stats.nodes
+    # another game, or a setting the tree's shape depends on: a new tree
+    assert ismcts(Observation.of(nxt), {"prune": False}, iterations=300, seed=3, tree=tree).stats.reused == 0
+    other = Observation.of(midgame("nim", seed=3, steps=1))
+    assert ismcts(other, {}, iterations=300, seed=2, tree=tree).stats.reused == 0
+
+
+def test_a_kept_ismcts_tree_grows_past_its_first_search() -> None:
+    """A first search sized for 100 iterations, then 3,000 on the same tree: the arenas
+    grow and both hash tables are rebuilt larger; every node is still found (the root's
+    visits add up, the plan is a legal turn)."""
+    state = midgame()
+    obs = Observation.of(state)
+    tree = IsmctsTree()
+    assert ismcts(obs, {}, iterations=100, seed=1, tree=tree).stats.reused == 0
+    big = ismcts(obs, {}, iterations=3000, seed=2, tree=tree)
+    assert big.stats.reused == 100 and big.stats.nodes > 1000
+    again = ismcts(obs, {}, iterations=50, seed=3, tree=tree)
+    assert again.stats.reused == 3100 and again.stats.nodes >= big.stats.nodes
+    for a in again.plan:
+        state.apply(a)
+    # a tree with no room left under max_nodes starts anew
+    full = IsmctsTree()
+    ismcts(obs, {"max_nodes": 3000}, iterations=200, seed=1, tree=full)
+    assert ismcts(obs, {"max_nodes": 3000}, iterations=200, seed=2, tree=full).stats.reused == 0
+
+
+def test_ismcts_after_a_chance_outcome_goes_on_from_that_outcomes_node() -> None:
+    """The nodes are information sets: after an action with chance in it, the observation
+    of each outcome has its own node, whose visits are the iterations that drew it; together
+    they are at most the action's, never the whole root's."""
+    state, action = chance_position()
+    n = len(state.legal_codes())
+    seen: dict[object, int] = {}
+    for k in range(6):
+        tree = IsmctsTree()
+        first = ismcts(Observation.of(state), {}, iterations=50 * n, seed=1, tree=tree)
+        real = state.clone()
+        real.seed_rng(k * 7919 + 1)
+        real.apply(action)
+        obs = Observation.of(real)
+        reused = ismcts(obs, {}, iterations=200, seed=2, tree=tree).stats.reused
+        assert 0 <= reused < first.stats.iterations
+        seen[obs.as_state().hash()] = reused
+    assert len(seen) > 1  # the outcomes differ in what the mover sees
+    assert sum(seen.values()) < 50 * n and max(seen.values()) > 0
+
+
+def test_the_ismcts_reuse_agent_keeps_its_tree_within_a_turn() -> None:
+    state = Game("heroes").new_state(seed=11)
+    agent = make_agent("ismcts", reuse="true")
+    assert agent.stepwise and not make_agent("ismcts").stepwise
+    plan = agent.plan(Observation.of(state), iterations=2000, seed=1)
+    assert agent.last is not None and agent.last.stats.reused == 0 and len(plan) > 2
+    state.apply(plan[0])
+    plan = agent.plan(Observation.of(state), iterations=500, seed=2)
+    assert agent.last.stats.reused > 0
+    for a in plan:  # to the end of the turn, then the opponent's turn: a new tree next time
+        state.apply(a)
+    for a in make_agent("greedy-action").plan(Observation.of(state), seed=1):
+        state.apply(a)
+    agent.plan(Observation.of(state), iterations=300, seed=3)
+    assert agent.last.stats.reused == 0
+
+
+def test_ismcts_widening_holds_each_node_to_its_best_rated_child() -> None:
+    state = midgame()
+    obs = Observation.of(state)
+    best = rating_order(state)[0]
+    assert codes(ismcts(obs, {}, iterations=3000, seed=1))[0] != best
+    for seed in (1, 2, 3):
+        assert codes(ismcts(obs, {"widen_k": 1e-9}, iterations=3000, seed=seed))[0] == best
+    plain = ismcts(obs, {}, iterations=2000, seed=4)
+    wide = ismcts(obs, {"widen_k": 1e9, "widen_alpha": 0.5}, iterations=2000, seed=4)
+    assert codes(wide) == codes(plain) and wide.stats.nodes == plain.stats.nodes
+    agent = parse_agent("ismcts:widen_k=1,widen_alpha=0.5")
+    assert agent.kernel_params()["widen_k"] == 1.0
