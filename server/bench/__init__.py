@@ -14,4 +14,6 @@
                and in-process, on the same positions
   hosting      `maag bench ponder` and `maag bench sandbox`: hosted bots' fair clocks and
                start-up cost (their bot packages in packages/)
-  ladder       `maag bench ladder`: the ladder's bookkeeping at scale"""
+  ladder       `maag bench ladder`: the ladder's bookkeeping at scale
+  fleet        `maag bench fleet`: a fleet ladder's games per minute with 1, 2, 3 members
+               (PostgreSQL; hosted and connected bots)"""

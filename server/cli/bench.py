@@ -10,6 +10,7 @@ from typing import Any
 from maag.engine import registry
 from maag.engine.machine import machine
 from maag.server.bench import engine as bench_engine
+from maag.server.bench import fleet as bench_fleet
 from maag.server.bench import hosting as bench_hosting
 from maag.server.bench import iterations as bench_iterations
 from maag.server.bench import ladder as bench_ladder
@@ -63,6 +64,7 @@ def register(sub: Any) -> None:
     bench_server.register_cli(bsub, machine)
     bench_hosting.register_cli(bsub, machine)
     bench_ladder.register_cli(bsub, machine)
+    bench_fleet.register_cli(bsub, machine)
     k = bsub.add_parser("soak", help="a referee's memory under a long load (bounded; not in CI)",
                         description=bench_soak.__doc__)
     k.add_argument("--games", type=int, default=200, help="concurrent games (default 200)")
