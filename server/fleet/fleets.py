@@ -68,7 +68,8 @@ class DatabaseFleet:
         await self.links.listen(factory)
 
     def loops(self) -> list[Coroutine[Any, Any, Any]]:
-        return [self.limits.watch_tokens(), self.takeover.run(), self.limits.run(), self.member.run()]
+        return [self.limits.watch_tokens(), self.takeover.run(), self.limits.run(), self.member.run(),
+                self.links.run(), self.takeover.keep_session()]
 
     async def hand_over(self) -> None:
         self.links.stop()

@@ -20,6 +20,15 @@ A link that drops (the host died or handed its games over) is looked up again ev
 RELINK_S while its bot is still here and the game still runs: the referee that took the
 game over is found in the database and linked, and the bot never notices but for the wait.
 A bot that reconnects to any referee of the fleet finds its games the same way (`find`).
+
+A host that goes silent closes nothing: its machine's link cut, packets dropped, or its
+machine frozen. Both ends of a link therefore watch the other (`keep_watch`: TCP keepalive
+probes after a third of a lease of silence, and TCP_USER_TIMEOUT, so that data unacknowledged
+for a lease drops the connection), and the member looks at the games it links every
+CHECK_S (`run`): one whose row in the database names another host (it was taken over; a
+frozen host's kernel still acknowledges, so no timeout would tell) is linked there anew. At
+the host, a link for a seat that an older link holds takes the seat (the bot is behind the
+newer one: the older one's member lost it, or is lost).
 """
 
 from __future__ import annotations
@@ -54,7 +63,7 @@ from maag.protocol import (
     Turn,
     Welcome,
 )
-from maag.server.fleet.store import game_running, has_lapsed_games, seats_elsewhere, set_link
+from maag.server.fleet.store import game_running, has_lapsed_games, link_hosts, seats_elsewhere, set_link
 from maag.server.net.model import SERVER_NAME
 
 if TYPE_CHECKING:
@@ -65,7 +74,7 @@ if TYPE_CHECKING:
     from maag.server.net.transport import Client
     from maag.server.storage.base import AsyncStorage
 
-__all__ = ["Links", "SeatLink", "RELINK_S", "LINK_WAIT_S", "new_secret"]
+__all__ = ["Links", "SeatLink", "RELINK_S", "LINK_WAIT_S", "CHECK_S", "new_secret", "keep_watch"]
 
 LOG = logging.getLogger("maag.server.net.server")
 
@@ -73,6 +82,24 @@ RELINK_S = 0.5  # how often a lost link's game is looked up again (its new host,
 LINK_WAIT_S = 10.0  # how long a host waits for the link of a game a scheduler paired
 RTT_READ_S = 1.0  # how often at most a member reads a linked bot's round trip again
 RTT_CHANGE_US = 1000  # a change the host is told of: more than this and a fifth (it jitters)
+CHECK_S = 1.0  # how often a member looks up the hosts of the games it links (taken over?)
+
+
+def keep_watch(transport: asyncio.BaseTransport | None, lease_s: float) -> None:
+    """Drop `transport`'s connection once its peer has been silent for about a lease: TCP
+    keepalive probes after a third of a lease without traffic (three, a third of a lease
+    apart), and TCP_USER_TIMEOUT (data or probes unacknowledged for a lease). The takeover
+    of a silent host's games waits for its lease to lapse; its links go about then."""
+    sock = None if transport is None else transport.get_extra_info("socket")
+    if sock is None:
+        return
+    third = max(1, int(lease_s / 3))
+    with contextlib.suppress(OSError, AttributeError):  # (a platform without these options)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, third)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL, third)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT, 3)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, max(1000, int(lease_s * 1000)))
 
 
 def new_secret() -> str:
@@ -83,8 +110,9 @@ class SeatLink(asyncio.Protocol):
     """The member's end of one link: the bot's connection `client` here, the host there."""
 
     def __init__(self, links: Links, client: Client, token: str, *, game_id: str | None,
-                 reserved: bool = False) -> None:
+                 reserved: bool = False, address: str = "") -> None:
         self.links = links
+        self.address = address  # the host's link address
         self.reserved = reserved  # holds one of the bot's slots until its game_start (member.py)
         self.client = client
         self.token = token
@@ -96,6 +124,7 @@ class SeatLink(asyncio.Protocol):
         self.refused: str | None = None  # why the host refused the link
         self.rtt_us = int(token.rsplit(":", 1)[1])  # the bot's round trip the host was last told
         self.rtt_at = time.monotonic()  # when it was last read
+        self.lost = False  # closed (connection_lost)
 
     def __repr__(self) -> str:
         return f"<link {self.client.bot} game {self.game_id or '?'}>"
@@ -103,6 +132,7 @@ class SeatLink(asyncio.Protocol):
     # -- towards the host ---------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
+        keep_watch(transport, self.links.config.lease_s)
         c = self.client
         self._write(Greeting(encoding="msgpack"))
         self._write(Hello(name=c.display or str(c.bot), token=self.token, games=(self.links.game,),
@@ -160,14 +190,19 @@ class SeatLink(asyncio.Protocol):
             self.close()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self.lost = True
         if not self.welcomed.done():
             self.welcomed.set_result(False)
         self.links.lost(self)
 
-    def close(self) -> None:
+    def close(self, *, abort: bool = False) -> None:
+        """Close the link (`abort`: at once, what is unsent dropped: its host is silent)."""
         if self.transport is not None:
             with contextlib.suppress(Exception):
-                self.transport.close()
+                if abort:
+                    self.transport.abort()
+                else:
+                    self.transport.close()
 
 
 class Links:
@@ -189,6 +224,7 @@ class Links:
         """A pin -> its seat's bot, when the link may come before the game's request (a hosted
         opponent's process is still starting: fleet/member.py)."""
         self._relinking: set[tuple[str, int]] = set()  # (bot, game) looked up again, for lost links
+        self.open_links: set[SeatLink] = set()  # this member's links, welcomed and not lost
         self._listener: asyncio.base_events.Server | None = None
 
     # -- the listener -------------------------------------------------------------------
@@ -226,6 +262,7 @@ class Links:
         cfg = self.config
         c.queue(Welcome(bot=name, server=SERVER_NAME, max_frame=cfg.max_frame, max_rate=cfg.max_rate))
         c.flush()
+        keep_watch(c.transport, cfg.lease_s)  # (its member may go silent: then the seat is free again)
         LOG.info("%s: link for %s", c, name)
         self.welcomed(c)
         self.lobby.pair()
@@ -274,7 +311,7 @@ class Links:
         if seat not in (0, 1) or not hmac.compare_digest(game.link_secret, secret):
             return "unknown link"
         held = game.clients[seat]
-        if held is not None and not held.closing:
+        if held is not None and not held.closing and not held.link:
             return f"seat {seat + 1} of game {gid} is connected already"
         c.link_seat = (gid, seat)
         return None
@@ -288,7 +325,16 @@ class Links:
         if c.link_seat is not None:
             gid, seat = c.link_seat
             game = self.rooms.games.get(gid)
-            if game is not None and not game.ending and game.clients[seat] is None:
+            if game is None or game.ending:
+                return
+            held = game.clients[seat]
+            if held is not None and held is not c and held.link:
+                # An older link of this seat: its member lost the bot (the bot is behind this
+                # one) or is silent itself. It goes; the seat is this link's.
+                LOG.warning("game %s: seat %d's link %s replaced by %s", gid, seat + 1, held, c)
+                self.rooms.leave(held)
+                held.close()
+            if game.clients[seat] is None:
                 self.rooms.seat_back(c, game, seat)
 
     def bot_of(self, c: Client) -> str | None:
@@ -310,7 +356,7 @@ class Links:
         host, _, port = address.rpartition(":")
         host = host.strip("[]")
         loop = asyncio.get_running_loop()
-        link = SeatLink(self, c, token, game_id=game_id, reserved=reserved)
+        link = SeatLink(self, c, token, game_id=game_id, reserved=reserved, address=address)
         if game_id is not None:
             self.seating.add_link(c, game_id, link)
         try:
@@ -327,6 +373,8 @@ class Links:
             LOG.info("%s: link to %s refused: %s", c, address, link.refused)
             return None
         LOG.info("%s: seat linked to %s (game %s)", c, address, game_id or "being paired")
+        if not link.lost:
+            self.open_links.add(link)
         return link
 
     def token(self, c: Client, ref: str, secret: str) -> str:
@@ -378,6 +426,7 @@ class Links:
         game is looked up again until it runs elsewhere or is over)."""
         c = link.client
         gid = link.game_id
+        self.open_links.discard(link)
         self._release(link)
         if gid is not None:
             self.seating.drop_link(c, gid, link, now=time.monotonic())
@@ -405,6 +454,25 @@ class Links:
                 await self.find(c)
         finally:
             self._relinking.discard(key)
+
+    async def run(self) -> None:
+        """Every CHECK_S, the games linked from here whose row names another host now (taken
+        over from a silent host): their links close and are made again to the new host."""
+        while not self.stopping():
+            await asyncio.sleep(CHECK_S)
+            links = [k for k in self.open_links if k.game_id is not None and not k.over and not k.lost]
+            if not links:
+                continue
+            try:
+                hosts = await self.storage.apply(link_hosts, sorted({int(k.game_id or 0) for k in links}))
+            except Exception as e:  # the database away: the keepalives still watch the hosts
+                LOG.debug("linked games' hosts not looked up: %s", e)
+                continue
+            for k in links:
+                now = hosts.get(int(k.game_id or 0))
+                if now is not None and now != k.address and not k.over:
+                    LOG.warning("%s: its game moved to %s (taken over): linked there anew", k, now)
+                    k.close(abort=True)  # (lost: looked up again and linked to its new host)
 
     def close_all(self, c: Client) -> None:
         """`c` is gone: its links close (their seats are disconnected at their hosts)."""

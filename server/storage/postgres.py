@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 import psycopg
 from maag.server.storage.backend import Columns, Database, StorageUnavailable, lock_digest
+from psycopg.conninfo import conninfo_to_dict
 
 __all__ = ["PostgresDatabase", "open_url", "SCHEMA_LOCK"]
 
@@ -29,11 +30,21 @@ T = TypeVar("T")
 
 SCHEMA_LOCK = 0x6D616167  # pg_advisory_xact_lock key held while creating the schema ("maag")
 
+IDLE_IN_TRANSACTION_MS = 5000
+"""PostgreSQL ends a session of ours left idle inside a transaction this long (set on every
+connection). A process whose machine was cut off or frozen in the middle of a transaction
+would otherwise keep its row and advisory locks for as long as its session lingers on the
+server (hours: nothing closed it), and whoever needs them (a fleet taking over its games, a
+new scheduler raising the ladder's epoch) would wait as long. maag's transactions never wait
+between their statements."""
+
 
 def connect(url: str, timeout: int = 10) -> psycopg.Connection[Any]:
     """An autocommit connection (transactions are explicit), or StorageUnavailable."""
     try:
-        return psycopg.connect(url, autocommit=True, connect_timeout=timeout)
+        given = conninfo_to_dict(url).get("options") or ""
+        options = f"{given} -c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_MS}".strip()
+        return psycopg.connect(url, autocommit=True, connect_timeout=timeout, options=options)
     except psycopg.Error as e:
         raise StorageUnavailable(f"cannot connect to PostgreSQL: {e}") from e
 

@@ -168,9 +168,11 @@ listen database
         if r.returncode != 0 and not quiet and "Cannot find" not in r.stderr:
             raise RuntimeError(r.stderr)
 
-    def wait_balanced(self, timeout: float = 30) -> None:
+    def wait_balanced(self, timeout: float = 30, up: Sequence[Member] | None = None) -> None:
         """Until HAProxy's health checks have every member up (before that, a bot it takes is
-        closed at once: no member to send it to)."""
+        closed at once: no member to send it to); with `up`, those members up and the others
+        down (not started: HAProxy sends no bot there any more)."""
+        want = {m.index: m in (self.members if up is None else up) for m in self.members}
         end = time.monotonic() + timeout
         while True:
             log = self.haproxy_log.read_text(errors="replace")
@@ -182,7 +184,7 @@ listen database
                     elif f"members/m{m.index} is DOWN" in line:
                         state[m.index] = False
             # A server never reported is up (HAProxy starts it so) only if its check passed once.
-            if all(state.values()):
+            if all(state[i] is w for i, w in want.items()):
                 return
             if time.monotonic() > end:
                 raise RuntimeError(f"HAProxy does not see every member up: {log[-2000:]}")

@@ -8,6 +8,7 @@ PostgreSQL."""
 from __future__ import annotations
 
 import asyncio
+import signal
 import subprocess
 import sys
 import time
@@ -77,8 +78,12 @@ async def test_one_connection_per_bot_across_referees(fleet: tuple[Make, str]) -
     third.close()
 
 
-async def test_a_killed_referees_connections_stop_counting_when_its_lease_lapses(
-        fleet: tuple[Make, str], tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", ["stop", "kill"])
+async def test_a_dead_referees_connections_stop_counting_when_its_lease_lapses(
+        fleet: tuple[Make, str], tmp_path: Path, how: str) -> None:
+    """stop (SIGSTOP, a machine frozen or cut off): its database session lingers, its
+    connections count until its lease lapses; kill (-9): on PostgreSQL its session ends with
+    it, and its connections stop counting at once (storage/base.py session_gone)."""
     make, url = fleet
     b = await make()
     token = add_bot(url, "twin")
@@ -90,8 +95,11 @@ async def test_a_killed_referees_connections_stop_counting_when_its_lease_lapses
         await until(lambda: port_file.exists() and port_file.read_text().strip() != "")
         first = await Raw.connect(int(port_file.read_text()))
         await first.hello(token, "twin")
-        a.kill()  # -9: its rows stay in the database, its lease lapses within 5 s
-        a.wait()
+        if how == "kill":
+            a.kill()  # -9: its rows stay in the database, its lease lapses within 5 s
+            a.wait()
+        else:
+            a.send_signal(signal.SIGSTOP)
         t0 = time.monotonic()
         refused = 0
         while True:
@@ -104,7 +112,10 @@ async def test_a_killed_referees_connections_stop_counting_when_its_lease_lapses
             refused += 1
             assert time.monotonic() - t0 < 30, "the dead referee's connection still counts"
             await asyncio.sleep(0.2)
-        assert refused >= 1  # counted while the dead referee's lease was alive
+        if how == "kill" and url.startswith("postgresql"):
+            assert time.monotonic() - t0 < 2.5, "a killed referee's connection counted until its lease lapsed"
+        else:
+            assert refused >= 1  # counted while the dead referee's lease was alive
         again.close()
     finally:
         if a.poll() is None:

@@ -6,6 +6,9 @@ of them: real processes, bots written with the SDK that reconnect on their own
   action log and finishes them with the bots, which reconnect to the same address; the
   stored replays re-simulate; no game has two results; every `game_over` a bot was told is
   a stored result; stopped (SIGTERM): the same, with its games handed over;
+- killed (-9) with a lease far longer than the bots' patience: the bots get their game back at
+  once (a referee whose database session ended is gone, its lease or not), it finishes
+  normally, and nothing is lost or rated for the death;
 - paused (SIGSTOP) for three leases while another takes its games, then woken: nothing it
   writes is accepted (no result, no action, no game row), and it stops.
 """
@@ -49,14 +52,14 @@ class Fleet:
         self.procs: list[subprocess.Popen[bytes]] = []
         self.bots: list[asyncio.subprocess.Process] = []
 
-    def serve(self) -> subprocess.Popen[bytes]:
+    def serve(self, lease_s: float = LEASE_S, turns: int = 20) -> subprocess.Popen[bytes]:
         """One more referee; returns once it listens (and holds its lease)."""
         n = len(self.procs)
         port_file = self.tmp / f"ref{n}.port"
         before = len(q(self.url, "SELECT id FROM servers"))
         args = ["--db", self.url, "--reuse-port", "--port", str(self.port), "--port-file", str(port_file),
-                "--map", "a-tiny", "--option", "turn_limit=20", "--tc", "5s", "--grace", "20s",
-                "--lease", str(LEASE_S), "--max-games-per-minute", "0",
+                "--map", "a-tiny", "--option", f"turn_limit={turns}", "--tc", "5s", "--grace", "20s",
+                "--lease", str(lease_s), "--max-games-per-minute", "0",
                 "--spill-dir", str(self.tmp / f"spill{n}")]
         p = subprocess.Popen([sys.executable, "-m", "maag.server", "serve", *args, "-q"],
                              stdout=subprocess.DEVNULL, stderr=open(self.tmp / f"ref{n}.log", "wb"))  # noqa: SIM115
@@ -224,3 +227,35 @@ def snapshot(url: str, server: str) -> tuple[frozenset[Any], ...]:
     return (frozenset(q(url, "SELECT game_id FROM results WHERE server = %s", server)),
             frozenset(q(url, "SELECT id FROM games WHERE server = %s", server)),
             frozenset(q(url, "SELECT game_id, seq FROM game_actions WHERE epoch = 0")))
+
+
+async def test_a_killed_referees_game_comes_back_at_once_whatever_the_lease(fleet: Fleet) -> None:
+    """Issue 56: with a lease of 30 s, a bot reconnecting after its referee's kill -9 was
+    refused until the lease lapsed, then its game was not given back and counted lost."""
+    url = fleet.url
+    a = fleet.serve(lease_s=30, turns=40)
+    await fleet.bots_up(2, 1)
+    a_id = fleet.server_id(a)
+    await until(lambda: len(q(url, "SELECT id FROM games WHERE status = 'running' AND server = %s "
+                                   "AND logged > 4", a_id)) >= 1, 60)
+    b = fleet.serve(lease_s=30, turns=40)
+    b_id = fleet.server_id(b)
+    hosted = running_on(url, a_id)
+    a.kill()
+    killed_at = time.monotonic()
+    a.wait()
+    # Taken over by the live referee long before the lease could lapse, and played on there.
+    await until(lambda: set(hosted) <= set(running_on(url, b_id)) or all_over(url, hosted), 10)
+    await until(lambda: all_over(url, hosted), 30)
+    print(f"\nover {time.monotonic() - killed_at:.1f} s after the kill (lease 30 s)")
+    rows = q(url, "SELECT g.id, g.status, r.reason, r.verdict, r.server FROM games g "
+                  "JOIN results r ON r.game_id = g.id WHERE g.id = ANY(%s)", hosted)
+    assert len(rows) == len(hosted), rows
+    for _gid, status, reason, verdict, server in rows:
+        assert status == "finished" and server == b_id, rows
+        assert reason not in ("aborted", "disconnect", "time", "protocol") and verdict is None, rows
+    told = await fleet.told()
+    assert set(hosted) <= set(told), told
+    check_told(url, told)
+    for i in range(len(fleet.bots)):
+        assert b"not given back" not in (fleet.tmp / f"bot{i}.log").read_bytes()
