@@ -232,7 +232,10 @@ async def test_a_hosted_game_of_a_lost_member_is_finished_by_another(fleet: Flee
                                                                     sig: signal.Signals) -> None:
     """Killed (-9): the game is taken over once the member's database session ends; stopped
     (SIGTERM, a planned stop): the member hands it over (fleet/takeover.py's hand_over) and
-    ends its hosted processes. Either way another member starts the hosted bots again."""
+    ends its hosted processes. Either way another member starts the hosted bots again.
+    Stopped, once more: the member that took it over is stopped as soon as its restarted bots
+    are seated (a game taken over, its seats restarted processes, is handed over too; its stop
+    once waited for ever on the task that keeps a restarted process), and the third finishes it."""
     _need_sandbox()
     url = fleet.url
     slow = fleet.tmp / "slow"  # passes every turn, 40 ms a turn: a game of 100 turns, some seconds
@@ -252,6 +255,19 @@ async def test_a_hosted_game_of_a_lost_member_is_finished_by_another(fleet: Flee
     [(gid,)] = under_way()
     victim.send_signal(sig)
     assert await asyncio.to_thread(victim.wait, 30) == (-sig if sig == signal.SIGKILL else 0)
+    members = {0: lead, 2: other}
+
+    def restarted() -> list[int]:  # the members that started the game's hosted bots again
+        return [n for n in members if re.search(rb"game %d: \S+ started again here" % gid,
+                                                (fleet.tmp / f"lad{n}.log").read_bytes())]
+
+    taker = None
+    if sig == signal.SIGTERM:
+        await until(lambda: bool(restarted()), 30)
+        [taker] = restarted()
+        tsid = fleet.server_id(members[taker])
+        members[taker].send_signal(signal.SIGTERM)
+        assert await asyncio.to_thread(members[taker].wait, 30) == 0
     await until(lambda: q(url, "SELECT status FROM games WHERE id = %s", gid)[0][0] != "running", 60)
     rows = q(url, "SELECT g.status, r.reason, g.server FROM games g JOIN results r ON r.game_id = g.id "
                   "WHERE g.id = %s", gid)
@@ -259,8 +275,9 @@ async def test_a_hosted_game_of_a_lost_member_is_finished_by_another(fleet: Flee
         p.send_signal(signal.SIGINT)
     for p in (other, lead):
         await asyncio.to_thread(p.wait, 60)
-    again = [n for n in (0, 2) if b"started again here" in (fleet.tmp / f"lad{n}.log").read_bytes()]
     assert rows == [("finished", "turn_limit", rows[0][2])] and rows[0][2] != sid, rows
-    assert again, "no member started the hosted bots again"
-    if sig == signal.SIGTERM:  # (handed over at its stop, not taken over after a loss)
-        assert b"1 game(s) handed over" in (fleet.tmp / "lad1.log").read_bytes()
+    assert restarted(), "no member started the hosted bots again"
+    if taker is not None:  # (handed over at each stop, not taken over after a loss)
+        assert rows[0][2] != tsid and restarted() == [0, 2], (rows, restarted())
+        for n in (1, taker):  # (the taker may have had a game of its own)
+            assert re.search(rb"[1-9] game\(s\) handed over", (fleet.tmp / f"lad{n}.log").read_bytes()), n
