@@ -233,8 +233,8 @@ async def test_a_hosted_game_of_a_lost_member_is_finished_by_another(fleet: Flee
     """Killed (-9): the game is taken over once the member's database session ends; stopped
     (SIGTERM, a planned stop): the member hands it over (fleet/takeover.py's hand_over) and
     ends its hosted processes. Either way another member starts the hosted bots again.
-    Stopped, once more: the member that took it over is stopped as soon as its restarted bots
-    are seated (a game taken over, its seats restarted processes, is handed over too; its stop
+    Stopped, once more: the member that took it over is stopped as soon as it has started one
+    of them again (a game taken over, a seat a restarted process, is handed over too; its stop
     once waited for ever on the task that keeps a restarted process), and the third finishes it."""
     _need_sandbox()
     url = fleet.url
