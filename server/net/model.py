@@ -124,11 +124,11 @@ class GameRequest:
     """Called with the seat (0 or 1) just before each `your_turn` is written to it: the host
     thaws that seat's process and freezes the other's (fair clocks)."""
     annotate: Callable[[], dict[str, Any]] | None = None
+    """Called when the game is over, before it is stored: its dict is kept in the replay as
+    `host` (each seat's CPU time per turn, whether the machine was overloaded)."""
     handover: bool = False
     """At this referee's stop, with peers on the database, the game may be handed over to them
     (its future is then cancelled): a fleet ladder's games, followed through the database."""
-    """Called when the game is over, before it is stored: its dict is kept in the replay as
-    `host` (each seat's CPU time per turn, whether the machine was overloaded)."""
     absence: Absence | None = None
     """How long the request waits for a seat's bot that has no connection (None: for ever)."""
 
