@@ -97,6 +97,7 @@ class Takeover:
         self.lost = False
         self._writing: asyncio.Future[set[int]] | None = None  # the flush under way
         self.handing: list[LiveGame] = []  # the games being handed over (our stop)
+        self.session: Database | None = None  # the session kept open (keep_session)
         self.resumed: Callable[[LiveGame], None] | None = None
         """Told of each game rebuilt here (a fleet ladder's hosted seats start again: member.py)."""
         storage.fence = server_id  # every result written is fenced by our lease
@@ -121,26 +122,29 @@ class Takeover:
             return
         name = SESSION + self.server_id
         url = f"{db.url}{'&' if '?' in db.url else '?'}application_name={name}"
-        session: Database | None = None
         named = False
-        try:
-            while not self.lost:
-                try:
-                    if session is None:
-                        session = await asyncio.to_thread(open_database, url)
-                    assert session is not None
-                    if not named:  # (recorded once the session is open: then it may end)
-                        await self.storage.apply(name_session, self.server_id, name)
-                        named = True
-                    else:  # (opened again with its name if it was lost)
-                        await asyncio.to_thread(session.query, "SELECT 1")
-                except Exception as e:  # the database away: the lease decides meanwhile
-                    LOG.debug("the referee's session not kept: %s", e)
-                await asyncio.sleep(SESSION_PING_S)
-        finally:
-            if session is not None:
-                with contextlib.suppress(Exception):
-                    session.close()
+        while not self.lost:
+            try:
+                session: Database = self.session or await asyncio.to_thread(open_database, url)
+                self.session = session
+                if not named:  # (recorded once the session is open: then it may end)
+                    await self.storage.apply(name_session, self.server_id, name)
+                    named = True
+                else:  # (opened again with its name if it was lost)
+                    await asyncio.to_thread(session.query, "SELECT 1")
+            except Exception as e:  # the database away: the lease decides meanwhile
+                LOG.debug("the referee's session not kept: %s", e)
+            await asyncio.sleep(SESSION_PING_S)
+        self.end_session()
+
+    def end_session(self) -> None:
+        """Close the session `keep_session` keeps: after our games were handed over (not when
+        the loops stop, before: the others would take our games over as a dead referee's,
+        the last of their logs not written yet), or once our lease is lost."""
+        if self.session is not None:
+            with contextlib.suppress(Exception):
+                self.session.close()
+            self.session = None
 
     def batches(self) -> list[Batch]:
         """The actions not yet written, per game (with its start, the first time)."""
@@ -256,6 +260,13 @@ class Takeover:
         return False
 
     async def hand_over(self) -> bool:
+        """`_hand_over`, then our session ends (see `end_session`)."""
+        try:
+            return await self._hand_over()
+        finally:
+            self.end_session()
+
+    async def _hand_over(self) -> bool:
         """At our stop, with peers on the database: stop our games where they are, write the
         rest of their logs, let our lease lapse (a peer takes them over at once, as after a
         crash but with nothing lost), then close their bots' connections, without
