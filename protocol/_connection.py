@@ -11,7 +11,7 @@ from typing import Protocol
 from ._errors import FATAL, ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
 from ._framing import Codec, Greeting, JsonLinesCodec, MsgpackCodec, extract_greeting, make_codec
 from ._messages import MESSAGE_TYPES, PROTOCOL_VERSION, SUPPORTED_VERSIONS, Error, Message, message_from_wire
-from ._plain import Items, PlainPlay, read_plain
+from ._plain import Items, PlainPlay, Writer, read_plain
 from ._state import TRANSITIONS, ConnState, Role
 
 DEFAULT_MAX_FRAME = 1 << 20  # bytes of one frame (or JSON line) this side accepts
@@ -93,6 +93,7 @@ class Connection:
         self._eof = False
         self._closed_seen = False
         self._items: Items | None = None  # (plain's reader of a turn's actions)
+        self._writer: Writer | None = None
 
     def __repr__(self) -> str:
         return f"<Connection {self.role.value} {self.state.value} {self.encoding or '-'}>"
@@ -187,10 +188,18 @@ class Connection:
         return read_plain(data, pos, self.max_frame, items, self.version)
 
     def sends_plain(self) -> bool:
-        """Whether `send` of a `result`, `event` or `your_turn` would return what
-        `maag.protocol.Replies` writes: welcomed, msgpack, no error."""
+        """Whether `send` of a `result`, `event`, `turn_events` or `your_turn` would return
+        what `writer`'s templates write (and change no state): welcomed, msgpack, no error."""
         return (self._state is ConnState.READY and self.our_error is None and self.their_error is None
                 and type(self._codec) is MsgpackCodec)
+
+    @property
+    def writer(self) -> Writer:
+        """This connection's writer of a game's replies to a play (`Writer`, made once)."""
+        w = self._writer
+        if w is None:
+            w = self._writer = Writer(self)
+        return w
 
     def events(self, data: bytes | None = None) -> Iterator[Event]:
         """Feed `data` if given (b"" for the end of the stream), then yield every whole event

@@ -1,5 +1,6 @@
-"""Plain frames of the msgpack framing, read and written by their bytes: the referee's fast
-path (server/net/plain.py), which changes no byte of what the general path sends.
+"""What a seat sends in a game and what it is told back, as the referee reads and writes
+them: `Play`, the one kind of event every act, turn and resignation becomes, and `Writer`,
+each connection's one writer of a game's replies (templates where they make it fast).
 
 Almost everything a bot sends in a game is an `act` or a `turn` in the one form msgpack
 libraries write for a map built in the protocol's field order, each value in its smallest
@@ -7,32 +8,71 @@ form: `{"type", "v", "game_id", "action"}` (or `"actions"`). `read_plain` reads 
 frame from its bytes, without building a message: its game id and its action maps' bytes,
 which the caller looks up among the game's packed action maps (`Game.code_of_msgpack`); a
 frame whose every part matches is exactly the message the general reader would return
-(it packs back to itself, so it holds no duplicate key). `Replies` writes one game's
-replies to such a message (`result`, an action's `event`, a turn's `turn_events`,
-`your_turn`) from templates, for connections of one protocol version:
-byte for byte what `MsgpackCodec.encode_message` writes for the same messages
-(tests/protocol/test_plain.py; the test suite's checked mode compares every frame the
-referee writes this way).
+(it packs back to itself, so it holds no duplicate key). `Writer` writes a game's replies
+to a play (`result`, an action's `event`, a turn's `turn_events`, `your_turn`): on a
+welcomed msgpack connection from templates, byte for byte what `MsgpackCodec.encode_message`
+writes for the same messages (tests/protocol/test_plain.py; the test suite's checked mode
+compares every frame written so), otherwise through `Connection.send`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import msgpack
 
-from ._errors import ErrorCode, LocalProtocolError
 from ._framing import MsgpackCodec
-from ._messages import MAX_TURN_ACTIONS, PROTOCOL_VERSION, SUPPORTED_VERSIONS, Message
-from ._packed import header
+from ._messages import (
+    MAX_TURN_ACTIONS,
+    PROTOCOL_VERSION,
+    SUPPORTED_VERSIONS,
+    Act,
+    GameEvent,
+    Message,
+    Resign,
+    Result,
+    Turn,
+    TurnEvents,
+    YourTurn,
+)
+from ._messages import check_built_messages as _checking
+from ._packed import Packed, header
 
-__all__ = ["read_plain", "Items", "Replies", "PlainPlay"]
+if TYPE_CHECKING:
+    from ._connection import Connection
+
+__all__ = ["read_plain", "Items", "Writer", "PlainPlay", "Play", "ActionMaps", "Prompter"]
 
 PlainPlay = tuple[str, list[bytes], int]
 """What `read_plain` reads: (game id, each action map's msgpack bytes, where the frame ends)."""
 
 _pack = msgpack.Packer(use_bin_type=True).pack  # (the templates' constants, made on import)
+
+
+class Play(NamedTuple):
+    """What a seat sends in a game, as the referee hands it to the game whichever reader
+    read it: an act or a turn (`actions`: action codes, as `Connection.plain`'s reader finds
+    them among the game's, or the maps of a message the general reader read), or a
+    resignation (`resign`). `message`: the message the general reader read (None for a
+    plain frame): what a seat linked to a game hosted elsewhere forwards. A tuple: one is
+    made for every act."""
+
+    game_id: str
+    actions: Sequence[Any]
+    seat: int | None = None
+    info: dict[str, Any] | None = None
+    resign: bool = False
+    message: Act | Turn | Resign | None = None
+
+    @classmethod
+    def of(cls, m: Act | Turn | Resign) -> Play:
+        """The play of a message the general reader read."""
+        if type(m) is Act:
+            return cls(m.game_id, (m.action,), m.seat, m.info, False, m)
+        if type(m) is Turn:
+            return cls(m.game_id, m.actions, m.seat, m.info, False, m)
+        return cls(m.game_id, (), m.seat, None, True, m)
 
 
 def _fields(*pairs: Any, pack: Any = _pack) -> bytes:
@@ -135,107 +175,164 @@ def _frame(body: bytes) -> bytes:
     return len(body).to_bytes(4, "big") + body
 
 
-class Replies:
-    """One game's replies to a plain act or turn, in the msgpack framing, from templates, for
-    connections of protocol version `version` (`for_version` gives the game's others)."""
+class ActionMaps(Protocol):
+    """What a `Writer` reads of a game's actions: what the other seat sees of action `code`,
+    as msgpack bytes (the templates') and as a map (the general encoder's)."""
 
-    __slots__ = ("_pack", "_results", "_result", "_events", "_event_frames", "_turn", "_times",
-                 "_turn_events", "version", "_game_id", "_others")
+    def public_msgpack(self, code: int) -> bytes: ...
+    def public_map(self, code: int) -> dict[str, Any]: ...
 
-    def __init__(self, game_id: str, version: int = PROTOCOL_VERSION) -> None:
-        # Its own packer: a Packer is not to be shared by threads (sessions may run in several).
-        self._pack = pack = msgpack.Packer(use_bin_type=True, buf_size=1024).pack  # (grows if need be)
-        self.version = version
-        self._game_id = game_id
-        self._others: dict[int, Replies] = {version: self}
+
+class Prompter(Protocol):
+    """What a `Writer` reads of a game's state for a `your_turn` (the engine's `State`): the
+    seat's observation and the legal list as msgpack, or the whole frame in one call."""
+
+    def observation_msgpack(self, seat: int) -> bytes: ...
+    def legal_msgpack(self) -> bytes: ...
+    def prompt_msgpack(self, seat: int, head: bytes, mid: bytes, tail: bytes, legal: bool) -> bytes: ...
+
+
+class _Templates:
+    """One game's frames' constant parts, for one connection's version."""
+
+    __slots__ = ("result", "results", "events", "event_frames", "turn_events", "turn", "times")
+
+    def __init__(self, game_id: str, version: int, pack: Callable[[Any], bytes]) -> None:
         gid = pack(game_id)
-        self._result = _head("result", 4, pack, version) + gid + pack("accepted")
-        self._results: dict[int, bytes] = {}
+        self.result = _head("result", 4, pack, version) + gid + pack("accepted")
+        self.results: dict[int, bytes] = {}
         # An event's fields: game_id, seat, kind, action (GameEvent's order).
-        self._events = tuple(_head("event", 6, pack, version) + gid
-                             + _fields("seat", seat, "kind", "action", pack=pack) + _ACTION
-                             for seat in (1, 2))
-        self._event_frames: tuple[dict[int, bytes], dict[int, bytes]] = ({}, {})  # per seat, by action code
+        self.events = tuple(_head("event", 6, pack, version) + gid
+                            + _fields("seat", seat, "kind", "action", pack=pack) + _ACTION for seat in (1, 2))
+        self.event_frames: tuple[dict[int, bytes], dict[int, bytes]] = ({}, {})  # per seat, by action code
         # turn_events' fields: game_id, seat, actions (TurnEvents' order).
-        self._turn_events = tuple(_head("turn_events", 5, pack, version) + gid
-                                  + _fields("seat", seat, pack=pack) + _ACTIONS for seat in (1, 2))
+        self.turn_events = tuple(_head("turn_events", 5, pack, version) + gid
+                                 + _fields("seat", seat, pack=pack) + _ACTIONS for seat in (1, 2))
         # your_turn's: game_id, observation, time_left_ms, bank_ms[, legal][, groups].
-        self._turn = tuple(_head("your_turn", n, pack, version) + gid + pack("observation")
-                           for n in (6, 7, 8))
-        self._times: tuple[int, int, bytes, bytes] = (-1, -1, b"", b"")  # the last time fields
+        self.turn = tuple(_head("your_turn", n, pack, version) + gid + pack("observation") for n in (6, 7, 8))
+        self.times: tuple[int, int, bytes, bytes] = (-1, -1, b"", b"")  # the last time fields
 
-    def for_version(self, version: int) -> Replies:
-        """The game's replies for connections of `version` (made once)."""
-        got = self._others.get(version)
-        if got is None:
-            got = self._others[version] = Replies(self._game_id, version)
-            got._others = self._others
-        return got
 
-    def result(self, accepted: int) -> bytes:
+_MAX_TEMPLATES = 256  # games whose templates a connection keeps (more: all are made again)
+
+
+class Writer:
+    """One connection's writer of what a game tells a seat after an act: `result`, an
+    action's `event`s, `turn_events`, `your_turn`. While the connection is welcomed, speaks
+    msgpack and has no error, each frame is written from templates (per game, made once),
+    byte for byte what the general encoder writes for the same message (the test suite's
+    checked mode, `check_built_messages`, compares every frame); otherwise the message is
+    built and sent through the connection (`Connection.send`: the JSON lines framing, the
+    state machine, its refusals). Every other message is sent through `Connection.send`."""
+
+    __slots__ = ("_conn", "_pack", "_games")
+
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+        # Its own packer: a Packer is not to be shared by threads (sessions may run in several).
+        self._pack = msgpack.Packer(use_bin_type=True, buf_size=1024).pack  # (grows if need be)
+        self._games: dict[str, _Templates] = {}
+
+    def _templates(self, game_id: str) -> _Templates | None:
+        """The game's templates, or None when the frames are to be written by the connection."""
+        if not self._conn.sends_plain():
+            return None
+        t = self._games.get(game_id)
+        if t is None:
+            if len(self._games) >= _MAX_TEMPLATES:
+                self._games.clear()
+            t = self._games[game_id] = _Templates(game_id, self._conn.version, self._pack)
+        return t
+
+    def result(self, game_id: str, accepted: int) -> bytes:
         """`Result(game_id, accepted)` (no error)."""
-        f = self._results.get(accepted)
+        t = self._templates(game_id)
+        if t is None:
+            return self._conn.send(Result.built(game_id=game_id, accepted=accepted))
+        f = t.results.get(accepted)
         if f is None:
-            f = self._results[accepted] = _frame(self._result + self._pack(accepted))
+            f = t.results[accepted] = _frame(t.result + self._pack(accepted))
+        if _checking():
+            self._check(f, Result.built(game_id=game_id, accepted=accepted))
         return f
 
-    def event(self, seat: int, action: bytes) -> bytes:
-        """`GameEvent(game_id, seat, "action", action)`: `seat` 1 or 2, `action` the
-        public action map's msgpack bytes."""
-        return _frame(self._events[seat - 1] + action)
-
-    def events(self, seat: int, codes: Sequence[int], action: Callable[[int], bytes]) -> list[bytes]:
-        """`event(seat, action(code))` for each of `codes` (action codes of the game: each
-        frame is made once per seat and code)."""
-        frames = self._event_frames[seat - 1]
+    def events(self, game_id: str, seat: int, codes: Sequence[int], actions: ActionMaps) -> list[bytes]:
+        """`GameEvent(game_id, seat, "action", actions.public_map(code))` for each of `codes`
+        (`seat` 1 or 2; a frame is made once per game, seat and code)."""
+        t = self._templates(game_id)
+        if t is None:
+            send = self._conn.send
+            return [send(GameEvent.built(game_id=game_id, seat=seat, kind="action",
+                                         action=actions.public_map(c))) for c in codes]
+        frames, head = t.event_frames[seat - 1], t.events[seat - 1]
         out = []
         for code in codes:
             f = frames.get(code)
             if f is None:
-                f = frames[code] = self.event(seat, action(code))
+                f = frames[code] = _frame(head + actions.public_msgpack(code))
             out.append(f)
+        if _checking():
+            for code, f in zip(codes, out, strict=True):
+                self._check(f, GameEvent.built(game_id=game_id, seat=seat, kind="action",
+                                               action=actions.public_map(code)))
         return out
 
-    def turn_events(self, seat: int, codes: Sequence[int], action: Callable[[int], bytes]) -> bytes:
-        """`TurnEvents(game_id, seat, [action(code) for code in codes])`: `seat` 1 or 2,
-        `action(code)` the public action map's msgpack bytes (1 to MAX_TURN_ACTIONS codes)."""
-        return _frame(b"".join((self._turn_events[seat - 1], header(len(codes), 0x90, 0xDC),
-                                *map(action, codes))))
+    def turn_events(self, game_id: str, seat: int, codes: Sequence[int], actions: ActionMaps) -> list[bytes]:
+        """`TurnEvents(game_id, seat, [...])` of `codes` (`seat` 1 or 2), MAX_TURN_ACTIONS
+        actions a message (none for no codes)."""
+        n = MAX_TURN_ACTIONS
+        parts = [codes[i:i + n] for i in range(0, len(codes), n)]
+        t = self._templates(game_id)
+        if t is None:
+            send = self._conn.send
+            return [send(TurnEvents.built(game_id=game_id, seat=seat,
+                                          actions=[actions.public_map(c) for c in p])) for p in parts]
+        head, public = t.turn_events[seat - 1], actions.public_msgpack
+        out = [_frame(b"".join((head, header(len(p), 0x90, 0xDC), *map(public, p)))) for p in parts]
+        if _checking():
+            for p, f in zip(parts, out, strict=True):
+                self._check(f, TurnEvents.built(game_id=game_id, seat=seat,
+                                                actions=[actions.public_map(c) for c in p]))
+        return out
 
-    def your_turn(self, observation: bytes, time_left_ms: int, bank_ms: int, legal: bytes | None,
-                  groups: Any) -> bytes:
-        """`YourTurn(game_id, observation, time_left_ms, bank_ms, legal, groups)`: the
-        observation and the legal list as msgpack bytes (`Packed`), `groups` as a value."""
-        head, mid, tail = self.your_turn_parts(time_left_ms, bank_ms, legal is not None, groups)
-        return _frame(b"".join((head, observation, mid, legal or b"", tail)))
-
-    def your_turn_parts(self, time_left_ms: int, bank_ms: int, legal: bool,
-                        groups: Any) -> tuple[bytes, bytes, bytes]:
-        """The bytes of a `your_turn` frame's body around its observation and its legal
-        list (if `legal`): before the observation, between it and the legal list, after
-        that (`State.prompt_msgpack` writes the frame from them in one C call)."""
-        times = self._times
+    def your_turn(self, game_id: str, state: Prompter, seat: int, time_left_ms: int, bank_ms: int,
+                  legal: bool, groups: Any) -> bytes:
+        """`YourTurn(game_id, observation, time_left_ms, bank_ms, legal, groups)` for `seat`
+        (0 or 1, the state's), with the legal list if `legal`: the frame written by the
+        game's C around the templates' parts (`Prompter.prompt_msgpack`)."""
+        t = self._templates(game_id)
+        if t is None:
+            return self._conn.send(_your_turn(game_id, state, seat, time_left_ms, bank_ms, legal, groups))
+        times = t.times
         if times[0] != time_left_ms or times[1] != bank_ms:  # (the same every time without a clock)
-            t = _fields("time_left_ms", time_left_ms, "bank_ms", bank_ms, pack=self._pack)
-            times = self._times = (time_left_ms, bank_ms, t, t + _LEGAL)
+            f = _fields("time_left_ms", time_left_ms, "bank_ms", bank_ms, pack=self._pack)
+            times = t.times = (time_left_ms, bank_ms, f, f + _LEGAL)
         mid = times[3] if legal else times[2]
         if groups is None:
-            return self._turn[legal], mid, b""
-        return self._turn[legal + 1], mid, _GROUPS + self._pack(groups)
+            head, tail = t.turn[legal], b""
+        else:
+            head, tail = t.turn[legal + 1], _GROUPS + self._pack(groups)
+        frame: bytes = state.prompt_msgpack(seat, head, mid, tail, legal)
+        if _checking():
+            self._check(frame, _your_turn(game_id, state, seat, time_left_ms, bank_ms, legal, groups))
+        return frame
 
-    def check(self, frames: list[bytes], messages: list[Message]) -> None:
-        """The test suite's check of frames written here: each is the general encoding of
-        the message it stands for (LocalProtocolError naming the first that is not)."""
+    def _check(self, frame: bytes, message: Message) -> None:
+        """The test suite's check of a frame written from templates: the general encoding of
+        the message it stands for (AssertionError naming both if it is not: a bug here)."""
         codec = MsgpackCodec()
-        codec.version = self.version
-        general = [codec.encode_message(m) for m in messages]
-        if frames != general:
-            n = min(len(frames), len(general))
-            bad = next((i for i in range(n) if frames[i] != general[i]), n)
-            raise LocalProtocolError(ErrorCode.BAD_ENCODING,
-                                     f"the fast path's frame {bad} of {len(frames)} differs from the general "
-                                     f"encoding ({len(general)} messages): {frames[bad:bad + 1]!r} against "
-                                     f"{general[bad:bad + 1]!r}"[:1900])
+        codec.version = self._conn.version
+        general = codec.encode_message(message)
+        if frame != general:
+            raise AssertionError(f"a template's frame differs from the general encoding: {frame!r} "
+                                 f"against {general!r}"[:1900])
+
+
+def _your_turn(game_id: str, state: Prompter, seat: int, time_left_ms: int, bank_ms: int, legal: bool,
+               groups: Any) -> YourTurn:
+    return YourTurn.built(game_id=game_id, observation=Packed(state.observation_msgpack(seat)),
+                          time_left_ms=time_left_ms, bank_ms=bank_ms,
+                          legal=Packed(state.legal_msgpack()) if legal else None, groups=groups)
 
 
 _LEGAL = _pack("legal")

@@ -1,6 +1,6 @@
-"""The games' life cycle: a paired game's row and session set up (or called off), what a seat
-sends handed to its `GameSession` and the session's messages written to the seats, one
-timer per game for its deadlines, and the game's end: stored, then `game_over`.
+"""The games' life cycle: a paired game's row and session set up (or called off), the
+session's messages written to the seats (what a seat sends reaches its game through
+acts.py), one timer per game for its deadlines, and the game's end: stored, then `game_over`.
 
 Each game row is created in storage when the game starts; its result and replay are
 committed before `game_over` is sent (while the database is away, the result waits with the
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from maag.engine import Game
-from maag.protocol import Act, Error, ErrorCode, Replies, Resign, Result, Turn, YourTurn
+from maag.protocol import YourTurn
 from maag.server.net.keeper import StorageKeeper
 from maag.server.net.lobby import Lobby
 from maag.server.net.model import GameNotStarted, GameRequest, GameSummary, ServerConfig
@@ -49,7 +49,6 @@ class LiveGame:
     ending: bool = False
     held: bool = False  # a seat's connection closed, its cause being learnt: no deadline acts
     link_secret: str | None = None  # what the fleet's other referees link its seats with (fleet/links.py)
-    replies: Replies | None = None  # its frames' templates, made by the fast path (plain.py)
 
 
 class Games:
@@ -173,50 +172,7 @@ class Games:
         except Exception:
             LOG.exception("game %s: could not be stored as aborted", session.game_id)
 
-    # -- play ---------------------------------------------------------------------------
-    def play(self, c: Client, m: Act | Turn | Resign, now: float) -> None:
-        """A seat's act, turn or resignation."""
-        entry = self.seating.seats(c, m.game_id)
-        if entry is None:
-            link = self.seating.link(c, m.game_id)
-            if link is not None:  # a seat in a game hosted by another referee of the fleet
-                link.forward(m)
-                return
-            self._game_error(c, m, ErrorCode.UNKNOWN_GAME, f"no game {m.game_id!r} of yours is running")
-            return
-        game, seats = entry
-        s = game.session
-        if m.seat is not None:
-            if m.seat - 1 not in seats:
-                self._game_error(c, m, ErrorCode.WRONG_SEAT, f"you do not hold seat {m.seat} here")
-                return
-            seat = m.seat - 1
-        elif len(seats) == 1:
-            seat = seats[0]
-        else:
-            seat = s.to_move
-        if game.ending:
-            self._game_error(c, m, ErrorCode.UNKNOWN_GAME, "the game is over")
-            return
-        if isinstance(m, Resign):
-            outs = s.resign(seat, now)
-        else:
-            actions = [m.action] if isinstance(m, Act) else list(m.actions)
-            outs = s.submit(seat, actions, now, transport_ms=c.rtt_ms(), info=m.info)
-            self.stats["actions"] += len(actions)
-            if s.finished or s.to_move != seat:
-                c.turn_passed()
-        self.dispatch(game, outs)
-        self.after(game)
-
-    def _game_error(self, c: Client, m: Act | Turn | Resign, code: ErrorCode, text: str) -> None:
-        self.stats["errors_sent"] += 1
-        if isinstance(m, Resign):
-            c.queue(Error(code=code.value, message=text, game_id=m.game_id))
-        else:
-            c.queue(Result(game_id=m.game_id, accepted=0, error=code.value, message=text))
-        c.flush()
-
+    # -- messages ------------------------------------------------------------------------
     def dispatch(self, game: LiveGame, outs: list[Out]) -> None:
         """Write the session's messages to the seats (one write per connection)."""
         touched: list[Client] = []

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import os
 import secrets
@@ -30,21 +29,19 @@ from typing import Any
 from maag.engine import Game
 from maag.protocol import (
     FATAL,
-    Act,
     Error,
     ErrorCode,
     Hello,
     Message,
     Ping,
+    Play,
     Pong,
     ProtocolError,
-    Resign,
-    Turn,
     Welcome,
 )
 from maag.server.fleet.fleets import build_fleet
 from maag.server.fleet.interface import Fleet, FleetParts
-from maag.server.net import plain
+from maag.server.net.acts import Acts
 from maag.server.net.forfeits import Forfeits
 from maag.server.net.games import Games, LiveGame
 from maag.server.net.keeper import StorageKeeper
@@ -82,7 +79,6 @@ class RefereeServer:
         self.latencies_ms: list[float] = []
         self.cpu_ms: list[float] = []  # the same, in CPU time of the event-loop thread
         self.seating: Seating[LiveGame] = Seating()  # who is seated where, who has a free slot
-        self.take_plain = functools.partial(plain.take, self.seating)  # the connections' fast path
         self.keeper = StorageKeeper(self.storage, self.server_id, lease_s=config.lease_s,
                                     outage_limit_s=config.storage_outage_limit_s, spill_dir=config.spill_dir,
                                     on_back=self._pair, on_fail=self._fail,
@@ -95,6 +91,7 @@ class RefereeServer:
                            seating=self.seating, keeper=self.keeper, watchers=self.watchers, stats=self.stats,
                            spawn=self.spawn, new_secret=lambda: self.fleet.new_secret(),
                            close_links=lambda c: self.fleet.close_links(c))
+        self.acts = Acts(self.rooms)  # every act, turn and resignation, handed to its game
         self.forfeits = Forfeits(config, server_id=self.server_id, storage=self.storage, lobby=self.lobby,
                                  seating=self.seating, rooms=self.rooms, spawn=self.spawn,
                                  stopping=lambda: self.stopping)
@@ -268,14 +265,21 @@ class RefereeServer:
                 c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return True
 
+    def plain_play(self, c: Client, game_id: str, keys: list[bytes]) -> Play | None:
+        """The play of a plain act or turn `c` read by its bytes (`Acts.plain_play`)."""
+        return self.acts.plain_play(c, game_id, keys)
+
+    def act(self, c: Client, p: Play, now: float) -> None:
+        """An act, turn or resignation of `c`, however read (`Acts.act`), read at `now`; its
+        time and CPU recorded for the benchmarks (one input in 16: `c.cpu0`)."""
+        self.acts.act(c, p, now)
+        if c.cpu0:
+            self.latencies_ms.append((time.monotonic() - now) * 1000)
+            self.cpu_ms.append((time.thread_time() - c.cpu0) * 1000)
+
     def on_message(self, c: Client, m: Message, now: float) -> None:
-        """A message after the hello."""
-        if isinstance(m, (Act, Turn, Resign)):
-            self.rooms.play(c, m, now)
-            if self.config.record_latency and c.cpu0:
-                self.latencies_ms.append((time.monotonic() - now) * 1000)
-                self.cpu_ms.append((time.thread_time() - c.cpu0) * 1000)
-        elif isinstance(m, Ping) and c.link:
+        """A message after the hello, other than an act, turn or resignation (`act`)."""
+        if isinstance(m, Ping) and c.link:
             self.fleet.link_pinged(c, m)  # (the bot's round trip from its member: fleet/links.py)
         elif isinstance(m, Ping):
             c.queue(Pong(id=m.id))

@@ -22,10 +22,11 @@ import socket
 import struct
 import time
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
+from typing import Any, ClassVar, Protocol
 
 from maag.protocol import (
     NEED_DATA,
+    Act,
     Connection,
     ConnectionClosed,
     Error,
@@ -33,29 +34,17 @@ from maag.protocol import (
     Hello,
     LocalProtocolError,
     Message,
+    Play,
     RemoteProtocolError,
+    Resign,
     Role,
+    Turn,
 )
 from maag.server.net.model import ServerConfig
 
-if TYPE_CHECKING:
-    from maag.server.referee.session import Out
-
-__all__ = ["Client", "GameRooms", "Host", "RateLimiter"]
+__all__ = ["Client", "Host", "RateLimiter"]
 
 LOG = logging.getLogger("maag.server.net.server")
-
-
-G_contra = TypeVar("G_contra", contravariant=True)
-"""A game of the rooms (games.py's LiveGame): the transport knows nothing of the games' room,
-which is free to import it."""
-
-
-class GameRooms(Protocol[G_contra]):
-    """What the fast path (plain.py) hands a game's messages to: the games (games.py)."""
-
-    def dispatch(self, game: G_contra, outs: list[Out]) -> None: ...
-    def after(self, game: G_contra) -> None: ...
 
 
 class Host(Protocol):
@@ -67,9 +56,8 @@ class Host(Protocol):
     latencies_ms: list[float]
     cpu_ms: list[float]
 
-    @property
-    def rooms(self) -> GameRooms[Any]: ...
-    def take_plain(self, c: Client, data: bytes, now: float) -> int: ...
+    def plain_play(self, c: Client, game_id: str, keys: list[bytes]) -> Play | None: ...
+    def act(self, c: Client, p: Play, now: float) -> None: ...
     def opened(self, c: Client) -> bool: ...
     def on_message(self, c: Client, m: Message, now: float) -> None: ...
     async def hello(self, c: Client, h: Hello) -> None: ...
@@ -106,8 +94,9 @@ class Client(asyncio.Protocol):
     """One connection: the protocol state, the limits, the bot it logged in as."""
 
     _ids = itertools.count(1)
-    fast_path: ClassVar[bool] = True
-    """Whether plain acts and turns take the fast path (plain.py); the tests compare both."""
+    plain_reader: ClassVar[bool] = True
+    """Whether plain acts and turns are read by their bytes (`_plain`) before the general
+    reader reads what is left; the tests compare both."""
 
     def __init__(self, server: Host, *, pinned: asyncio.Future[str] | None = None,
                  probe: Callable[[], Any] | None = None, via_link: bool = False) -> None:
@@ -191,8 +180,9 @@ class Client(asyncio.Protocol):
 
     # -- input --------------------------------------------------------------------------
     def _process(self, data: bytes = b"") -> None:
-        """Handle `data` (new input, first through the fast path) and every whole message
-        buffered."""
+        """Handle `data` (new input, its plain acts and turns first) and every whole message
+        buffered. Every act, turn and resignation, however read, becomes a `Play` handed to
+        the server's `act`."""
         server = self.server
         now = time.monotonic()
         # Benchmarks: one input in 16 is timed (reading the thread's CPU clock is a system
@@ -200,8 +190,8 @@ class Client(asyncio.Protocol):
         timed = server.config.record_latency and not server.stats["messages_in"] % 16
         self.cpu0 = time.thread_time() if timed else 0.0
         try:
-            if data and self.fast_path and not self.closed:
-                taken = server.take_plain(self, data, now)
+            if data and self.plain_reader and not self.closed and not LOG.isEnabledFor(logging.DEBUG):
+                taken = self._plain(data, now)  # (with debug logs on, every message is read and logged)
                 if taken < 0:  # over the message rate
                     self._end()
                     return
@@ -235,7 +225,10 @@ class Client(asyncio.Protocol):
                         self.transport.pause_reading()
                     server.spawn(self._hello(ev))
                     return
-                server.on_message(self, ev, now)
+                if type(ev) is Act or type(ev) is Turn or type(ev) is Resign:
+                    server.act(self, Play.of(ev), now)
+                else:
+                    server.on_message(self, ev, now)
         except Exception:
             LOG.exception("%s: internal error", self)
             if self.bot is not None and self.conn.our_error is None and not self.closed:
@@ -243,6 +236,29 @@ class Client(asyncio.Protocol):
                                  message="internal error; please report"))
                 self.flush()
         self._end()
+
+    def _plain(self, data: bytes, now: float) -> int:
+        """Read the plain acts and turns at the front of `data` by their bytes
+        (`Connection.plain`) and hand each to the server as a `Play`; how many bytes they took
+        (the rest is the general reader's, from the first frame that is not one, or whose
+        actions are not its game's). -1: the peer went over the message rate (it is told)."""
+        server, conn = self.server, self.conn
+        pos, n = 0, len(data)
+        while pos < n and not self.closed:
+            got = conn.plain(data, pos)
+            if got is None:
+                break
+            p = server.plain_play(self, got[0], got[1])
+            if p is None:
+                break
+            pos = got[2]
+            if not self.rate.take(now):
+                server.violation(self, ErrorCode.RATE_LIMITED,
+                                 f"more than {server.config.max_rate} messages per second")
+                return -1
+            server.stats["messages_in"] += 1
+            server.act(self, p, now)
+        return pos
 
     async def _hello(self, h: Hello) -> None:
         try:
@@ -335,13 +351,17 @@ class Client(asyncio.Protocol):
         try:
             self.out.append(self.conn.send(msg))
         except LocalProtocolError as e:
-            if self.peer_gone:  # its EOF closed the connection: a game's last messages go nowhere
-                LOG.debug("%s is gone; %s not sent", self, msg.TYPE)
-            else:  # a server bug: never send a bad message
-                LOG.error("%s cannot send %s: %s", self, msg.TYPE, e)
+            self.not_sent(e, msg.TYPE)
             return
         if LOG.isEnabledFor(logging.DEBUG):
             LOG.debug("%d >> %s %s", self.id, getattr(msg, "game_id", "-"), msg.to_wire())
+
+    def not_sent(self, e: LocalProtocolError, what: str = "a game's message") -> None:
+        """The connection refused to send a message (`e`)."""
+        if self.peer_gone:  # its EOF closed the connection: a game's last messages go nowhere
+            LOG.debug("%s is gone; %s not sent", self, what)
+        else:  # a server bug: never send a bad message
+            LOG.error("%s cannot send %s: %s", self, what, e)
 
     def flush(self) -> None:
         if not self.out or self.closed:

@@ -124,6 +124,10 @@ class ActionLog:
             d = self._dicts[code] = self.game.action(code).to_dict()
         return d
 
+    def public_map(self, code: int) -> dict[str, Any]:
+        """What the other seat sees of action `code` (its `event`'s action)."""
+        return self._public(self._dict(code))
+
     def public_msgpack(self, code: int) -> bytes:
         """The msgpack bytes of what the other seat sees of action `code` (its `event`'s
         action; made once per game and code)."""

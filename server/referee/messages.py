@@ -35,7 +35,6 @@ from maag.protocol import (
     GameStart,
     Message,
     Packed,
-    Replies,
     Result,
     TurnEvents,
     YourTurn,
@@ -43,7 +42,7 @@ from maag.protocol import (
 from maag.server.referee.clock import Seat, TimeControl
 from maag.server.referee.codes import ActionLog
 
-__all__ = ["Messages", "Out", "YourTurnValues", "UNLIMITED_MS", "error"]
+__all__ = ["Messages", "Out", "Played", "YourTurnValues", "UNLIMITED_MS", "error"]
 
 YourTurnValues = tuple[bytes, int, int, "bytes | None", Any]
 """A `your_turn`'s observation (msgpack), time_left_ms, bank_ms, legal list (msgpack; None
@@ -58,6 +57,25 @@ class Out(NamedTuple):
 
     seat: int
     msg: Message
+
+
+class Played(NamedTuple):
+    """What a seat's act or turn did (`GameSession.act`; a tuple, one per act). `outs` None:
+    every action was applied and the game goes on; then the seat is told `accepted`, the
+    other seat hears of the codes `live` in one `event` each and of `held` in `turn_events`,
+    and seat `prompted` is sent a `your_turn` with these times, its legal list if `legal`
+    and `groups`. Otherwise (refused, late, illegal, the game over) `outs` are the messages
+    to send, in order, and the rest means nothing."""
+
+    accepted: int
+    live: Sequence[int]
+    held: Sequence[int]
+    prompted: int
+    time_left_ms: int
+    bank_ms: int
+    legal: bool
+    groups: Any
+    outs: list[Out] | None
 
 
 def error(code: ErrorCode, message: str, game_id: str | None) -> Error:
@@ -77,49 +95,42 @@ class Messages(ActionLog):
     def to_move(self) -> int:
         return self.state.current_player
 
-    def prompt(self) -> tuple[int, YourTurnValues]:
-        """After `play_codes` returned None: the seat to move and its `your_turn`'s values;
-        its thinking time starts now."""
-        seat = self.state.current_player
-        values = self.your_turn_values(seat)
-        self.seats[seat].prompt_at = self._clock()
-        return seat, values
-
-    def prompt_frame(self, replies: Replies) -> tuple[int, bytes]:
-        """`prompt` in the msgpack framing: the seat to move and its whole `your_turn` frame,
-        from `replies`' templates and the game's C (`State.prompt_msgpack`)."""
-        seat = self.state.current_player
-        s = self.seats[seat]
+    def _told(self, seat: int, codes: Sequence[int]) -> Played:
+        """After `seat` played `codes` (every one applied, the game going on): the seat to
+        move is prompted (its thinking time starts now), and how the other seat hears of the
+        actions now: one `event` each, or (asked for once a turn) nothing until the turn
+        passes to it, then one `turn_events` of those held (or as soon as MAX_TURN_ACTIONS
+        are held)."""
+        to = self.state.current_player
+        s = self.seats[to]
         left, bank = self._time_left(s)
-        head, mid, tail = replies.your_turn_parts(left, bank, s.want_legal, self._groups(seat, s))
-        frame = self.state.prompt_msgpack(seat, head, mid, tail, s.want_legal)
+        groups = self._groups(to, s) if s.want_groups else None
         s.prompt_at = self._clock()
-        return seat, frame
-
-    def tell_codes(self, seat: int, codes: Sequence[int], prompted: int) -> tuple[Sequence[int], list[int]]:
-        """Where `play_codes` returned None (and `prompt` gave `prompted`): how the other
-        seat hears of the actions `codes` `seat` played, now: (the codes it is told of in one
-        `event` each, the codes it is told of in `turn_events`, held ones included). A seat
-        that asked for turn events is told nothing until the turn passes to it."""
         other = self.seats[1 - seat]
         if not other.turn_events:
-            return codes, []
+            return Played(len(codes), codes, (), to, left, bank, s.want_legal, groups, None)
         held = other.held
         held.extend(codes)
-        if prompted != 1 - seat and len(held) < MAX_TURN_ACTIONS:
-            return (), []
+        if to != 1 - seat and len(held) < MAX_TURN_ACTIONS:
+            return Played(len(codes), (), (), to, left, bank, s.want_legal, groups, None)
         other.held = []
-        return (), held
+        return Played(len(codes), (), held, to, left, bank, s.want_legal, groups, None)
 
-    def plain_messages(self, seat: int, codes: Sequence[int], prompted: int, values: YourTurnValues,
-                       live: Sequence[int], held: Sequence[int]) -> list[Out]:
-        """The messages `submit` would have returned where `play_codes` returned None (and
-        `prompt` gave `prompted`, `values`; `tell_codes` gave `live`, `held`): for seats the
-        fast path cannot write to, and for the test suite's check of what it wrote."""
+    def messages_of(self, seat: int, p: Played) -> list[Out]:
+        """The messages of what `seat`'s play did (`p`), in order: `p.outs`, or for a play
+        whose every action was applied (the game going on) `seat`'s `result`, the other
+        seat's `event`s and `turn_events`, the prompted seat's `your_turn` (as a connection's
+        `Writer` writes them; for callers without a connection, e.g. `submit`)."""
+        if p.outs is not None:
+            return p.outs
         other, public, dict_of = 1 - seat, self._public, self._dict
-        return ([self._result(seat, len(codes))]
-                + [Out(other, self._event(seat, "action", public(dict_of(c)))) for c in live]
-                + self._turn_events(other, held) + [Out(prompted, self._your_turn_message(values))])
+        obs = self.state.observation_msgpack(p.prompted)
+        legal = self.state.legal_msgpack() if p.legal else None
+        return ([self._result(seat, p.accepted)]
+                + [Out(other, self._event(seat, "action", public(dict_of(c)))) for c in p.live]
+                + self._turn_events(other, p.held)
+                + [Out(p.prompted,
+                       self._your_turn_message((obs, p.time_left_ms, p.bank_ms, legal, p.groups)))])
 
     def your_turn_values(self, seat: int) -> YourTurnValues:
         """What a `your_turn` for `seat` would hold now."""

@@ -1,8 +1,11 @@
 """The transport-free referee: one `GameSession` per game owns the engine state and the RNG
 beside it, the seats' clocks and the policies, takes what a seat sends (one action, a whole
-turn plan or part of one, a resignation) and returns what each seat must be told, as
-`Out(seat, message)` values. No sockets, no tasks, no clock reads except through the
-injected `clock` function: the server does I/O and timing, this module decides.
+turn plan or part of one, a resignation) and returns what happened: an act or turn as a
+`Played` value (applied, the seat prompted, what the other seat hears now; or the messages
+of a refusal, a late or illegal action, the game's end), anything else as
+`Out(seat, message)` values. It writes no bytes (the server's connections do), has no sockets
+or tasks, reads no clock except through the injected `clock` function: the server does I/O
+and timing, this module decides.
 
 This module drives a game (start, the actions a seat sends, resignation, abort); its base
 classes, one per module, do the rest: codes.py the action codes and the log, messages.py
@@ -26,12 +29,12 @@ from maag.protocol import ErrorCode
 from maag.server.referee.clock import Seat, SeatClock, TimeControl
 from maag.server.referee.codes import action_dicts, action_jsons, now_ms, public_msgpacks
 from maag.server.referee.deadlines import Deadlines
-from maag.server.referee.messages import Out, YourTurnValues, error
+from maag.server.referee.messages import Out, Played, YourTurnValues, error
 from maag.server.referee.outcome import REPLAY_VERSION, VERDICTS, Outcome, Reason
 from maag.server.referee.policy import LatePolicy, Policy
 
 # GameSession's public face: the types its methods take and return, where they are made.
-__all__ = ["GameSession", "Policy", "LatePolicy", "Out", "Outcome", "Reason", "derive_seed",
+__all__ = ["GameSession", "Policy", "LatePolicy", "Out", "Played", "Outcome", "Reason", "derive_seed",
            "REPLAY_VERSION", "VERDICTS", "YourTurnValues"]
 
 
@@ -107,49 +110,43 @@ class GameSession(Deadlines):
             return outs
         return outs + self._prompt_turn()
 
-    def submit(self, seat: int, actions: Sequence[dict[str, Any] | Action | int], now: float,
-               transport_ms: float = 0.0, info: dict[str, Any] | None = None) -> list[Out]:
+    def act(self, seat: int, actions: Sequence[dict[str, Any] | Action | int], now: float,
+            transport_ms: float = 0.0, info: dict[str, Any] | None = None) -> Played:
         """Actions from `seat` (one `act`, or a `turn` plan, whole or partial) received at
         `now`; `transport_ms` is the server's measure of this exchange's transport time;
         `info` what the seat said its search did (the message's `info`: its `iterations` and
-        `time_ms` are added up per turn, see `search_report`). An action is a map, an
-        Action or a code."""
-        codes: list[int] = []
-        outs = self._play(seat, actions, now, transport_ms, info, codes)
-        if outs is not None:
-            return outs
-        return [self._result(seat, len(codes))] + self._events(seat, codes) + self._prompt_turn()
-
-    def play_codes(self, seat: int, codes: Sequence[int], now: float,
-                   transport_ms: float = 0.0) -> list[Out] | None:
-        """`submit` of action codes without its messages when nothing unusual happens (the
-        server's fast path): None when every action was applied and the game goes on. The
-        caller then tells the seats what `submit` would have: `seat` a `result` accepting
-        them all, the other seat an action `event` per code (`public_msgpack`), and the seat
-        now to move its `your_turn` (`prompt`, which must come next). Otherwise `submit`'s
-        messages, all of them."""
+        `time_ms` are added up per turn, see `search_report`). An action is a code (as the
+        plain reader finds them), a map or an Action. What happened, as a `Played`: the
+        server's connections write it (`messages_of` gives it as messages)."""
         state = self.state
-        if len(codes) != 1 or self.outcome is not None or self.t0 is None or seat != state.current_player:
-            return self._play(seat, codes, now, transport_ms, None, [])
-        # One action from the seat to move (an act: most messages), `_play`'s steps written
-        # out for it.
+        if (len(actions) != 1 or info is not None or type(code := actions[0]) is not int
+                or self.outcome is not None or self.t0 is None or seat != state.current_player):
+            codes: list[int] = []
+            outs = self._play(seat, actions, now, transport_ms, info, codes)
+            return self._told(seat, codes) if outs is None else _refused(outs)
+        # One action code from the seat to move (a plain act: most messages), `_play`'s steps
+        # written out for it.
         think = self._charge(seat, now, transport_ms)
         if self.seats[seat].clock.late:
-            return self._too_late(seat, now)
-        code = codes[0]
+            return _refused(self._too_late(seat, now))
         try:
             state.apply_code(code)
         except (IllegalActionError, GameOverError) as e:
-            return self._illegal(seat, ErrorCode.ILLEGAL_ACTION, f"action 0: {e}", [])
+            return _refused(self._illegal(seat, ErrorCode.ILLEGAL_ACTION, f"action 0: {e}", []))
         turn_over = self.game.vt.is_end_turn(code)
         self._log_entry(seat, code, round(now_ms(now - self.t0), 3), round(think, 3), None,
                         state.hash() if turn_over else None)
         if state.is_terminal:
             self._finish(state.winner, None)
-            return [self._result(seat, 1)] + self._events(seat, codes)
+            return _refused([self._result(seat, 1)] + self._events(seat, (code,)))
         if turn_over:
             self._close_turn(seat)
-        return None
+        return self._told(seat, (code,))
+
+    def submit(self, seat: int, actions: Sequence[dict[str, Any] | Action | int], now: float,
+               transport_ms: float = 0.0, info: dict[str, Any] | None = None) -> list[Out]:
+        """`act`, and the messages it says to send (for callers without a connection)."""
+        return self.messages_of(seat, self.act(seat, actions, now, transport_ms, info))
 
     def _play(self, seat: int, actions: Sequence[dict[str, Any] | Action | int], now: float,
               transport_ms: float, info: dict[str, Any] | None, codes: list[int]) -> list[Out] | None:
@@ -234,6 +231,11 @@ class GameSession(Deadlines):
         if seat != self.to_move:
             return [self._result(seat, 0, ErrorCode.NOT_YOUR_TURN, "it is the other seat's turn")]
         return None
+
+
+def _refused(outs: list[Out]) -> Played:
+    """A play that did something else than apply every action with the game going on."""
+    return Played(0, (), (), -1, 0, 0, False, None, outs)
 
 
 def _search_numbers(info: dict[str, Any] | None) -> tuple[float, float] | None:

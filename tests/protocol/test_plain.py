@@ -1,11 +1,12 @@
 """The msgpack framing's plain frames (protocol/_plain.py, the referee's fast path) against the
 general path they stand in for: `read_plain` reads only what `next_event` would read as the
 same act or turn (the same game id, each action map's very bytes), and refuses the rest
-(the general reader then reads it); `Replies` writes the very frames `MsgpackCodec` writes
-for the same result, event and your_turn messages."""
+(the general reader then reads it); a connection's `Writer` writes the very frames its
+general encoder writes for the same result, event, turn_events and your_turn messages."""
 
 from __future__ import annotations
 
+import json
 import struct
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from maag.protocol import (
+    MAX_TURN_ACTIONS,
     PROTOCOL_VERSION,
     SUPPORTED_VERSIONS,
     Act,
@@ -21,19 +23,18 @@ from maag.protocol import (
     GameEvent,
     Hello,
     Items,
-    LocalProtocolError,
     Packed,
     RemoteProtocolError,
-    Replies,
     Result,
     Role,
     Turn,
     TurnEvents,
     Welcome,
     YourTurn,
+    check_built_messages,
     read_plain,
 )
-from maag.protocol._framing import MsgpackCodec
+from maag.protocol._framing import MsgpackCodec, make_codec
 from test_protocol_schema import messages
 
 PACK = msgpack.Packer(use_bin_type=True).pack
@@ -219,38 +220,90 @@ def test_a_plain_frame_is_read_only_on_a_welcomed_msgpack_connection() -> None:
     assert json_conn.plain(frame) is None and not json_conn.sends_plain()
 
 
+class _Actions:
+    """A game's actions as a `Writer` reads them (`ActionMaps`): code i is `maps[i]`."""
+
+    def __init__(self, maps: list[dict[str, Any]], packed: list[bytes] | None = None) -> None:
+        self.maps, self.packed = maps, packed or [PACK(m) for m in maps]
+
+    def public_map(self, code: int) -> dict[str, Any]:
+        return self.maps[code]
+
+    def public_msgpack(self, code: int) -> bytes:
+        return self.packed[code]
+
+
+class _State:
+    """A state as a `Writer` reads it (`Prompter`): `prompt_msgpack` as the engine's C writes
+    it (tests/engine/test_every_game.py checks the C against this very concatenation)."""
+
+    def __init__(self, obs: dict[str, Any], legal: list[dict[str, Any]] | None) -> None:
+        self.obs, self.legal = PACK(obs), PACK(legal or [])
+
+    def observation_msgpack(self, seat: int) -> bytes:
+        return self.obs
+
+    def legal_msgpack(self) -> bytes:
+        return self.legal
+
+    def prompt_msgpack(self, seat: int, head: bytes, mid: bytes, tail: bytes, legal: bool) -> bytes:
+        return _frame(head + self.obs + mid + (self.legal if legal else b"") + tail)
+
+
+def _welcomed(version: int, encoding: str) -> Connection:
+    conn = Connection(Role.SERVER)
+    conn.receive_data(f"MAAG {version} {encoding}\n".encode()
+                      + (_frame(PACK(Hello(name="b", token="t", games=["g"]).to_wire(version=version)))
+                         if encoding == "msgpack" else
+                         json.dumps(Hello(name="b", token="t", games=["g"]).to_wire(version=version)).encode()
+                         + b"\n"))
+    conn.next_event()
+    conn.next_event()
+    conn.send(Welcome(bot="b", server="s", max_frame=1 << 20))
+    return conn
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(gid=game_ids, accepted=st.integers(0, 1000), seat=st.sampled_from([1, 2]), action=actions,
        obs=st.dictionaries(st.text(max_size=8), values, max_size=6), left=st.integers(0, 2**53),
        bank=st.integers(0, 2**53), legal=st.none() | st.lists(actions, max_size=5),
        groups=st.none() | st.lists(st.fixed_dictionaries({"options": st.lists(st.fixed_dictionaries(
            {"actions": st.lists(actions, max_size=2)}), max_size=2)}), max_size=2),
-       version=st.sampled_from(SUPPORTED_VERSIONS), turn=st.lists(actions, min_size=1, max_size=20))
-def test_replies_are_the_frames_of_the_general_encoding(
+       version=st.sampled_from(SUPPORTED_VERSIONS), encoding=st.sampled_from(["msgpack", "json"]),
+       turn=st.lists(actions, min_size=1, max_size=40))
+def test_a_connections_writer_writes_the_general_encoding(
         gid: str, accepted: int, seat: int, action: dict[str, Any], obs: dict[str, Any], left: int, bank: int,
-        legal: list[dict[str, Any]] | None, groups: list[dict[str, Any]] | None, version: int,
+        legal: list[dict[str, Any]] | None, groups: list[dict[str, Any]] | None, version: int, encoding: str,
         turn: list[dict[str, Any]]) -> None:
-    codec = MsgpackCodec()
-    codec.version = version  # (a connection's: every frame's `v`)
-    w = Replies(gid).for_version(version)
-    assert w.version == version and w.for_version(PROTOCOL_VERSION).for_version(version) is w
-    if version >= TurnEvents.SINCE:  # a turn's actions in one message, from the same action maps
-        assert w.turn_events(seat, range(len(turn)), lambda code: PACK(turn[code])) == codec.encode_message(
-            TurnEvents.built(game_id=gid, seat=seat, actions=turn))
-    assert w.result(accepted) == codec.encode_message(Result.built(game_id=gid, accepted=accepted))
-    assert w.result(accepted) == codec.encode_message(Result.built(game_id=gid, accepted=accepted))  # cached
+    """The one writer of a game's replies: from templates on msgpack, through `send` on JSON
+    lines; the same bytes as the connection's general encoder either way."""
+    conn = _welcomed(version, encoding)
+    codec = make_codec(encoding, version)
+    w = conn.writer
+    assert w is conn.writer and conn.sends_plain() == (encoding == "msgpack")
+    if version >= TurnEvents.SINCE:  # a turn's actions in one message (or more), from the same action maps
+        n = MAX_TURN_ACTIONS
+        assert w.turn_events(gid, seat, range(len(turn)), _Actions(turn)) == [
+            codec.encode_message(TurnEvents.built(game_id=gid, seat=seat, actions=turn[i:i + n]))
+            for i in range(0, len(turn), n)]
+    for _ in range(2):  # (cached)
+        assert w.result(gid, accepted) == codec.encode_message(Result.built(game_id=gid, accepted=accepted))
     event = codec.encode_message(GameEvent.built(game_id=gid, seat=seat, kind="action", action=action))
-    assert w.event(seat, PACK(action)) == event
-    assert w.events(seat, [7, 7], lambda code: PACK(action)) == [event, event]
+    assert w.events(gid, seat, [0, 0], _Actions([action])) == [event, event]
+    state = _State(obs, legal)
     for _ in range(2):  # (the time fields are kept from one to the next)
         msg = YourTurn.built(game_id=gid, observation=Packed(PACK(obs)), time_left_ms=left, bank_ms=bank,
                              legal=None if legal is None else Packed(PACK(legal)), groups=groups)
-        want = codec.encode_message(msg)
-        assert w.your_turn(PACK(obs), left, bank, None if legal is None else PACK(legal), groups) == want
-        head, mid, tail = w.your_turn_parts(left, bank, legal is not None, groups)
-        body = head + PACK(obs) + mid + (b"" if legal is None else PACK(legal)) + tail
-        assert struct.pack(">I", len(body)) + body == want
-        w.check([want], [msg])
+        assert w.your_turn(gid, state, 0, left, bank, legal is not None, groups) == codec.encode_message(msg)
         left, bank = bank, left
-    with pytest.raises(LocalProtocolError, match="differs"):
-        w.check([w.result(accepted)], [Result.built(game_id=gid, accepted=(accepted + 1) % 1001)])
+
+
+def test_the_checked_mode_refuses_a_template_frame_that_is_not_the_general_encoding() -> None:
+    """With the suite's message checks on, every frame written from templates is compared
+    with the general encoding of its message: an action whose packed map is not its map's
+    encoding is caught."""
+    assert check_built_messages()
+    w = _welcomed(V, "msgpack").writer
+    w.events("1", 1, [0], _Actions([{"type": "end_turn"}]))
+    with pytest.raises(AssertionError, match="differs from the general encoding"):
+        w.events("2", 1, [0], _Actions([{"type": "end_turn"}], [PACK({"type": "end_turm"})]))

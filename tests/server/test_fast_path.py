@@ -1,13 +1,16 @@
-"""The referee's fast path for plain `act` and `turn` messages (server/net/plain.py) changes
-nothing anyone sees: random games of every registered game played through the referee
-with it and without it (the bots' choices seeded alike, unusual messages among them: illegal
+"""The referee's one path for an action: every act, turn and resignation, read by its bytes
+(`Connection.plain`, the plain reader) or by the general reader, becomes a `Play` handed to
+`Acts.act`, and the replies are written by each connection's `Writer` (templates on
+msgpack). The plain reader changes nothing anyone sees: random games of every registered
+game played through the referee with it and without it (the bots' choices seeded alike,
+unusual messages among them: illegal
 and malformed actions, plans past their end, info and seat fields, resignations, two
 messages in one write, a seat whose connection drops) give every seat the same frames, in
 every pair of framings, the same stored games, the same calls of the watchers and of the
 host's turn hook, and the same counts (in-process: see `play`), whether a bot speaks protocol
 version 1 or 2 and hears the other seat's actions one `event` each or once a turn
-(`turn_events`). The suite's checked mode compares each frame the fast path writes with the
-general encoding besides."""
+(`turn_events`). The suite's checked mode compares each frame written from templates with
+the general encoding besides, and every play is shown to take the one function."""
 
 from __future__ import annotations
 
@@ -159,7 +162,7 @@ async def play(tmp: Path, policy: Policy, *, seed: int, games: int, encodings: t
     given, gets the referee's thread time spent handling the bots' moves, and their count.
     Ends when the games are over, or when nothing has happened for a while (a seat whose
     connection dropped is waited for)."""
-    Client.fast_path = fast
+    Client.plain_reader = fast
     storage = SQLiteStorage(tmp / f"db-{fast}.sqlite3")
     tokens = [storage.add_bot(f"bot{i}") for i in range(2)]
     srv = RefereeServer(ServerConfig(port=0, tc=TimeControl.parse(tc), seed=seed, max_rate=0,
@@ -210,7 +213,7 @@ async def play(tmp: Path, policy: Policy, *, seed: int, games: int, encodings: t
                 await asyncio.sleep(0.001)
     finally:
         await srv.stop()
-        Client.fast_path = True
+        Client.plain_reader = True
     for bot in run.bots:
         bot.received()
     run.stats = {k: srv.stats[k] for k in ("messages_in", "messages_out", "actions", "errors_sent",
@@ -324,14 +327,14 @@ HEARS = st.sampled_from(["v1", "action", "turn"])
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 2**31), encodings=ENCODINGS, p_bad=st.sampled_from([0.0, 0.02, 0.1]),
        p_turn=st.sampled_from([0.0, 0.5]), hears=st.tuples(HEARS, HEARS))
-def test_the_fast_path_changes_nothing_anyone_sees(game: str, seed: int, encodings: tuple[str, str],
-                                                   p_bad: float, p_turn: float,
-                                                   hears: tuple[str, str]) -> None:
+def test_the_plain_reader_changes_nothing_anyone_sees(game: str, seed: int, encodings: tuple[str, str],
+                                                      p_bad: float, p_turn: float,
+                                                      hears: tuple[str, str]) -> None:
     _both(game, seed, encodings, p_bad, p_turn, hears=hears)
 
 
 @pytest.mark.parametrize("game", GAMES)
-def test_a_seat_that_hears_turns_gets_them_on_both_paths(game: str) -> None:
+def test_a_seat_that_hears_turns_gets_them_by_either_reader(game: str) -> None:
     """Both bots ask for turn events (msgpack, then JSON): the same frames either way, and
     each hears the other's actions in `turn_events` only."""
     for encodings in (("msgpack", "msgpack"), ("json", "msgpack")):
@@ -341,45 +344,100 @@ def test_a_seat_that_hears_turns_gets_them_on_both_paths(game: str) -> None:
 
 
 @pytest.mark.parametrize("game", GAMES)
-def test_the_fast_path_takes_plain_acts_and_turns(game: str) -> None:
-    """It is taken (not only equal because nothing took it): a plain act or turn of the seat
-    to move is never decoded into a message, and its replies are written from templates."""
-    from maag.protocol import Connection, Replies
+def test_plain_acts_and_turns_are_read_by_their_bytes_and_answered_from_templates(game: str) -> None:
+    """The plain reader is taken (not only equal because nothing took it): a plain act or
+    turn of the seat to move is never decoded into a message, and its replies are written
+    from templates (never through `Connection.send`, the general encoder)."""
+    from maag.protocol import Connection, GameEvent, Result, Writer, YourTurn
 
     taken: list[bool] = []
     written: list[int] = []
-    plain, your_turn_parts = Connection.plain, Replies.your_turn_parts
+    general: list[str] = []
+    plain, your_turn, send = Connection.plain, Writer.your_turn, Connection.send
 
     def spy(self: Connection, data: bytes, pos: int = 0) -> Any:
         p = plain(self, data, pos)
         taken.append(p is not None)
         return p
 
-    def parts(self: Replies, *args: Any) -> Any:
+    def spy_turn(self: Writer, *args: Any) -> Any:
         written.append(1)
-        return your_turn_parts(self, *args)
+        return your_turn(self, *args)
+
+    def spy_send(self: Connection, m: Any) -> Any:
+        if type(m) in (Result, GameEvent, YourTurn):
+            general.append("refused" if getattr(m, "error", None) is not None else m.TYPE)
+        return send(self, m)
 
     Connection.plain = spy  # type: ignore[method-assign]
-    Replies.your_turn_parts = parts  # type: ignore[method-assign]
+    Writer.your_turn = spy_turn  # type: ignore[method-assign]
+    Connection.send = spy_send  # type: ignore[method-assign]
     try:
         with tempfile.TemporaryDirectory() as d:
             run = asyncio.run(play(Path(d), random_policy(p_turn=0.3), seed=3, games=1, game=game,
                                    encodings=("msgpack", "msgpack"), fast=True, max_messages=400))
     finally:
         Connection.plain = plain  # type: ignore[method-assign]
-        Replies.your_turn_parts = your_turn_parts  # type: ignore[method-assign]
+        Writer.your_turn = your_turn  # type: ignore[method-assign]
+        Connection.send = send  # type: ignore[method-assign]
     taken = taken[2:]  # (the hellos)
     assert taken and sum(taken) >= 0.9 * len(taken)
     assert len(written) >= 0.5 * len(taken)  # (turns of random legal actions: some are illegal)
+    # Through the general encoder: the game's first your_turn, and those after a refusal.
+    assert general.count("your_turn") <= 1 + general.count("refused"), general
     assert run.stats["errors_sent"] == 0
 
 
+@pytest.mark.parametrize("game", ["heroes", "nim"])
+def test_every_act_turn_and_resignation_takes_the_one_function(game: str) -> None:
+    """Every act, turn and resignation a bot sends reaches its game through `Acts.act`, once,
+    however it is read (by its bytes or by the general reader) and in either framing: plain
+    ones, illegal and malformed ones, plans past their end, `info` and `seat` fields, two in
+    one write, resignations, acts after the game ended; and the game's session is entered
+    once per play (`GameSession.act` or `resign`), never through `submit`."""
+    from maag.server.net.acts import Acts
+    from maag.server.referee.session import GameSession
+
+    calls = {"games": 0, "session": 0, "submit": 0}
+    sent = [0]
+    g_act, s_act, s_resign, s_submit = Acts.act, GameSession.act, GameSession.resign, GameSession.submit
+
+    def count(key: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def counted(*args: Any, **kw: Any) -> Any:
+            calls[key] += 1
+            return fn(*args, **kw)
+        return counted
+
+    inner = random_policy(p_bad=0.15, p_turn=0.3)
+
+    def policy(bot: Bot, m: dict[str, Any]) -> list[bytes]:
+        frames = inner(bot, m)
+        sent[0] += sum(f is not DROP for f in frames)
+        return frames
+
+    Acts.act = count("games", g_act)  # type: ignore[method-assign]
+    GameSession.act = count("session", s_act)  # type: ignore[method-assign]
+    GameSession.resign = count("session", s_resign)  # type: ignore[method-assign]
+    GameSession.submit = count("submit", s_submit)  # type: ignore[method-assign]
+    try:
+        for encodings, reader in ((("msgpack", "msgpack"), True), (("json", "msgpack"), True),
+                                  (("msgpack", "json"), False)):
+            with tempfile.TemporaryDirectory() as d:
+                asyncio.run(play(Path(d), policy, seed=5, games=2, game=game, encodings=encodings,
+                                 fast=reader, max_messages=300, hears=("turn", "action")))
+    finally:
+        Acts.act = g_act  # type: ignore[method-assign]
+        GameSession.act, GameSession.resign, GameSession.submit = s_act, s_resign, s_submit  # type: ignore[method-assign]
+    assert sent[0] > 50 and calls["games"] == sent[0], (calls, sent)
+    assert 0.5 * calls["games"] <= calls["session"] <= calls["games"] and calls["submit"] == 0, calls
+
+
 @pytest.mark.parametrize("tc", ["2s", "1s+100ms", "3/5+1,bank=2s"])
-def test_the_fast_path_with_a_clock(tc: str) -> None:
-    """With a time control the clocks' numbers differ from run to run, so the two paths are
-    compared frame by frame in one run: the suite's checked mode builds the general messages
-    beside each frame the fast path writes and refuses any difference (an internal error,
-    which the bots would be sent)."""
+def test_the_templates_with_a_clock(tc: str) -> None:
+    """With a time control the clocks' numbers differ from run to run, so the templates are
+    compared with the general encoder frame by frame in one run: the suite's checked mode
+    builds the general message beside each frame a `Writer` writes from templates and refuses
+    any difference (an internal error, which the bots would be sent)."""
     from maag.protocol import check_built_messages
 
     assert check_built_messages()

@@ -1,6 +1,6 @@
 """`GameSession.log_json` (the log's entries encoded once, for the action log and the stored
 replay) writes exactly what `json.dumps(log[start:], separators=(",", ":"))` writes: random
-games of every registered game, its fast path (`play_codes`, whose entries are written out
+games of every registered game, its plain act (`act` of one code, whose entries are written out
 by hand) mixed with `submit` (plans, the seat's `info`), turns ended by the clock (`auto`
 entries), illegal actions, a session rebuilt from its log midway, and the log asked for at
 random points (so that entries are encoded in every order: by hand, lazily, in between); and
@@ -48,8 +48,7 @@ def test_log_json_is_json_dumps_of_the_log(game: str, seed: int) -> None:
         if r < 0.05:
             s.tick(now[0])  # a late turn ends by the clock: an `auto` entry
         elif r < 0.5:
-            if s.play_codes(seat, [rng.choice(list(s.state.legal_codes()))], now[0], 0.25) is None:
-                s.prompt()
+            s.act(seat, [rng.choice(list(s.state.legal_codes()))], now[0], 0.25)
         elif r < 0.55:
             s.submit(seat, [{"type": "no such action"}], now[0])  # refused: nothing logged
         else:
@@ -70,7 +69,7 @@ def test_log_json_is_json_dumps_of_the_log(game: str, seed: int) -> None:
             s = rebuild("g", ("a", "b"), resume, json.loads(s.log_json()), now=now[0])
             s.absent = [False, False]
             rebuilt = True
-            s.prompt()
+            s.seats[s.to_move].prompt_at = now[0]  # (its seat to move prompted again)
     assert s.log_json() == _dumps(s.log)
     _check(s, rng)
     assert len(s.log) > 20 or s.finished

@@ -2,7 +2,7 @@
 (`turn_events`) is told the other seat's actions in one `turn_events` when it is next told
 anything else (its `your_turn`, `game_over`, an event of another kind), exactly the actions
 the `event`s it would otherwise get carry, in order; what is held while its connection is
-gone is dropped; `tell_codes` (the fast path's) holds and releases as `submit` does.
+gone is dropped; `act` says what it holds and releases as `submit` tells it.
 And a version-1 connection is sent exactly the bytes it was sent before version 2."""
 
 from __future__ import annotations
@@ -96,20 +96,19 @@ def test_a_whole_game_is_told_once_a_turn_and_exactly_as_events_tell_it() -> Non
         [m.to_wire() for m in told[1] if not isinstance(m, TurnEvents)]
 
 
-def test_the_fast_paths_tell_codes_holds_and_releases_as_submit_does() -> None:
+def test_act_holds_and_releases_the_actions_it_says_as_submit_does() -> None:
     clock = Clock()
     _, turn = pair(clock)
     turn.start()
     codes = turn_of(turn, random.Random(2), 3)
     for i, code in enumerate(codes):
-        assert turn.play_codes(0, [code], clock()) is None
-        prompted, values = turn.prompt()
-        live_codes, held = turn.tell_codes(0, [code], prompted)
-        assert list(live_codes) == []
-        assert held == (codes if i == len(codes) - 1 else [])
-        outs = turn.plain_messages(0, [code], prompted, values, live_codes, held)
+        p = turn.act(0, [code], clock())
+        assert p.outs is None and list(p.live) == [] and p.accepted == 1
+        assert list(p.held) == (codes if i == len(codes) - 1 else [])
+        assert p.prompted == (1 if p.held else 0)
+        outs = turn.messages_of(0, p)
         assert [type(o.msg).__name__ for o in outs if o.seat == 1] == (
-            ["TurnEvents", "YourTurn"] if held else [])
+            ["TurnEvents", "YourTurn"] if p.held else [])
 
 
 def test_a_late_turn_tells_the_held_actions_before_the_timeout() -> None:
@@ -160,11 +159,10 @@ def test_a_turn_of_more_actions_than_a_message_holds_comes_in_parts() -> None:
     _, turn = pair(clock)
     turn.start()
     code = turn_of(turn, random.Random(7), 1)[0]
-    assert turn.tell_codes(0, [code] * (MAX_TURN_ACTIONS - 1), 0) == ((), [])  # (held)
-    live_codes, held = turn.tell_codes(0, [code] * 2, 0)
-    assert len(held) == MAX_TURN_ACTIONS + 1
-    prompted, values = turn.prompt()
-    outs = turn.plain_messages(0, [code], prompted, values, live_codes, held)
+    turn.seats[1].held = [code] * MAX_TURN_ACTIONS  # (held)
+    p = turn.act(0, [code], clock())
+    assert len(p.held) == MAX_TURN_ACTIONS + 1
+    outs = turn.messages_of(0, p)
     assert [len(o.msg.actions) for o in outs if isinstance(o.msg, TurnEvents)] == [MAX_TURN_ACTIONS, 1]
 
 

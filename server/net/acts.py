@@ -1,0 +1,135 @@
+"""What a seat sends in a game, handed to it: the one way every act, turn and resignation
+takes, however the connection read it (by its bytes, `Connection.plain`, or by the general
+reader; transport.py makes a `maag.protocol.Play` of either), to its game's session
+(`GameSession.act` or `resign`, once), and what it did written to the seats: by each seat's
+connection's `Writer` when every action was applied and the game goes on (templates on
+msgpack), else the session's messages (`Games.dispatch`). A seat linked to a game hosted by
+another referee of the fleet has its message forwarded there.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from maag.protocol import Error, ErrorCode, LocalProtocolError, Play, Result
+from maag.server.net.games import Games, LiveGame
+from maag.server.referee.session import Played
+
+if TYPE_CHECKING:
+    from maag.server.net.transport import Client
+
+__all__ = ["Acts"]
+
+LOG = logging.getLogger("maag.server.net.server")
+
+
+class Acts:
+    """The plays of one referee's seats, handed to its games (see the module)."""
+
+    def __init__(self, games: Games) -> None:
+        self.games = games
+
+    def plain_play(self, c: Client, game_id: str, keys: list[bytes]) -> Play | None:
+        """The play of a plain act or turn `c` sent (`Connection.plain`: its action maps'
+        bytes `keys`), its actions found among its game's; None when the general reader is to
+        read it (a seat not held here: a linked one is forwarded as its message; a map that
+        is none of the game's actions: the general reader says what it is)."""
+        entry = self.games.seating.seats(c, game_id)
+        if entry is None:
+            return None
+        codes = entry[0].session.codes_of(keys)
+        return None if codes is None else Play(game_id, codes)
+
+    def act(self, c: Client, p: Play, now: float) -> None:
+        """A seat's act, turn or resignation, however it was read: the one way a play reaches
+        its game (the session's `act` or `resign`), and what it did is written to the seats."""
+        entry = self.games.seating.seats(c, p.game_id)
+        if entry is None:
+            link = self.games.seating.link(c, p.game_id)
+            if link is not None and p.message is not None:  # a seat in a game hosted by another referee
+                link.forward(p.message)
+                return
+            self._game_error(c, p, ErrorCode.UNKNOWN_GAME, f"no game {p.game_id!r} of yours is running")
+            return
+        game, seats = entry
+        s = game.session
+        if p.seat is not None:
+            if p.seat - 1 not in seats:
+                self._game_error(c, p, ErrorCode.WRONG_SEAT, f"you do not hold seat {p.seat} here")
+                return
+            seat = p.seat - 1
+        elif len(seats) == 1:
+            seat = seats[0]
+        else:
+            seat = s.to_move
+        if game.ending:
+            self._game_error(c, p, ErrorCode.UNKNOWN_GAME, "the game is over")
+            return
+        if p.resign:
+            self.games.dispatch(game, s.resign(seat, now))
+            self.games.after(game)
+            return
+        played = s.act(seat, p.actions, now, c.rtt_ms(), p.info)
+        self.games.stats["actions"] += len(p.actions)
+        if played.outs is None:
+            if played.prompted != seat:
+                c.turn_passed()
+            self._tell(game, seat, played)
+        else:
+            if s.finished or s.to_move != seat:
+                c.turn_passed()
+            self.games.dispatch(game, played.outs)
+        self.games.after(game)
+
+    def _tell(self, game: LiveGame, seat: int, p: Played) -> None:
+        """Write what `seat`'s play did when every action was applied and the game goes on
+        (`Played`), each seat's frames by its connection's `Writer`: the seat's `result`, the
+        other seat's `event`s or `turn_events`, the prompted seat's `your_turn`; one write per
+        connection, in the order `messages_of` gives (as `dispatch` writes them)."""
+        s = game.session
+        gid = s.game_id
+        clients = game.clients
+        me, other, to = clients[seat], clients[1 - seat], clients[p.prompted]
+        req = game.request
+        if req is not None and req.on_prompt is not None:  # (dispatch calls it for every your_turn)
+            try:
+                req.on_prompt(p.prompted)
+            except Exception:
+                LOG.exception("game %s: the host's turn hook failed", gid)
+        sent = 0
+        if me is not None and not me.closed:
+            try:
+                me.out.append(me.conn.writer.result(gid, p.accepted))
+                sent += 1
+            except LocalProtocolError as e:
+                me.not_sent(e)
+        if other is not None and not other.closed and (p.live or p.held):
+            try:
+                w = other.conn.writer
+                frames = (w.events(gid, seat + 1, p.live, s) if p.live else
+                          w.turn_events(gid, seat + 1, p.held, s))
+                other.out += frames
+                sent += len(frames)
+            except LocalProtocolError as e:
+                other.not_sent(e)
+        if to is not None and not to.closed:
+            try:
+                to.out.append(to.conn.writer.your_turn(gid, s.state, p.prompted, p.time_left_ms, p.bank_ms,
+                                                       p.legal, p.groups))
+                sent += 1
+            except LocalProtocolError as e:
+                to.not_sent(e)
+        self.games.stats["messages_out"] += sent
+        if me is not None:
+            me.flush()
+        if other is not None and other is not me:
+            other.flush()
+
+    def _game_error(self, c: Client, p: Play, code: ErrorCode, text: str) -> None:
+        self.games.stats["errors_sent"] += 1
+        if p.resign:
+            c.queue(Error(code=code.value, message=text, game_id=p.game_id))
+        else:
+            c.queue(Result(game_id=p.game_id, accepted=0, error=code.value, message=text))
+        c.flush()
