@@ -142,83 +142,6 @@ static int is_node_for(is_tree *t, const void *st, unsigned char *scratch)
     return nd;
 }
 
-/* The node of st's information set if the tree has one, else -1 (nothing is created). */
-static int is_find(const is_tree *t, const void *st, unsigned char *scratch)
-{
-    uint64_t h = is_key(t, st, scratch);
-    unsigned long i = (unsigned long)(h ^ (h >> 29)) & t->tmask;
-    while (t->tt[i].key) {
-        if (t->tt[i].key == h)
-            return t->tt[i].node;
-        i = (i + 1) & t->tmask;
-    }
-    return -1;
-}
-
-/* A kept tree (mg_ismcts_tree): make room for `need` more nodes (and their edges and table
- * entries) next to the ones it holds, within p->max_nodes: the arenas grow, and the two hash
- * tables are rebuilt twice as large as they then need. 0 if that is past max_nodes or out of
- * memory (the tree is unchanged then). */
-static int is_grow(is_tree *t, long need, int max_actions)
-{
-    long cap = t->p->max_nodes > 0 ? t->p->max_nodes : 1L << 22;
-    long n = t->nn + need;
-    if (n > cap)
-        return 0;
-    long e = t->ne + 8 * need + 256L * max_actions;
-    if (n > t->ncap) {
-        is_node *nodes = realloc(t->nodes, (size_t)n * sizeof *nodes);
-        if (!nodes)
-            return 0;
-        t->nodes = nodes;
-        t->ncap = n;
-    }
-    if (e > t->ecap) {
-        is_edge *edges = realloc(t->edges, (size_t)e * sizeof *edges);
-        if (!edges)
-            return 0;
-        t->edges = edges;
-        t->ecap = e;
-    }
-    unsigned long want = (unsigned long)(t->tcount > t->ecount ? t->tcount : t->ecount) + (unsigned long)need;
-    if (want <= t->tlimit && want <= t->elimit)
-        return 1;
-    unsigned long slots = ms_pow2(2 * want < 2048 ? 2048 : 2 * want);
-    is_slot *tt = calloc(slots, sizeof *tt);
-    is_eslot *et = calloc(slots, sizeof *et);
-    if (!tt || !et) {
-        free(tt);
-        free(et);
-        return 0;
-    }
-    unsigned long mask = slots - 1;
-    for (unsigned long j = 0; j <= t->tmask; j++) {
-        uint64_t h = t->tt[j].key;
-        if (!h)
-            continue;
-        unsigned long i = (unsigned long)(h ^ (h >> 29)) & mask;
-        while (tt[i].key)
-            i = (i + 1) & mask;
-        tt[i] = t->tt[j];
-    }
-    for (unsigned long j = 0; j <= t->emask; j++) {
-        uint64_t key = t->et[j].key;
-        if (!key)
-            continue;
-        unsigned long i = (unsigned long)mg_mix64(key) & mask;
-        while (et[i].key)
-            i = (i + 1) & mask;
-        et[i] = t->et[j];
-    }
-    free(t->tt);
-    free(t->et);
-    t->tt = tt;
-    t->et = et;
-    t->tmask = t->emask = mask;
-    t->tlimit = t->elimit = slots / 10 * 7;
-    return 1;
-}
-
 static void is_edge_init(is_edge *e, mg_action a, int mover)
 {
     e->a = a;
@@ -244,25 +167,23 @@ static int is_generate(is_tree *t, int nd, const void *st)
     return 1;
 }
 
-/* Progressive widening (p->widen_k > 0, as the MCTS kernel's): 1 if node N, reached
+/* Progressive widening (for p->widen_k > 0, as the MCTS kernel's): 1 if node N, reached
  * N->visits times before, may have another edge than its `has`: while it has fewer than
  * max(1, floor(widen_k visits^widen_alpha)). */
 static int is_widens(const is_tree *t, const is_node *N, int has)
 {
-    if (t->p->widen_k <= 0)
-        return 1;
     double w = t->p->widen_k * pow((double)N->visits, t->p->widen_alpha);
     return has < 1 || (double)has < floor(w);
 }
 
-/* Fixed node: the next unexpanded edge (*expanded = 1), else the best by UCB1 over the
- * expanded ones (node visits): all of them unless progressive widening holds some back.
+/* Fixed node: the next unexpanded edge when `expand` (is_iterate decides: some are left
+ * and progressive widening, if on, allows another), else the best by UCB1 over the expanded
+ * ones (node visits): all of them unless widening holds some back.
  * With c = 0 (the heroes default) UCB1 is the mean: the loop then skips the square root and
  * division per edge, most of the kernel's own time in a profile (the same edge is chosen). */
-static long is_select_fixed(is_tree *t, is_node *N, int *expanded)
+static long is_select_fixed(is_tree *t, is_node *N, int expand)
 {
-    *expanded = N->nexp < N->n && is_widens(t, N, N->nexp);
-    if (*expanded)
+    if (expand)
         return N->edges + N->nexp++;
     const is_edge *e = t->edges + N->edges;
     int m = N->nexp;
@@ -322,11 +243,10 @@ static long is_select_open(is_tree *t, int nd, const void *st)
     if (n <= 0)
         return -1;
     is_node *N = &t->nodes[nd];
-    int fresh = -1, fresh_rate = 0, known = 0;
+    int fresh = -1, fresh_rate = 0;
     for (int j = 0; j < n; j++) {
         is_eslot *slot = is_eslot_for(t, nd, acts[j]);
         found[j] = slot && slot->key ? slot->edge : -1;
-        known |= found[j] >= 0;
         if (found[j] < 0 && slot && N->n < INT16_MAX) {
             int r = vt->rate ? vt->rate(st, acts[j]) : 0;
             if (fresh < 0 || r > fresh_rate) {
@@ -335,7 +255,15 @@ static long is_select_open(is_tree *t, int nd, const void *st)
             }
         }
     }
-    if (fresh >= 0 && (!known || is_widens(t, N, N->n))) { /* expansion */
+    if (fresh >= 0 && t->p->widen_k > 0 && !is_widens(t, N, N->n)) {
+        /* widening holds the node back, unless none of its edges is legal here */
+        int known = 0;
+        for (int j = 0; j < n && !known; j++)
+            known = found[j] >= 0;
+        if (known)
+            fresh = -1;
+    }
+    if (fresh >= 0) { /* expansion */
         if (t->ne >= t->ecap)
             return -2;
         is_eslot *slot = is_eslot_for(t, nd, acts[fresh]);
@@ -408,7 +336,8 @@ static int is_iterate(is_tree *t, int root, unsigned char *det, unsigned char *s
             N = &t->nodes[node];
             if (N->n == 0)
                 break;
-            ei = is_select_fixed(t, N, &expanded);
+            expanded = N->nexp < N->n && (t->p->widen_k <= 0 || is_widens(t, N, N->nexp));
+            ei = is_select_fixed(t, N, expanded);
         } else {
             int before = N->n;
             ei = is_select_open(t, node, det);
@@ -581,6 +510,83 @@ int ms_ismcts(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
 }
 
 /* ---- A tree kept between searches (mg_ismcts_tree) ------------------------------------- */
+
+/* The node of st's information set if the tree has one, else -1 (nothing is created). */
+static int is_find(const is_tree *t, const void *st, unsigned char *scratch)
+{
+    uint64_t h = is_key(t, st, scratch);
+    unsigned long i = (unsigned long)(h ^ (h >> 29)) & t->tmask;
+    while (t->tt[i].key) {
+        if (t->tt[i].key == h)
+            return t->tt[i].node;
+        i = (i + 1) & t->tmask;
+    }
+    return -1;
+}
+
+/* A kept tree (mg_ismcts_tree): make room for `need` more nodes (and their edges and table
+ * entries) next to the ones it holds, within p->max_nodes: the arenas grow, and the two hash
+ * tables are rebuilt twice as large as they then need. 0 if that is past max_nodes or out of
+ * memory (the tree is unchanged then). */
+static int is_grow(is_tree *t, long need, int max_actions)
+{
+    long cap = t->p->max_nodes > 0 ? t->p->max_nodes : 1L << 22;
+    long n = t->nn + need;
+    if (n > cap)
+        return 0;
+    long e = t->ne + 8 * need + 256L * max_actions;
+    if (n > t->ncap) {
+        is_node *nodes = realloc(t->nodes, (size_t)n * sizeof *nodes);
+        if (!nodes)
+            return 0;
+        t->nodes = nodes;
+        t->ncap = n;
+    }
+    if (e > t->ecap) {
+        is_edge *edges = realloc(t->edges, (size_t)e * sizeof *edges);
+        if (!edges)
+            return 0;
+        t->edges = edges;
+        t->ecap = e;
+    }
+    unsigned long want = (unsigned long)(t->tcount > t->ecount ? t->tcount : t->ecount) + (unsigned long)need;
+    if (want <= t->tlimit && want <= t->elimit)
+        return 1;
+    unsigned long slots = ms_pow2(2 * want < 2048 ? 2048 : 2 * want);
+    is_slot *tt = calloc(slots, sizeof *tt);
+    is_eslot *et = calloc(slots, sizeof *et);
+    if (!tt || !et) {
+        free(tt);
+        free(et);
+        return 0;
+    }
+    unsigned long mask = slots - 1;
+    for (unsigned long j = 0; j <= t->tmask; j++) {
+        uint64_t h = t->tt[j].key;
+        if (!h)
+            continue;
+        unsigned long i = (unsigned long)(h ^ (h >> 29)) & mask;
+        while (tt[i].key)
+            i = (i + 1) & mask;
+        tt[i] = t->tt[j];
+    }
+    for (unsigned long j = 0; j <= t->emask; j++) {
+        uint64_t key = t->et[j].key;
+        if (!key)
+            continue;
+        unsigned long i = (unsigned long)mg_mix64(key) & mask;
+        while (et[i].key)
+            i = (i + 1) & mask;
+        et[i] = t->et[j];
+    }
+    free(t->tt);
+    free(t->et);
+    t->tt = tt;
+    t->et = et;
+    t->tmask = t->emask = mask;
+    t->tlimit = t->elimit = slots / 10 * 7;
+    return 1;
+}
 
 struct mg_ismcts_tree {
     is_tree t;
