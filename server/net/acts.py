@@ -121,9 +121,9 @@ class Acts:
             except LocalProtocolError as e:
                 to.not_sent(e)
         self.games.stats["messages_out"] += sent
-        if me is not None:
+        if me is not None and me.out:
             me.flush()
-        if other is not None and other is not me:
+        if other is not None and other is not me and other.out:  # (mid-turn, a seat hearing turns: nothing)
             other.flush()
 
     def _game_error(self, c: Client, p: Play, code: ErrorCode, text: str) -> None:

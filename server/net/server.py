@@ -92,6 +92,7 @@ class RefereeServer:
                            spawn=self.spawn, new_secret=lambda: self.fleet.new_secret(),
                            close_links=lambda c: self.fleet.close_links(c))
         self.acts = Acts(self.rooms)  # every act, turn and resignation, handed to its game
+        self.plain_play = self.acts.plain_play  # (the transport's Host: a plain frame's play)
         self.forfeits = Forfeits(config, server_id=self.server_id, storage=self.storage, lobby=self.lobby,
                                  seating=self.seating, rooms=self.rooms, spawn=self.spawn,
                                  stopping=lambda: self.stopping)
@@ -264,10 +265,6 @@ class RefereeServer:
             with contextlib.suppress(OSError):
                 c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return True
-
-    def plain_play(self, c: Client, game_id: str, keys: list[bytes]) -> Play | None:
-        """The play of a plain act or turn `c` read by its bytes (`Acts.plain_play`)."""
-        return self.acts.plain_play(c, game_id, keys)
 
     def act(self, c: Client, p: Play, now: float) -> None:
         """An act, turn or resignation of `c`, however read (`Acts.act`), read at `now`; its
