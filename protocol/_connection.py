@@ -173,7 +173,7 @@ class Connection:
         return event
 
     def plain(self, data: bytes, pos: int = 0) -> PlainPlay | None:
-        """The server's fast path for its commonest input: when this connection is welcomed,
+        """The server's reader of its commonest input by its bytes: when this connection is welcomed,
         speaks msgpack, has nothing buffered and no error, the plain `act` or `turn` whose
         whole frame starts at `data[pos]` (`read_plain`: what `next_event` would return for
         it, once its action maps are found among the game's). The state does not change (an

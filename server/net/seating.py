@@ -1,7 +1,7 @@
 """The seating: which connection sits in which game and seat, how many free game slots each
 connection has, and since when it has been free. Part of the lobby's room (the lobby pairs on
 these counts); the composition root (server.py) builds one and hands it to the lobby, the
-games, the forfeits, the fast path and the fleet, which read and change it through the
+games, the forfeits, the acts (acts.py) and the fleet, which read and change it through the
 methods below only.
 
 A connection is any object with `bot` and `closing` (the transport's `Client`, or a stand-in
@@ -58,7 +58,7 @@ class Seating(Generic[G]):
     def __init__(self) -> None:
         self._of: dict[int, _Record[G]] = {}
         """id of a connection -> its record. By id, not by the connection itself: a plain
-        dict's lookup (the fast path asks once per act), the record dropped by a finalizer
+        dict's lookup (acts.py asks once or twice per act), the record dropped by a finalizer
         when the connection is collected (before its id can be reused)."""
 
     def __len__(self) -> int:

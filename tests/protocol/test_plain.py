@@ -1,8 +1,9 @@
-"""The msgpack framing's plain frames (protocol/_plain.py, the referee's fast path) against the
-general path they stand in for: `read_plain` reads only what `next_event` would read as the
-same act or turn (the same game id, each action map's very bytes), and refuses the rest
-(the general reader then reads it); a connection's `Writer` writes the very frames its
-general encoder writes for the same result, event, turn_events and your_turn messages."""
+"""The msgpack framing's plain frames (protocol/_plain.py: the referee's plain reader and
+its connections' writer) against the general path they stand in for: `read_plain` reads
+only what `next_event` would read as the same act or turn (the same game id, each action
+map's very bytes), and refuses the rest (the general reader then reads it); a connection's
+`Writer` writes the very frames its general encoder writes for the same result, event,
+turn_events and your_turn messages."""
 
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ GAMES = registry.names()
 # -- the driver: a referee in-process, without sockets ---------------------------------------
 # Each bot is a `transport.Client` fed bytes by the test and writing into a `Wire` (a stand-in
 # asyncio transport that keeps every byte). Bots play by a seeded script, so that two runs
-# (the fast path on and off) can be compared frame by frame; the same driver times the
+# (the plain reader on and off) can be compared frame by frame; the same driver times the
 # referee's Python per message (`play(timer=...)`: no system call in it).
 
 
