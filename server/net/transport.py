@@ -86,7 +86,13 @@ class RateLimiter:
 
 
 _TCP_INFO_RTT = struct.Struct("=I")
-_RTT_OFFSET = 8 + 15 * 4  # struct tcp_info: 8 one-byte fields, then u32 fields; tcpi_rtt is the 16th
+# struct tcp_info (linux/tcp.h): 8 one-byte fields, 24 u32 fields (tcpi_rtt the 16th), 4 u64
+# fields, 4 u32 fields then tcpi_min_rtt (Linux 4.6 and later). The clock forgives the
+# minimum round trip, not the smoothed one: Linux delays its ACK of a prompt until the bot
+# answers (up to 40 ms), so the smoothed round trip of a bot that thinks grows with its
+# thinking, and forgiving it forgave the thinking (tests/e2e/test_clock_transport.py).
+_MIN_RTT_OFFSET = 8 + 24 * 4 + 4 * 8 + 3 * 4
+_RTT_OFFSET = 8 + 15 * 4  # (a kernel before 4.6: the smoothed round trip, as before)
 LINGER_S = 2.0  # after a fatal error: how long the peer's input is drained before closing
 
 
@@ -325,8 +331,9 @@ class Client(asyncio.Protocol):
         return self.closed or self.peer_gone or self.transport is None or self.transport.is_closing()
 
     def rtt_ms(self) -> float:
-        """Smoothed round-trip time of the TCP connection as the kernel measures it (0 if
-        unknown), read once per turn of the bot (`turn_passed` forgets it)."""
+        """The TCP connection's minimum round-trip time as the kernel measured it (0 if
+        unknown; see `_MIN_RTT_OFFSET`), read once per turn of the bot (`turn_passed`
+        forgets it)."""
         if self._rtt is None:
             self._rtt = self._read_rtt()
         return self._rtt
@@ -339,8 +346,12 @@ class Client(asyncio.Protocol):
         if self.sock is None or not hasattr(socket, "TCP_INFO"):
             return self.extra_rtt_ms
         try:
-            raw = self.sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _RTT_OFFSET + 4)
-            return float(_TCP_INFO_RTT.unpack_from(raw, _RTT_OFFSET)[0]) / 1000.0 + self.extra_rtt_ms
+            raw = self.sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _MIN_RTT_OFFSET + 4)
+            at = _MIN_RTT_OFFSET if len(raw) >= _MIN_RTT_OFFSET + 4 else _RTT_OFFSET
+            us = _TCP_INFO_RTT.unpack_from(raw, at)[0]
+            if us == 0xFFFFFFFF:  # (no round trip measured yet: the kernel's "none")
+                us = 0
+            return float(us) / 1000.0 + self.extra_rtt_ms
         except (OSError, struct.error):
             return self.extra_rtt_ms
 
