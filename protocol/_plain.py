@@ -38,6 +38,7 @@ from ._messages import (
 )
 from ._messages import check_built_messages as _checking
 from ._packed import Packed, header
+from ._state import ConnState
 
 if TYPE_CHECKING:
     from ._connection import Connection
@@ -234,8 +235,11 @@ class Writer:
         self._games: dict[str, _Templates] = {}
 
     def _templates(self, game_id: str) -> _Templates | None:
-        """The game's templates, or None when the frames are to be written by the connection."""
-        if not self._conn.sends_plain():
+        """The game's templates, or None when the frames are to be written by the connection
+        (`Connection.sends_plain`, written out: three times an act)."""
+        c = self._conn
+        if (c._state is not ConnState.READY or c.our_error is not None or c.their_error is not None
+                or type(c._codec) is not MsgpackCodec):
             return None
         t = self._games.get(game_id)
         if t is None:

@@ -100,13 +100,13 @@ class Acts:
         sent = 0
         if me is not None and not me.closed:
             try:
-                me.out.append(me.conn.writer.result(gid, p.accepted))
+                me.out.append(me.writer.result(gid, p.accepted))
                 sent += 1
             except LocalProtocolError as e:
                 me.not_sent(e)
         if other is not None and not other.closed and (p.live or p.held):
             try:
-                w = other.conn.writer
+                w = other.writer
                 frames = (w.events(gid, seat + 1, p.live, s) if p.live else
                           w.turn_events(gid, seat + 1, p.held, s))
                 other.out += frames
@@ -115,7 +115,7 @@ class Acts:
                 other.not_sent(e)
         if to is not None and not to.closed:
             try:
-                to.out.append(to.conn.writer.your_turn(gid, s.state, p.prompted, p.time_left_ms, p.bank_ms,
+                to.out.append(to.writer.your_turn(gid, s.state, p.prompted, p.time_left_ms, p.bank_ms,
                                                        p.legal, p.groups))
                 sent += 1
             except LocalProtocolError as e:

@@ -110,6 +110,7 @@ class Client(asyncio.Protocol):
         self.id = next(self._ids)
         self.server = server
         self.conn = Connection(Role.SERVER, max_frame=cfg.max_frame)
+        self.writer = self.conn.writer  # (what a game tells this connection after an act: acts.py)
         self.rate = RateLimiter(cfg.max_rate)
         self.transport: asyncio.Transport | None = None
         self.peer: Any = None
