@@ -39,7 +39,8 @@ class Acts:
         if entry is None:
             return None
         codes = entry[0].session.codes_of(keys)
-        return None if codes is None else Play(game_id, codes)
+        # (tuple.__new__: a NamedTuple's own constructor is Python code, and this runs every act)
+        return None if codes is None else tuple.__new__(Play, (game_id, codes, None, None, False, None))
 
     def act(self, c: Client, p: Play, now: float) -> None:
         """A seat's act, turn or resignation, however it was read: the one way a play reaches

@@ -78,6 +78,9 @@ class Played(NamedTuple):
     outs: list[Out] | None
 
 
+_new = tuple.__new__
+
+
 def error(code: ErrorCode, message: str, game_id: str | None) -> Error:
     return Error(code=code.value, message=message, game_id=game_id)
 
@@ -107,14 +110,15 @@ class Messages(ActionLog):
         groups = self._groups(to, s) if s.want_groups else None
         s.prompt_at = self._clock()
         other = self.seats[1 - seat]
+        # (tuple.__new__: a NamedTuple's own constructor is Python code, and this runs every act)
         if not other.turn_events:
-            return Played(len(codes), codes, (), to, left, bank, s.want_legal, groups, None)
+            return _new(Played, (len(codes), codes, (), to, left, bank, s.want_legal, groups, None))
         held = other.held
         held.extend(codes)
         if to != 1 - seat and len(held) < MAX_TURN_ACTIONS:
-            return Played(len(codes), (), (), to, left, bank, s.want_legal, groups, None)
+            return _new(Played, (len(codes), (), (), to, left, bank, s.want_legal, groups, None))
         other.held = []
-        return Played(len(codes), (), held, to, left, bank, s.want_legal, groups, None)
+        return _new(Played, (len(codes), (), held, to, left, bank, s.want_legal, groups, None))
 
     def messages_of(self, seat: int, p: Played) -> list[Out]:
         """The messages of what `seat`'s play did (`p`), in order: `p.outs`, or for a play
