@@ -327,7 +327,7 @@ class Ladder:
 
     async def _fleet_tick(self) -> None:
         assert self.fleet is not None and self.server is not None
-        if self.submitted != "no" and self.hosting.due():
+        if self.submitted != "no" and self.hosting.due() and self.server.storage_ok:
             self.hosting.refresh()  # (every member: each plays the hosted games assigned to it)
         if not self.lock.leading:
             if not await self.lock.try_take():

@@ -27,6 +27,7 @@ from typing import Any
 
 from maag.server.hosting.api import PACKAGE_PREFIX, Host, HostedBot, HostOptions, hosted_bot
 from maag.server.net.server import GameNotStarted, GameSummary, RefereeServer, ServerConfig
+from maag.server.storage.backend import StorageUnavailable
 
 __all__ = ["HostedEntrants", "HOSTED_REFRESH_S"]
 
@@ -84,15 +85,24 @@ class HostedEntrants:
     def refresh(self) -> None:
         """The submitted bots' active versions, as hosted participants (NAME@VERSION): a new
         version joins (unrated: it starts from no games, its earlier versions keep theirs),
-        a retired one plays no new game (those in progress finish)."""
-        assert self._server is not None and self._workdir is not None
+        a retired one plays no new game (those in progress finish). The database out of reach
+        (restarting, this machine's link cut): the versions stay as they were, and it looks again
+        HOSTED_REFRESH_S later (a fleet member once exited with a traceback here, status 1, not
+        the 3 of a lost lease)."""
         from maag.server.storage.submissions import open_submission_store
 
-        store = open_submission_store(self.db_url)
         try:
-            active = {v.label: v for v in store.versions(status="active")}
-        finally:
-            store.close()
+            store = open_submission_store(self.db_url)
+            try:
+                active = {v.label: v for v in store.versions(status="active")}
+            finally:
+                store.close()
+        except StorageUnavailable as e:
+            LOG.warning("ladder %s: the submitted bots' versions not read (%s); trying again in %g s",
+                        self.name, e, HOSTED_REFRESH_S)
+            self._refreshed = time.monotonic()
+            return
+        assert self._server is not None and self._workdir is not None
         for label in sorted(set(self.bots) - set(active)):
             del self.bots[label]
             self.left(label)

@@ -109,3 +109,26 @@ def test_one_scheduler_per_ladder_and_a_standby_takes_over(postgres_db: str, tmp
     # The leader's game in progress when it died: aborted once its lease lapsed, or still
     # "playing" until then; every other game finished normally, none twice.
     assert sum(g.status == "finished" for g in games) >= before + 3
+
+
+def test_hosted_versions_kept_while_the_database_is_out_of_reach(tmp_path: Path) -> None:
+    """The submitted bots' versions of a ladder whose database cannot be reached (restarting,
+    its machine's link cut) stay as they were, to be read again later: a fleet member whose link
+    was cut once exited with a traceback here (status 1) instead of finding its lease revoked
+    once mended (status 3; tests/e2e/test_fleet_machines.py)."""
+    import socket
+
+    from maag.server.compete.ladder_hosted import HostedEntrants
+    from maag.server.net.server import ServerConfig
+
+    with socket.socket() as s:  # a port nobody listens on: connections refused at once
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    seen: list[str] = []
+    entrants = HostedEntrants("main", f"postgresql://maag:maag@127.0.0.1:{port}/gone", ServerConfig(),
+                              host_options=None, slots=1, log_dir=str(tmp_path), cluster=None,
+                              joined=seen.append, left=seen.append)
+    t0 = time.monotonic()
+    entrants.refresh()
+    assert entrants.bots == {} and seen == []
+    assert entrants._refreshed >= t0  # looked at again HOSTED_REFRESH_S later, not at every tick
