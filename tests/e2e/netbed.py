@@ -54,6 +54,28 @@ def _ip(*args: str, ns: str | None = None) -> None:
         raise RuntimeError(f"{' '.join(argv)}: {r.stderr.strip()}")
 
 
+def _descendants(roots: Sequence[int]) -> list[int]:
+    """Every live descendant of `roots`, parents before children (read from /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        children.setdefault(ppid, []).append(int(entry))
+    out: list[int] = []
+    todo = list(roots)
+    while todo:
+        pid = todo.pop(0)
+        for c in children.get(pid, []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
 @dataclass
 class Member:
     """One machine: a network namespace, its address, its processes."""
@@ -209,9 +231,19 @@ listen database
         _ip("link", "set", m.host_end, "up")
 
     def _signal(self, m: Member, sig: int) -> None:
+        # Its process groups, then every descendant outside them: a hosted bot's sandbox runs it
+        # in a session of its own (bwrap --new-session), and a machine that hangs or dies takes
+        # those down too. Found before any is signalled (a killed parent's children move to
+        # another), signalled parents first (a child forked meanwhile is found stopped).
+        below = _descendants([p.pid for p in m.procs])
         for p in m.alive():
             try:
                 os.killpg(p.pid, sig)
+            except ProcessLookupError:
+                pass
+        for pid in below:
+            try:
+                os.kill(pid, sig)
             except ProcessLookupError:
                 pass
 
