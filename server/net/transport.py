@@ -1,13 +1,13 @@
 """The transport: one `Client` per TCP connection, an asyncio.Protocol that turns the bytes it
 is fed into protocol events for the server and writes what the server queues for it.
 
-No read task: `data_received` feeds the connection's sans-IO `maag.protocol.Connection` and
-hands every whole message to the server (`RefereeServer.on_message`) in the same callback.
-A `hello` is the one message the server answers asynchronously (it asks storage): reading
-pauses until it is answered, so messages are handled in order and a peer cannot pile up
-input meanwhile. The peer's EOF is seen the moment the transport reports it (`peer_gone`),
-so a closing connection is never paired. Limits kept here: the message rate (a token
-bucket), the bytes buffered for a peer that does not read; the frame size is the protocol's.
+No read task: `data_received` hands every whole message to the server in the same callback:
+each act, turn and resignation as a `Play` (`RefereeServer.act`; read by its bytes when plain,
+`Connection.plain`), the rest to `on_message`. A `hello` is the one message the server answers
+asynchronously (it asks storage): reading pauses until it is answered, so messages are
+handled in order and a peer cannot pile up input meanwhile. The peer's EOF is seen the moment
+the transport reports it (`peer_gone`), so a closing connection is never paired. Limits kept
+here: the message rate, the bytes buffered for a peer that does not read (frame size: protocol).
 Which games a connection sits in and how many free slots it has is not kept here: that is
 the lobby's seating (seating.py), keyed by connection.
 """
@@ -245,10 +245,7 @@ class Client(asyncio.Protocol):
         self._end()
 
     def _plain(self, data: bytes, now: float) -> int:
-        """Read the plain acts and turns at the front of `data` by their bytes
-        (`Connection.plain`) and hand each to the server as a `Play`; how many bytes they took
-        (the rest is the general reader's, from the first frame that is not one, or whose
-        actions are not its game's). -1: the peer went over the message rate (it is told)."""
+        """The plain acts and turns at the front of `data` handed on: bytes taken (-1: over rate)."""
         server, conn = self.server, self.conn
         pos, n = 0, len(data)
         while pos < n and not self.closed:
