@@ -327,8 +327,9 @@ class Ladder:
 
     async def _fleet_tick(self) -> None:
         assert self.fleet is not None and self.server is not None
-        if self.submitted != "no" and self.hosting.due() and self.server.storage_ok:
-            self.hosting.refresh()  # (every member: each plays the hosted games assigned to it)
+        if self.submitted != "no" and self.hosting.due() and self.server.storage_ok:  # (see active_versions)
+            if (active := await asyncio.to_thread(self.hosting.active_versions)) is not None:
+                self.hosting.apply(active)
         if not self.lock.leading:
             if not await self.lock.try_take():
                 now = time.monotonic()
@@ -337,7 +338,7 @@ class Ladder:
                     await self.fleet.results(self._followed)
                 return
             await self.fleet.lead()
-            storage = open_storage(self.db_url)
+            storage = await asyncio.to_thread(open_storage, self.db_url)  # (off the loop: it renews leases)
             try:  # another process scheduled until now: its games are the history
                 self.fleet.skip_history(await asyncio.to_thread(self._history, storage))
             finally:

@@ -89,19 +89,30 @@ class HostedEntrants:
         (restarting, this machine's link cut): the versions stay as they were, and it looks again
         HOSTED_REFRESH_S later (a fleet member once exited with a traceback here, status 1, not
         the 3 of a lost lease)."""
+        active = self.active_versions()
+        if active is not None:
+            self.apply(active)
+
+    def active_versions(self) -> dict[str, Any] | None:
+        """The active versions by label, read from the database (blocking: a fleet member reads
+        them in a thread, `asyncio.to_thread`, as a database that waits on a lost member's locks
+        would stall its event loop past its lease); None when the database is out of reach."""
         from maag.server.storage.submissions import open_submission_store
 
         try:
             store = open_submission_store(self.db_url)
             try:
-                active = {v.label: v for v in store.versions(status="active")}
+                return {v.label: v for v in store.versions(status="active")}
             finally:
                 store.close()
         except StorageUnavailable as e:
             LOG.warning("ladder %s: the submitted bots' versions not read (%s); trying again in %g s",
                         self.name, e, HOSTED_REFRESH_S)
             self._refreshed = time.monotonic()
-            return
+            return None
+
+    def apply(self, active: dict[str, Any]) -> None:
+        """Versions `active` (from `active_versions`) as the hosted participants: see `refresh`."""
         assert self._server is not None and self._workdir is not None
         for label in sorted(set(self.bots) - set(active)):
             del self.bots[label]

@@ -56,7 +56,7 @@ from .netbed import Member, NetBed, need_bed
 LEASE_S = 2.0
 BOTS = 4
 HOSTED = 12
-SLOTS = 2
+SLOTS = 1
 BOT = str(Path(__file__).with_name("pacing_bot.py"))
 RANDOM = Path(__file__).resolve().parents[2] / "server" / "bench" / "packages" / "random"
 """The bench's random package: one random legal action per message (a cheap hosted bot)."""
@@ -236,8 +236,10 @@ def test_a_lost_member_costs_no_bot_a_game(fleet: Fleet, how: str) -> None:
     assert before is not None
     victim, sid = fleet.scheduler()
     running = "SELECT id FROM games WHERE server = %s AND status = 'running'"
-    hosted = running + " AND (strpos(seat0, '@') > 0 OR strpos(seat1, '@') > 0)"
-    until(lambda: bool(q(url, hosted, sid)), 30, "a game with a hosted bot on the member to lose")
+    # A game with a hosted bot under way (its start written: one lost in its first 100 ms cannot
+    # be resumed anywhere and is aborted, docs/competitions.md).
+    hosted = running + " AND (strpos(seat0, '@') > 0 OR strpos(seat1, '@') > 0) AND logged > 2"
+    until(lambda: bool(q(url, hosted, sid)), 30, "a game with a hosted bot under way on the member to lose")
     on_victim = [g for (g,) in q(url, running, sid)]
     proc = victim.alive()[0]
     lost_at = time.monotonic()
@@ -286,7 +288,9 @@ def lost(fleet: Fleet, how: str, victim: Member, sid: str, proc: subprocess.Pope
             assert g.status == "aborted" or (g.verdict is None and g.reason not in ("time", "disconnect")), g
             aborted += g.status == "aborted"
             if g.status == "finished" and any("@" in seat for seat in g.seats):
-                assert q(url, "SELECT server FROM games WHERE id = %s", gid) != [(sid,)], g
+                if q(url, "SELECT server FROM games WHERE id = %s", gid) == [(sid,)]:
+                    continue  # it ended there just before the loss (a game lasts about a second;
+                    # a lost member stores nothing, which the fencing checks hold)
                 until(lambda gid=gid: fleet.restarted(gid, victim), 5,
                       f"game {gid}'s hosted bots started again elsewhere")
                 restarted += 1
