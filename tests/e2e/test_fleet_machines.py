@@ -1,5 +1,5 @@
 """A fleet across machines (issue 56's test bed, tests/e2e/netbed.py): three `maag ladder
---fleet --submitted also --slots 2` members, each in a network namespace of its own with its
+--fleet --submitted also --slots 1` members, each in a network namespace of its own with its
 own address, on a PostgreSQL and behind a HAProxy as docs/competitions.md tells a host with
 several machines; twelve submitted versions (the bench's random package), hosted on every
 member, each game a fresh process in the sandbox (bubblewrap, inside the member's namespace);
