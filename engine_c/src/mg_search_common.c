@@ -668,6 +668,21 @@ static int search_begin(const mg_game_vt *vt, const void *st, const mg_search_pa
     return MG_OK;
 }
 
+/* The end of a search, kept or not: its time, the value of a forced plan, and on failure
+   no plan and the reason in `err`. */
+static int search_end(int rc, double t0, double value, mg_search_stats *stats, int *plan_len,
+                      char *err)
+{
+    stats->elapsed_ms = ms_now() - t0;
+    stats->value = value;
+    if (rc != MG_OK) {
+        *plan_len = 0;
+        if (err)
+            snprintf(err, MG_ERR_LEN, "%s", mg_errstr(rc));
+    }
+    return rc;
+}
+
 int mg_search_reuse(const mg_game_vt *vt, const void *st, const mg_search_params *p,
                     mg_search_tree *tree, mg_rng *rng, mg_action *plan, int *plan_len,
                     mg_search_stats *stats, char *err)
@@ -685,19 +700,10 @@ int mg_search_reuse(const mg_game_vt *vt, const void *st, const mg_search_params
                                  "or collapse");
     mg_search_params q = ms_game_params(vt, p);
     double t0 = ms_now();
-    if (p->forced && ms_forced(vt, st, rng, plan, plan_len)) {
-        stats->elapsed_ms = ms_now() - t0;
-        stats->value = 0.5;
-        return MG_OK;
-    }
+    if (p->forced && ms_forced(vt, st, rng, plan, plan_len))
+        return search_end(MG_OK, t0, 0.5, stats, plan_len, err);
     rc = ms_mcts_reuse(vt, st, &q, tree, rng, plan, plan_len, stats);
-    stats->elapsed_ms = ms_now() - t0;
-    if (rc != MG_OK) {
-        *plan_len = 0;
-        if (err)
-            snprintf(err, MG_ERR_LEN, "%s", mg_errstr(rc));
-    }
-    return rc;
+    return search_end(rc, t0, stats->value, stats, plan_len, err);
 }
 
 int mg_search(const mg_game_vt *vt, const void *st, const mg_search_params *p, mg_rng *rng,
@@ -717,17 +723,8 @@ int mg_search(const mg_game_vt *vt, const void *st, const mg_search_params *p, m
         return rc;
     mg_search_params q = ms_game_params(vt, p);
     double t0 = ms_now();
-    if (p->forced && ms_forced(vt, st, rng, plan, plan_len)) {
-        stats->elapsed_ms = ms_now() - t0;
-        stats->value = 0.5;
-        return MG_OK;
-    }
+    if (p->forced && ms_forced(vt, st, rng, plan, plan_len))
+        return search_end(MG_OK, t0, 0.5, stats, plan_len, err);
     rc = kernels[p->algo](vt, st, &q, rng, plan, plan_len, stats);
-    stats->elapsed_ms = ms_now() - t0;
-    if (rc != MG_OK) {
-        *plan_len = 0;
-        if (err)
-            snprintf(err, MG_ERR_LEN, "%s", mg_errstr(rc));
-    }
-    return rc;
+    return search_end(rc, t0, stats->value, stats, plan_len, err);
 }
