@@ -93,15 +93,26 @@ typedef struct mc_tree {
 
 /* ---- Arena -------------------------------------------------------------------------------- */
 
-static int mc_alloc(mc_tree *t, const mg_search_params *p, int max_actions)
+/* The node cap of the tree (max_nodes, else 4M), and the nodes one search with parameters
+ * p may add: at most one node per iteration; no kernel does 2M iterations per second. */
+static long mc_cap(const mg_search_params *p)
 {
-    long cap = p->max_nodes > 0 ? p->max_nodes : 1L << 22;
-    long n = cap;
+    return p->max_nodes > 0 ? p->max_nodes : 1L << 22;
+}
+
+static long mc_nodes_wanted(const mg_search_params *p)
+{
+    long n = mc_cap(p);
     if (p->iterations > 0 && p->iterations + 2 < n)
         n = p->iterations + 2;
-    /* at most one node per iteration; no kernel does 2M iterations per second */
     if (p->budget_ms > 0 && (long)(p->budget_ms * 2000) + 4096 < n)
         n = (long)(p->budget_ms * 2000) + 4096;
+    return n;
+}
+
+static int mc_alloc(mc_tree *t, const mg_search_params *p, int max_actions)
+{
+    long n = mc_nodes_wanted(p);
     t->ncap = n;
     /* Action lists: a list is generated when a node is reached a second time, so the count
      * tracks nodes times a factor (up to about 10 on heroes' mid-game states). The arenas
@@ -959,12 +970,8 @@ static int mc_grow(void **p, long *cap, long n, size_t sz)
  * 0 when that passes the node cap (max_nodes) or memory runs out: the caller starts anew. */
 static int mc_reserve(mc_tree *t, const mg_search_params *p, int max_actions)
 {
-    long cap = p->max_nodes > 0 ? p->max_nodes : 1L << 22;
-    long n = cap;
-    if (p->iterations > 0 && p->iterations + 2 < n)
-        n = p->iterations + 2;
-    if (p->budget_ms > 0 && (long)(p->budget_ms * 2000) + 4096 < n)
-        n = (long)(p->budget_ms * 2000) + 4096;
+    long cap = mc_cap(p);
+    long n = mc_nodes_wanted(p);
     if (t->nn + n > cap)
         return 0;
     long nodes = t->nn + n, acap = t->acap, ecap = t->ecap, ncap = t->ncap;
