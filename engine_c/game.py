@@ -1,7 +1,11 @@
 """The generic Python face of the C core: `Game` (a configured game), `State` (one position,
 with the RNG beside it) and `Action` (an integer code with a readable dict form).
 Every game plugs in through its C interface record (`mg_game_vt`) and its registry entry
-(`maag.engine.registry`: configuration, action dicts, JSON); nothing here names a game."""
+(`maag.engine.registry`: configuration, action dicts, reading JSON); nothing here names a game.
+
+A state has one serializer: the game's C `write_msgpack`. Its bytes are what the referee
+sends, and `State.to_json` is those bytes decoded, so no second writer of a state's keys
+exists to drift from it (tests/engine/test_one_serializer.py)."""
 
 from __future__ import annotations
 
@@ -92,6 +96,9 @@ class Game:
         self.vt = lib.mg_game_find(name.encode())
         if self.vt == ffi.NULL:
             raise RuntimeError(f"game {name!r} is in games.def but not in the compiled core: reinstall maag")
+        if self.vt.version < 7 or self.vt.write_msgpack == ffi.NULL:
+            # (the C writer is a state's only serializer: without it there is no JSON form)
+            raise RuntimeError(f"game {name!r} has no C state writer (mg_game_vt.write_msgpack, version 7)")
         self.config: dict[str, Any] = self.spec.make_config(dict(config or {}))
         self._cfg = ffi.new("char[]", self.vt.config_size)
         self.spec.fill_config(self.config, self._cfg)
@@ -103,12 +110,10 @@ class Game:
     def __repr__(self) -> str:
         return f"Game({self.name!r}, {self.config!r})"
 
-    def msgpack_of(self, buf: Any) -> bytes:
-        """The msgpack form of the state (or observation) in `buf`: see `State.to_msgpack`
-        (written into this thread's buffer, then copied out)."""
+    def _write(self, buf: Any) -> Any:
+        """The game's C writer's msgpack of the state (or observation) in `buf`, in this
+        thread's buffer: a view valid until the thread's next write."""
         vt = self.vt
-        if vt.version < 7 or vt.write_msgpack == ffi.NULL:
-            return bytes(msgpack.packb(self.spec.state_to_json(buf), use_bin_type=True))
         local = _LOCAL
         w = local.wire
         names = self._names()
@@ -118,7 +123,18 @@ class Game:
             local.grow(w.len)
             w.len = 0
             vt.write_msgpack(buf, names, w)
-        return ffi.buffer(w.buf, w.len)[:]
+        return ffi.buffer(w.buf, w.len)
+
+    def msgpack_of(self, buf: Any) -> bytes:
+        """The msgpack form of the state (or observation) in `buf`: see `State.to_msgpack`
+        (written into this thread's buffer, then copied out)."""
+        return self._write(buf)[:]
+
+    def json_of(self, buf: Any) -> dict[str, Any]:
+        """The JSON form of the state (or observation) in `buf`: `msgpack_of`'s bytes decoded,
+        straight from this thread's buffer (see `State.to_json`)."""
+        out: dict[str, Any] = msgpack.unpackb(self._write(buf), raw=False, strict_map_key=True, use_list=True)
+        return out
 
     def action_msgpack(self, code: int) -> bytes:
         """The msgpack form (packb with use_bin_type) of the action's map (`Action.to_dict`),
@@ -145,11 +161,6 @@ class Game:
         scratch = self._scratch
         if scratch is None:
             scratch = self._scratch = ffi.new("char[]", vt.state_size)
-        if vt.version < 7 or vt.write_msgpack == ffi.NULL:  # (no C writer: the parts joined here)
-            vt.observe(buf, seat, scratch)
-            legal_list = self.legal_msgpack(buf) if legal else b""
-            body = b"".join((head, self.msgpack_of(scratch), mid, legal_list, tail))
-            return len(body).to_bytes(4, "big") + body
         return self._wire_call(lib.mg_prompt_msgpack, vt, buf, seat, scratch, self._names(), head, len(head),
                                mid, len(mid), tail, len(tail), _LOCAL.table(self.name) if legal else ffi.NULL)
 
@@ -350,11 +361,15 @@ class State:
 
     # -- forms ---------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
-        return self.game.spec.state_to_json(self._buf)
+        """The JSON form (the conformance format, plus each game's own keys; an observation's
+        has its observer's view): `to_msgpack()` decoded, so the form a watcher, a replay or a
+        tool reads is the very one the referee sends a bot, written by one serializer."""
+        return self.game.json_of(self._buf)
 
     def to_msgpack(self) -> bytes:
-        """`to_json()` as msgpack (packb with use_bin_type), the form the referee sends: written
-        by the game's C `write_msgpack` with no Python object in between when it has one."""
+        """The state as msgpack, the form the referee sends: written by the game's C
+        `write_msgpack` (its only serializer) with no Python object in between, each value in
+        its smallest form (the bytes msgpack-python's packb makes of `to_json()`)."""
         return self.game.msgpack_of(self._buf)
 
     def legal_msgpack(self) -> bytes:

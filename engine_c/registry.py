@@ -1,8 +1,10 @@
 """The registry of games. engine_c/games/games.def lists them (`MG_GAME(name)`, one line a
 game); each lives in its folder engine_c/games/<name>/ and its Python package
 `maag.engine.games.<name>` defines one `SPEC`, a `GameSpec`: the game's options with their
-defaults, its JSON codec, what an opponent may see of each action, and optionally its
-conformance replayer and bot-kit situations. Generic code (the wrapper, the referee, the
+defaults, its action dicts and its reader of JSON positions, what an opponent may see of each
+action, and optionally its conformance replayer and bot-kit situations. A state's JSON form
+has no entry here: the game's C writer (`mg_game_vt.write_msgpack`) is its only serializer,
+and `State.to_json` decodes what it writes. Generic code (the wrapper, the referee, the
 command line, the bot kit) asks the registry and never names a game.
 
     >>> from maag.engine import registry
@@ -76,7 +78,6 @@ class GameSpec:
     action_to_dict: Callable[[int], dict[str, Any]]
     action_from_dict: Callable[[dict[str, Any]], int]
     """The action code of a readable action; ValueError naming the bad field."""
-    state_to_json: Callable[[Any], dict[str, Any]]
     state_from_json: Callable[[dict[str, Any], dict[str, Any], Any], None]
     """Fill a zeroed state buffer from JSON (the configuration gives missing keys);
     StateError naming the field."""
@@ -141,9 +142,10 @@ class GameSpec:
 def spec_of(name: str, summary: str, state_ctype: str, codec: Any, schema: Any = None,
             **more: Any) -> GameSpec:
     """The GameSpec of a game whose codec module defines OPTIONS, make_config, fill_config,
-    action_to_dict, action_from_dict, state_to_json and state_from_json (and, if the game
-    has them, public_action, unseen and layout), and whose schema module (if given) defines ACTION,
-    OBSERVATION and optionally GROUP; `more` gives the other fields."""
+    action_to_dict, action_from_dict and state_from_json (and, if the game has them,
+    public_action, unseen and layout), and whose schema module (if given) defines ACTION,
+    OBSERVATION and optionally GROUP; `more` gives the other fields. A codec writes no state:
+    tests/engine/test_one_serializer.py fails if one does."""
     optional = {k: getattr(codec, k) for k in ("public_action", "unseen", "layout") if hasattr(codec, k)}
     if schema is not None:
         optional.update(action_schema=schema.ACTION, observation_schema=schema.OBSERVATION,
@@ -151,7 +153,7 @@ def spec_of(name: str, summary: str, state_ctype: str, codec: Any, schema: Any =
     return GameSpec(name=name, summary=summary, state_ctype=state_ctype, options=codec.OPTIONS,
                     make_config=codec.make_config, fill_config=codec.fill_config,
                     action_to_dict=codec.action_to_dict, action_from_dict=codec.action_from_dict,
-                    state_to_json=codec.state_to_json, state_from_json=codec.state_from_json,
+                    state_from_json=codec.state_from_json,
                     **optional, **more)
 
 

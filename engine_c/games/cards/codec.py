@@ -1,6 +1,7 @@
 """The card game's Python codec: options, the readable action form (docs/protocol.md, "The
-card game"), the JSON state and observation, and what an opponent sees. No rules here: those
-are in C. Seats are 1 and 2 in every JSON form, as in the protocol."""
+card game"), the reading of a JSON state or observation, and what an opponent sees. No rules
+here: those are in C, and so is the only writer of a state's JSON form (cards_wire.c, decoded
+by `State.to_json`). Seats are 1 and 2 in every JSON form, as in the protocol."""
 
 from __future__ import annotations
 
@@ -20,7 +21,6 @@ UNKNOWN = 255
 HERO_SLOT = 7
 KW = ["taunt", "charge", "ds", "stealth", "windfury"]  # bit i of a minion's keywords
 ENCH_KINDS = {1: "buff", 2: "enrage"}
-AURAS = {"N23": (1, 0), "N33": (1, 1)}  # aura cards: what they give each other friendly minion
 
 OPTIONS = (
     GameOption("deck1", str, "M", "seat 1's deck: M (Mage control), P (Paladin midrange), X (mixed "
@@ -174,76 +174,7 @@ def public_action(action: dict[str, Any]) -> dict[str, Any]:
     return action
 
 
-# ---- JSON states -------------------------------------------------------------------------------
-
-
-def card_name(number: int) -> str:
-    return CARDS[number - 1] if 1 <= number <= len(CARDS) else "?"
-
-
-def _minion_json(s: Any, seat: int, i: int, m: Any, board: list[Any]) -> dict[str, Any]:
-    kw = m.kw | m.ekw
-    out: dict[str, Any] = {
-        "card": card_name(m.card), "eid": m.eid, "atk": m.atk, "hp": m.hp, "max_hp": m.max_hp,
-        **{k: bool(kw >> b & 1) for b, k in enumerate(KW)},
-        "frozen": bool(m.frozen), "silenced": bool(m.silenced),
-        "sick": bool(m.fresh and not kw & 2), "fresh": bool(m.fresh), "attacks_used": m.attacks_used,
-        "can_attack": bool(s.current == seat and lib.cd_can_attack(s, seat, i)),
-    }
-    ench = [{"src": card_name(e.src), "kind": ENCH_KINDS.get(e.kind, "buff"), "atk": e.atk, "hp": e.hp}
-            for e in m.ench[0:m.nench]]
-    for j, o in enumerate(board):  # auras are recomputed in C; listed here as the traces do
-        if j != i and not o.silenced and card_name(o.card) in AURAS:
-            a, h = AURAS[card_name(o.card)]
-            ench.append({"src": card_name(o.card), "kind": "aura", "atk": a, "hp": h})
-    out["ench"] = ench
-    return out
-
-
-def _player_json(s: Any, seat: int, observer: int) -> dict[str, Any]:
-    p = s.p[seat]
-    hidden = observer >= 0 and observer != seat
-    board = [p.board[i] for i in range(p.nboard)]
-    out: dict[str, Any] = {
-        "hero": {"class": HEROES[p.hero_class], "hp": p.hp, "max_hp": 30, "armor": p.armor,
-                 "atk": p.weapon_atk if p.weapon and s.current == seat else 0, "frozen": bool(p.frozen),
-                 "immune": bool(p.immune), "attacks_used": p.attacks_used,
-                 "can_attack": bool(s.current == seat and lib.cd_can_attack(s, seat, HERO_SLOT))},
-        "weapon": ({"card": card_name(p.weapon), "atk": p.weapon_atk, "durability": p.weapon_dur,
-                    "eid": p.weapon_eid} if p.weapon else None),
-        "mana": p.mana, "max_mana": p.max_mana, "overload_locked": p.overload_locked,
-        "overload_pending": p.overload_pending, "power_used": bool(p.power_used),
-        "cards_played_this_turn": p.cards_played, "fatigue": p.fatigue, "deck_list": DECK_NAMES[p.deck_mode],
-        "hand_count": p.nhand, "deck_count": p.ndeck, "secret_count": p.nsecrets,
-        "secret_eids": [p.secret_eid[i] for i in range(p.nsecrets)],
-    }
-    if not hidden:
-        out["hand"] = [card_name(p.hand[i]) for i in range(p.nhand)]
-        out["secrets"] = [card_name(p.secrets[i]) for i in range(p.nsecrets)]
-        deck = [card_name(p.deck[i]) for i in range(p.ndeck)]
-        if observer == seat:  # the owner knows what is left, not the order
-            counts: dict[str, int] = {}
-            for c in deck:
-                counts[c] = counts.get(c, 0) + 1
-            out["deck"] = counts
-        else:
-            out["deck"] = deck
-    out["board"] = [_minion_json(s, seat, i, m, board) for i, m in enumerate(board)]
-    out["revealed"] = {card_name(c): p.revealed[c] for c in range(1, len(CARDS) + 1) if p.revealed[c]}
-    return out
-
-
-def state_to_json(st: Any) -> dict[str, Any]:
-    s = ffi.cast("cd_state *", st)
-    out: dict[str, Any] = {
-        "ply": s.ply, "current": s.current + 1, "first": s.first + 1, "terminal": bool(s.terminal),
-        "winner": s.winner + 1 if s.terminal and s.winner >= 0 else 0, "capped": bool(s.capped),
-        "ply_limit": s.ply_limit, "next_eid": s.next_eid,
-        "players": [_player_json(s, seat, s.observer) for seat in (0, 1)],
-    }
-    if s.observer >= 0:
-        out["observer"] = s.observer + 1
-    return out
+# ---- JSON states, read (cards_wire.c writes them) ----------------------------------------------
 
 
 def _fail(msg: str) -> StateError:

@@ -1,6 +1,8 @@
 """Conquest's Python codec: options (a map, its rounds and victory rule), the readable
-actions and the JSON state, which is the conformance traces' form plus what a bot needs
-(the roster) and what makes it exact (territories taken this turn, the move a unit may join).
+actions and the reading of a JSON state, which is the conformance traces' form plus what a bot
+needs (the roster) and what makes it exact (territories taken this turn, the move a unit may
+join). The only writer of that form is C (conquest_wire.c, decoded by `State.to_json`): it
+takes its names from `wire_names`.
 
 Territory, player and unit-type names are interned into one process-wide table of name
 numbers, 1..255, so an action code means the same territory on whatever map: the C state
@@ -279,40 +281,10 @@ def _spread(pos: list[list[float]], edges: tuple[tuple[int, int], ...], apart: f
             return
 
 
-# ---- JSON states ---------------------------------------------------------------------------
+# ---- JSON states, read (conquest_wire.c writes them) ------------------------------------------
 
 def _names(s: Any) -> tuple[list[str], list[str]]:
     return [name_of(s.tname[t]) for t in range(s.nterr)], [name_of(s.pname[p]) for p in (0, 1)]
-
-
-def state_to_json(st: Any) -> dict[str, Any]:
-    s = ffi.cast("cq_state *", st)
-    terr, players = _names(s)
-    owner: dict[str, list[str]] = {p: [] for p in players}
-    for t, name in enumerate(terr):
-        owner[players[s.owner1 >> t & 1]].append(name)
-    units: dict[str, list[int]] = {}
-    roster: dict[str, dict[str, list[int]]] = {p: {} for p in players}
-    for u in range(s.nunits):
-        kind = s.ukind[u]
-        roster[players[kind >> 7]].setdefault(name_of(s.types[kind & 7].name), []).append(u)
-        if s.loc[u] != lib.CQ_NONE:
-            units.setdefault(terr[s.loc[u]], []).append(u)
-    moved = [u for u in range(s.nunits) if s.loc[u] != lib.CQ_NONE and s.moved[u >> 6] >> (u & 63) & 1]
-    out: dict[str, Any] = {
-        "round": s.round, "player": players[s.player], "phase": PHASES[s.phase], "owner": owner,
-        "units": {t: units[t] for t in terr if t in units}, "moved": moved,
-        "result": None if s.phase != 2 else {"winner": players[s.winner] if s.winner >= 0 else None,
-                                             "by": BY[s.by]},
-        "conquered": [terr[t] for t in range(s.nterr) if s.conquered >> t & 1],
-        "join": None if s.join_dst == lib.CQ_NONE else {
-            "path": [terr[s.join_src]] + ([terr[s.join_mid]] if s.join_mid != lib.CQ_NONE else [])
-            + [terr[s.join_dst]], "blitz": bool(s.join_blitz)},
-        "rounds": s.rounds, "victory": mapfile.VICTORY[s.victory], "roster": roster,
-    }
-    if s.observer >= 0:
-        out["observer"] = s.observer + 1
-    return out
 
 
 def _fail(msg: str) -> StateError:

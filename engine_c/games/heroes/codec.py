@@ -1,9 +1,10 @@
-"""Heroes' Python codec: configuration, the readable action form, the JSON state format of
-../shared/conformance/README.md, and what an opponent sees. No rules here: those are in C."""
+"""Heroes' Python codec: configuration, the readable action form, the reading of a JSON state
+(the format of ../shared/conformance/README.md), and what an opponent sees. No rules here:
+those are in C, and so is the only writer of a state's JSON form (heroes_wire.c, decoded by
+`State.to_json`)."""
 
 from __future__ import annotations
 
-import struct
 from typing import Any
 
 from ..._lowlevel import StateError, ffi, lib
@@ -139,16 +140,7 @@ def action_from_dict(d: dict[str, Any]) -> int:
     return 0
 
 
-# ---- JSON states ---------------------------------------------------------------------------
-
-_BASE_HP = [1000, 800, 800, 800, 800, 0, 0, 0, 0, 0, 0, 4500]
-# Item names of each 4-bit equipment mask, sorted as the JSON form lists them.
-_ITEMS_OF = [sorted(n for n, bit in ITEM_BITS.items() if m & bit) for m in range(16)]
-_SORTED_CARDS = sorted(range(len(CARDS)), key=lambda i: CARDS[i])
-_UNIT = struct.Struct("=hBBBB")  # hr_unit, checked against the C layout at import
-if _UNIT.size != ffi.sizeof("hr_unit") or ffi.offsetof("hr_unit", "items") != 4:
-    raise ImportError("hr_unit's C layout changed: update heroes._UNIT")
-
+# ---- the board to draw, and JSON states read (heroes_wire.c writes them) -------------------
 
 SQUARE_KINDS = ["", "deploy1", "deploy2", "defense", "assault", "power"]  # HR_SQ_* (mg_heroes.h)
 
@@ -161,56 +153,6 @@ def layout(cfg: dict[str, Any]) -> dict[str, Any]:
     squares = [{"x": x, "y": y, "kind": SQUARE_KINDS[m.sq[x * m.h + y]]}
                for y in range(m.h) for x in range(m.w) if m.sq[x * m.h + y]]
     return {"width": m.w, "height": m.h, "squares": squares}
-
-
-def state_to_json(st: Any) -> dict[str, Any]:
-    """Export in the conformance format, plus the configuration keys map, deck, draws,
-    ap_per_turn and turn_limit. An observation also has `observer`, `hand_sizes` and
-    `deck_sizes`; the opponent's hand is empty and its deck lists every unseen card.
-
-    The referee calls this for every observation it sends, so it reads the occupied
-    squares from the state's masks and reads each cffi field once."""
-    s = ffi.cast("hr_state *", st)
-    h, w = s.h, s.w
-    occupied = s.occ[0] | s.occ[1]
-    board = []
-    # One copy of the board, unpacked in C: (hp, kind, owner, items, pad) per square.
-    cells = list(_UNIT.iter_unpack(ffi.buffer(s.board)))
-    for y in range(h):  # the JSON board is sorted by (y, x)
-        for x in range(w):
-            idx = x * h + y
-            if not occupied >> idx & 1:
-                continue
-            hp, kind, owner, items, _ = cells[idx]
-            base = _BASE_HP[kind]
-            max_hp = base + (base // 10 if items & 1 else 0) + (base // 10 if items & 4 else 0)
-            board.append({"x": x, "y": y, "kind": KINDS[kind], "owner": owner, "hp": hp,
-                          "max_hp": max_hp, "items": list(_ITEMS_OF[items])})
-    hands: dict[str, list[str]] = {}
-    decks: dict[str, dict[str, int]] = {}
-    for p in (0, 1):
-        hand = ffi.unpack(s.hand[p], len(CARDS))
-        deck = ffi.unpack(s.deck[p], len(CARDS))
-        hands[str(p + 1)] = [CARDS[i] for i in _SORTED_CARDS for _ in range(hand[i])]
-        decks[str(p + 1)] = {CARDS[i]: deck[i] for i in _SORTED_CARDS if deck[i]}
-    terminal, winner = bool(s.terminal), s.winner
-    out: dict[str, Any] = {
-        "turn": s.turn, "current": s.current + 1, "ap": s.ap,
-        "terminal": terminal, "winner": winner + 1 if terminal and winner >= 0 else 0,
-        "board": board, "hands": hands, "decks": decks,
-        "deck_seed": {"1": s.deck_seed[0], "2": s.deck_seed[1]},
-        "map": MAPS[s.map], "deck": DECKS[s.deck_kind], "draws": DRAWS[s.draws],
-        "ap_per_turn": s.ap_per_turn, "turn_limit": s.turn_limit,
-    }
-    observer = s.observer
-    if observer >= 0:
-        opp = 1 - observer
-        out["observer"] = observer + 1
-        hands[str(opp + 1)] = []
-        out["hand_sizes"] = {"1": s.hand_n[0], "2": s.hand_n[1]}
-        out["deck_sizes"] = {"1": s.deck_n[0], "2": s.deck_n[1]}
-        del out["deck_seed"]
-    return out
 
 
 def _int(obj: dict[str, Any], key: str, lo: int, hi: int) -> int:
@@ -227,7 +169,7 @@ def _fail(msg: str) -> StateError:
 def state_from_json(obj: dict[str, Any], cfg: dict[str, Any], out: Any) -> None:
     """Fill `out` (a zeroed hr_state) from the JSON form, validating every field; the C side
     then checks the whole (hr_finish_import). Keys map/deck/draws/ap_per_turn/turn_limit in
-    `obj` override `cfg`. With `observer` it is an observation (as state_to_json writes
+    `obj` override `cfg`. With `observer` it is an observation (as `State.to_json` gives
     one). Raises StateError naming the field."""
     if not isinstance(obj, dict):
         raise _fail("a state must be a JSON object")

@@ -1,4 +1,6 @@
-"""Nim's Python codec: options, the readable action form and the JSON state (README.md)."""
+"""Nim's Python codec: options, the readable action form and the reading of a JSON state
+(README.md). The only writer of that form is C (nim.c's nm_write_msgpack, decoded by
+`State.to_json`)."""
 
 from __future__ import annotations
 
@@ -105,21 +107,7 @@ def action_from_dict(d: dict[str, Any]) -> int:
     return 1 | pile << 4 | count << 8
 
 
-# ---- JSON states -----------------------------------------------------------------------------
-
-def state_to_json(st: Any) -> dict[str, Any]:
-    s = ffi.cast("nm_state *", st)
-    n = s.npiles
-    out: dict[str, Any] = {
-        "piles": [s.pile[i] for i in range(n)], "current": s.current + 1, "ap": s.ap,
-        "ap_per_turn": s.ap_per_turn, "taken": [bool(s.taken >> i & 1) for i in range(n)],
-        "turn": s.turn, "turn_limit": s.turn_limit, "misere": bool(s.misere),
-        "terminal": bool(s.terminal), "winner": s.winner + 1 if s.terminal and s.winner >= 0 else 0,
-    }
-    if s.observer >= 0:
-        out["observer"] = s.observer + 1
-    return out
-
+# ---- JSON states, read (nim.c writes them) -------------------------------------------------
 
 def _fail(msg: str) -> StateError:
     return StateError(lib.MG_ERR_STATE, msg)
