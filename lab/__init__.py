@@ -1,7 +1,8 @@
 """maag.lab: the research bench. Experiments over the bundled agents (maag.bots) in the
-research setting: agents called in-process, no referee and no bot processes, optionally
-seeing the whole state; games stored as they finish so that a run resumes. The real game,
-through bot processes and the referee, is `maag match` and `maag tournament` (maag.server).
+research setting: agents called in-process, no referee and no bot processes (but for the
+twins' bot process, twin_bot.py), optionally seeing the whole state; games stored as they
+finish so that a run resumes. The real game, through bot processes and the referee, is
+`maag match` and `maag tournament` (maag.server).
 
 - arena.py: in-process games between agents, spread over a process pool; `maag arena`'s
   round robin, and the game loop every experiment here plays.
@@ -12,6 +13,9 @@ through bot processes and the referee, is `maag match` and `maag tournament` (ma
 - studies/: the shipped study files.
 - hidden.py: the hidden-information experiment (`maag experiment hidden`): honest agents,
   given their seat's observation, against cheating and peeking twins (maag.bots.cheating).
+- twin_bot.py: a cheating or peeking twin as a bot process for `maag match` (`maag
+  experiment twin-bot`): it rebuilds the true state from the match's seed and the actions
+  it has seen, checked against every observation (experiments only).
 - agreement.py: the agreement experiment (`maag experiment agreement`): how often an honest
   agent picks the action a player who sees the hidden cards would pick.
 - cards.py: the card-game thesis's tables (`maag experiment cards`).

@@ -141,6 +141,19 @@ def register(sub: Any) -> None:
     k.add_argument("--markdown", metavar="FILE", help="write the tables as markdown to FILE")
     k.add_argument("--plots", metavar="DIR", help="write the §9.2 and §9.3 plots (PNG) into DIR")
     k.set_defaults(func=run_cards)
+    t = esub.add_parser("twin-bot", help="a cheating or peeking twin as a bot process, for `maag match` "
+                                         "(experiments only)",
+                        description=_twin_doc(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    t.add_argument("twin", metavar="SPEC", help="cheat:AGENT or peek:AGENT (AGENT as maag.bots parses it)")
+    t.add_argument("--match-seed", type=int, required=True,
+                   help="the --seed of the match it plays in (the twin rebuilds its games from it)")
+    t.add_argument("--connect", default=None, metavar="ADDRESS",
+                   help="the referee's address (default $MAAG_CONNECT, which `maag match` sets)")
+    t.add_argument("--token", default=None,
+                   help="the bot's token (default $MAAG_TOKEN, which `maag match` sets)")
+    t.add_argument("--concurrency", type=int, default=1, metavar="N", help="games at once (default 1)")
+    t.add_argument("--seed", type=int, default=None, help="seed of the agent's searches")
+    t.set_defaults(func=run_twin_bot)
     _register_studies(esub)
     p.set_defaults(func=lambda a: (p.print_help(), 2)[1])
 
@@ -409,6 +422,38 @@ def run_hidden(args: argparse.Namespace) -> int:
     console.print(_table(results, f"maag experiment hidden: {args.game}, {args.games} games per pairing, "
                                   f"{budget} per turn" + (f", {options}" if options else "")
                                   + f", {elapsed:.0f} s"))
+    return 0
+
+
+def _twin_doc() -> str:
+    from maag.lab import twin_bot
+
+    return twin_bot.__doc__ or ""
+
+
+def run_twin_bot(args: argparse.Namespace) -> int:
+    import logging
+    import os
+
+    from maag.clients import BotError
+    from maag.lab import twin_bot
+
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s",
+                        stream=sys.stderr)
+    address = args.connect or os.environ.get("MAAG_CONNECT")
+    token = args.token or os.environ.get("MAAG_TOKEN")
+    if not address or not token:
+        print("maag experiment twin-bot: no address or token: pass --connect and --token (or run it "
+              "under `maag match`, which sets $MAAG_CONNECT and $MAAG_TOKEN)", file=sys.stderr)
+        return 2
+    try:
+        stats = twin_bot.run(args.twin, args.match_seed, address, token, concurrency=args.concurrency,
+                             seed=args.seed)
+    except (BotError, AgentError, ValueError) as e:
+        print(f"maag experiment twin-bot: {e}", file=sys.stderr)
+        return 2
+    print(f"maag experiment twin-bot: {stats.cheated} plan(s) on the true state, {stats.lost} on the "
+          "observation", file=sys.stderr)
     return 0
 
 
