@@ -8,11 +8,14 @@ form: `{"type", "v", "game_id", "action"}` (or `"actions"`). `read_plain` reads 
 frame from its bytes, without building a message: its game id and its action maps' bytes,
 which the caller looks up among the game's packed action maps (`Game.code_of_msgpack`); a
 frame whose every part matches is exactly the message the general reader would return
-(it packs back to itself, so it holds no duplicate key). `Writer` writes a game's replies
-to a play (`result`, an action's `event`, a turn's `turn_events`, `your_turn`): on a
-welcomed msgpack connection from templates, byte for byte what `MsgpackCodec.encode_message`
-writes for the same messages (tests/protocol/test_plain.py; the test suite's checked mode
-compares every frame written so), otherwise through `Connection.send`.
+(it packs back to itself, so it holds no duplicate key).
+
+What a play did comes back from the game as data, a `Played` (applied, refused and why,
+late, the turn passed, the game over), and `Writer` writes each seat's part of it (`result`,
+an action's `event`, a turn's `turn_events`, a `timeout` event, `your_turn`): on a welcomed
+msgpack connection from templates, byte for byte what `MsgpackCodec.encode_message` writes
+for the same messages (tests/protocol/test_plain.py; the test suite's checked mode compares
+every frame written so), otherwise through `Connection.send`.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import msgpack
 
+from ._errors import ErrorCode
 from ._framing import MsgpackCodec
 from ._messages import (
     MAX_TURN_ACTIONS,
@@ -43,7 +47,8 @@ from ._state import ConnState
 if TYPE_CHECKING:
     from ._connection import Connection
 
-__all__ = ["read_plain", "Items", "Writer", "PlainPlay", "Play", "ActionMaps", "Prompter"]
+__all__ = ["read_plain", "Items", "Writer", "PlainPlay", "Play", "Played", "Refusal", "ActionMaps",
+           "Prompter"]
 
 PlainPlay = tuple[str, list[bytes], int]
 """What `read_plain` reads: (game id, each action map's msgpack bytes, where the frame ends)."""
@@ -74,6 +79,39 @@ class Play(NamedTuple):
         if type(m) is Turn:
             return cls(m.game_id, m.actions, m.seat, m.info, False, m)
         return cls(m.game_id, (), m.seat, None, True, m)
+
+
+class Refusal(NamedTuple):
+    """Why a play's actions (all, or those after `Played.accepted`) were not applied: the
+    `result`'s error code and its message."""
+
+    code: ErrorCode
+    detail: str
+
+
+class Played(NamedTuple):
+    """What a seat's play (an act or a turn) did, as data (`GameSession.act` returns it; a
+    tuple, one per act): the mover's `result` (`accepted` actions applied, and `refused`,
+    why the rest were not, if any); the other seat told of the applied actions one `event`
+    each (`live`) or in `turn_events` (`held`, those held for it until now); if the message
+    came too late (`late`: per seat 0 and 1, the actions held for it told before the
+    `timeout` event both seats get about the mover); then seat `prompted` (-1: none) sent a
+    `your_turn` with these times, its legal list if `legal` and `groups`, after the actions
+    held for it (`released`). `over`: the game ended (its `game_over` is sent once stored).
+    Every frame of it is written by the seats' connections' `Writer`s, in this order."""
+
+    accepted: int
+    live: Sequence[int]
+    held: Sequence[int]
+    prompted: int
+    time_left_ms: int
+    bank_ms: int
+    legal: bool
+    groups: Any
+    released: Sequence[int]
+    refused: Refusal | None
+    late: tuple[Sequence[int], Sequence[int]] | None
+    over: bool
 
 
 def _fields(*pairs: Any, pack: Any = _pack) -> bytes:
@@ -248,8 +286,12 @@ class Writer:
             t = self._games[game_id] = _Templates(game_id, self._conn.version, self._pack)
         return t
 
-    def result(self, game_id: str, accepted: int) -> bytes:
-        """`Result(game_id, accepted)` (no error)."""
+    def result(self, game_id: str, accepted: int, refused: Refusal | None = None) -> bytes:
+        """`Result(game_id, accepted)`, with the error and message of `refused` if any (a
+        refusal is rare: built and sent through the connection)."""
+        if refused is not None:
+            return self._conn.send(Result.built(game_id=game_id, accepted=accepted, error=refused.code.value,
+                                                message=refused.detail))
         t = self._templates(game_id)
         if t is None:
             return self._conn.send(Result.built(game_id=game_id, accepted=accepted))
@@ -259,6 +301,11 @@ class Writer:
         if _checking():
             self._check(f, Result.built(game_id=game_id, accepted=accepted))
         return f
+
+    def event(self, game_id: str, seat: int, kind: str) -> bytes:
+        """`GameEvent(game_id, seat, kind)` of a kind that carries no action (`timeout`: rare,
+        sent through the connection)."""
+        return self._conn.send(GameEvent.built(game_id=game_id, seat=seat, kind=kind, action=None))
 
     def events(self, game_id: str, seat: int, codes: Sequence[int], actions: ActionMaps) -> list[bytes]:
         """`GameEvent(game_id, seat, "action", actions.public_map(code))` for each of `codes`

@@ -12,9 +12,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from maag.protocol import Error, ErrorCode, LocalProtocolError, Play, Result
+from maag.protocol import Error, ErrorCode, LocalProtocolError, Play, Played, Result
 from maag.server.net.games import Games, LiveGame
-from maag.server.referee.session import Played
 
 if TYPE_CHECKING:
     from maag.server.net.transport import Client
@@ -73,54 +72,67 @@ class Acts:
             return
         played = s.act(seat, p.actions, now, c.rtt_ms(), p.info)
         self.games.stats["actions"] += len(p.actions)
-        if played.outs is None:
-            if played.prompted != seat:
-                c.turn_passed()
-            self._tell(game, seat, played)
-        else:
-            if s.finished or s.to_move != seat:
-                c.turn_passed()
-            self.games.dispatch(game, played.outs)
+        if s.finished or s.to_move != seat:
+            c.turn_passed()
+        self._tell(game, seat, played)
         self.games.after(game)
 
     def _tell(self, game: LiveGame, seat: int, p: Played) -> None:
-        """Write what `seat`'s play did when every action was applied and the game goes on
-        (`Played`), each seat's frames by its connection's `Writer`: the seat's `result`, the
-        other seat's `event`s or `turn_events`, the prompted seat's `your_turn`; one write per
-        connection, in the order `messages_of` gives (as `dispatch` writes them)."""
+        """Write what `seat`'s play did (`Played`), each seat's frames by its connection's
+        `Writer`, in the order `messages_of` gives: the seat's `result`, the other seat's
+        `event`s or `turn_events`, a late play's `timeout` events, the prompted seat's
+        `your_turn`; one write per connection."""
         s = game.session
         gid = s.game_id
         clients = game.clients
-        me, other, to = clients[seat], clients[1 - seat], clients[p.prompted]
-        req = game.request
-        if req is not None and req.on_prompt is not None:  # (dispatch calls it for every your_turn)
-            try:
-                req.on_prompt(p.prompted)
-            except Exception:
-                LOG.exception("game %s: the host's turn hook failed", gid)
+        me, other = clients[seat], clients[1 - seat]
         sent = 0
         if me is not None and not me.closed:
             try:
-                me.out.append(me.writer.result(gid, p.accepted))
+                me.out.append(me.writer.result(gid, p.accepted, p.refused))
                 sent += 1
             except LocalProtocolError as e:
                 me.not_sent(e)
         if other is not None and not other.closed and (p.live or p.held):
             try:
                 w = other.writer
-                frames = (w.events(gid, seat + 1, p.live, s) if p.live else
-                          w.turn_events(gid, seat + 1, p.held, s))
+                frames = w.events(gid, seat + 1, p.live, s) if p.live else []
+                if p.held:
+                    frames += w.turn_events(gid, seat + 1, p.held, s)
                 other.out += frames
                 sent += len(frames)
             except LocalProtocolError as e:
                 other.not_sent(e)
-        if to is not None and not to.closed:
-            try:
-                to.out.append(to.writer.your_turn(gid, s.state, p.prompted, p.time_left_ms, p.bank_ms,
-                                                       p.legal, p.groups))
-                sent += 1
-            except LocalProtocolError as e:
-                to.not_sent(e)
+        if p.late is not None:  # (rare)
+            for to in (seat, 1 - seat):
+                c = clients[to]
+                if c is not None and not c.closed:
+                    try:
+                        frames = c.writer.turn_events(gid, 2 - to, p.late[to], s)
+                        frames.append(c.writer.event(gid, seat + 1, "timeout"))
+                        c.out += frames
+                        sent += len(frames)
+                    except LocalProtocolError as e:
+                        c.not_sent(e)
+        if p.prompted >= 0:
+            req = game.request
+            if req is not None and req.on_prompt is not None:  # (dispatch calls it for every your_turn)
+                try:
+                    req.on_prompt(p.prompted)
+                except Exception:
+                    LOG.exception("game %s: the host's turn hook failed", gid)
+            to = clients[p.prompted]
+            if to is not None and not to.closed:
+                try:
+                    if p.released:  # (rare: the actions held for it, told before its turn)
+                        frames = to.writer.turn_events(gid, 2 - p.prompted, p.released, s)
+                        to.out += frames
+                        sent += len(frames)
+                    to.out.append(to.writer.your_turn(gid, s.state, p.prompted, p.time_left_ms, p.bank_ms,
+                                                      p.legal, p.groups))
+                    sent += 1
+                except LocalProtocolError as e:
+                    to.not_sent(e)
         self.games.stats["messages_out"] += sent
         if me is not None and me.out:
             me.flush()

@@ -20,7 +20,7 @@
 
 from __future__ import annotations
 
-from maag.protocol import ErrorCode
+from maag.protocol import ErrorCode, Played, Refusal
 from maag.server.referee.codes import now_ms
 from maag.server.referee.messages import Out
 from maag.server.referee.outcome import Ending, Reason
@@ -68,7 +68,7 @@ class Deadlines(Ending):
             return []
         if now_ms(now - s.prompt_at) >= s.clock.available_ms() + self.tc.lag_ms:
             self._charge(seat, now, self.tc.lag_ms)
-            return self._late(seat, now)
+            return self.messages_of(seat, self._late(seat, now), result=False)
         return []
 
     def disconnect(self, seat: int, now: float, fault: tuple[str, str] | None = None,
@@ -109,38 +109,38 @@ class Deadlines(Ending):
         s.prompt_at = now
         return think
 
-    def _too_late(self, seat: int, now: float) -> list[Out]:
+    def _too_late(self, seat: int, now: float) -> Played:
         """A message that came after the seat's time ran out: refused whole, the turn ended."""
-        return [self._result(seat, 0, ErrorCode.TIMEOUT, "the turn's time ran out before this message "
-                             "arrived; the turn was ended")] + self._late(seat, now)
+        return self._late(seat, now, Refusal(ErrorCode.TIMEOUT, "the turn's time ran out before this message "
+                                             "arrived; the turn was ended"))
 
-    def _illegal(self, seat: int, code: ErrorCode, text: str, codes: list[int]) -> list[Out]:
+    def _illegal(self, seat: int, code: ErrorCode, text: str, codes: list[int]) -> Played:
         """An illegal or malformed action after `codes` were applied."""
         s = self.seats[seat]
         s.illegal += 1
-        outs = [self._result(seat, len(codes), code, text)] + self._events(seat, codes)
         if self.policy.max_illegal is not None and s.illegal >= self.policy.max_illegal:
             self._finish(1 - seat, Reason.ILLEGAL)
-            return outs
-        return outs + self._prompt_turn()
+        return self._after(seat, codes, Refusal(code, text))
 
-    def _late(self, seat: int, now: float) -> list[Out]:
+    def _late(self, seat: int, now: float, refused: Refusal | None = None) -> Played:
+        """Seat `seat`'s turn ended by the clock: both seats hear of it (after the actions
+        held for each), and the turn passes, or the game is lost on time."""
         s = self.seats[seat]
         s.late_turns += 1
-        outs = self._tell(seat, seat, "timeout") + self._tell(1 - seat, seat, "timeout")
+        late = (self._take_held(0), self._take_held(1))
         if self.policy.late == LatePolicy.FORFEIT or (
                 self.policy.max_late is not None and s.late_turns >= self.policy.max_late):
             self._finish(1 - seat, Reason.TIMEOUT)
-            return outs
+            return self._after(seat, (), refused, late)
         end = self._end_turn_code()  # legal in any live state (mg_game.h)
         self.state.apply(end)
         self.log.append({"seat": seat, "action": self._dict(end),
                          "t_ms": round(now_ms(now - self._t0), 3), "auto": True, "hash": self.state.hash()})
         if self.state.is_terminal:
             self._finish(self.state.winner, None)
-            return outs
-        self._close_turn(seat)
-        return outs + self._prompt_turn()
+        else:
+            self._close_turn(seat)
+        return self._after(seat, (), refused, late)
 
     def _end_turn_code(self) -> int:
         vt = self.game.vt

@@ -35,6 +35,8 @@ from maag.protocol import (
     GameStart,
     Message,
     Packed,
+    Played,
+    Refusal,
     Result,
     TurnEvents,
     YourTurn,
@@ -42,7 +44,7 @@ from maag.protocol import (
 from maag.server.referee.clock import Seat, TimeControl
 from maag.server.referee.codes import ActionLog
 
-__all__ = ["Messages", "Out", "Played", "YourTurnValues", "UNLIMITED_MS", "error"]
+__all__ = ["Messages", "Out", "YourTurnValues", "UNLIMITED_MS", "error"]
 
 YourTurnValues = tuple[bytes, int, int, "bytes | None", Any]
 """A `your_turn`'s observation (msgpack), time_left_ms, bank_ms, legal list (msgpack; None
@@ -57,25 +59,6 @@ class Out(NamedTuple):
 
     seat: int
     msg: Message
-
-
-class Played(NamedTuple):
-    """What a seat's act or turn did (`GameSession.act`; a tuple, one per act). `outs` None:
-    every action was applied and the game goes on; then the seat is told `accepted`, the
-    other seat hears of the codes `live` in one `event` each and of `held` in `turn_events`,
-    and seat `prompted` is sent a `your_turn` with these times, its legal list if `legal`
-    and `groups`. Otherwise (refused, late, illegal, the game over) `outs` are the messages
-    to send, in order, and the rest means nothing."""
-
-    accepted: int
-    live: Sequence[int]
-    held: Sequence[int]
-    prompted: int
-    time_left_ms: int
-    bank_ms: int
-    legal: bool
-    groups: Any
-    outs: list[Out] | None
 
 
 _new = tuple.__new__
@@ -112,29 +95,76 @@ class Messages(ActionLog):
         other = self.seats[1 - seat]
         # (tuple.__new__: a NamedTuple's own constructor is Python code, and this runs every act)
         if not other.turn_events:
-            return _new(Played, (len(codes), codes, (), to, left, bank, s.want_legal, groups, None))
+            return _new(Played, (len(codes), codes, (), to, left, bank, s.want_legal, groups, (), None, None,
+                                 False))
         held = other.held
         held.extend(codes)
         if to != 1 - seat and len(held) < MAX_TURN_ACTIONS:
-            return _new(Played, (len(codes), (), (), to, left, bank, s.want_legal, groups, None))
+            return _new(Played, (len(codes), (), (), to, left, bank, s.want_legal, groups, (), None, None,
+                                 False))
         other.held = []
-        return _new(Played, (len(codes), (), held, to, left, bank, s.want_legal, groups, None))
+        return _new(Played, (len(codes), (), held, to, left, bank, s.want_legal, groups, (), None, None,
+                             False))
 
-    def messages_of(self, seat: int, p: Played) -> list[Out]:
-        """The messages of what `seat`'s play did (`p`), in order: `p.outs`, or for a play
-        whose every action was applied (the game going on) `seat`'s `result`, the other
-        seat's `event`s and `turn_events`, the prompted seat's `your_turn` (as a connection's
-        `Writer` writes them; for callers without a connection, e.g. `submit`)."""
-        if p.outs is not None:
-            return p.outs
+    def _after(self, seat: int, codes: Sequence[int], refused: Refusal | None = None,
+               late: tuple[Sequence[int], Sequence[int]] | None = None) -> Played:
+        """What a play that did something unusual did (refused, late, an illegal action, the
+        game's end): `seat`'s `codes` applied, told to the other seat as `_told` tells them;
+        then, the game going on, the seat to move prompted after the actions held for it."""
+        other = self.seats[1 - seat]
+        live: Sequence[int] = codes
+        held: Sequence[int] = ()
+        if other.turn_events:
+            live = ()
+            other.held.extend(codes)
+            if len(other.held) >= MAX_TURN_ACTIONS:
+                held, other.held = other.held, []
+        if self.outcome is not None:
+            return Played(len(codes), live, held, -1, 0, 0, False, None, (), refused, late, True)
+        to = self.state.current_player
+        s = self.seats[to]
+        left, bank = self._time_left(s)
+        released: Sequence[int] = ()
+        if s.held:  # (the seat prompted hears of what was held for it first)
+            if to == 1 - seat:
+                held = [*held, *s.held]
+            else:
+                released = s.held
+            s.held = []
+        p = Played(len(codes), live, held, to, left, bank, s.want_legal, self._groups(to, s), released,
+                   refused, late, False)
+        self._prompted(to)
+        return p
+
+    def _refused(self, seat: int, code: ErrorCode, text: str) -> Played:
+        """A play refused whole, nothing else happening (the seat is told why)."""
+        return Played(0, (), (), -1, 0, 0, False, None, (), Refusal(code, text), None,
+                      self.outcome is not None)
+
+    def _prompted(self, seat: int) -> None:
+        """Seat `seat` is sent a `your_turn`: its thinking time starts now."""
+        self.seats[seat].prompt_at = self._clock()
+
+    def messages_of(self, seat: int, p: Played, result: bool = True) -> list[Out]:
+        """The messages of what `seat`'s play did (`p`), in the order a connection's `Writer`
+        writes them (for callers without a connection, e.g. `submit`): `seat`'s `result`
+        (unless not `result`: a late turn the clock ended), the other seat's `event`s and
+        `turn_events`, the `timeout` events of a late play, the prompted seat's `your_turn`."""
         other, public, dict_of = 1 - seat, self._public, self._dict
-        obs = self.state.observation_msgpack(p.prompted)
-        legal = self.state.legal_msgpack() if p.legal else None
-        return ([self._result(seat, p.accepted)]
-                + [Out(other, self._event(seat, "action", public(dict_of(c)))) for c in p.live]
-                + self._turn_events(other, p.held)
-                + [Out(p.prompted,
-                       self._your_turn_message((obs, p.time_left_ms, p.bank_ms, legal, p.groups)))])
+        outs = [self._result(seat, p.accepted, *(p.refused or (None, None)))] if result else []
+        outs += [Out(other, self._event(seat, "action", public(dict_of(c)))) for c in p.live]
+        outs += self._turn_events(other, p.held)
+        if p.late is not None:
+            for to in (seat, other):
+                outs += self._turn_events(to, p.late[to])
+                outs.append(Out(to, self._event(seat, "timeout")))
+        if p.prompted >= 0:
+            obs = self.state.observation_msgpack(p.prompted)
+            legal = self.state.legal_msgpack() if p.legal else None
+            outs += self._turn_events(p.prompted, p.released)
+            values = (obs, p.time_left_ms, p.bank_ms, legal, p.groups)
+            outs.append(Out(p.prompted, self._your_turn_message(values)))
+        return outs
 
     def your_turn_values(self, seat: int) -> YourTurnValues:
         """What a `your_turn` for `seat` would hold now."""
@@ -153,23 +183,15 @@ class Messages(ActionLog):
         return Out(seat, Result.built(game_id=self.game_id, accepted=accepted, error=code.value,
                                 message=text or ""))
 
-    def _events(self, seat: int, codes: Sequence[int]) -> list[Out]:
-        """The other seat's `event`s of the actions `codes` that `seat` played (none when it
-        hears them once a turn: they are held)."""
-        other, public, dict_of = 1 - seat, self._public, self._dict
-        s = self.seats[other]
-        if s.turn_events:
-            s.held.extend(codes)
-            return self._release(other) if len(s.held) >= MAX_TURN_ACTIONS else []
-        return [Out(other, self._event(seat, "action", public(dict_of(c)))) for c in codes]
+    def _take_held(self, to: int) -> list[int]:
+        """The actions held for seat `to`, to be told now (none held from then on)."""
+        s = self.seats[to]
+        held, s.held = s.held, []
+        return held
 
     def _release(self, to: int) -> list[Out]:
         """The `turn_events` of the actions held for seat `to` (none if none are)."""
-        s = self.seats[to]
-        if not s.held:
-            return []
-        held, s.held = s.held, []
-        return self._turn_events(to, held)
+        return self._turn_events(to, self._take_held(to))
 
     def _turn_events(self, to: int, codes: Sequence[int]) -> list[Out]:
         """Seat `to`'s `turn_events` of the other seat's actions `codes` (none for none)."""
@@ -189,7 +211,7 @@ class Messages(ActionLog):
     def _prompt_turn(self) -> list[Out]:
         seat = self.to_move
         msg = self._your_turn(seat)
-        self.seats[seat].prompt_at = self._clock()
+        self._prompted(seat)
         return self._release(seat) + [Out(seat, msg)]
 
     def _your_turn(self, seat: int) -> YourTurn:

@@ -45,11 +45,10 @@ class ResumedSession(GameSession):
                 return []
         return super().tick(now)
 
-    def _prompt_turn(self) -> list[Out]:
-        outs = super()._prompt_turn()
-        if self.absent[self.to_move]:
-            self.seats[self.to_move].prompt_at = None  # paused until the seat is back
-        return outs
+    def _prompted(self, seat: int) -> None:
+        super()._prompted(seat)
+        if self.absent[seat]:
+            self.seats[seat].prompt_at = None  # paused until the seat is back
 
 
 def rebuild(game_id: str, names: Sequence[str], resume: dict[str, Any], actions: list[dict[str, Any]],

@@ -1,11 +1,11 @@
 """The transport-free referee: one `GameSession` per game owns the engine state and the RNG
 beside it, the seats' clocks and the policies, takes what a seat sends (one action, a whole
 turn plan or part of one, a resignation) and returns what happened: an act or turn as a
-`Played` value (applied, the seat prompted, what the other seat hears now; or the messages
-of a refusal, a late or illegal action, the game's end), anything else as
-`Out(seat, message)` values. It writes no bytes (the server's connections do), has no sockets
-or tasks, reads no clock except through the injected `clock` function: the server does I/O
-and timing, this module decides.
+`maag.protocol.Played` value, data and no message (how many actions were applied, the
+refusal and why, a late message, the seat prompted, what the other seat hears now, the
+game over), anything else as `Out(seat, message)` values. It writes no bytes (the
+server's connections do), has no sockets or tasks, reads no clock except through the
+injected `clock` function: the server does I/O and timing, this module decides.
 
 This module drives a game (start, the actions a seat sends, resignation, abort); its base
 classes, one per module, do the rest: codes.py the action codes and the log, messages.py
@@ -25,16 +25,16 @@ from typing import Any
 
 import msgpack
 from maag.engine import Action, Game, GameOverError, IllegalActionError
-from maag.protocol import ErrorCode
+from maag.protocol import ErrorCode, Played, Refusal
 from maag.server.referee.clock import Seat, SeatClock, TimeControl
 from maag.server.referee.codes import action_dicts, action_jsons, now_ms, public_msgpacks
 from maag.server.referee.deadlines import Deadlines
-from maag.server.referee.messages import Out, Played, YourTurnValues, error
+from maag.server.referee.messages import Out, YourTurnValues, error
 from maag.server.referee.outcome import REPLAY_VERSION, VERDICTS, Outcome, Reason
 from maag.server.referee.policy import LatePolicy, Policy
 
 # GameSession's public face: the types its methods take and return, where they are made.
-__all__ = ["GameSession", "Policy", "LatePolicy", "Out", "Played", "Outcome", "Reason", "derive_seed",
+__all__ = ["GameSession", "Policy", "LatePolicy", "Out", "Outcome", "Reason", "derive_seed",
            "REPLAY_VERSION", "VERDICTS", "YourTurnValues"]
 
 
@@ -121,24 +121,22 @@ class GameSession(Deadlines):
         state = self.state
         if (len(actions) != 1 or info is not None or type(code := actions[0]) is not int
                 or self.outcome is not None or self.t0 is None or seat != state.current_player):
-            codes: list[int] = []
-            outs = self._play(seat, actions, now, transport_ms, info, codes)
-            return self._told(seat, codes) if outs is None else _refused(outs)
+            return self._play(seat, actions, now, transport_ms, info)
         # One action code from the seat to move (a plain act: most messages), `_play`'s steps
         # written out for it.
         think = self._charge(seat, now, transport_ms)
         if self.seats[seat].clock.late:
-            return _refused(self._too_late(seat, now))
+            return self._too_late(seat, now)
         try:
             state.apply_code(code)
         except (IllegalActionError, GameOverError) as e:
-            return _refused(self._illegal(seat, ErrorCode.ILLEGAL_ACTION, f"action 0: {e}", []))
+            return self._illegal(seat, ErrorCode.ILLEGAL_ACTION, f"action 0: {e}", [])
         turn_over = self.game.vt.is_end_turn(code)
         self._log_entry(seat, code, round(now_ms(now - self.t0), 3), round(think, 3), None,
                         state.hash() if turn_over else None)
         if state.is_terminal:
             self._finish(state.winner, None)
-            return _refused([self._result(seat, 1)] + self._events(seat, (code,)))
+            return self._after(seat, (code,))
         if turn_over:
             self._close_turn(seat)
         return self._told(seat, (code,))
@@ -149,13 +147,15 @@ class GameSession(Deadlines):
         return self.messages_of(seat, self.act(seat, actions, now, transport_ms, info))
 
     def _play(self, seat: int, actions: Sequence[dict[str, Any] | Action | int], now: float,
-              transport_ms: float, info: dict[str, Any] | None, codes: list[int]) -> list[Out] | None:
-        """`submit`'s work: the actions applied (their codes appended to `codes`) and logged,
-        the clocks charged; the messages to send when something unusual happened, None when
-        every action was applied and the game goes on (the caller says so to the seats)."""
-        refusal = self._refuse(seat)
-        if refusal:
-            return refusal
+              transport_ms: float, info: dict[str, Any] | None) -> Played:
+        """`act`'s work for any play: the actions applied and logged, the clocks charged, and
+        what happened."""
+        if self.outcome is not None:
+            return self._refused(seat, ErrorCode.UNKNOWN_GAME, "the game is over")
+        if self.t0 is None:
+            return self._refused(seat, ErrorCode.NOT_YOUR_TURN, "the game has not started")
+        if seat != self.to_move:
+            return self._refused(seat, ErrorCode.NOT_YOUR_TURN, "it is the other seat's turn")
         me = self.seats[seat]
         think = self._charge(seat, now, transport_ms)
         if me.clock.late:
@@ -169,12 +169,12 @@ class GameSession(Deadlines):
         turn_over = False
         state, is_end_turn = self.state, self.game.vt.is_end_turn
         t_ms = round(now_ms(now - self._t0), 3)
+        codes: list[int] = []
         for i, raw in enumerate(actions):
             if turn_over:
                 # The plan went on past its end_turn: the rest is not this seat's to play.
-                return ([self._result(seat, len(codes), ErrorCode.NOT_YOUR_TURN,
-                                      f"actions {i}.. of the plan came after end_turn: ignored")]
-                        + self._events(seat, codes) + self._prompt_turn())
+                return self._after(seat, codes, Refusal(
+                    ErrorCode.NOT_YOUR_TURN, f"actions {i}.. of the plan came after end_turn: ignored"))
             try:
                 code = raw if type(raw) is int else self._code(raw)
             except ValueError as e:
@@ -189,12 +189,12 @@ class GameSession(Deadlines):
                             info if i == 0 else None, state.hash() if turn_over else None)
             if state.is_terminal:
                 self._finish(self.state.winner, None)
-                return [self._result(seat, len(codes))] + self._events(seat, codes)
+                return self._after(seat, codes)
             if turn_over:
                 self._close_turn(seat)
         # Either the turn goes on (the seat is asked for the rest) or it passed to the other
-        # seat: both get a prompt for whoever is to move now (the caller's).
-        return None
+        # seat: both prompt whoever is to move now.
+        return self._told(seat, codes)
 
     def resign(self, seat: int, now: float) -> list[Out]:
         """`seat` resigns (at any time); the other seat wins."""
@@ -221,22 +221,6 @@ class GameSession(Deadlines):
         """Whether `seat` hears the other seat's actions once its turn ends, in one
         `turn_events` (its hello's `events` "turn"), or one `event` each as they come."""
         self.seats[seat].turn_events = want
-
-    # -- internals ------------------------------------------------------------------------
-    def _refuse(self, seat: int) -> list[Out] | None:
-        if self.outcome is not None:
-            return [self._result(seat, 0, ErrorCode.UNKNOWN_GAME, "the game is over")]
-        if self.t0 is None:
-            return [self._result(seat, 0, ErrorCode.NOT_YOUR_TURN, "the game has not started")]
-        if seat != self.to_move:
-            return [self._result(seat, 0, ErrorCode.NOT_YOUR_TURN, "it is the other seat's turn")]
-        return None
-
-
-def _refused(outs: list[Out]) -> Played:
-    """A play that did something else than apply every action with the game going on."""
-    return Played(0, (), (), -1, 0, 0, False, None, outs)
-
 
 def _search_numbers(info: dict[str, Any] | None) -> tuple[float, float] | None:
     """(iterations, time_ms) of a message's info, or None unless it reports iterations."""

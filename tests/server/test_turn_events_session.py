@@ -103,7 +103,7 @@ def test_act_holds_and_releases_the_actions_it_says_as_submit_does() -> None:
     codes = turn_of(turn, random.Random(2), 3)
     for i, code in enumerate(codes):
         p = turn.act(0, [code], clock())
-        assert p.outs is None and list(p.live) == [] and p.accepted == 1
+        assert p.refused is None and list(p.live) == [] and p.accepted == 1
         assert list(p.held) == (codes if i == len(codes) - 1 else [])
         assert p.prompted == (1 if p.held else 0)
         outs = turn.messages_of(0, p)
