@@ -121,11 +121,11 @@ typedef struct mg_game_vt {
      * each entry. */
     int n_features;
     void (*features)(const void *st, int player, double *out);
-    /* Optional, version >= 7 (NULL: the Python codec's state_to_json is packed). Write st's
-     * JSON form (a full state or an observation) as msgpack into w (mg_wire.h): exactly the
-     * bytes msgpack-python's packb(state_to_json(st), use_bin_type=True) gives, which the
-     * suite checks for every game. The referee sends every observation this way, with no
-     * Python object in between. `names` is the name table of a game whose names live in its
+    /* Required, version >= 7 (maag.engine refuses a game without it). Write st's JSON form
+     * (a full state or an observation) as msgpack into w (mg_wire.h), each value in its
+     * smallest form (the bytes msgpack-python's packb gives of the decoded form, which the
+     * suite checks for every game): the only serializer of a state. The referee sends every
+     * observation this way, with no Python object in between; State.to_json decodes it. `names` is the name table of a game whose names live in its
      * Python codec (conquest's interned names, by number); NULL for the others. */
     void (*write_msgpack)(const void *st, const char *const *names, struct mg_wire *w);
 } mg_game_vt;

@@ -1,11 +1,11 @@
 /* mg_wire.h: a msgpack writer for the games' `write_msgpack` entry (mg_game.h), header only,
  * and the table of action codes' packed maps behind mg_legal_msgpack (src/mg_wire.c).
  *
- * The referee sends every observation as msgpack. A game that writes its JSON form straight
- * into msgpack saves the dict the Python codec builds and the packing of it. The bytes must
- * be the ones msgpack-python's packb(obj, use_bin_type=True) makes of the codec's
- * state_to_json (the suite compares them for every game), so every value takes its
- * smallest form, as packb chooses it: fixint / uint8..64 / int8..64, fixstr / str8..32,
+ * A game's `write_msgpack` is the only writer of its states' JSON form: the referee sends its
+ * bytes as they are, and State.to_json decodes them (issue 57: no second writer in Python).
+ * The bytes must be the ones msgpack-python's packb(obj, use_bin_type=True) makes of the
+ * decoded form (the suite checks it for every game), so every value takes its smallest
+ * form, as packb chooses it: fixint / uint8..64 / int8..64, fixstr / str8..32,
  * fixmap / map16 / map32, fixarray / array16 / array32, float64.
  *
  * The writer never fails: past `cap` it only counts, so a caller whose buffer was too small

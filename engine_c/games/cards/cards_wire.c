@@ -1,13 +1,14 @@
-/* cards_wire.c: a state's JSON form (codec.py's state_to_json) written as msgpack
- * (mg_game_vt.write_msgpack), for the referee's every `your_turn`. The same keys in the same
- * order as the codec; tests/engine/test_every_game.py compares the bytes for every game.
+/* cards_wire.c: the only writer of a state's JSON form (mg_game_vt.write_msgpack), as
+ * msgpack: the referee sends these bytes in every `your_turn`, and State.to_json decodes them
+ * for everyone else (watchers, the web view, replays, the tools). codec.py reads the form back
+ * (state_from_json); tests/engine/test_one_serializer.py fails if it writes it again.
  * Card ids come from the card table (cards_tables.h, generated from pool.py, as the codec's
- * CARDS is); the few other names are the codec's, copied below. */
+ * CARDS is); the few other names are the ones the codec reads, copied below. */
 #include "cards_internal.h"
 #include "mg_wire.h"
 
-/* The codec's names (codec.py HEROES, DECK_NAMES, KW, ENCH_KINDS); the test fails if they
- * drift. */
+/* The names codec.py reads back (HEROES, DECK_NAMES, KW, ENCH_KINDS); the round-trip tests
+ * fail if they drift. */
 static const char *const HERO_NAMES[2] = {"mage", "paladin"};
 static const char *const DECK_NAMES[4] = {"M", "P", "X", "random"};
 static const char *const KW_NAMES[5] = {"taunt", "charge", "ds", "stealth", "windfury"};
@@ -54,7 +55,7 @@ static void write_ench(mg_wire *w, const char *src, const char *kind, int atk, i
     mw_str(w, "hp"); mw_int(w, hp);
 }
 
-/* A card that gives each other friendly minion an aura (codec.py AURAS: N23, N33). */
+/* A card that gives each other friendly minion an aura (N23, N33 in the card table). */
 static int has_aura(int card)
 {
     return (cd_info(card)->triggers >> CD_TR_AURA & 1) != 0;
@@ -82,7 +83,8 @@ static void write_minion(mg_wire *w, const cd_state *s, int seat, int i)
     mw_str(w, "attacks_used"); mw_int(w, m->attacks_used);
     mw_str(w, "can_attack"); mw_bool(w, s->current == seat && cd_can_attack(s, seat, i));
     /* The enchantments kept, then one "aura" entry per other unsilenced aura minion on the
-     * side: auras are recomputed in C, the codec lists them as the traces do. */
+     * side, as the traces list them: auras are recomputed in C, so the codec skips these when
+     * it reads a state. */
     uint32_t n = m->nench;
     for (int j = 0; j < p->nboard; j++)
         n += j != i && !p->board[j].silenced && has_aura(p->board[j].card);

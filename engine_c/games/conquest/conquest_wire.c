@@ -1,20 +1,22 @@
-/* conquest_wire.c: a state's JSON form (codec.py's state_to_json) written as msgpack
- * (mg_game_vt.write_msgpack), for the referee's every `your_turn`. The same keys in the same
- * order as the codec; tests/engine/test_every_game.py compares the bytes for every game.
+/* conquest_wire.c: the only writer of a state's JSON form (mg_game_vt.write_msgpack), as
+ * msgpack: the referee sends these bytes in every `your_turn`, and State.to_json decodes them
+ * for everyone else (watchers, the web view, replays, the tools). codec.py reads the form back
+ * (state_from_json); tests/engine/test_one_serializer.py fails if it writes it again.
  * An observation is the state plus its observer (nothing is hidden).
  *
  * Territory, player and unit-type names are interned by the Python codec, so they come in
  * `names` (codec.py wire_names: _NAMES, by name number). Every number a state holds was
  * interned before the state was made (fill_config interns the map's names), so the table,
  * passed afresh whenever it grows, holds it. A map's territories, players and unit types
- * have distinct names (mapfile.py refuses repeats): the codec's dicts keyed by name are
+ * have distinct names (mapfile.py refuses repeats): the JSON form's maps keyed by name are
  * keyed by name number here. */
 #include <stdio.h>
 
 #include "conquest_internal.h"
 #include "mg_wire.h"
 
-/* The codec's names (codec.py PHASES, BY; mapfile.py VICTORY); the test fails if they drift. */
+/* The names codec.py reads back (PHASES, BY; mapfile.py VICTORY); the round-trip tests fail
+ * if they drift. */
 static const char *const PHASE_NAMES[3] = {"combat", "noncombat", "over"};
 static const char *const BY_NAMES[4] = {NULL, "capital", "annihilation", "round_limit"};
 static const char *const VICTORY_NAMES[2] = {"capital", "capital+annihilation"};
@@ -78,7 +80,7 @@ static void write_units(mg_wire *w, const cq_state *s, const char *const *names)
 }
 
 /* {player: {unit type: its units, the dead too}}: per player, the types in the order of
- * their first unit, as the codec's setdefault makes them. */
+ * their first unit. */
 static void write_roster(mg_wire *w, const cq_state *s, const char *const *names)
 {
     mw_map(w, 2);
@@ -137,7 +139,7 @@ void cq_write_msgpack(const void *vst, const char *const *names, mg_wire *w)
         if (BY_NAMES[s->by & 3])
             mw_str(w, BY_NAMES[s->by & 3]);
         else
-            mw_nil(w); /* CQ_BY_NONE: the codec's None */
+            mw_nil(w); /* CQ_BY_NONE: null */
     }
     n = 0;
     for (int t = 0; t < s->nterr; t++)

@@ -1,10 +1,15 @@
-/* heroes_wire.c: a state's JSON form (codec.py's state_to_json) written as msgpack
- * (mg_game_vt.write_msgpack), for the referee's every `your_turn`. The same keys in the same
- * order as the codec; tests/engine/test_every_game.py compares the bytes for every game. */
+/* heroes_wire.c: the only writer of a state's JSON form (mg_game_vt.write_msgpack), as
+ * msgpack: the referee sends these bytes in every `your_turn`, and State.to_json decodes them
+ * for everyone else (watchers, the web view, replays, the tools). The conformance format plus
+ * the configuration keys map, deck, draws, ap_per_turn and turn_limit; an observation also has
+ * `observer`, `hand_sizes` and `deck_sizes`, the opponent's hand empty (its deck lists every
+ * card the observer has not seen) and no deck seeds. codec.py reads this form back
+ * (state_from_json); tests/engine/test_one_serializer.py fails if it writes it again. */
 #include "mg_heroes.h"
 #include "mg_wire.h"
 
-/* The codec's names (codec.py CARDS, KINDS, MAPS, DECKS, DRAWS); the test fails if they drift. */
+/* The names codec.py reads back (CARDS, KINDS, MAPS, DECKS, DRAWS); the round-trip tests fail
+ * if they drift. */
 static const char *const CARD_NAMES[HR_NCARDS] = {
     "knight", "archer", "cleric", "wizard", "ninja", "inferno", "potion", "runemetal", "scroll",
     "dragonscale", "shining_helmet"};

@@ -243,7 +243,8 @@ static int nm_action_groups(const void *vst, const mg_action *acts, int n, int *
 
 static int nm_observer(const void *vst) { return ((const nm_state *)vst)->observer; }
 
-/* The JSON form of codec.py's state_to_json, as msgpack: the same keys in the same order. */
+/* The only writer of a state's JSON form (README.md), as msgpack: the referee sends these
+ * bytes, State.to_json decodes them, codec.py reads the form back (state_from_json). */
 static void nm_write_msgpack(const void *vst, const char *const *names, mg_wire *w)
 {
     const nm_state *st = vst;
