@@ -2,14 +2,13 @@
 referee (locally in one `Arena`, or spread over a Dask cluster: one task per game, each
 worker keeping an arena of its own for the tournament), and record each result exactly once.
 
-Resuming: the runner takes the tournament's runner lock, then looks at every game left
-`claimed` by a runner that died. If the referee stored a finished game under that game's
-match id (the runner died after the referee committed the result but before the schedule
-was updated), that result is adopted, its verdict too (the strike policy counts it);
-otherwise the game goes back to `pending` and is played again. Standings count schedule
-rows, one result each, so nothing is counted twice. A game the referee could not start
-(GameNotStarted) is played again too, MAX_ATTEMPTS times at most; a bot that fails before
-its game forfeits it (a stored result with its verdict), so one bot never stops the run.
+Resuming: the runner takes the tournament's runner lock, then settles every game left
+`claimed` by a runner that died (`recover`): a finished game the referee stored under its
+match id (the runner died after the referee committed it, before the schedule was updated)
+is adopted, its verdict too (the strike policy counts it); else it is played again, never
+stored twice. Standings count schedule rows, one result each, so nothing is counted twice.
+A game the referee could not start (GameNotStarted) is played again too, MAX_ATTEMPTS times
+at most; a bot that fails before its game forfeits it (a stored result with its verdict).
 """
 
 from __future__ import annotations
@@ -67,13 +66,20 @@ class Event:
     info: dict[str, Any] | None = None
 
 
-def recover(store: TournamentStore, storage: Storage, tid: str) -> tuple[int, int]:
+def recover(store: TournamentStore, storage: Storage, tid: str, *, cluster: bool = False,
+            poll_s: float = 0.5) -> tuple[int, int]:
     """Settle games left claimed by a dead runner: adopt a stored finished result, or put the
-    game back to pending. Returns (adopted, released)."""
+    game back to pending. Returns (adopted, released). First, a stored game of theirs still
+    running (a referee would take it over and finish it after its replay: stored twice) is
+    aborted if its referee is gone, or in a local run its first one (in the dead runner's
+    process); a live referee's is waited for, every `poll_s`, until it ends or is gone."""
+    claimed = [r for r in store.rows(tid) if r.status == "claimed"]
+    waiting = {match_id(tid, r.game.key) for r in claimed}
+    while waiting := {m for m in waiting if storage.abort_match(m, first_host_gone=not cluster)}:
+        LOG.info("tournament %s: waiting for %d game(s) a live referee is playing", tid, len(waiting))
+        time.sleep(poll_s)
     adopted = released = 0
-    for row in store.rows(tid):
-        if row.status != "claimed":
-            continue
+    for row in claimed:
         found = [g for g in storage.list_games(match_id=match_id(tid, row.game.key), status="finished")
                  if g.winner is not None]
         if found:
@@ -150,7 +156,7 @@ class TournamentRunner:
             base = self.spec.seed if self.spec.seed is not None else store.secret(self.tid)
             storage = open_storage(self.db_url)
             try:
-                adopted, released = recover(store, storage, self.tid)
+                adopted, released = recover(store, storage, self.tid, cluster=bool(self.cluster))
             finally:
                 storage.close()
             if adopted or released:

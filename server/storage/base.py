@@ -283,6 +283,29 @@ class Storage:
 
         return self.db.tx(tx)
 
+    def abort_match(self, match_id: str, *, first_host_gone: bool) -> int:
+        """Mark aborted the games of `match_id` still running whose referee is gone (its lease
+        lapsed, or its session ended: `session_gone`), and, with `first_host_gone`, those
+        still with the referee that started them (epoch 0: the caller knows that process
+        died). No referee takes an aborted game over (fleet/store.py `claim_lapsed` takes
+        running games only) nor stores its result (a fenced `finish_game` needs it running):
+        a resuming tournament runner (compete/runner.py `recover`) may then play it again.
+        Returns how many stay running (with a live referee: one that took them over, or a
+        cluster's worker)."""
+        gone = session_gone(self.db.DIALECT)
+        first = "epoch = 0 OR " if first_host_gone else ""
+
+        def tx(cur: Any) -> int:
+            self.db.execute(cur, "UPDATE games SET status = 'aborted' WHERE match_id = ? AND "
+                            f"status = 'running' AND ({first}server IS NULL OR server NOT IN (SELECT s.id "
+                            f"FROM servers s WHERE s.heartbeat + s.lease_s >= NOW AND s.revoked = 0 AND NOT "
+                            f"{gone}))", (match_id,))
+            self.db.execute(cur, "SELECT COUNT(*) FROM games WHERE match_id = ? AND status = 'running'",
+                            (match_id,))
+            return int(cur.fetchone()[0])
+
+        return self.db.tx(tx)
+
     # -- connections, counted across every referee on this database
     def add_connection(self, server: str, conn: int, bot: str, limit: int) -> int:
         """Record connection `conn` of `bot` to `server` if the bot has fewer than `limit`

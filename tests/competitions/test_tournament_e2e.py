@@ -121,6 +121,25 @@ def wait_for_done(db: str, tid: str, n: int, proc: subprocess.Popen[str]) -> Non
                          f"{proc.stderr.read() if proc.stderr else ''}")
 
 
+def wait_for_logged_start(db: str, tid: str, proc: subprocess.Popen[str]) -> None:
+    """Poll until a game in flight has its start and actions in the fleet's action log: a
+    referee of the database could take it over and finish it (on PostgreSQL at once, the
+    killed referee's session gone), which the resumed runner must not let happen once it
+    plays the game again. Killed sooner, such a game is merely aborted (start not logged)."""
+    st = open_storage(db)
+    try:
+        while proc.poll() is None:
+            rows = st.db.query("SELECT 1 FROM games g WHERE g.status = 'running' AND g.match_id LIKE ? AND "
+                               "EXISTS (SELECT 1 FROM game_actions a WHERE a.game_id = g.id)",
+                               (f"tournament:{tid}:%",))
+            if rows:
+                return
+            time.sleep(0.02)
+    finally:
+        st.close()
+    raise AssertionError(f"the runner exited ({proc.returncode}) with no game in flight")
+
+
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_kill_9_and_resume_lose_and_duplicate_nothing(tmp_path: Path, backend: str,
                                                       request: pytest.FixtureRequest) -> None:
@@ -137,6 +156,7 @@ def test_kill_9_and_resume_lose_and_duplicate_nothing(tmp_path: Path, backend: s
         if tid is None:
             tid = _tournament_id(db, proc)
         wait_for_done(db, tid, target, proc)
+        wait_for_logged_start(db, tid, proc)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         kills += 1
@@ -191,6 +211,53 @@ def test_recover_adopts_a_stored_result_and_replays_the_rest(tmp_path: Path) -> 
         assert (rows[g0.key].status, rows[g0.key].game_id, rows[g0.key].winner) == ("done", gid, 1)
         assert rows[g1.key].status == "pending" and rows[g2.key].game_id == 77
         assert recover(store, storage, spec.id) == (0, 0)
+    finally:
+        store.close()
+        storage.close()
+
+
+def test_recover_leaves_no_game_of_a_dead_run_to_finish_after_its_replay(tmp_path: Path) -> None:
+    """A game of a dead run still running (its referee's lease not lapsed yet) is aborted
+    before its row is released: no referee can take it over and store its result beside the
+    replay's. In a cluster run, a game a live worker plays is waited for and adopted."""
+    import threading
+
+    from maag.server.storage.base import LeaseLost
+
+    db = f"sqlite:///{tmp_path / 'r.sqlite3'}"
+    spec = T.TournamentSpec(format="round-robin", bots=(T.BotSpec("a"), T.BotSpec("b")), games_per_pair=2,
+                            seed=1)
+    store = open_tournament_store(db)
+    storage = open_storage(db)
+    try:
+        store.open_tournament(spec.id, spec.to_dict())
+        store.add_games(spec.id, T.schedule_round(spec, 0, []))
+        g0, g1 = store.claim(spec.id, 2)
+        storage.register_server("dead", "the killed runner's arena", 60.0)
+        gid = storage.create_game("heroes", {}, (g0.seat0, g0.seat1), "1s", T.match_id(spec.id, g0.key),
+                                  server="dead")
+        assert recover(store, storage, spec.id) == (0, 2)
+        stored = storage.get_game(gid)
+        assert stored is not None and stored.status == "aborted"
+        with pytest.raises(LeaseLost):  # its referee (or one that took it over) cannot store it
+            storage.finish_game(gid, {"seed": 1, "result": {"winner": 0, "reason": "rules", "plies": 3}},
+                                server="dead")
+        # A cluster run: the worker is alive and stores its game's result a little later.
+        g0, g1 = store.claim(spec.id, 2)
+        gid = storage.create_game("heroes", {}, (g1.seat0, g1.seat1), "1s", T.match_id(spec.id, g1.key),
+                                  server="dead")
+        worker = open_storage(db)
+        late = threading.Timer(0.5, lambda: worker.finish_game(
+            gid, {"seed": 1, "result": {"winner": 1, "reason": "rules", "plies": 5}}, server="dead"))
+        late.start()
+        try:
+            assert recover(store, storage, spec.id, cluster=True, poll_s=0.05) == (1, 1)
+        finally:
+            late.join()
+            worker.close()
+        rows = {r.game.key: r for r in store.rows(spec.id)}
+        assert (rows[g1.key].status, rows[g1.key].game_id, rows[g1.key].winner) == ("done", gid, 1)
+        assert rows[g0.key].status == "pending"
     finally:
         store.close()
         storage.close()
