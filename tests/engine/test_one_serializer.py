@@ -102,6 +102,54 @@ def test_the_observation_sent_is_the_same_whatever_the_hidden_cards(name: str, d
         assert other.observation(seat).to_json() == obs.to_json()
 
 
+# ---- the reader follows the writer -------------------------------------------------------------
+
+# Keys the C writer writes that a reader need not read: derived from the configuration
+# (conquest's roster is each unit's type, fixed by the map).
+DERIVED: dict[str, set[str]] = {"conquest": {"roster"}}
+
+
+class Reading(dict[str, Any]):
+    """A JSON map that notes which of its keys a reader asked for."""
+
+    def __init__(self, obj: dict[str, Any]) -> None:
+        super().__init__(obj)
+        self.asked: set[str] = set()
+
+    def __getitem__(self, key: str) -> Any:
+        self.asked.add(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.asked.add(key)
+        return super().get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        self.asked.add(str(key))
+        return super().__contains__(key)
+
+
+def unread(game: Game, obj: dict[str, Any]) -> set[str]:
+    """The keys of `obj` that the game's `state_from_json` does not read (it must accept it)."""
+    seen = Reading(obj)
+    game.state_from_json(seen)
+    return set(obj) - seen.asked - DERIVED.get(game.name, set())
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_the_reader_reads_every_key_the_writer_writes(name: str) -> None:
+    """codec.py's reader keeps its own key names (reading a position is no second writer),
+    so a key renamed in C alone would be dropped silently on the way back (a default from the
+    configuration instead): every key of a state and of an observation is read."""
+    game = Game(name, {})
+    for steps in (0, 30):
+        s = position(game, 4, steps)
+        for view in (s, s.observation(0), s.observation(1)):
+            assert unread(game, view.to_json()) == set(), f"{name}: written by C, never read back"
+    # (a key the reader does not know is seen: what a key renamed in C alone would be)
+    assert unread(game, dict(s.to_json(), renamed_in_c=1)) == {"renamed_in_c"}
+
+
 # ---- no second writer ------------------------------------------------------------------------
 
 def state_only_keys(name: str) -> set[str]:
