@@ -149,9 +149,10 @@ def test_json_round_trips(name: str) -> None:
 
 @pytest.mark.parametrize("name", GAMES)
 def test_the_c_msgpack_writer_writes_the_json_form_byte_for_byte(name: str) -> None:
-    """The referee sends each observation as the game's C `write_msgpack` wrote it: the very
-    bytes msgpack-python makes of the codec's `state_to_json`, for full states and both
-    seats' observations, openings to ends (every registered game has the writer)."""
+    """The referee sends each observation as the game's C `write_msgpack` wrote it (the only
+    serializer: `to_json` decodes it): the very bytes msgpack-python makes of that JSON form,
+    for full states and both seats' observations, openings to ends (every registered game has
+    the writer)."""
     game = Game(name, {})
     from maag.engine._lowlevel import ffi
 
