@@ -45,7 +45,7 @@ from maag.server.fleet.scheduler import FleetScheduler
 from maag.server.hosting.api import HostOptions
 from maag.server.net.server import GameNotStarted, GameSummary, RefereeServer, ServerConfig
 from maag.server.referee.session import derive_seed
-from maag.server.storage.backend import resolve_db
+from maag.server.storage.backend import StorageUnavailable, resolve_db
 from maag.server.storage.base import AsyncStorage, Storage, open_storage
 
 __all__ = ["Ladder"]
@@ -176,7 +176,8 @@ class Ladder:
                     self.failed = self.lock.lost  # another process may schedule now: stop
                     break
                 if self.fleet is not None:
-                    await self._fleet_tick()
+                    with contextlib.suppress(StorageUnavailable):  # (the database away: the keeper waits)
+                        await self._fleet_tick()
                 else:
                     self._schedule()
                 self._maintain()
@@ -382,8 +383,7 @@ class Ladder:
             self.record.strike()
 
     def lost_lead(self, why: str) -> None:
-        """Another process schedules the ladder now, or its lock's connection is gone: this one
-        stands by again (fleet)."""
+        """Another process schedules the ladder now, or its lock's connection is gone: stand by (fleet)."""
         self.lock.release(why)
 
     def _request(self, seats: tuple[str, str]) -> None:

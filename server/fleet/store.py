@@ -31,7 +31,7 @@ from maag.server.storage.base import HELD, Storage, session_gone
 
 __all__ = ["Batch", "Claimed", "SeatElsewhere", "log_actions", "claim_lapsed", "taken_elsewhere",
            "has_lapsed_games", "set_link", "seats_elsewhere", "link_hosts", "name_session", "game_running",
-           "release_lease", "recent_starts", "count_auth_failure"]
+           "release_lease", "recent_starts", "count_auth_failure", "lapsed"]
 
 
 LOG_CHUNK = 500
@@ -102,6 +102,19 @@ def log_actions(st: Storage, server: str, batches: list[Batch]) -> list[int]:
     return list(refused)
 
 
+def lapsed(dialect: str, s: str = "s") -> str:
+    """SQL, true when the lease of `servers` row `s` has lapsed: renewed last a lease ago or
+    more, and on PostgreSQL, the database started a lease ago or more. A restarted database
+    was away, and no referee could renew its lease meanwhile: every lease has lapsed when it
+    is back, and the referee that renews first would take every other one's games (and they
+    would stop, status 3). Counted from the database's start, each live referee has a lease
+    to renew (fleet/takeover.py renews at once when its session is back)."""
+    if dialect != "postgresql":
+        return f"({s}.heartbeat + {s}.lease_s < NOW)"
+    return (f"(GREATEST({s}.heartbeat, EXTRACT(EPOCH FROM pg_postmaster_start_time())::DOUBLE PRECISION) "
+            f"+ {s}.lease_s < NOW)")
+
+
 def claim_lapsed(st: Storage, server: str, game: str | None = None) -> list[Claimed]:
     """Take over the running games of every referee whose lease has lapsed, or that is gone
     before (its database session ended: storage/base.py `session_gone`): its lease is
@@ -131,12 +144,13 @@ def claim_lapsed(st: Storage, server: str, game: str | None = None) -> list[Clai
         other = ("" if game is None else " AND (heartbeat + 10 * lease_s < NOW OR NOT EXISTS (SELECT 1 FROM "
                  "games g WHERE g.server = s.id AND g.status = 'running' AND g.game != ?))")
         gone = session_gone(db.DIALECT)
-        db.execute(cur, f"SELECT id FROM servers s WHERE (heartbeat + lease_s < NOW OR {gone}) "
+        due = lapsed(db.DIALECT)
+        db.execute(cur, f"SELECT id FROM servers s WHERE ({due} OR {gone}) "
                    "AND revoked = 0 AND id != ?" + other + " ORDER BY id" + db.SKIP_LOCKED,
                    (server, *(() if game is None else (game,))))
-        lapsed = [str(r[0]) for r in cur.fetchall()]
+        dead_ones = [str(r[0]) for r in cur.fetchall()]
         out: list[Claimed] = []
-        for dead in lapsed:
+        for dead in dead_ones:
             db.execute(cur, "UPDATE servers SET revoked = 1 WHERE id = ?", (dead,))
             db.execute(cur, "SELECT id, seat0, seat1, epoch, resume, link_secret FROM games "
                        "WHERE server = ? AND status = 'running'" + ("" if game is None else " AND game = ?")
@@ -174,7 +188,7 @@ def has_lapsed_games(st: Storage, bot: str, game: str) -> bool:
     """Does `bot` hold a seat in a running game of `game` whose referee's lease has lapsed, or
     whose referee is gone (`session_gone`): a takeover is due?"""
     rows = st.db.query("SELECT 1 FROM games g JOIN servers s ON s.id = g.server WHERE g.status = 'running' "
-                       "AND (g.seat0 = ? OR g.seat1 = ?) AND g.game = ? AND (s.heartbeat + s.lease_s < NOW "
+                       f"AND (g.seat0 = ? OR g.seat1 = ?) AND g.game = ? AND ({lapsed(st.db.DIALECT)} "
                        f"OR {session_gone(st.db.DIALECT)}) AND s.revoked = 0", (bot, bot, game))
     return bool(rows)
 

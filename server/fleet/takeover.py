@@ -70,7 +70,8 @@ SESSION = "maag-referee:"
 """The `application_name` of the session a referee keeps open, followed by its id."""
 SESSION_PING_S = 1.0
 """How often that session is used (a proxy between does not close it as idle; a session
-lost with the connection is made again at the next ping)."""
+lost with the connection is made again at the next ping, tried four times as often while
+the database is away)."""
 
 _RESUME_KEYS = ("version", "game", "config", "seed", "start_state", "time_control", "policy", "tags")
 
@@ -122,7 +123,7 @@ class Takeover:
             return
         name = SESSION + self.server_id
         url = f"{db.url}{'&' if '?' in db.url else '?'}application_name={name}"
-        named = False
+        named = away = False
         while not self.lost:
             try:
                 session: Database = self.session or await asyncio.to_thread(open_database, url)
@@ -132,9 +133,15 @@ class Takeover:
                     named = True
                 else:  # (opened again with its name if it was lost)
                     await asyncio.to_thread(session.query, "SELECT 1")
+                if away:  # back (restarted?): our lease renewed now, not at the keeper's next
+                    # try, seconds later after a long outage: the others may take a referee's
+                    # games a lease after the database's start (fleet/store.py `lapsed`)
+                    self.keeper.wake()
+                away = False
             except Exception as e:  # the database away: the lease decides meanwhile
                 LOG.debug("the referee's session not kept: %s", e)
-            await asyncio.sleep(SESSION_PING_S)
+                away = True
+            await asyncio.sleep(SESSION_PING_S / 4 if away else SESSION_PING_S)
         self.end_session()
 
     def end_session(self) -> None:
