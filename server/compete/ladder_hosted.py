@@ -57,6 +57,9 @@ class HostedEntrants:
         self.joined, self.left = joined, left
         self.bots: dict[str, HostedBot] = {}  # NAME@VERSION -> its package, while it is active
         self.games = 0  # hosted games being played on this machine (or its cluster)
+        self.restarted: dict[int, int] = {}
+        """Games taken over here from a lost member, by id: how many of their hosted seats run
+        here (`restart`). Each takes one of the `slots` as a game started here does."""
         self.dask: tuple[Any, Any] | None = None
         self._tokens: dict[str, str] = {}
         self._versions: dict[str, str] = {}  # NAME@VERSION -> package spec (package:sha256:HEX)
@@ -155,8 +158,10 @@ class HostedEntrants:
             self.games -= 1
 
     def free_slots(self) -> int:
-        """Hosted games this member can start now (a fleet's scheduler reads it)."""
-        return max(0, self.slots - self.games)
+        """Hosted games this member can start now (a fleet's scheduler reads it): its slots
+        less the games it plays, those taken over here with their hosted bots started again
+        included (they once ran on top of its slots)."""
+        return max(0, self.slots - self.games - len(self.restarted))
 
     async def play_assigned(self, seats: tuple[str, str], hosted: tuple[bool, bool],
                             pins: tuple[asyncio.Future[str] | None, asyncio.Future[str] | None], *,
@@ -185,17 +190,39 @@ class HostedEntrants:
         """A fresh process of hosted version `label` for a seat of game `gid`, which this member
         took over from a lost one (Host.restart), once it said hello within its start-up budget
         (its future's result then is its name); None when `label` is not hosted here. The
-        caller awaits the returned `close` once the game is over."""
+        caller awaits the returned `close` once the game is over. The game takes one of this
+        member's slots (`free_slots`) from now until its last such process is closed."""
         bot = self.bots.get(label)
         if bot is None or self._host is None:
             return None
-        hello, close = await self._host.restart(bot, self._tokens.get(label, ""), gid, seat)
+        self.restarted[gid] = self.restarted.get(gid, 0) + 1
+
+        def release() -> None:
+            n = self.restarted.pop(gid, 1) - 1
+            if n > 0:
+                self.restarted[gid] = n
+
+        try:
+            hello, close = await self._host.restart(bot, self._tokens.get(label, ""), gid, seat)
+        except BaseException:
+            release()
+            raise
         try:
             await asyncio.wait_for(asyncio.shield(hello), self.host_options.limits.hello_s)
         except BaseException:
-            await close()
+            try:
+                await close()
+            finally:
+                release()
             raise
-        return hello, close
+
+        async def closed() -> None:
+            try:
+                await close()
+            finally:
+                release()
+
+        return hello, closed
 
     async def _play_on_cluster(self, seats: tuple[str, str], seed: int | None, match_id: str) -> GameSummary:
         """One game between two hosted bots on a Dask worker: the worker's arena (its own

@@ -59,7 +59,8 @@ class HostedGames(Protocol):
     hosted seat are played through it, each such seat a fresh sandboxed process."""
 
     def free_slots(self) -> int:
-        """Hosted games this referee can start now (published for the scheduler)."""
+        """Hosted games this referee can start now (published for the scheduler): its slots
+        less the games it plays, those taken over with their hosted bots started again too."""
 
     async def play_assigned(self, seats: tuple[str, str], hosted: tuple[bool, bool],
                             pins: tuple[asyncio.Future[str] | None, asyncio.Future[str] | None], *,

@@ -13,7 +13,9 @@ example Python bot, each game a fresh sandboxed process) and one connected SDK b
   from the database (over HTTP: once, a follower's standings were empty);
 - a member killed (-9), or stopped (SIGTERM: it hands its games over), in the middle of a
   hosted game: another takes the game over, starts its hosted bots again as fresh processes
-  told the position as after a reconnection, and the game is finished there, not aborted.
+  told the position as after a reconnection, and the game is finished there, not aborted;
+- such a game takes one of the taker's `--slots` until its restarted processes end (in
+  process: the hosted bots' slots as the member publishes them).
 """
 
 from __future__ import annotations
@@ -32,7 +34,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from maag.server.compete.ladder_hosted import HostedEntrants
 from maag.server.hosting.api import pack, submit
+from maag.server.net.server import RefereeServer, ServerConfig
 from maag.server.storage.base import open_storage
 from maag.server.storage.submissions import open_submission_store
 
@@ -281,3 +285,38 @@ async def test_a_hosted_game_of_a_lost_member_is_finished_by_another(fleet: Flee
         assert rows[0][2] != tsid and restarted() == [0, 2], (rows, restarted())
         for n in (1, taker):  # (the taker may have had a game of its own)
             assert re.search(rb"[1-9] game\(s\) handed over", (fleet.tmp / f"lad{n}.log").read_bytes()), n
+
+
+async def test_hosted_bots_started_again_take_a_slot_until_they_end(tmp_path: Path) -> None:
+    """The hosted bots of a game taken over from a lost member (fleet/member.py `resumed`)
+    are started again on the taker on top of the games it was assigned; the game takes one of
+    its slots, whatever the number of its hosted seats, from their start until the last one
+    ends, and the member publishes one free slot fewer meanwhile (before, none was counted:
+    a taker with `--slots 1` was given another hosted game while it ran one taken over)."""
+    _need_sandbox()
+    url = f"sqlite:///{tmp_path / 'maag.sqlite3'}"
+    activate(url, GOOD, ("a", "b"))
+    cfg = ServerConfig(port=0, game="nim", auto_pair=False)
+    srv = RefereeServer(cfg, open_storage(url))
+    await srv.start()
+    hosted = HostedEntrants("main", url, cfg, host_options=None, slots=2, log_dir=str(tmp_path / "logs"),
+                            cluster=None, joined=lambda _: None, left=lambda _: None)
+    closes = []
+    try:
+        await hosted.start(srv)
+        assert set(hosted.bots) == {"a@1", "b@1"} and hosted.free_slots() == 2
+        for seat, label in enumerate(("a@1", "b@1")):  # both seats of game 7, taken over here
+            got = await hosted.restart(label, 7, seat)
+            assert got is not None
+            closes.append(got[1])
+            assert hosted.free_slots() == 1, seat
+        assert await hosted.restart("nobody@1", 8, 0) is None and hosted.free_slots() == 1
+        await closes.pop()()
+        assert hosted.free_slots() == 1  # (a seat of the game still runs)
+        await closes.pop()()
+        assert hosted.free_slots() == 2
+    finally:
+        for close in closes:
+            await close()
+        await hosted.close()
+        await srv.stop()
