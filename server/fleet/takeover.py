@@ -11,7 +11,12 @@ the database ends when the process dies or its machine's kernel closes its socke
 others then take its games over without waiting for its lease to lapse (storage/base.py
 `session_gone`), and its bots, which reconnect at once, are neither refused for their old
 connections nor kept waiting. A referee that goes silent without its session ending (its
-machine's link cut, or frozen) is taken over when its lease lapses, as before.
+machine's link cut, or frozen) is taken over when its lease lapses, as before. A live referee
+whose session drops (ended by an administrator, a proxy between restarted) opens it again
+within a second, but a referee that looked meanwhile took it for dead and its games over: it
+then finds its lease revoked (`lease_lost`) and stops, exit status 3, for its service manager
+to start it again (docs/competitions.md, "Fencing"). A restarted database ended every session
+and takes nobody for dead (`session_gone`, fleet/store.py `lapsed`).
 
 The hot path only appends to each session's log (it always did); this module slices the new
 entries every FLUSH_S and hands them to the storage thread (fleet/store.py `log_actions`,
@@ -371,7 +376,9 @@ class Takeover:
             with contextlib.suppress(Exception):
                 cl.close()
         LOG.critical("lease lost (%s): %d game(s) dropped, every connection closed", why, dropped)
-        self.fail(f"lease lost: {why}")
+        self.fail(f"lease lost ({why}): another referee of the fleet took this one's games over, its lease "
+                  "having lapsed or its database session ended; they go on there. Start it again: it joins "
+                  "the fleet as a new member")
 
 
 def _handable(game: LiveGame) -> bool:
