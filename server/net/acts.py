@@ -1,10 +1,9 @@
 """What a seat sends in a game, handed to it: the one way every act, turn and resignation
 takes, however the connection read it (by its bytes, `Connection.plain`, or by the general
 reader; transport.py makes a `maag.protocol.Play` of either), to its game's session
-(`GameSession.act` or `resign`, once), and what it did written to the seats: by each seat's
-connection's `Writer` when every action was applied and the game goes on (templates on
-msgpack), else the session's messages (`Games.dispatch`). A seat linked to a game hosted by
-another referee of the fleet has its message forwarded there.
+(`GameSession.act` or `resign`, once), and what it did (`maag.protocol.Played`, data)
+written to the seats by each seat's connection's `Writer` (templates on msgpack). A seat
+linked to a game hosted by another referee of the fleet has its message forwarded there.
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ every pair of framings, the same stored games, the same calls of the watchers an
 host's turn hook, and the same counts (in-process: see `play`), whether a bot speaks protocol
 version 1 or 2 and hears the other seat's actions one `event` each or once a turn
 (`turn_events`). The suite's checked mode compares each frame written from templates with
-the general encoding besides, and every play is shown to take the one function."""
+the general encoding besides, and every play is shown to take the one function (a late one
+and one of a seat linked from another referee of the fleet among them)."""
 
 from __future__ import annotations
 
@@ -447,3 +448,101 @@ def test_the_templates_with_a_clock(tc: str) -> None:
     decoded = [msgpack.unpackb(f[4:]) for b in run.bots for f in b.frames]
     assert not [m for m in decoded if m["type"] == "error" and m["code"] != "shutting_down"]
     assert [m for m in decoded if m["type"] == "your_turn" and m["time_left_ms"] < 2**31 - 1]
+
+
+def test_a_linked_seat_and_a_late_act_take_the_one_function() -> None:
+    """The same for a seat linked from another referee of the fleet (fleet/links.py) and for
+    an act that comes after its turn's time ran out: two referees on one database in this
+    process, the host of a game of nim and a member; bot 0 (seat 2) leaves the host at the
+    game's start and says hello to the member (JSON lines), which links its seat there. Each
+    of its plays is handed to `Acts.act` once by the member (forwarded, as its message) and
+    once by the host (to the session); the host's session is entered once per play. Each
+    bot's first act comes after its time ran out (the referee waits `lag` more before it
+    ends the turn itself): refused with `timeout` and both seats told, by either referee."""
+    from maag.server.net.acts import Acts
+    from maag.server.referee.session import GameSession
+
+    calls: dict[Acts, int] = {}
+    entered = [0]
+    g_act, s_act, s_resign, s_submit = Acts.act, GameSession.act, GameSession.resign, GameSession.submit
+
+    def counted_act(self: Acts, *args: Any) -> Any:
+        calls[self] = calls.get(self, 0) + 1
+        return g_act(self, *args)
+
+    def counted(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def inner(*args: Any, **kw: Any) -> Any:
+            entered[0] += 1
+            return fn(*args, **kw)
+        return inner
+
+    turn_s = 0.3
+    Told = list[list[dict[str, Any]]]
+
+    async def run(tmp: Path) -> tuple[RefereeServer, RefereeServer, list[int], Told]:
+        storage = SQLiteStorage(tmp / "db.sqlite3")
+        tokens = [storage.add_bot(f"bot{i}") for i in range(2)]
+        cfg: dict[str, Any] = {"port": 0, "tc": TimeControl.parse(f"{turn_s}s,lag=5s"), "seed": 1,
+                               "max_rate": 0, "auth_delay_ms": 0, "game": "nim", "auto_pair": False,
+                               "host": "127.0.0.1"}
+        host = RefereeServer(ServerConfig(**cfg), storage)
+        member = RefereeServer(ServerConfig(**cfg), SQLiteStorage(tmp / "db.sqlite3"))
+        await host.start()
+        await member.start()
+        rng = random.Random(3)
+        bots = [Bot(host, i, tokens[i], "msgpack", random.Random(rng.random()), "nim") for i in range(2)]
+        done = host.request_game("bot1", "bot0", seed=5)
+        sent = [0, 0]
+        told: Told = [[], []]
+        late = [True, True]
+        asked: list[dict[str, Any] | None] = [None, None]
+        try:
+            deadline = time.monotonic() + 30
+            while not done.done() and time.monotonic() < deadline:
+                await asyncio.sleep(0.002)
+                for n, bot in enumerate(list(bots)):
+                    for m in bot.received():
+                        told[n].append(m)
+                        if m["type"] == "game_start" and bot.client.server is host and n == 0:
+                            bot.client.connection_lost(None)  # (left the host: its seat waits)
+                            bots[0] = Bot(member, 2, tokens[0], "json", bot.rng, "nim")
+                        elif m["type"] == "error" and m["code"] == "already_connected":  # (counted late)
+                            bots[0] = Bot(member, 2, tokens[0], "json", bot.rng, "nim")
+                        elif m["type"] == "your_turn":
+                            asked[n] = m
+                linked = bots[0].client.server is member and bool(bots[0].seats)
+                for n, bot in enumerate(bots):
+                    q = asked[n]
+                    if q is None or not linked:  # (bot 1 waits for bot 0 to be linked)
+                        continue
+                    asked[n] = None
+                    if late[n]:
+                        late[n] = False
+                        time.sleep(turn_s + 0.05)  # (the loop blocked: the referee's timer waits too)
+                    act = {"type": "act", "v": 1, "game_id": q["game_id"],
+                           "action": bot.rng.choice(q["legal"])}
+                    sent[n] += 1
+                    bot.client.data_received(bot.frame(act))
+            await asyncio.wait_for(done, 10)
+        finally:
+            await member.stop()
+            await host.stop()
+        return host, member, sent, told
+
+    Acts.act = counted_act  # type: ignore[method-assign]
+    GameSession.act, GameSession.resign = counted(s_act), counted(s_resign)  # type: ignore[method-assign]
+    GameSession.submit = counted(s_submit)  # type: ignore[method-assign]
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            host, member, sent, told = asyncio.run(run(Path(d)))
+    finally:
+        Acts.act = g_act  # type: ignore[method-assign]
+        GameSession.act, GameSession.resign, GameSession.submit = s_act, s_resign, s_submit  # type: ignore[method-assign]
+    assert sent[0] >= 2 and sent[1] >= 2, sent
+    assert calls[member.acts] == sent[0], (calls, sent)
+    assert calls[host.acts] == sent[0] + sent[1] == entered[0], (calls, sent, entered)
+    for n in (0, 1):
+        errors = [m.get("error") for m in told[n] if m["type"] == "result"]
+        assert errors == ["timeout"] + [None] * (sent[n] - 1), (n, errors)
+        heard = [m["seat"] for m in told[n] if m["type"] == "event" and m["kind"] == "timeout"]
+        assert sorted(heard) == [1, 2], (n, heard)
