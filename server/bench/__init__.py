@@ -16,4 +16,6 @@
                start-up cost (their bot packages in packages/)
   ladder       `maag bench ladder`: the ladder's bookkeeping at scale
   fleet        `maag bench fleet`: a fleet ladder's games per minute with 1, 2, 3 members
-               (PostgreSQL; hosted and connected bots)"""
+               (PostgreSQL; hosted and connected bots)
+  netbed       machines on one machine: members in network namespaces behind HAProxy, and
+               the faults machines have (tests/e2e/test_fleet_machines.py's bed)"""

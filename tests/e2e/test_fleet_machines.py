@@ -1,4 +1,4 @@
-"""A fleet across machines (issue 56's test bed, tests/e2e/netbed.py): three `maag ladder
+"""A fleet across machines (issue 56's test bed, maag.server.bench.netbed): three `maag ladder
 --fleet --submitted also --slots 1` members, each in a network namespace of its own with its
 own address, on a PostgreSQL and behind a HAProxy as docs/competitions.md tells a host with
 several machines; twelve submitted versions (the bench's random package), hosted on every
@@ -55,13 +55,12 @@ from typing import Any
 
 import psycopg
 import pytest
+from maag.server.bench.netbed import Member, NetBed, need_bed
 from maag.server.hosting.api import pack, submit
 from maag.server.storage.base import open_storage
 from maag.server.storage.submissions import open_submission_store
 
 from tests.conftest import PrivatePostgres
-
-from .netbed import Member, NetBed, need_bed
 
 LEASE_S = 2.0
 BOTS = 4

@@ -1,4 +1,5 @@
-"""A test bed of machines on one machine: each member of a fleet in a network namespace of its
+"""A bed of machines on one machine (tests/e2e/test_fleet_machines.py's, issue 56): each
+member of a fleet in a network namespace of its
 own with an address of its own (`ip netns`, a veth pair, one bridge), PostgreSQL and Debian's
 HAProxy in front on the bridge's address, as docs/competitions.md ("Running a fleet") tells a
 host with several machines; and faults made the way machines fail, not the way processes do:
@@ -11,7 +12,7 @@ host with several machines; and faults made the way machines fail, not the way p
   hangs; `kill(m)`: every process of the member killed (-9), as a machine that dies.
 
 The database is reached through HAProxy as well (a TCP `listen` on the bridge's address in
-front of the test's PostgreSQL on 127.0.0.1), so a member whose link is cut loses it too.
+front of the PostgreSQL the bed is given), so a member whose link is cut loses it too.
 Needs root, iproute2 and haproxy (.ci/run installs them); `need_bed()` says what is missing.
 """
 
