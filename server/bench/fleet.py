@@ -10,6 +10,12 @@ names, dropped afterwards), with the same participants whatever M:
 - `bots` connected bots (`maag bot run random`, one game at a time), spread by the kernel
   over the members as they connect to the shared port.
 
+With `netns` (`--netns`), the members are machines of the test bed instead (bench/netbed.py,
+as tests/e2e/test_fleet_machines.py runs them): each in a network namespace of its own with
+its own address, on port 7878, its hosted bots sandboxed inside it; the bots connect to
+HAProxy in front of them, and the members reach the database through HAProxy too (root,
+iproute2 and haproxy).
+
 The point starts every member, waits until each has published its hosted slots (all up),
 starts the bots, lets the ladder run `warmup` seconds, then counts the ladder games stored
 as finished in the next `seconds` (from the database: those stored at the window's end less
@@ -43,6 +49,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from maag.server.bench.netbed import BOT_PORT, NetBed, need_bed
+
 __all__ = ["FleetBench", "fresh_database", "run_point", "run_fleet_bench", "register_cli"]
 
 PACKAGE = Path(__file__).resolve().parent / "packages" / "random"
@@ -63,6 +71,8 @@ class FleetBench:
     game: str = "heroes"
     tc: str = "1s"
     per_bot: int = 1
+    netns: bool = False
+    """Each member in a network namespace of its own behind HAProxy (see the module)."""
 
 
 @contextlib.contextmanager
@@ -128,8 +138,8 @@ def _reserve_port() -> socket.socket:
 class _Point:
     """The processes of one point: members and bots, their logs in `tmp`."""
 
-    def __init__(self, url: str, spec: FleetBench, tmp: Path) -> None:
-        self.url, self.spec, self.tmp = url, spec, tmp
+    def __init__(self, url: str, spec: FleetBench, tmp: Path, bed: NetBed | None = None) -> None:
+        self.url, self.spec, self.tmp, self.bed = url, spec, tmp, bed
         self.members: list[subprocess.Popen[bytes]] = []
         self.bots: list[subprocess.Popen[bytes]] = []
 
@@ -139,15 +149,20 @@ class _Point:
                                     stdout=subprocess.DEVNULL, stderr=err)
 
     def start_members(self, n: int, port: int) -> None:
-        s = self.spec
+        s, bed = self.spec, self.bed
         for k in range(n):
-            self.members.append(self._spawn(
-                ["ladder", "--fleet", "--db", self.url, "--reuse-port", "--port", str(port),
-                 "--port-file", str(self.tmp / f"member{k}.port"), "--game", s.game, "--tc", s.tc,
-                 "--per-bot", str(s.per_bot), "--submitted", "also", "--slots", str(s.slots),
-                 "--max-games-per-minute", "0", "--rating-interval", "0",
-                 "--log-dir", str(self.tmp / f"logs{k}"), "--spill-dir", str(self.tmp / f"spill{k}")],
-                f"member{k}.log"))
+            args = ["--port-file", str(self.tmp / f"member{k}.port"), "--game", s.game, "--tc", s.tc,
+                    "--per-bot", str(s.per_bot), "--submitted", "also", "--slots", str(s.slots),
+                    "--max-games-per-minute", "0", "--rating-interval", "0",
+                    "--log-dir", str(self.tmp / f"logs{k}"), "--spill-dir", str(self.tmp / f"spill{k}")]
+            if bed is None:
+                self.members.append(self._spawn(["ladder", "--fleet", "--db", self.url, "--reuse-port",
+                                                 "--port", str(port), *args], f"member{k}.log"))
+                continue
+            m = bed.members[k]  # (its machine: its address, the database through HAProxy)
+            argv = [sys.executable, "-m", "maag.server", "ladder", "--fleet", "--db", bed.db_url,
+                    "--host", m.address, "--port", str(BOT_PORT), *args]
+            self.members.append(bed.start(m, argv, self.tmp / f"member{k}.log"))
 
     def wait_up(self) -> None:
         """Until every member listens and has published its hosted slots (RuntimeError if one
@@ -158,6 +173,8 @@ class _Point:
             files = [self.tmp / f"member{k}.port" for k in range(len(self.members))]
             ports = all(f.exists() and f.read_text().strip() for f in files)
             if ports and _query(self.url, "SELECT COUNT(*) FROM fleet_hosts")[0][0] >= len(self.members):
+                if self.bed is not None:  # (HAProxy sends no bot to a member before its checks pass)
+                    self.bed.wait_balanced(max(1.0, deadline - time.monotonic()))
                 return
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the fleet's {len(self.members)} member(s) not up within "
@@ -165,9 +182,10 @@ class _Point:
             time.sleep(0.1)
 
     def start_bots(self, tokens: list[str], port: int) -> None:
+        address = self.bed.bots_address if self.bed is not None else f"127.0.0.1:{port}"
         for i, token in enumerate(tokens):
             self.bots.append(self._spawn(
-                ["bot", "run", "random", "--connect", f"127.0.0.1:{port}", "--concurrency", "1",
+                ["bot", "run", "random", "--connect", address, "--concurrency", "1",
                  "--reconnect", "30"], f"bot{i}.log", env={**os.environ, "MAAG_TOKEN": token}))
 
     def check(self) -> None:
@@ -223,7 +241,12 @@ def run_point(server_url: str, members: int, spec: FleetBench,
     about every second of the warm-up and the window."""
     with fresh_database(server_url) as url, tempfile.TemporaryDirectory(prefix="maag-bench-fleet-") as tmp:
         tokens = _participants(url, spec)
-        point = _Point(url, spec, Path(tmp))
+        bed = None
+        if spec.netns:
+            if why := need_bed():
+                raise RuntimeError(why)
+            bed = NetBed(Path(tmp), members, url).up()
+        point = _Point(url, spec, Path(tmp), bed)
         reserved = _reserve_port()
         port = reserved.getsockname()[1]
         try:
@@ -251,6 +274,8 @@ def run_point(server_url: str, members: int, spec: FleetBench,
         finally:
             point.stop()
             reserved.close()
+            if bed is not None:
+                bed.down()
         games = done1 - done0
         share = sorted((per1.get(s, 0) - per0.get(s, 0) for s in per1), reverse=True)
         return {"members": members, "games": games, "games_per_min": round(games * 60.0 / window, 2),
@@ -324,6 +349,9 @@ def register_cli(bsub: Any, machine: Any) -> None:
                    help=f"the game (default {registry.default()})")
     p.add_argument("--tc", default="1s", help="the ladder's time control (default 1s)")
     p.add_argument("--per-bot", type=int, default=1, help="the ladder's --per-bot (default 1)")
+    p.add_argument("--netns", action="store_true",
+                   help="each member in a network namespace of its own with its own address, behind HAProxy "
+                        "(the test bed of tests/e2e/test_fleet_machines.py: root, iproute2, haproxy)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
 
     def run(args: argparse.Namespace) -> int:
@@ -342,7 +370,7 @@ def register_cli(bsub: Any, machine: Any) -> None:
                   "at least two participants (--hosted, --bots)", file=sys.stderr)
             return 2
         spec = FleetBench(args.seconds, args.warmup, args.hosted, args.bots, args.slots, args.game, args.tc,
-                          args.per_bot)
+                          args.per_bot, args.netns)
         total = args.runs * len(args.members)
         with Progress(*Progress.get_default_columns(), console=Console(stderr=True), transient=True) as prog:
             task = prog.add_task("bench fleet", total=total)
@@ -358,7 +386,8 @@ def register_cli(bsub: Any, machine: Any) -> None:
             print(json.dumps(res))
             return 0
         console = Console()
-        table = Table(title=f"maag bench fleet --game {args.game} --tc {args.tc}: ladder games per "
+        table = Table(title=f"maag bench fleet --game {args.game} --tc {args.tc}"
+                            f"{' --netns' if args.netns else ''}: ladder games per "
                             f"minute, {args.hosted} hosted versions and {args.bots} connected bots, "
                             f"{args.slots} hosted slots per member, {args.seconds:g} s windows after "
                             f"{args.warmup:g} s of warm-up, {args.runs} run(s) each")

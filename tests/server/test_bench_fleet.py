@@ -55,6 +55,28 @@ def test_a_point_counts_the_fleets_games_and_leaves_nothing_behind(postgres_url:
     assert set(_children()) - children == set(), "a member or a bot was left running"
 
 
+def test_a_point_on_the_network_bed(postgres_url: str) -> None:
+    """`--netns`: the member in a network namespace of its own, the bots and the database
+    reached through HAProxy on the bed's bridge (bench/netbed.py); its games counted as on
+    loopback, and the bed taken down afterwards."""
+    from maag.server.bench.netbed import need_bed
+
+    why = need_bed() or (None if shutil.which("bwrap") else "no bubblewrap (hosted bots)")
+    if why:
+        if os.environ.get("CI"):
+            pytest.fail(why)
+        pytest.skip(why)
+    children = set(_children())
+    spec = FleetBench(seconds=2.0, warmup=1.0, hosted=2, bots=2, slots=1, game="nim", tc="1s", netns=True)
+    res = run_point(postgres_url, 1, spec)
+    assert res["games"] > 0 and res["per_member"] == [res["games"]] and res["hosted_games"] > 0, res
+    k = 1 + os.getpid() % 250  # (the bed's namespaces and bridge are named after this process)
+    left = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    spaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert f"mgbr{k}:" not in left and f"maag{k}m1" not in spaces, (left, spaces)
+    assert set(_children()) - children == set(), "a member or a bot was left running"
+
+
 def test_the_command_wants_a_postgresql_server() -> None:
     env = {k: v for k, v in os.environ.items() if k != "MAAG_TEST_POSTGRES"}
     r = subprocess.run([sys.executable, "-m", "maag.server", "bench", "fleet", "--db", "sqlite:///x.db"],  # noqa: S603
