@@ -1,9 +1,11 @@
 /* mg_search_common.c: what every search kernel shares: parameters and their defaults,
- * budgets, action lists, the rollout policies, rollouts, and the mg_search dispatcher. */
+ * budgets, the node tables' rehash (MCTS's and ISMCTS's), action lists, the rollout
+ * policies, rollouts, and the mg_search dispatcher. */
 #define _POSIX_C_SOURCE 199309L
 #define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -76,6 +78,17 @@ unsigned long ms_table_slots(const mg_search_params *p, long nodes, long per_ms)
     if (p->budget_ms > 0 && (long)(p->budget_ms * per_ms) < want)
         want = (long)(p->budget_ms * per_ms);
     return ms_pow2((unsigned long)(want < 1024 ? 2048 : 2 * want));
+}
+
+ms_slot *ms_slots_rehash(const ms_slot *old, unsigned long old_mask, unsigned long slots)
+{
+    ms_slot *tt = calloc(slots, sizeof *tt);
+    if (!tt)
+        return NULL;
+    for (unsigned long j = 0; j <= old_mask; j++)
+        if (old[j].key)
+            tt[ms_slot_probe(tt, slots - 1, old[j].key)] = old[j];
+    return tt;
 }
 
 /* ---- Action lists ------------------------------------------------------------------------- */

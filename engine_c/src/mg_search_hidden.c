@@ -68,6 +68,26 @@ int ms_det_sample(const mg_game_vt *vt, const void *obs, int mode, mg_rng *rng, 
     return rc;
 }
 
+/* The start of mg_search_hidden and mg_search_ismcts_reuse: *q is p under the budget rule of
+ * `algo` (-1: p's own), checked and completed (ms_det_begin), and a forced turn (`forced`)
+ * planned at once. MG_OK with *done set when that plan is the answer (nothing searched),
+ * MG_OK to search, or the error code; `stats` is not NULL. */
+static int det_start(const mg_game_vt *vt, const void *obs, const mg_search_params *p, int algo,
+                     const mg_det_params *d, mg_rng *rng, mg_search_params *q, mg_action *plan,
+                     int *plan_len, mg_search_stats *stats, char *err, int *done)
+{
+    *done = 0;
+    *q = *p;
+    if (algo >= 0)
+        q->algo = algo;
+    int rc = ms_det_begin(vt, obs, q, d, stats, plan_len, err);
+    if (rc == MG_OK && q->forced && ms_forced(vt, obs, rng, plan, plan_len)) {
+        stats->value = 0.5; /* no choice: nothing searched */
+        *done = 1;
+    }
+    return rc;
+}
+
 typedef int (*det_kernel)(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
                           const mg_det_params *d, mg_rng *rng, mg_action *plan, int *plan_len,
                           mg_search_stats *stats, char *err);
@@ -89,16 +109,10 @@ int mg_search_hidden(int kind, const mg_game_vt *vt, const void *obs, const mg_s
         memset(stats, 0, sizeof *stats);
         return ms_det_error(err, "unknown determinized search");
     }
-    mg_search_params q = *p;
-    if (algo[kind] >= 0)
-        q.algo = algo[kind];
-    int rc = ms_det_begin(vt, obs, &q, d, stats, plan_len, err);
-    if (rc != MG_OK)
+    mg_search_params q;
+    int done, rc = det_start(vt, obs, p, algo[kind], d, rng, &q, plan, plan_len, stats, err, &done);
+    if (rc != MG_OK || done)
         return rc;
-    if (q.forced && ms_forced(vt, obs, rng, plan, plan_len)) {
-        stats->value = 0.5; /* no choice: nothing searched */
-        return MG_OK;
-    }
     return kernels[kind](vt, obs, &q, d, rng, plan, plan_len, stats, err);
 }
 
@@ -111,15 +125,9 @@ int mg_search_ismcts_reuse(const mg_game_vt *vt, const void *obs, const mg_searc
     mg_search_stats local;
     if (!stats)
         stats = &local;
-    *plan_len = 0;
-    mg_search_params q = *p;
-    q.algo = MG_ALGO_MCTS;
-    int rc = ms_det_begin(vt, obs, &q, d, stats, plan_len, err);
-    if (rc != MG_OK)
+    mg_search_params q;
+    int done, rc = det_start(vt, obs, p, MG_ALGO_MCTS, d, rng, &q, plan, plan_len, stats, err, &done);
+    if (rc != MG_OK || done)
         return rc;
-    if (q.forced && ms_forced(vt, obs, rng, plan, plan_len)) {
-        stats->value = 0.5; /* no choice: nothing searched */
-        return MG_OK;
-    }
     return ms_ismcts_reuse(vt, obs, &q, d, tree, rng, plan, plan_len, stats, err);
 }

@@ -242,6 +242,40 @@ void ms_huge_pages(void *p, size_t bytes);
 /* Smallest power of two >= n (n >= 1). */
 unsigned long ms_pow2(unsigned long n);
 
+/* A node table's slot (MCTS's states, ISMCTS's information sets, by their hash): open
+ * addressing with linear probing in a power-of-two table (mask = slots - 1), key 0 an empty
+ * slot. Its users stop adding at 70% full, so a probe always ends. */
+typedef struct ms_slot {
+    uint64_t key;
+    int32_t node;
+} ms_slot;
+
+/* The first slot a probe for key h looks at. */
+static inline unsigned long ms_slot_home(uint64_t h, unsigned long mask)
+{
+    return (unsigned long)(h ^ (h >> 29)) & mask;
+}
+
+/* The slot holding key h, or else the empty slot where h goes. */
+static inline unsigned long ms_slot_probe(const ms_slot *tt, unsigned long mask, uint64_t h)
+{
+    unsigned long i = ms_slot_home(h, mask);
+    while (tt[i].key && tt[i].key != h)
+        i = (i + 1) & mask;
+    return i;
+}
+
+/* The node stored under key h, -1 for none. */
+static inline int ms_slot_find(const ms_slot *tt, unsigned long mask, uint64_t h)
+{
+    unsigned long i = ms_slot_probe(tt, mask, h);
+    return tt[i].key ? tt[i].node : -1;
+}
+
+/* A table of `slots` slots (a power of two, larger than old's) holding every entry of the
+ * table `old` (mask old_mask); NULL if out of memory (old is unchanged either way). */
+ms_slot *ms_slots_rehash(const ms_slot *old, unsigned long old_mask, unsigned long slots);
+
 /* Slots of a transposition table for a tree of at most `nodes` nodes that a search with
  * time budget p->budget_ms fills at about `per_ms` nodes per millisecond: twice what it can
  * fill, a power of two, at least 2048. Tables are touched at random, so an oversized one

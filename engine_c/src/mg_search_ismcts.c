@@ -44,11 +44,6 @@ typedef struct is_node {
     uint8_t flags;   /* IS_* */
 } is_node;
 
-typedef struct is_slot {
-    uint64_t key; /* information-set hash, 0 = empty */
-    int32_t node;
-} is_slot;
-
 typedef struct is_eslot {
     uint64_t key;    /* (node + 1) << 32 | action of an opponent edge, 0 = empty */
     int32_t edge;
@@ -64,7 +59,7 @@ typedef struct is_tree {
     long nn, ncap;
     is_edge *edges;
     long ne, ecap;
-    is_slot *tt;
+    ms_slot *tt;     /* the nodes by information-set hash */
     unsigned long tmask, tcount, tlimit;
     mg_action end;   /* the END_TURN action (auto_end edges) */
     is_eslot *et;    /* the opponent's edges by (node, action) */
@@ -117,12 +112,9 @@ static uint64_t is_key(const is_tree *t, const void *st, unsigned char *scratch)
 static int is_node_for(is_tree *t, const void *st, unsigned char *scratch)
 {
     uint64_t h = is_key(t, st, scratch);
-    unsigned long i = (unsigned long)(h ^ (h >> 29)) & t->tmask;
-    while (t->tt[i].key) {
-        if (t->tt[i].key == h)
-            return t->tt[i].node;
-        i = (i + 1) & t->tmask;
-    }
+    unsigned long i = ms_slot_probe(t->tt, t->tmask, h);
+    if (t->tt[i].key)
+        return t->tt[i].node;
     if (t->nn >= t->ncap)
         return -1;
     int nd = (int)t->nn++;
@@ -427,16 +419,7 @@ static int is_plan(is_tree *t, int root, unsigned char *st, unsigned char *scrat
             plan[len++] = t->end;
             return len;
         }
-        uint64_t h = is_key(t, st, scratch);
-        unsigned long i = (unsigned long)(h ^ (h >> 29)) & t->tmask;
-        nd = -1;
-        while (t->tt[i].key) {
-            if (t->tt[i].key == h) {
-                nd = t->tt[i].node;
-                break;
-            }
-            i = (i + 1) & t->tmask;
-        }
+        nd = ms_slot_find(t->tt, t->tmask, is_key(t, st, scratch));
     }
     return ms_complete_plan(vt, st, t->p, t->rng, plan, len, &t->evals);
 }
@@ -511,19 +494,6 @@ int ms_ismcts(const mg_game_vt *vt, const void *obs, const mg_search_params *p,
 
 /* ---- A tree kept between searches (mg_ismcts_tree) ------------------------------------- */
 
-/* The node of st's information set if the tree has one, else -1 (nothing is created). */
-static int is_find(const is_tree *t, const void *st, unsigned char *scratch)
-{
-    uint64_t h = is_key(t, st, scratch);
-    unsigned long i = (unsigned long)(h ^ (h >> 29)) & t->tmask;
-    while (t->tt[i].key) {
-        if (t->tt[i].key == h)
-            return t->tt[i].node;
-        i = (i + 1) & t->tmask;
-    }
-    return -1;
-}
-
 /* A kept tree (mg_ismcts_tree): make room for `need` more nodes (and their edges and table
  * entries) next to the ones it holds, within p->max_nodes: the arenas grow, and the two hash
  * tables are rebuilt twice as large as they then need. 0 if that is past max_nodes or out of
@@ -553,7 +523,7 @@ static int is_grow(is_tree *t, long need, int max_actions)
     if (want <= t->tlimit && want <= t->elimit)
         return 1;
     unsigned long slots = ms_pow2(2 * want < 2048 ? 2048 : 2 * want);
-    is_slot *tt = calloc(slots, sizeof *tt);
+    ms_slot *tt = ms_slots_rehash(t->tt, t->tmask, slots);
     is_eslot *et = calloc(slots, sizeof *et);
     if (!tt || !et) {
         free(tt);
@@ -561,15 +531,6 @@ static int is_grow(is_tree *t, long need, int max_actions)
         return 0;
     }
     unsigned long mask = slots - 1;
-    for (unsigned long j = 0; j <= t->tmask; j++) {
-        uint64_t h = t->tt[j].key;
-        if (!h)
-            continue;
-        unsigned long i = (unsigned long)(h ^ (h >> 29)) & mask;
-        while (tt[i].key)
-            i = (i + 1) & mask;
-        tt[i] = t->tt[j];
-    }
     for (unsigned long j = 0; j <= t->emask; j++) {
         uint64_t key = t->et[j].key;
         if (!key)
@@ -639,7 +600,7 @@ int ms_ismcts_reuse(const mg_game_vt *vt, const void *obs, const mg_search_param
     if (tree->live && tree->vt == vt && tree->observer == vt->current(obs) &&
         tree->prune == p->prune && tree->max_nodes == p->max_nodes) {
         is_start(t, vt, p, rng, obs);
-        int nd = is_find(t, det.b, scratch.b);
+        int nd = ms_slot_find(t->tt, t->tmask, is_key(t, det.b, scratch.b)); /* none made */
         /* the observer's information set, searched before: its statistics are those of
          * the iterations whose determinization reached it, which is what ISMCTS from it
          * would gather (a chance outcome the observer saw has a node of its own) */

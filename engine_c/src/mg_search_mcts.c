@@ -64,11 +64,6 @@ typedef struct mc_node {
     uint8_t flags;   /* MC_* */
 } mc_node;
 
-typedef struct mc_slot {
-    uint64_t key;    /* state hash, 0 = empty */
-    int32_t node;
-} mc_slot;
-
 typedef struct mc_tree {
     const mg_game_vt *vt;
     const mg_search_params *p;
@@ -81,7 +76,7 @@ typedef struct mc_tree {
     int *rates;      /* beside acts: the ratings of the unsorted rest of a list */
     long na, acap;
     int32_t freeb[MC_CLASSES]; /* free edge blocks of 2^i edges (linked by .child), or -1 */
-    mc_slot *tt;
+    ms_slot *tt;     /* the nodes by state hash */
     unsigned long tmask, tcount, tlimit;
     int root_player;
     int grouped;     /* ms_grouped: rollouts step by groups */
@@ -175,11 +170,6 @@ typedef struct mc_key {
     int mover, terminal;
 } mc_key;
 
-static unsigned long mc_index(const mc_tree *t, uint64_t h)
-{
-    return (unsigned long)(h ^ (h >> 29)) & t->tmask;
-}
-
 /* The key of state st; its table slot is prefetched, so that the lookup after the
  * rollout finds it in cache. */
 static mc_key mc_key_of(const mc_tree *t, const void *st)
@@ -192,7 +182,7 @@ static mc_key mc_key_of(const mc_tree *t, const void *st)
         k.h = t->vt->hash(st);
         if (!k.h)
             k.h = 1;
-        MC_PREFETCH(&t->tt[mc_index(t, k.h)]);
+        MC_PREFETCH(&t->tt[ms_slot_home(k.h, t->tmask)]);
     }
     return k;
 }
@@ -203,13 +193,10 @@ static int mc_node_for(mc_tree *t, mc_key k, int *created)
     *created = 1;
     if (!t->tt)
         return mc_new_node(t, k.mover, k.terminal);
-    unsigned long i = mc_index(t, k.h);
-    while (t->tt[i].key) {
-        if (t->tt[i].key == k.h) {
-            *created = 0;
-            return t->tt[i].node;
-        }
-        i = (i + 1) & t->tmask;
+    unsigned long i = ms_slot_probe(t->tt, t->tmask, k.h);
+    if (t->tt[i].key) {
+        *created = 0;
+        return t->tt[i].node;
     }
     int nd = mc_new_node(t, k.mover, k.terminal);
     if (t->tcount < t->tlimit) {
@@ -992,18 +979,9 @@ static int mc_reserve(mc_tree *t, const mg_search_params *p, int max_actions)
     unsigned long slots = ms_table_slots(p, nodes, 800);
     if (slots <= t->tmask + 1)
         return 1;
-    mc_slot *tt = calloc(slots, sizeof *tt);
+    ms_slot *tt = ms_slots_rehash(t->tt, t->tmask, slots);
     if (!tt)
         return 1; /* the old table goes on (a full table records no more transpositions) */
-    for (unsigned long i = 0; i <= t->tmask; i++) {
-        if (!t->tt[i].key)
-            continue;
-        uint64_t h = t->tt[i].key;
-        unsigned long j = (unsigned long)(h ^ (h >> 29)) & (slots - 1); /* mc_index's */
-        while (tt[j].key)
-            j = (j + 1) & (slots - 1);
-        tt[j] = t->tt[i];
-    }
     free(t->tt);
     t->tt = tt;
     t->tmask = slots - 1;
