@@ -13,9 +13,9 @@ others then take its games over without waiting for its lease to lapse (storage/
 connections nor kept waiting. A referee that goes silent without its session ending (its
 machine's link cut, or frozen) is taken over when its lease lapses, as before. A live referee
 whose session drops (ended by an administrator, a proxy between restarted) opens it again
-within a second, but a referee that looked meanwhile took it for dead and its games over: it
-then finds its lease revoked (`lease_lost`) and stops, exit status 3, for its service manager
-to start it again (docs/competitions.md, "Fencing"). A restarted database ended every session
+within a second; if another referee looked meanwhile, that one took it for dead and its games
+over: it then finds its lease revoked (`lease_lost`) and stops, exit status 3, for its service
+manager to start it again (docs/competitions.md, "Fencing"). A restarted database ended every session
 and takes nobody for dead (`session_gone`, fleet/store.py `lapsed`).
 
 The hot path only appends to each session's log (it always did); this module slices the new
