@@ -15,7 +15,10 @@ finish so that a run resumes. The real game, through bot processes and the refer
   given their seat's observation, against cheating and peeking twins (maag.bots.cheating).
 - twin_bot.py: a cheating or peeking twin as a bot process for `maag match` (`maag
   experiment twin-bot`): it rebuilds the true state from the match's seed and the actions
-  it has seen, checked against every observation (experiments only).
+  it has seen, checked against every observation (experiments only); also the honest
+  `infer:AGENT` of inference.py.
+- inference.py: an honest agent whose one determinization keeps what the opponent's unspent
+  mana says of its hand (the card game; experiments only).
 - agreement.py: the agreement experiment (`maag experiment agreement`): how often an honest
   agent picks the action a player who sees the hidden cards would pick.
 - cards.py: the card-game thesis's tables (`maag experiment cards`).

@@ -144,9 +144,11 @@ def register(sub: Any) -> None:
     t = esub.add_parser("twin-bot", help="a cheating or peeking twin as a bot process, for `maag match` "
                                          "(experiments only)",
                         description=_twin_doc(), formatter_class=argparse.RawDescriptionHelpFormatter)
-    t.add_argument("twin", metavar="SPEC", help="cheat:AGENT or peek:AGENT (AGENT as maag.bots parses it)")
-    t.add_argument("--match-seed", type=int, required=True,
-                   help="the --seed of the match it plays in (the twin rebuilds its games from it)")
+    t.add_argument("twin", metavar="SPEC", help="cheat:AGENT or peek:AGENT (AGENT as maag.bots parses it), "
+                                                "or the honest infer:AGENT")
+    t.add_argument("--match-seed", type=int, default=None,
+                   help="the --seed of the match it plays in (a twin rebuilds its games from it; "
+                        "not for infer:)")
     t.add_argument("--connect", default=None, metavar="ADDRESS",
                    help="the referee's address (default $MAAG_CONNECT, which `maag match` sets)")
     t.add_argument("--token", default=None,

@@ -20,7 +20,9 @@ after the `timeout` event), as the referee does.
 
 SPEC is `cheat:AGENT` (the true state: every hand and secret and both decks' order, the
 next draws) or `peek:AGENT` (every hand and secret, the decks shuffled again before each
-plan), as in `maag experiment hidden` (maag.bots.cheating)."""
+plan), as in `maag experiment hidden` (maag.bots.cheating). For comparison with them one
+honest agent runs here too: `infer:AGENT` (maag.lab.inference: one determinization that
+the opponent's unspent mana allows), which needs neither the match's seed nor the truth."""
 
 from __future__ import annotations
 
@@ -36,8 +38,11 @@ from maag.engine import Action, State
 from maag.engine import Observation as EngineObservation
 
 from .hidden import CHEAT, PEEK
+from .inference import InferringAgent
 
-__all__ = ["TwinStats", "derive_seed", "twin_bot"]
+__all__ = ["INFER", "TwinStats", "derive_seed", "twin_bot"]
+
+INFER = "infer:"
 
 LOGGER = logging.getLogger("maag.lab.twin_bot")
 
@@ -72,6 +77,7 @@ class _Twin:
     def __init__(self, spec: str, agent: Any, stats: TwinStats) -> None:
         self.agent = agent
         self.twin = PeekingAgent(agent) if spec.startswith(PEEK) else CheatingAgent(agent)
+        self.infer = InferringAgent(agent) if spec.startswith(INFER) else None
         self.stats = stats
         self.truth: State | None = None
 
@@ -88,6 +94,8 @@ class _Twin:
 
     def plan(self, view: EngineObservation, budget_ms: float | None = None, iterations: int | None = None,
              seed: int | None = None) -> list[Action]:
+        if self.infer is not None:  # honest: the observation only
+            return self.infer.plan(view, budget_ms=budget_ms, iterations=iterations, seed=seed)
         if self.truth is None:
             self.stats.lost += 1
             return list(self.agent.plan(view, budget_ms=budget_ms, iterations=iterations, seed=seed))
@@ -95,14 +103,16 @@ class _Twin:
         return self.twin.plan(self.truth, budget_ms=budget_ms, iterations=iterations, seed=seed)
 
 
-def twin_bot(spec: str, match_seed: int, *, seed: int | None = None, **runner: Any) -> type[Bot]:
+def twin_bot(spec: str, match_seed: int | None, *, seed: int | None = None, **runner: Any) -> type[Bot]:
     """A Bot class playing the twin `spec` ("cheat:AGENT" or "peek:AGENT", AGENT as
-    maag.bots parses it) in a match seeded with `match_seed`; `runner`: agent_bot's timing
-    options. BotError for an unknown agent or setting, ValueError for a spec without a
-    twin's prefix."""
-    prefix = next((p for p in (CHEAT, PEEK) if spec.startswith(p)), None)
+    maag.bots parses it) in a match seeded with `match_seed` (None only for "infer:AGENT");
+    `runner`: agent_bot's timing options. BotError for an unknown agent or setting,
+    ValueError for a spec without a twin's prefix or a twin without the match's seed."""
+    prefix = next((p for p in (CHEAT, PEEK, INFER) if spec.startswith(p)), None)
     if prefix is None:
-        raise ValueError(f"a twin is {CHEAT}AGENT or {PEEK}AGENT, not {spec!r}")
+        raise ValueError(f"a twin is {CHEAT}AGENT or {PEEK}AGENT (or {INFER}AGENT), not {spec!r}")
+    if match_seed is None and prefix != INFER:
+        raise ValueError(f"{spec}: a twin rebuilds its games from the match's seed: give it")
     inner = spec[len(prefix):]
     name, _, settings = inner.partition(":")
     base = agent_bot(name.strip(), [s for s in settings.split(",") if s.strip()], seed=seed, **runner)
@@ -136,11 +146,17 @@ def twin_bot(spec: str, match_seed: int, *, seed: int | None = None, **runner: A
 
         async def on_game_over(self, record: GameRecord) -> None:
             await super().on_game_over(record)
+            infer = self.agent.infer
+            if infer is not None:
+                LOGGER.warning("%s: %d plan(s), %d on a determinization the rule could not keep", spec,
+                               infer.plans, infer.breaches)
+                return
             LOGGER.warning("twin %s: %d plan(s) on the true state, %d on the observation", spec,
                            stats.cheated, stats.lost)
 
         def choose_turn(self, observation: Observation, limit: Limit) -> TurnResult:
-            self.agent.truth = self._truth(engine_view(observation))
+            if prefix != INFER:
+                self.agent.truth = self._truth(engine_view(observation))
             result = super().choose_turn(observation, limit)
             self.sent = result.action_dicts()
             return result
@@ -163,6 +179,7 @@ def twin_bot(spec: str, match_seed: int, *, seed: int | None = None, **runner: A
             # the expected deal first; every other once a game (a process started again)
             deals = [self.deal] if self.searched else [self.deal, *range(SEARCH_DEALS)]
             self.searched = True
+            assert match_seed is not None
             for deal in deals:
                 st = _replay(view, derive_seed(match_seed, deal), self.actions)
                 if st is not None and _sees(st, view):
@@ -208,7 +225,7 @@ def _sees(state: State, view: EngineObservation) -> bool:
     return not state.is_terminal and EngineObservation.of(state, view.seat).to_json() == view.to_json()
 
 
-def run(spec: str, match_seed: int, address: str, token: str, *, concurrency: int = 1,
+def run(spec: str, match_seed: int | None, address: str, token: str, *, concurrency: int = 1,
         seed: int | None = None) -> TwinStats:
     """Play the twin `spec` on the referee at `address` until it closes the connection;
     the twin's plans counted. BotError for a bad agent, address or token."""

@@ -5,11 +5,15 @@ embedded referee that sends each only its seat's observation."""
 from __future__ import annotations
 
 import json
+import random
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+from maag.bots import parse_agent
+from maag.engine import Game, Observation
+from maag.lab.inference import InferringAgent, unspent_mana_breaches
 from maag.lab.twin_bot import derive_seed
 from maag.server.referee.session import derive_seed as referee_seed
 
@@ -50,3 +54,29 @@ def test_twins_through_maag_match(tmp_path: Path) -> None:
     assert cheated > 10 and lost == 0, cheat
     cheated, lost = _counts(peek)
     assert cheated == 0 and lost > 10, peek
+
+
+def test_the_inferring_agent_draws_a_hand_the_unspent_mana_allows() -> None:
+    # positions of random play where the opponent left mana and some uniform draw gives it
+    # a card it could have played: the agent's determinization gives it none, and is one
+    # of the observation's
+    found = 0
+    for seed in range(40):
+        st, rng = Game("cards").new_state(seed), random.Random(seed)
+        while not st.is_terminal and found < 3:
+            st.apply(rng.choice(st.legal_codes()))
+            if st.is_terminal:
+                break
+            view = Observation.of(st)
+            opp = 1 - view.seat
+            mana = view.to_json()["players"][opp]["mana"]
+            uniform = [unspent_mana_breaches(view.determinize(s).to_json(), opp, mana) for s in range(16)]
+            if mana < 1 or min(uniform) > 0 or max(uniform) == 0:
+                continue
+            agent = InferringAgent(parse_agent("mcts"), tries=64)
+            for k in range(8):
+                det = agent.determinization(view, random.Random(k))
+                assert unspent_mana_breaches(det.to_json(), opp, mana) == 0
+                assert Observation.of(det, view.seat) == view
+            found += 1
+    assert found == 3
