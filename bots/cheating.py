@@ -1,8 +1,10 @@
 """Cheating twins, for measuring what hidden information costs: the same agent, searching
 the true state instead of what its seat may see. For experiments only (`maag experiment
 hidden`, `maag arena --view full`): nothing here is registered in maag.bots.AGENTS, so
-`maag bot run`, `maag match` and the referee cannot build one, and their bots are only
-ever given an Observation (the wire carries nothing else).
+`maag bot run` and the referee cannot build one, and their bots are only ever given an
+Observation (the wire carries nothing else). Through `maag match` a twin plays only as the
+lab's own bot process (`maag experiment twin-bot`, maag.lab.twin_bot), which rebuilds the
+true state from the match's seed and what it has seen, never from the referee.
 
     >>> from maag.bots import make_agent
     >>> from maag.bots.cheating import CheatingAgent

@@ -5,8 +5,9 @@ Entrants are bundled agents (NAME or NAME:key=value,...), each given only its se
 observation, or their cheating twins, written cheat:NAME..., which search the true state,
 or peeking twins, peek:NAME..., which search it with the decks shuffled again (every hand and
 secret, not the next draws; games whose state orders its decks: cards).
-These twins exist only here (cheating ones also in `maag arena --view full`): `maag match`,
-`maag bot run` and the referee cannot run one.
+These twins exist only here (cheating ones also in `maag arena --view full`, and in
+`maag match` as the bot process `maag experiment twin-bot`): `maag bot run` and the
+referee cannot run one.
 
 Pairings come from presets built on the perfect-information agent --best, or from --pair:
   cost      best, pimc (--k determinizations) and ismcts, each against its cheating twin

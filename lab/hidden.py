@@ -1,8 +1,8 @@
 """The hidden-information experiment (`maag experiment hidden`): in-process games of the real
 stochastic game (random draws, hidden hands) between honest agents, which are given only
 their seat's `Observation`, and cheating twins, which search the true state
-(maag.bots.cheating). This module is the only place besides `maag arena --view full` where a
-cheating agent plays; the referee and the bot processes cannot run one.
+(maag.bots.cheating). Cheating agents play here, in `maag arena --view full` and, through
+`maag match`, only as twin_bot.py's bot process; the referee cannot run one.
 
 An entrant is a maag.bots spec ("pimc:inner=mcts,k=8", "ismcts", "mcts") or the same with
 the prefix "cheat:" for its cheating twin ("cheat:ismcts"), or "peek:" for its peeking twin
