@@ -64,7 +64,7 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Any) -> str:
 
 
 class PrivatePostgres:
-    """A PostgreSQL cluster of one test's own (started by .ci/postgres-start in a fresh
+    """A PostgreSQL cluster of its own (started by .ci/postgres-start in a fresh
     directory on a free port), which the test may stop and start: what a database restart
     does to maag, without touching the shared test server."""
 
@@ -110,9 +110,25 @@ class PrivatePostgres:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-@pytest.fixture
-def private_postgres(postgres_url: str) -> Any:
-    """A PrivatePostgres, started (needs the PostgreSQL server binaries, like postgres_url)."""
+class PrivateDatabase:
+    """One test's fresh database on a module's PrivatePostgres cluster: `url` names it;
+    `stop` and `start` stop and start the whole cluster (a restart cuts every connection)."""
+
+    def __init__(self, cluster: PrivatePostgres, url: str) -> None:
+        self.cluster = cluster
+        self.url = url
+
+    def stop(self) -> None:
+        self.cluster.stop()
+
+    def start(self) -> None:
+        self.cluster.start()
+
+
+@pytest.fixture(scope="module")
+def _private_cluster(postgres_url: str) -> Any:
+    """A PrivatePostgres per test module: its initdb and first start (seconds) paid once,
+    not per test (needs the PostgreSQL server binaries, like postgres_url)."""
     pg = PrivatePostgres()
     try:
         pg.start()
@@ -123,3 +139,23 @@ def private_postgres(postgres_url: str) -> Any:
         pytest.skip(str(e))
     yield pg
     pg.destroy()
+
+
+@pytest.fixture
+def private_postgres(_private_cluster: PrivatePostgres) -> Any:
+    """A fresh, empty database of this test's own on a private cluster, running (a test
+    before may have left the cluster stopped), which the test may stop and start."""
+    import uuid
+    from urllib.parse import urlsplit
+
+    import psycopg
+
+    cluster = _private_cluster
+    cluster.start()  # (a running cluster is left as it is)
+    name = "maag_p_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(cluster.url, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    yield PrivateDatabase(cluster, urlsplit(cluster.url)._replace(path="/" + name).geturl())
+    cluster.start()
+    with psycopg.connect(cluster.url, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
