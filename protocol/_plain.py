@@ -368,6 +368,31 @@ class Writer:
             self._check(frame, _your_turn(game_id, state, seat, time_left_ms, bank_ms, legal, groups))
         return frame
 
+    def reply(self, game_id: str, accepted: int, refused: Refusal | None, state: Prompter, seat: int,
+              time_left_ms: int, bank_ms: int, legal: bool, groups: Any) -> bytes:
+        """`result` then `your_turn`, for a seat whose turn goes on after its play: the two
+        frames in one piece (most plays: one template lookup, one piece to write)."""
+        t = self._templates(game_id)
+        if t is None or refused is not None:
+            return (self.result(game_id, accepted, refused)
+                    + self.your_turn(game_id, state, seat, time_left_ms, bank_ms, legal, groups))
+        f = t.results.get(accepted)
+        if f is None:
+            f = t.results[accepted] = _frame(t.result + self._pack(accepted))
+        times = t.times
+        if times[0] != time_left_ms or times[1] != bank_ms:
+            m = _fields("time_left_ms", time_left_ms, "bank_ms", bank_ms, pack=self._pack)
+            times = t.times = (time_left_ms, bank_ms, m, m + _LEGAL)
+        mid = times[3] if legal else times[2]
+        if groups is None:
+            frame: bytes = state.prompt_msgpack(seat, t.turn[legal], mid, b"", legal)
+        else:
+            frame = state.prompt_msgpack(seat, t.turn[legal + 1], mid, _GROUPS + self._pack(groups), legal)
+        if _checking():
+            self._check(f, Result.built(game_id=game_id, accepted=accepted))
+            self._check(frame, _your_turn(game_id, state, seat, time_left_ms, bank_ms, legal, groups))
+        return f + frame
+
     def _check(self, frame: bytes, message: Message) -> None:
         """The test suite's check of a frame written from templates: the general encoding of
         the message it stands for (AssertionError naming both if it is not: a bug here)."""

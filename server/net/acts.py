@@ -27,13 +27,14 @@ class Acts:
 
     def __init__(self, games: Games) -> None:
         self.games = games
+        self.seating, self.stats = games.seating, games.stats  # (read every act)
 
     def plain_play(self, c: Client, game_id: str, keys: list[bytes]) -> Play | None:
         """The play of a plain act or turn `c` sent (`Connection.plain`: its action maps'
         bytes `keys`), its actions found among its game's; None when the general reader is to
         read it (a seat not held here: a linked one is forwarded as its message; a map that
         is none of the game's actions: the general reader says what it is)."""
-        entry = self.games.seating.seats(c, game_id)
+        entry = self.seating.seats(c, game_id)
         if entry is None:
             return None
         codes = entry[0].session.codes_of(keys)
@@ -43,9 +44,9 @@ class Acts:
     def act(self, c: Client, p: Play, now: float) -> None:
         """A seat's act, turn or resignation, however it was read: the one way a play reaches
         its game (the session's `act` or `resign`), and what it did is written to the seats."""
-        entry = self.games.seating.seats(c, p.game_id)
+        entry = self.seating.seats(c, p.game_id)
         if entry is None:
-            link = self.games.seating.link(c, p.game_id)
+            link = self.seating.link(c, p.game_id)
             if link is not None and p.message is not None:  # a seat in a game hosted by another referee
                 link.forward(p.message)
                 return
@@ -70,8 +71,9 @@ class Acts:
             self.games.after(game)
             return
         played = s.act(seat, p.actions, now, c.rtt_ms(), p.info)
-        self.games.stats["actions"] += len(p.actions)
-        if s.finished or s.to_move != seat:
+        self.stats["actions"] += len(p.actions)
+        to = played.prompted  # (the seat to move, when the game goes on)
+        if to != seat and (to >= 0 or s.finished or s.to_move != seat):
             c.turn_passed()
         self._tell(game, seat, played)
         self.games.after(game)
@@ -85,14 +87,32 @@ class Acts:
         gid = s.game_id
         clients = game.clients
         me, other = clients[seat], clients[1 - seat]
+        to = p.prompted
+        if to >= 0:
+            req = game.request
+            if req is not None and req.on_prompt is not None:  # (dispatch calls it for every your_turn)
+                try:
+                    req.on_prompt(to)
+                except Exception:
+                    LOG.exception("game %s: the host's turn hook failed", gid)
         sent = 0
-        if me is not None and not me.closed:
+        if to == seat and me is not other and p.late is None and not p.released:
+            # The seat's turn goes on (most plays): its result and its your_turn in one piece.
+            to = -1
+            if me is not None and not me.closed:
+                try:
+                    me.out.append(me.writer.reply(gid, p.accepted, p.refused, s.state, seat, p.time_left_ms,
+                                                  p.bank_ms, p.legal, p.groups))
+                    sent += 2
+                except LocalProtocolError as e:
+                    me.not_sent(e)
+        elif me is not None and not me.closed:
             try:
                 me.out.append(me.writer.result(gid, p.accepted, p.refused))
                 sent += 1
             except LocalProtocolError as e:
                 me.not_sent(e)
-        if other is not None and not other.closed and (p.live or p.held):
+        if other is not None and (p.live or p.held) and not other.closed:
             try:
                 w = other.writer
                 frames = w.events(gid, seat + 1, p.live, s) if p.live else []
@@ -103,43 +123,37 @@ class Acts:
             except LocalProtocolError as e:
                 other.not_sent(e)
         if p.late is not None:  # (rare)
-            for to in (seat, 1 - seat):
-                c = clients[to]
+            for i in (seat, 1 - seat):
+                c = clients[i]
                 if c is not None and not c.closed:
                     try:
-                        frames = c.writer.turn_events(gid, 2 - to, p.late[to], s)
+                        frames = c.writer.turn_events(gid, 2 - i, p.late[i], s)
                         frames.append(c.writer.event(gid, seat + 1, "timeout"))
                         c.out += frames
                         sent += len(frames)
                     except LocalProtocolError as e:
                         c.not_sent(e)
-        if p.prompted >= 0:
-            req = game.request
-            if req is not None and req.on_prompt is not None:  # (dispatch calls it for every your_turn)
-                try:
-                    req.on_prompt(p.prompted)
-                except Exception:
-                    LOG.exception("game %s: the host's turn hook failed", gid)
-            to = clients[p.prompted]
-            if to is not None and not to.closed:
+        if to >= 0:
+            c = clients[to]
+            if c is not None and not c.closed:
                 try:
                     if p.released:  # (rare: the actions held for it, told before its turn)
-                        frames = to.writer.turn_events(gid, 2 - p.prompted, p.released, s)
-                        to.out += frames
+                        frames = c.writer.turn_events(gid, 2 - to, p.released, s)
+                        c.out += frames
                         sent += len(frames)
-                    to.out.append(to.writer.your_turn(gid, s.state, p.prompted, p.time_left_ms, p.bank_ms,
-                                                      p.legal, p.groups))
+                    c.out.append(c.writer.your_turn(gid, s.state, to, p.time_left_ms, p.bank_ms, p.legal,
+                                                    p.groups))
                     sent += 1
                 except LocalProtocolError as e:
-                    to.not_sent(e)
-        self.games.stats["messages_out"] += sent
+                    c.not_sent(e)
+        self.stats["messages_out"] += sent
         if me is not None and me.out:
             me.flush()
         if other is not None and other is not me and other.out:  # (mid-turn, a seat hearing turns: nothing)
             other.flush()
 
     def _game_error(self, c: Client, p: Play, code: ErrorCode, text: str) -> None:
-        self.games.stats["errors_sent"] += 1
+        self.stats["errors_sent"] += 1
         if p.resign:
             c.queue(Error(code=code.value, message=text, game_id=p.game_id))
         else:

@@ -89,7 +89,7 @@ class Messages(ActionLog):
         are held)."""
         to = self.state.current_player
         s = self.seats[to]
-        left, bank = self._time_left(s)
+        left, bank = (UNLIMITED_MS, 0) if self.tc.turn_ms is None else self._time_left(s)
         groups = self._groups(to, s) if s.want_groups else None
         s.prompt_at = self._clock()
         other = self.seats[1 - seat]

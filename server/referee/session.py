@@ -124,15 +124,20 @@ class GameSession(Deadlines):
             return self._play(seat, actions, now, transport_ms, info)
         # One action code from the seat to move (a plain act: most messages), `_play`'s steps
         # written out for it.
-        think = self._charge(seat, now, transport_ms)
-        if self.seats[seat].clock.late:
+        me = self.seats[seat]  # (`_charge`, written out)
+        clock = me.clock
+        think = 0.0
+        if me.prompt_at is not None:
+            think = clock.charge((now - me.prompt_at) * 1000.0, transport_ms)
+            me.prompt_at = now
+        if self.tc.turn_ms is not None and clock.late:  # (never late without a turn budget)
             return self._too_late(seat, now)
         try:
             state.apply_code(code)
         except (IllegalActionError, GameOverError) as e:
             return self._illegal(seat, ErrorCode.ILLEGAL_ACTION, f"action 0: {e}", [])
         turn_over = self.game.vt.is_end_turn(code)
-        self._log_entry(seat, code, round(now_ms(now - self.t0), 3), round(think, 3), None,
+        self._log_entry(seat, code, round((now - self.t0) * 1000.0, 3), round(think, 3), None,
                         state.hash() if turn_over else None)
         if state.is_terminal:
             self._finish(state.winner, None)

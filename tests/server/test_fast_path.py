@@ -354,7 +354,7 @@ def test_plain_acts_and_turns_are_read_by_their_bytes_and_answered_from_template
     taken: list[bool] = []
     written: list[int] = []
     general: list[str] = []
-    plain, your_turn, send = Connection.plain, Writer.your_turn, Connection.send
+    plain, your_turn, reply, send = Connection.plain, Writer.your_turn, Writer.reply, Connection.send
 
     def spy(self: Connection, data: bytes, pos: int = 0) -> Any:
         p = plain(self, data, pos)
@@ -365,6 +365,10 @@ def test_plain_acts_and_turns_are_read_by_their_bytes_and_answered_from_template
         written.append(1)
         return your_turn(self, *args)
 
+    def spy_reply(self: Writer, *args: Any) -> Any:  # (a result and a your_turn)
+        written.append(1)
+        return reply(self, *args)
+
     def spy_send(self: Connection, m: Any) -> Any:
         if type(m) in (Result, GameEvent, YourTurn):
             general.append("refused" if getattr(m, "error", None) is not None else m.TYPE)
@@ -372,6 +376,7 @@ def test_plain_acts_and_turns_are_read_by_their_bytes_and_answered_from_template
 
     Connection.plain = spy  # type: ignore[method-assign]
     Writer.your_turn = spy_turn  # type: ignore[method-assign]
+    Writer.reply = spy_reply  # type: ignore[method-assign]
     Connection.send = spy_send  # type: ignore[method-assign]
     try:
         with tempfile.TemporaryDirectory() as d:
@@ -380,6 +385,7 @@ def test_plain_acts_and_turns_are_read_by_their_bytes_and_answered_from_template
     finally:
         Connection.plain = plain  # type: ignore[method-assign]
         Writer.your_turn = your_turn  # type: ignore[method-assign]
+        Writer.reply = reply  # type: ignore[method-assign]
         Connection.send = send  # type: ignore[method-assign]
     taken = taken[2:]  # (the hellos)
     assert taken and sum(taken) >= 0.9 * len(taken)
