@@ -169,22 +169,15 @@ class Fleet:
 
 
 @pytest.fixture(scope="module")
-def fleet(tmp_path_factory: pytest.TempPathFactory, postgres_url: str) -> Iterator[Fleet]:
+def fleet(tmp_path_factory: pytest.TempPathFactory, _private_cluster: PrivatePostgres) -> Iterator[Fleet]:
     why = need_bed()
     if why:
         if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
             pytest.fail(why)
         pytest.skip(why)
-    # A PostgreSQL cluster of the bed's own (the shared one serves other tests, and the last
-    # fault restarts this one); `postgres_url` only says whether PostgreSQL can run here.
-    pg = PrivatePostgres()
-    try:
-        pg.start()
-    except Exception as e:  # no server binaries here
-        pg.destroy()
-        if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
-            pytest.fail(str(e))
-        pytest.skip(str(e))
+    # A PostgreSQL cluster of the module's own (tests/conftest.py): the shared one serves
+    # other tests, and the last fault restarts this one.
+    pg = _private_cluster
     url = pg.url
     tmp = tmp_path_factory.mktemp("machines")
     bed = NetBed(tmp, 3, url).up()
@@ -241,7 +234,6 @@ def fleet(tmp_path_factory: pytest.TempPathFactory, postgres_url: str) -> Iterat
     finally:
         stop(bots)
         bed.down()
-        pg.destroy()
 
 
 def hosted_per_member(url: str, since: int = 0) -> dict[str, int]:
