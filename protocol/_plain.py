@@ -332,7 +332,7 @@ class Writer:
         """`TurnEvents(game_id, seat, [...])` of `codes` (`seat` 1 or 2), MAX_TURN_ACTIONS
         actions a message (none for no codes)."""
         n = MAX_TURN_ACTIONS
-        parts = [codes[i:i + n] for i in range(0, len(codes), n)]
+        parts = [codes] if 0 < len(codes) <= n else [codes[i:i + n] for i in range(0, len(codes), n)]
         t = self._templates(game_id)
         if t is None:
             send = self._conn.send

@@ -208,8 +208,14 @@ class SeatClock:
     def charge(self, wall_ms: float, transport_ms: float) -> float:
         """Charge one exchange of `wall_ms` of which up to `lag_ms` of measured transport is
         forgiven; returns the thinking time charged."""
-        wall_ms = max(0.0, wall_ms)
-        transport = min(max(0.0, transport_ms), self.tc.lag_ms, wall_ms)
+        # (max and min written out: this runs every act)
+        wall_ms = wall_ms if wall_ms > 0.0 else 0.0
+        transport = transport_ms if transport_ms > 0.0 else 0.0
+        lag = self.tc.lag_ms
+        if lag < transport:
+            transport = lag
+        if wall_ms < transport:
+            transport = wall_ms
         think = wall_ms - transport
         self.used_ms += think
         self.think_total_ms += think
