@@ -32,6 +32,7 @@ from ._messages import (
     PROTOCOL_VERSION,
     SUPPORTED_VERSIONS,
     Act,
+    Error,
     GameEvent,
     Message,
     Resign,
@@ -301,6 +302,11 @@ class Writer:
         if _checking():
             self._check(f, Result.built(game_id=game_id, accepted=accepted))
         return f
+
+    def error(self, game_id: str, refused: Refusal) -> bytes:
+        """`Error(code, message, game_id)` of a refusal that is no play's `result` (a
+        resignation refused: rare, sent through the connection)."""
+        return self._conn.send(Error.built(code=refused.code.value, message=refused.detail, game_id=game_id))
 
     def event(self, game_id: str, seat: int, kind: str) -> bytes:
         """`GameEvent(game_id, seat, kind)` of a kind that carries no action (`timeout`: rare,

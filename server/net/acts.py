@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from maag.protocol import Error, ErrorCode, LocalProtocolError, Play, Played, Result
+from maag.protocol import Error, ErrorCode, LocalProtocolError, Play, Played, Refusal, Result
 from maag.server.net.games import Games, LiveGame
 
 if TYPE_CHECKING:
@@ -67,7 +67,15 @@ class Acts:
             self._game_error(c, p, ErrorCode.UNKNOWN_GAME, "the game is over")
             return
         if p.resign:
-            self.games.dispatch(game, s.resign(seat, now))
+            refused = s.resign(seat, now)
+            if refused is not None and not c.closed:  # (the game over: the seat is told why)
+                try:
+                    c.out.append(c.writer.error(p.game_id, refused))
+                    self.stats["messages_out"] += 1
+                    _refusal_logged(c, p.game_id, "error", refused)
+                except LocalProtocolError as e:
+                    c.not_sent(e)
+                c.flush()
             self.games.after(game)
             return
         played = s.act(seat, p.actions, now, c.rtt_ms(), p.info)
@@ -96,6 +104,8 @@ class Acts:
                 except Exception:
                     LOG.exception("game %s: the host's turn hook failed", gid)
         sent = 0
+        if p.refused is not None and me is not None and LOG.isEnabledFor(logging.DEBUG):
+            _refusal_logged(me, gid, "result", p.refused)
         if to == seat and me is not other and p.late is None and not p.released:
             # The seat's turn goes on (most plays): its result and its your_turn in one piece.
             to = -1
@@ -159,3 +169,9 @@ class Acts:
         else:
             c.queue(Result(game_id=p.game_id, accepted=0, error=code.value, message=text))
         c.flush()
+
+
+def _refusal_logged(c: Client, game_id: str, kind: str, refused: Refusal) -> None:
+    """A refusal written to `c`, logged at debug level as `Client.queue` logs what it sends
+    (a play's frames are written by its `Writer`, not queued)."""
+    LOG.debug("%d >> %s %s %s: %s", c.id, game_id, kind, refused.code.value, refused.detail)

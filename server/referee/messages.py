@@ -31,7 +31,6 @@ from typing import Any, NamedTuple
 from maag.engine import State
 from maag.protocol import (
     MAX_TURN_ACTIONS,
-    Error,
     ErrorCode,
     GameEvent,
     GameStart,
@@ -46,7 +45,7 @@ from maag.protocol import (
 from maag.server.referee.clock import Seat, TimeControl
 from maag.server.referee.codes import ActionLog
 
-__all__ = ["Messages", "Out", "YourTurnValues", "UNLIMITED_MS", "error"]
+__all__ = ["Messages", "Out", "YourTurnValues", "UNLIMITED_MS"]
 
 YourTurnValues = tuple[bytes, int, int, "bytes | None", Any]
 """A `your_turn`'s observation (msgpack), time_left_ms, bank_ms, legal list (msgpack; None
@@ -64,10 +63,6 @@ class Out(NamedTuple):
 
 
 _new = tuple.__new__
-
-
-def error(code: ErrorCode, message: str, game_id: str | None) -> Error:
-    return Error(code=code.value, message=message, game_id=game_id)
 
 
 class Messages(ActionLog):

@@ -29,7 +29,7 @@ from maag.protocol import ErrorCode, Played, Refusal
 from maag.server.referee.clock import Seat, SeatClock, TimeControl
 from maag.server.referee.codes import action_dicts, action_jsons, now_ms, public_msgpacks
 from maag.server.referee.deadlines import Deadlines
-from maag.server.referee.messages import Out, YourTurnValues, error
+from maag.server.referee.messages import Out, YourTurnValues
 from maag.server.referee.outcome import REPLAY_VERSION, VERDICTS, Outcome, Reason
 from maag.server.referee.policy import LatePolicy, Policy
 
@@ -201,12 +201,14 @@ class GameSession(Deadlines):
         # seat: both prompt whoever is to move now.
         return self._told(seat, codes)
 
-    def resign(self, seat: int, now: float) -> list[Out]:
-        """`seat` resigns (at any time); the other seat wins."""
+    def resign(self, seat: int, now: float) -> Refusal | None:
+        """`seat` resigns (at any time); the other seat wins. What happened as data: None
+        (resigned: nothing to tell until `game_over`), or why not (the seat is sent an
+        `error` of it)."""
         if self.outcome is not None:
-            return [Out(seat, error(ErrorCode.UNKNOWN_GAME, "the game is over", self.game_id))]
+            return Refusal(ErrorCode.UNKNOWN_GAME, "the game is over")
         self._finish(1 - seat, Reason.RESIGN)
-        return []
+        return None
 
     def abort(self, why: str = "aborted") -> None:
         """Stop the game without a winner (server shutdown)."""

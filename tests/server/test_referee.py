@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from maag.engine import Game
-from maag.protocol import Message
+from maag.protocol import ErrorCode, Message, Refusal
 from maag.server.referee.clock import TimeControl
 from maag.server.referee.replay import ReplayError, resimulate, state_at
 from maag.server.referee.session import GameSession, LatePolicy, Out, Policy, Reason, derive_seed
@@ -358,3 +358,16 @@ def test_info_of_a_late_message_is_not_counted() -> None:
     s.submit(1, [{"type": "end_turn"}], clock(), info={"iterations": 3, "time_ms": 1.0})
     s.resign(0, clock())
     assert s.search_report() == [None, {"turns": 1, "iterations_per_turn": 3.0, "time_ms_per_turn": 1.0}]
+
+
+def test_a_resignation_returns_what_happened_as_data() -> None:
+    """`resign` knows no messages: None when the seat resigned (nothing to tell before
+    `game_over`), the refusal and why once the game is over (the seat's connection writes
+    it as an `error`)."""
+    clock = FakeClock()
+    s = session(clock)
+    s.start(clock())
+    assert s.resign(0, clock.advance(1)) is None
+    assert s.outcome is not None and s.outcome.winner == 1
+    assert s.resign(1, clock()) == Refusal(ErrorCode.UNKNOWN_GAME, "the game is over")
+    assert s.outcome.winner == 1 and s.outcome.reason == Reason.RESIGN  # (unchanged)
