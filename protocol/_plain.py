@@ -11,8 +11,9 @@ frame whose every part matches is exactly the message the general reader would r
 (it packs back to itself, so it holds no duplicate key).
 
 What a play did comes back from the game as data, a `Played` (applied, refused and why,
-late, the turn passed, the game over), and `Writer` writes each seat's part of it (`result`,
-an action's `event`, a turn's `turn_events`, a `timeout` event, `your_turn`): on a welcomed
+late, the turn passed, the game over), and a game's end an `Ended`; `Writer` writes each
+seat's part of it (`result`, an action's `event`, a turn's `turn_events`, a `timeout`
+event, `your_turn`, `game_over`, a resignation's `error`): on a welcomed
 msgpack connection from templates, byte for byte what `MsgpackCodec.encode_message` writes
 for the same messages (tests/protocol/test_plain.py; the test suite's checked mode compares
 every frame written so), otherwise through `Connection.send`.
@@ -34,6 +35,7 @@ from ._messages import (
     Act,
     Error,
     GameEvent,
+    GameOver,
     Message,
     Resign,
     Result,
@@ -48,7 +50,7 @@ from ._state import ConnState
 if TYPE_CHECKING:
     from ._connection import Connection
 
-__all__ = ["read_plain", "Items", "Writer", "PlainPlay", "Play", "Played", "Refusal", "ActionMaps",
+__all__ = ["read_plain", "Items", "Writer", "PlainPlay", "Play", "Played", "Refusal", "Ended", "ActionMaps",
            "Prompter"]
 
 PlainPlay = tuple[str, list[bytes], int]
@@ -113,6 +115,19 @@ class Played(NamedTuple):
     refused: Refusal | None
     late: tuple[Sequence[int], Sequence[int]] | None
     over: bool
+
+
+class Ended(NamedTuple):
+    """A game's end as both seats are told it, as data (`GameSession.game_over` returns
+    it): the wire's `winner` (1 or 2; None for a draw or an aborted game), `reason` and
+    `replay_id` (None if the replay is not stored), after the actions held for each seat
+    (`held`, per seat 0 and 1: its `turn_events` first). Written by the seats'
+    connections' `Writer`s (`turn_events`, then `game_over`)."""
+
+    winner: int | None
+    reason: str
+    replay_id: str | None
+    held: tuple[Sequence[int], Sequence[int]]
 
 
 def _fields(*pairs: Any, pack: Any = _pack) -> bytes:
@@ -307,6 +322,12 @@ class Writer:
         """`Error(code, message, game_id)` of a refusal that is no play's `result` (a
         resignation refused: rare, sent through the connection)."""
         return self._conn.send(Error.built(code=refused.code.value, message=refused.detail, game_id=game_id))
+
+    def game_over(self, game_id: str, e: Ended) -> bytes:
+        """`GameOver(game_id, winner, reason, replay_id)` of `e` (once a game: sent through
+        the connection; the actions held are `turn_events`' to write)."""
+        return self._conn.send(GameOver.built(game_id=game_id, winner=e.winner, reason=e.reason,
+                                              replay_id=e.replay_id))
 
     def event(self, game_id: str, seat: int, kind: str) -> bytes:
         """`GameEvent(game_id, seat, kind)` of a kind that carries no action (`timeout`: rare,

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from maag.engine import Game
-from maag.protocol import YourTurn
+from maag.protocol import LocalProtocolError, YourTurn
 from maag.server.net.keeper import StorageKeeper
 from maag.server.net.lobby import Lobby
 from maag.server.net.model import GameNotStarted, GameRequest, GameSummary, ServerConfig
@@ -196,6 +196,31 @@ class Games:
         for c in touched:
             c.flush()
 
+    def _tell_end(self, game: LiveGame, replay_id: str | None) -> None:
+        """`game_over` to both seats, each after the actions held for it (the session's
+        `game_over`, data), written by each seat's connection's `Writer`; one write per
+        connection."""
+        s = game.session
+        gid = s.game_id
+        e = s.game_over(replay_id)
+        touched: list[Client] = []
+        for i, c in enumerate(game.clients):
+            if c is None or c.closed:
+                continue
+            try:
+                frames = c.writer.turn_events(gid, 2 - i, e.held[i], s)
+                frames.append(c.writer.game_over(gid, e))
+            except LocalProtocolError as err:
+                c.not_sent(err, "game_over")
+                continue
+            c.out += frames
+            self.stats["messages_out"] += len(frames)
+            LOG.debug("%d >> %s game_over %s", c.id, gid, e)  # (as Client.queue logs what it sends)
+            if c not in touched:
+                touched.append(c)
+        for c in touched:
+            c.flush()
+
     def after(self, game: LiveGame) -> None:
         """After any change to a game: end it, or make sure its timer fires by its next
         deadline. The timer is moved only when the deadline comes earlier than it fires (a
@@ -262,10 +287,10 @@ class Games:
         if waiting and self.keeper.peers:  # told once stored (keeper.held: a peer may take it over)
             def tell(ok: bool, game: LiveGame = game) -> None:
                 if ok:
-                    self.dispatch(game, game.session.game_over_messages(game.session.game_id))
+                    self._tell_end(game, game.session.game_id)
             self.keeper.held[game.db_id] = tell
         else:
-            self.dispatch(game, s.game_over_messages(s.game_id if stored else None))
+            self._tell_end(game, s.game_id if stored else None)
         self.games.pop(s.game_id, None)
         for c in set(game.clients):
             if c is not None:

@@ -15,7 +15,7 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
-from maag.protocol import GameOver
+from maag.protocol import Ended, GameOver
 from maag.server.referee.messages import Messages, Out
 from maag.server.referee.policy import Policy
 
@@ -68,16 +68,23 @@ class Ending(Messages):
     def finished(self) -> bool:
         return self.outcome is not None
 
-    def game_over_messages(self, replay_id: int | str | None) -> list[Out]:
-        """`game_over` for both seats (each after the actions held for it); call once the
-        result and replay are stored."""
+    def game_over(self, replay_id: int | str | None) -> Ended:
+        """The game's end as both seats are told it (`game_over`, each after the actions held
+        for it, told now: none held from then on), as data; call once the result and replay
+        are stored (`replay_id`: None if they are not)."""
         o = self.outcome
         if o is None:
             raise RuntimeError("the game is not over")
         winner = o.winner + 1 if o.winner in (0, 1) else None  # type: ignore[operator]
-        msg = GameOver.built(game_id=self.game_id, winner=winner, reason=o.reason.value,
-                       replay_id=None if replay_id is None else str(replay_id))
-        return [*self._release(0), Out(0, msg), *self._release(1), Out(1, msg)]
+        return Ended(winner, o.reason.value, None if replay_id is None else str(replay_id),
+                     (self._take_held(0), self._take_held(1)))
+
+    def game_over_messages(self, replay_id: int | str | None) -> list[Out]:
+        """`game_over`'s messages (for callers without a connection), in the order the
+        seats' `Writer`s write them: each seat's `turn_events`, then its `game_over`."""
+        e = self.game_over(replay_id)
+        msg = GameOver.built(game_id=self.game_id, winner=e.winner, reason=e.reason, replay_id=e.replay_id)
+        return [*self._turn_events(0, e.held[0]), Out(0, msg), *self._turn_events(1, e.held[1]), Out(1, msg)]
 
     def replay(self) -> dict[str, Any]:
         """Everything needed to re-simulate this game exactly (see server/replay.py)."""

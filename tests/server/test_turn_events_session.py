@@ -13,6 +13,7 @@ from typing import Any
 from maag.protocol import (
     MAX_TURN_ACTIONS,
     Connection,
+    Ended,
     GameEvent,
     Greeting,
     Hello,
@@ -150,6 +151,19 @@ def test_a_resignation_tells_the_held_actions_before_game_over_and_a_long_turn_c
     turn.submit(0, [code], clock())
     turn.resign(0, clock())
     assert [type(m).__name__ for m in to(turn.game_over_messages(1), 1)] == ["TurnEvents", "GameOver"]
+
+
+def test_the_game_over_is_data_and_takes_what_is_held() -> None:
+    """`game_over` knows no messages: the end as the wire says it and, per seat, the actions
+    held for it (told before its `game_over`, by its connection's `Writer`), none held after."""
+    clock = Clock()
+    _, turn = pair(clock)
+    turn.start()
+    [code] = turn_of(turn, random.Random(6), 1)[:1]
+    turn.submit(0, [code], clock())
+    turn.resign(0, clock())
+    assert turn.game_over(3) == Ended(2, "resign", "3", ([], [code]))
+    assert turn.game_over(None) == Ended(2, "resign", None, ([], []))
 
 def test_a_turn_of_more_actions_than_a_message_holds_comes_in_parts() -> None:
     """As many actions held as a turn_events holds are told at once, before the turn ends, in
