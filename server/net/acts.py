@@ -2,24 +2,22 @@
 takes, however the connection read it (by its bytes, `Connection.plain`, or by the general
 reader; transport.py makes a `maag.protocol.Play` of either), to its game's session
 (`GameSession.act` or `resign`, once), and what it did (`maag.protocol.Played`, data)
-written to the seats by each seat's connection's `Writer` (templates on msgpack). A seat
+written to the seats by each seat's connection's `Writer` (templates on msgpack;
+`Games.tell`, which writes a late turn the clock ended too). A seat
 linked to a game hosted by another referee of the fleet has its message forwarded there.
 """
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING
 
-from maag.protocol import Error, ErrorCode, LocalProtocolError, Play, Played, Refusal, Result
-from maag.server.net.games import Games, LiveGame
+from maag.protocol import Error, ErrorCode, LocalProtocolError, Play, Result
+from maag.server.net.games import Games, refusal_logged
 
 if TYPE_CHECKING:
     from maag.server.net.transport import Client
 
 __all__ = ["Acts"]
-
-LOG = logging.getLogger("maag.server.net.server")
 
 
 class Acts:
@@ -72,7 +70,7 @@ class Acts:
                 try:
                     c.out.append(c.writer.error(p.game_id, refused))
                     self.stats["messages_out"] += 1
-                    _refusal_logged(c, p.game_id, "error", refused)
+                    refusal_logged(c, p.game_id, "error", refused)
                 except LocalProtocolError as e:
                     c.not_sent(e)
                 c.flush()
@@ -83,84 +81,8 @@ class Acts:
         to = played.prompted  # (the seat to move, when the game goes on)
         if to != seat and (to >= 0 or s.finished or s.to_move != seat):
             c.turn_passed()
-        self._tell(game, seat, played)
+        self.games.tell(game, seat, played)
         self.games.after(game)
-
-    def _tell(self, game: LiveGame, seat: int, p: Played) -> None:
-        """Write what `seat`'s play did (`Played`), each seat's frames by its connection's
-        `Writer`, in the order `messages_of` gives: the seat's `result`, the other seat's
-        `event`s or `turn_events`, a late play's `timeout` events, the prompted seat's
-        `your_turn`; one write per connection."""
-        s = game.session
-        gid = s.game_id
-        clients = game.clients
-        me, other = clients[seat], clients[1 - seat]
-        to = p.prompted
-        if to >= 0:
-            req = game.request
-            if req is not None and req.on_prompt is not None:  # (dispatch calls it for every your_turn)
-                try:
-                    req.on_prompt(to)
-                except Exception:
-                    LOG.exception("game %s: the host's turn hook failed", gid)
-        sent = 0
-        if p.refused is not None and me is not None and LOG.isEnabledFor(logging.DEBUG):
-            _refusal_logged(me, gid, "result", p.refused)
-        if to == seat and me is not other and p.late is None and not p.released:
-            # The seat's turn goes on (most plays): its result and its your_turn in one piece.
-            to = -1
-            if me is not None and not me.closed:
-                try:
-                    me.out.append(me.writer.reply(gid, p.accepted, p.refused, s.state, seat, p.time_left_ms,
-                                                  p.bank_ms, p.legal, p.groups))
-                    sent += 2
-                except LocalProtocolError as e:
-                    me.not_sent(e)
-        elif me is not None and not me.closed:
-            try:
-                me.out.append(me.writer.result(gid, p.accepted, p.refused))
-                sent += 1
-            except LocalProtocolError as e:
-                me.not_sent(e)
-        if other is not None and (p.live or p.held) and not other.closed:
-            try:
-                w = other.writer
-                frames = w.events(gid, seat + 1, p.live, s) if p.live else []
-                if p.held:
-                    frames += w.turn_events(gid, seat + 1, p.held, s)
-                other.out += frames
-                sent += len(frames)
-            except LocalProtocolError as e:
-                other.not_sent(e)
-        if p.late is not None:  # (rare)
-            for i in (seat, 1 - seat):
-                c = clients[i]
-                if c is not None and not c.closed:
-                    try:
-                        frames = c.writer.turn_events(gid, 2 - i, p.late[i], s)
-                        frames.append(c.writer.event(gid, seat + 1, "timeout"))
-                        c.out += frames
-                        sent += len(frames)
-                    except LocalProtocolError as e:
-                        c.not_sent(e)
-        if to >= 0:
-            c = clients[to]
-            if c is not None and not c.closed:
-                try:
-                    if p.released:  # (rare: the actions held for it, told before its turn)
-                        frames = c.writer.turn_events(gid, 2 - to, p.released, s)
-                        c.out += frames
-                        sent += len(frames)
-                    c.out.append(c.writer.your_turn(gid, s.state, to, p.time_left_ms, p.bank_ms, p.legal,
-                                                    p.groups))
-                    sent += 1
-                except LocalProtocolError as e:
-                    c.not_sent(e)
-        self.stats["messages_out"] += sent
-        if me is not None and me.out:
-            me.flush()
-        if other is not None and other is not me and other.out:  # (mid-turn, a seat hearing turns: nothing)
-            other.flush()
 
     def _game_error(self, c: Client, p: Play, code: ErrorCode, text: str) -> None:
         self.stats["errors_sent"] += 1
@@ -170,8 +92,3 @@ class Acts:
             c.queue(Result(game_id=p.game_id, accepted=0, error=code.value, message=text))
         c.flush()
 
-
-def _refusal_logged(c: Client, game_id: str, kind: str, refused: Refusal) -> None:
-    """A refusal written to `c`, logged at debug level as `Client.queue` logs what it sends
-    (a play's frames are written by its `Writer`, not queued)."""
-    LOG.debug("%d >> %s %s %s: %s", c.id, game_id, kind, refused.code.value, refused.detail)

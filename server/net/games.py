@@ -1,6 +1,8 @@
 """The games' life cycle: a paired game's row and session set up (or called off), the
-session's messages written to the seats (what a seat sends reaches its game through
-acts.py), one timer per game for its deadlines, and the game's end: stored, then `game_over`.
+session's messages written to the seats, and what a play did (`Played`: what a seat sends
+reaches its game through acts.py) or the clock did (a late turn) and the game's end
+(`Ended`) written by each seat's connection's `Writer` (`tell`, `_tell_end`), one timer per
+game for its deadlines, and the game's end: stored, then `game_over`.
 
 Each game row is created in storage when the game starts; its result and replay are
 committed before `game_over` is sent (while the database is away, the result waits with the
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from maag.engine import Game
-from maag.protocol import LocalProtocolError, YourTurn
+from maag.protocol import LocalProtocolError, Played, Refusal, YourTurn
 from maag.server.net.keeper import StorageKeeper
 from maag.server.net.lobby import Lobby
 from maag.server.net.model import GameNotStarted, GameRequest, GameSummary, ServerConfig
@@ -32,7 +34,7 @@ from maag.server.storage.base import AsyncStorage, LeaseLost, StorageUnavailable
 if TYPE_CHECKING:
     from maag.server.net.transport import Client
 
-__all__ = ["LiveGame", "Games"]
+__all__ = ["LiveGame", "Games", "refusal_logged"]
 
 LOG = logging.getLogger("maag.server.net.server")
 
@@ -196,6 +198,84 @@ class Games:
         for c in touched:
             c.flush()
 
+    def tell(self, game: LiveGame, seat: int, p: Played, result: bool = True) -> None:
+        """Write what `seat`'s play did (`Played`: an act or turn, or a late turn the clock
+        ended, then no `result`), each seat's frames by its connection's `Writer`, in the
+        order `messages_of` gives: the seat's `result`, the other seat's `event`s or
+        `turn_events`, a late play's `timeout` events, the prompted seat's `your_turn`; one
+        write per connection."""
+        s = game.session
+        gid = s.game_id
+        clients = game.clients
+        me, other = clients[seat], clients[1 - seat]
+        to = p.prompted
+        if to >= 0:
+            req = game.request
+            if req is not None and req.on_prompt is not None:  # (dispatch calls it for every your_turn)
+                try:
+                    req.on_prompt(to)
+                except Exception:
+                    LOG.exception("game %s: the host's turn hook failed", gid)
+        sent = 0
+        if p.refused is not None and me is not None and LOG.isEnabledFor(logging.DEBUG):
+            refusal_logged(me, gid, "result", p.refused)
+        if to == seat and me is not other and p.late is None and not p.released:
+            # The seat's turn goes on (most plays): its result and its your_turn in one piece.
+            to = -1
+            if me is not None and not me.closed:
+                try:
+                    me.out.append(me.writer.reply(gid, p.accepted, p.refused, s.state, seat, p.time_left_ms,
+                                                  p.bank_ms, p.legal, p.groups))
+                    sent += 2
+                except LocalProtocolError as e:
+                    me.not_sent(e)
+        elif result and me is not None and not me.closed:
+            try:
+                me.out.append(me.writer.result(gid, p.accepted, p.refused))
+                sent += 1
+            except LocalProtocolError as e:
+                me.not_sent(e)
+        if other is not None and (p.live or p.held) and not other.closed:
+            try:
+                w = other.writer
+                frames = w.events(gid, seat + 1, p.live, s) if p.live else []
+                if p.held:
+                    frames += w.turn_events(gid, seat + 1, p.held, s)
+                other.out += frames
+                sent += len(frames)
+            except LocalProtocolError as e:
+                other.not_sent(e)
+        if p.late is not None:  # (rare)
+            for i in (seat, 1 - seat):
+                c = clients[i]
+                if c is not None and not c.closed:
+                    try:
+                        frames = c.writer.turn_events(gid, 2 - i, p.late[i], s)
+                        frames.append(c.writer.event(gid, seat + 1, "timeout"))
+                        LOG.debug("%d >> %s event timeout of seat %d", c.id, gid, seat + 1)
+                        c.out += frames
+                        sent += len(frames)
+                    except LocalProtocolError as e:
+                        c.not_sent(e)
+        if to >= 0:
+            c = clients[to]
+            if c is not None and not c.closed:
+                try:
+                    if p.released:  # (rare: the actions held for it, told before its turn)
+                        frames = c.writer.turn_events(gid, 2 - to, p.released, s)
+                        c.out += frames
+                        sent += len(frames)
+                    c.out.append(c.writer.your_turn(gid, s.state, to, p.time_left_ms, p.bank_ms, p.legal,
+                                                    p.groups))
+                    sent += 1
+                except LocalProtocolError as e:
+                    c.not_sent(e)
+        self.stats["messages_out"] += sent
+        if me is not None and me.out:
+            me.flush()
+        if other is not None and other is not me and other.out:  # (mid-turn, a seat hearing turns: nothing)
+            other.flush()
+
     def _tell_end(self, game: LiveGame, replay_id: str | None) -> None:
         """`game_over` to both seats, each after the actions held for it (the session's
         `game_over`, data), written by each seat's connection's `Writer`; one write per
@@ -251,7 +331,9 @@ class Games:
         game.timer = None
         if game.ending or game.held:
             return
-        self.dispatch(game, game.session.tick(time.monotonic()))
+        due = game.session.expire(time.monotonic())
+        if due is not None:  # a late turn the clock ended: no result for the seat
+            self.tell(game, due[0], due[1], result=False)
         self.after(game)
 
     # -- end ----------------------------------------------------------------------------
@@ -376,3 +458,9 @@ class Games:
                 self.dispatch(game, game.session.disconnect(seat, now, c.fault, final=final))
             self.after(game)
             self.seating.unseat(c, gid)
+
+
+def refusal_logged(c: Client, game_id: str, kind: str, refused: Refusal) -> None:
+    """A refusal written to `c`, logged at debug level as `Client.queue` logs what it sends
+    (a play's frames are written by its `Writer`, not queued)."""
+    LOG.debug("%d >> %s %s %s: %s", c.id, game_id, kind, refused.code.value, refused.detail)

@@ -2,7 +2,8 @@
 
 - late: when a seat's thinking time in a turn exceeds its allowance (turn budget plus bank;
   the referee waits `lag_ms` more before acting on it), its turn ends (`end_turn` applied for
-  it, marked `auto` in the replay) and both seats get an `event` of kind `timeout`. A
+  it, marked `auto` in the replay; `expire` says so as data, `tick` as messages) and both
+  seats get an `event` of kind `timeout`. A
   message that arrives after the allowance but before the referee acted on it is refused
   whole, with a `result` whose error is `timeout`. After `max_late` late turns in one game
   the seat loses (reason `timeout`); with `late=forfeit` the first late turn loses.
@@ -53,23 +54,31 @@ class Deadlines(Ending):
                 times.append(seat.disconnected_at + self.policy.disconnect_grace_ms / 1000.0)
         return min(times) if times else None
 
-    def tick(self, now: float) -> list[Out]:
-        """Act on deadlines that have passed at `now`: late turns, expired grace periods."""
+    def expire(self, now: float) -> tuple[int, Played] | None:
+        """Act on deadlines that have passed at `now`: late turns, expired grace periods.
+        What happened as data: a late turn's seat and what the clock did (`Played`: the
+        seats are told of it, the seat sent no `result`), or None (nothing to tell: nothing
+        was due, or the game ended, its `game_over` sent once stored)."""
         if self.outcome is not None or self.t0 is None:
-            return []
+            return None
         grace = self.policy.disconnect_grace_ms / 1000
         for i, s in enumerate(self.seats):
             if s.disconnected_at is not None and now >= s.disconnected_at + grace:
                 self._finish(1 - i, Reason.DISCONNECT)
-                return []
+                return None
         seat = self.to_move
         s = self.seats[seat]
         if self.tc.unlimited or s.prompt_at is None:
-            return []
+            return None
         if now_ms(now - s.prompt_at) >= s.clock.available_ms() + self.tc.lag_ms:
             self._charge(seat, now, self.tc.lag_ms)
-            return self.messages_of(seat, self._late(seat, now), result=False)
-        return []
+            return seat, self._late(seat, now)
+        return None
+
+    def tick(self, now: float) -> list[Out]:
+        """`expire`, and the messages it says to send (for callers without a connection)."""
+        due = self.expire(now)
+        return [] if due is None else self.messages_of(*due, result=False)
 
     def disconnect(self, seat: int, now: float, fault: tuple[str, str] | None = None,
                    final: bool = False) -> list[Out]:

@@ -16,6 +16,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from maag.protocol import Played
 from maag.server.referee.clock import TimeControl
 from maag.server.referee.replay import ReplayError
 from maag.server.referee.session import GameSession, LatePolicy, Out, Policy
@@ -37,13 +38,13 @@ class ResumedSession(GameSession):
                 self.seats[seat].prompt_at = now  # its clock runs again from its new prompt
         return outs
 
-    def tick(self, now: float) -> list[Out]:
+    def expire(self, now: float) -> tuple[int, Played] | None:
         grace = self.policy.disconnect_grace_ms / 1000
         for i, s in enumerate(self.seats):
             if self.absent[i] and s.disconnected_at is not None and now >= s.disconnected_at + grace:
                 self.abort(f"seat {i + 1} did not come back after its referee was taken over")
-                return []
-        return super().tick(now)
+                return None
+        return super().expire(now)
 
     def _prompted(self, seat: int) -> None:
         super()._prompted(seat)

@@ -207,6 +207,24 @@ def test_late_turn_ends_then_forfeit() -> None:
     assert resimulate(s.replay()).plies == 2
 
 
+def test_a_late_turn_the_clock_ends_is_data() -> None:
+    """`expire` knows no messages: nothing due is None; a late turn is its seat and what the
+    clock did (`Played`: nothing applied, nothing refused, the timeout told after what is
+    held, the other seat prompted); a game lost on time is None (game_over comes later)."""
+    clock = FakeClock()
+    s = session(clock, tc="100ms,lag=10ms", policy=Policy(max_late=2))
+    s.start(clock())
+    assert s.expire(clock.advance(105)) is None  # within the lag allowance
+    seat, p = s.expire(clock.advance(6)) or (None, None)
+    assert seat == 0 and p is not None
+    assert (p.accepted, p.refused, p.late, p.prompted, p.over) == (0, None, ([], []), 1, False)
+    s.submit(1, [{"type": "end_turn"}], clock.advance(5))
+    seat, p = s.expire(clock.advance(200)) or (None, None)
+    assert seat == 0 and p is not None and p.over and p.prompted == -1
+    assert s.outcome is not None and s.outcome.reason == Reason.TIMEOUT
+    assert s.expire(clock.advance(200)) is None
+
+
 def test_late_forfeit_policy_and_bank() -> None:
     clock = FakeClock()
     s = session(clock, tc="100ms,bank=300ms,lag=0ms", policy=Policy(late=LatePolicy.FORFEIT))
