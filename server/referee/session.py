@@ -3,17 +3,21 @@ beside it, the seats' clocks and the policies, takes what a seat sends (one acti
 turn plan or part of one, a resignation) and returns what happened: an act or turn as a
 `maag.protocol.Played` value, data and no message (how many actions were applied, the
 refusal and why, a late message, the seat prompted, what the other seat hears now, the
-game over), anything else as `Out(seat, message)` values. It writes no bytes (the
-server's connections do), has no sockets or tasks, reads no clock except through the
-injected `clock` function: the server does I/O and timing, this module decides.
+game over), a resignation as None or its `Refusal`, a late turn the clock ended as
+`expire`'s `Played`, the game's end as `game_over`'s `maag.protocol.Ended`; the start,
+disconnect and reconnect as `Out(seat, message)` values (and `submit`, `tick`,
+`game_over_messages` give the data's messages, for callers without a connection). It
+writes no bytes (the server's connections do), has no sockets or tasks, reads no clock
+except through the injected `clock` function: the server does I/O and timing, this module
+decides.
 
 This module drives a game (start, the actions a seat sends, resignation, abort); its base
 classes, one per module, do the rest: codes.py the action codes and the log, messages.py
 what each seat is told, outcome.py the end of a game, its verdicts and replay, deadlines.py
 the clocks, deadlines and the policies' sanctions (each module's docstring says its rules).
 Resignation: at any time, by either seat; the other seat wins (reason `resign`).
-`game_over` is sent only through `game_over_messages`, which the server calls once the
-result and replay are stored.
+`game_over` is sent only through `game_over` (or `game_over_messages`), which the server
+calls once the result and replay are stored.
 """
 
 from __future__ import annotations
@@ -47,7 +51,8 @@ def derive_seed(base: int, index: int) -> int:
 
 
 class GameSession(Deadlines):
-    """One game between two seats. Every method returns the messages to send, in order."""
+    """One game between two seats. Every method returns what happened (data, or the
+    messages to send, in order; see the module)."""
 
     def __init__(
         self,
