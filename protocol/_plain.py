@@ -11,7 +11,8 @@ frame whose every part matches is exactly the message the general reader would r
 (it packs back to itself, so it holds no duplicate key).
 
 What a play did comes back from the game as data, a `Played` (applied, refused and why,
-late, the turn passed, the game over), and a game's end an `Ended`; `Writer` writes each
+late, the turn passed, the game over), a game's end an `Ended`, a seat gone a `Notice`;
+`Writer` writes each
 seat's part of it (`result`, an action's `event`, a turn's `turn_events`, a `timeout`
 event, `your_turn`, `game_over`, a resignation's `error`): on a welcomed
 msgpack connection from templates, byte for byte what `MsgpackCodec.encode_message` writes
@@ -50,7 +51,8 @@ from ._state import ConnState
 if TYPE_CHECKING:
     from ._connection import Connection
 
-__all__ = ["read_plain", "Items", "Writer", "PlainPlay", "Play", "Played", "Refusal", "Ended", "ActionMaps",
+__all__ = ["read_plain", "Items", "Writer", "PlainPlay", "Play", "Played", "Refusal", "Ended", "Notice",
+           "ActionMaps",
            "Prompter"]
 
 PlainPlay = tuple[str, list[bytes], int]
@@ -128,6 +130,18 @@ class Ended(NamedTuple):
     reason: str
     replay_id: str | None
     held: tuple[Sequence[int], Sequence[int]]
+
+
+class Notice(NamedTuple):
+    """An `event` of a kind that carries no action (`disconnect`), as data: about seat
+    `seat` (0 or 1), told to seat `to` after the actions held for it (`held`: its
+    `turn_events` first). Written by the seat's connection's `Writer` (`turn_events`, then
+    `event`)."""
+
+    to: int
+    seat: int
+    kind: str
+    held: Sequence[int]
 
 
 def _fields(*pairs: Any, pack: Any = _pack) -> bytes:

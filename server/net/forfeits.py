@@ -70,7 +70,7 @@ class Forfeits:
                 continue
             for seat in seats:
                 game.clients[seat] = None
-                rooms.dispatch(game, game.session.disconnect(seat, now, c.fault, final=True))
+                rooms.notify(game, game.session.gone(seat, now, c.fault, final=True))  # (final: None)
             rooms.after(game)
             self.seating.unseat(c, gid)
 

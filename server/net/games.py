@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from maag.engine import Game
-from maag.protocol import LocalProtocolError, Played, Refusal, YourTurn
+from maag.protocol import LocalProtocolError, Notice, Played, Refusal, YourTurn
 from maag.server.net.keeper import StorageKeeper
 from maag.server.net.lobby import Lobby
 from maag.server.net.model import GameNotStarted, GameRequest, GameSummary, ServerConfig
@@ -276,6 +276,26 @@ class Games:
         if other is not None and other is not me and other.out:  # (mid-turn, a seat hearing turns: nothing)
             other.flush()
 
+    def notify(self, game: LiveGame, n: Notice | None) -> None:
+        """Write `n` (an event of a kind that carries no action, after the actions held for
+        the seat told; None: nothing) by the seat's connection's `Writer`."""
+        if n is None:
+            return
+        c = game.clients[n.to]
+        if c is None or c.closed:
+            return
+        gid = game.session.game_id
+        try:
+            frames = c.writer.turn_events(gid, 2 - n.to, n.held, game.session)
+            frames.append(c.writer.event(gid, n.seat + 1, n.kind))
+        except LocalProtocolError as e:
+            c.not_sent(e, n.kind)
+            return
+        c.out += frames
+        self.stats["messages_out"] += len(frames)
+        LOG.debug("%d >> %s event %s of seat %d", c.id, gid, n.kind, n.seat + 1)  # (as Client.queue logs)
+        c.flush()
+
     def _tell_end(self, game: LiveGame, replay_id: str | None) -> None:
         """`game_over` to both seats, each after the actions held for it (the session's
         `game_over`, data), written by each seat's connection's `Writer`; one write per
@@ -455,7 +475,7 @@ class Games:
             for seat in seats:
                 game.clients[seat] = None
                 final = c.pinned and not c.link  # a hosted process cannot come back; a link's bot can
-                self.dispatch(game, game.session.disconnect(seat, now, c.fault, final=final))
+                self.notify(game, game.session.gone(seat, now, c.fault, final=final))
             self.after(game)
             self.seating.unseat(c, gid)
 

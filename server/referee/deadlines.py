@@ -14,14 +14,15 @@
   (actions of the same plan before it stand).
 - disconnect: the seat may reconnect with the same token within `disconnect_grace_ms`
   (its clock keeps running meanwhile; it is then sent `game_start` and, on move, `your_turn`
-  again, and the opponent gets `event`s of kind `disconnect` and `reconnect`); after that
+  again, and the opponent gets `event`s of kind `disconnect` (`gone` says it as data,
+  `disconnect` as messages) and `reconnect`); after that
   it loses (reason `disconnect`). The actions held for it (turn events, messages.py) are
   dropped when it goes: it hears of those after it is back.
 """
 
 from __future__ import annotations
 
-from maag.protocol import ErrorCode, Played, Refusal
+from maag.protocol import ErrorCode, Notice, Played, Refusal
 from maag.server.referee.codes import now_ms
 from maag.server.referee.messages import Out
 from maag.server.referee.outcome import Ending, Reason
@@ -80,22 +81,30 @@ class Deadlines(Ending):
         due = self.expire(now)
         return [] if due is None else self.messages_of(*due, result=False)
 
-    def disconnect(self, seat: int, now: float, fault: tuple[str, str] | None = None,
-                   final: bool = False) -> list[Out]:
+    def gone(self, seat: int, now: float, fault: tuple[str, str] | None = None,
+             final: bool = False) -> Notice | None:
         """The seat's connection is gone; it has the grace period to come back, unless
         `final` (it cannot: a hosted process that ended). `fault`: (verdict, detail) when
-        the server knows why (a protocol error, a crash, the memory limit)."""
+        the server knows why (a protocol error, a crash, the memory limit). What happened
+        as data: the other seat's `disconnect` event (a `Notice`), or None (nothing to
+        tell: the game was over or ends now, its `game_over` sent once stored)."""
         s = self.seats[seat]
         if self.outcome is not None or s.disconnected_at is not None:
-            return []
+            return None
         s.disconnected_at = now
         s.held = []  # (what its connection would have been told: gone with it)
         if fault is not None:
             self.faults[seat] = fault
         if self.policy.disconnect_grace_ms <= 0 or final:
             self._finish(1 - seat, Reason.DISCONNECT)
-            return []
-        return self._tell(1 - seat, seat, "disconnect")
+            return None
+        return Notice(1 - seat, seat, "disconnect", self._take_held(1 - seat))
+
+    def disconnect(self, seat: int, now: float, fault: tuple[str, str] | None = None,
+                   final: bool = False) -> list[Out]:
+        """`gone`, and the messages it says to send (for callers without a connection)."""
+        n = self.gone(seat, now, fault, final)
+        return [] if n is None else [*self._turn_events(n.to, n.held), Out(n.to, self._event(n.seat, n.kind))]
 
     def reconnect(self, seat: int, now: float) -> list[Out]:
         """The seat is back: it is told the game again, and its turn if it is on move."""

@@ -4,12 +4,12 @@ turn plan or part of one, a resignation) and returns what happened: an act or tu
 `maag.protocol.Played` value, data and no message (how many actions were applied, the
 refusal and why, a late message, the seat prompted, what the other seat hears now, the
 game over), a resignation as None or its `Refusal`, a late turn the clock ended as
-`expire`'s `Played`, the game's end as `game_over`'s `maag.protocol.Ended`; the start,
-disconnect and reconnect as `Out(seat, message)` values (and `submit`, `tick`,
-`game_over_messages` give the data's messages, for callers without a connection). It
-writes no bytes (the server's connections do), has no sockets or tasks, reads no clock
-except through the injected `clock` function: the server does I/O and timing, this module
-decides.
+`expire`'s `Played`, the game's end as `game_over`'s `maag.protocol.Ended`, a seat gone
+as `gone`'s `Notice`; the start and a reconnection as `Out(seat, message)` values (and
+`submit`, `tick`, `game_over_messages`, `disconnect` give the data's messages, for callers
+without a connection). It writes no bytes (the server's connections do), has no sockets
+or tasks, reads no clock except through the injected `clock` function: the server does I/O
+and timing, this module decides.
 
 This module drives a game (start, the actions a seat sends, resignation, abort); its base
 classes, one per module, do the rest: codes.py the action codes and the log, messages.py

@@ -18,6 +18,7 @@ from maag.protocol import (
     Greeting,
     Hello,
     Message,
+    Notice,
     Packed,
     Role,
     TurnEvents,
@@ -165,7 +166,19 @@ def test_the_game_over_is_data_and_takes_what_is_held() -> None:
     assert turn.game_over(3) == Ended(2, "resign", "3", ([], [code]))
     assert turn.game_over(None) == Ended(2, "resign", None, ([], []))
 
-def test_a_turn_of_more_actions_than_a_message_holds_comes_in_parts() -> None:
+def test_a_seat_gone_is_data_and_takes_what_is_held() -> None:
+    """`gone` knows no messages: the other seat's `disconnect` event (a `Notice`, after the
+    actions held for it), None when there is nothing to tell (gone already, or for good: the
+    game ends, `game_over` comes later)."""
+    clock = Clock()
+    _, turn = pair(clock, tc="1s")
+    turn.start()
+    [code] = turn_of(turn, random.Random(6), 1)[:1]
+    turn.submit(0, [code], clock())
+    assert turn.gone(0, clock()) == Notice(1, 0, "disconnect", [code])
+    assert turn.seats[1].held == [] and turn.gone(0, clock()) is None
+    assert turn.gone(1, clock(), ("crash", "x"), final=True) is None and turn.finished
+
     """As many actions held as a turn_events holds are told at once, before the turn ends, in
     parts of at most MAX_TURN_ACTIONS (no game here has such turns: the codes are told
     directly)."""
