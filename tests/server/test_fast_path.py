@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import random
 import struct
 import tempfile
@@ -552,3 +553,24 @@ def test_a_linked_seat_and_a_late_act_take_the_one_function() -> None:
         assert errors == ["timeout"] + [None] * (sent[n] - 1), (n, errors)
         heard = [m["seat"] for m in told[n] if m["type"] == "event" and m["kind"] == "timeout"]
         assert sorted(heard) == [1, 2], (n, heard)
+
+
+def test_a_refusal_is_logged_at_debug_level(caplog: pytest.LogCaptureFixture) -> None:
+    """A refused play's `result` is written by the seat's `Writer`, not queued: it is logged
+    at debug level all the same, as `Client.queue` logs every message it sends."""
+    bad: list[int] = []
+    legal = random_policy()
+
+    def policy(bot: Bot, m: dict[str, Any]) -> list[bytes]:
+        if bad:
+            return legal(bot, m)
+        bad.append(1)
+        return [bot.frame({"type": "act", "v": bot.v, "game_id": m["game_id"],
+                           "action": {"type": "nonsense"}})]
+
+    caplog.set_level(logging.DEBUG, logger="maag.server.net.server")
+    with tempfile.TemporaryDirectory() as d:
+        asyncio.run(play(Path(d), policy, seed=3, games=1, encodings=("msgpack", "msgpack"), fast=True,
+                         game="nim"))
+    logged = [r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG]
+    assert [m for m in logged if " result bad_action: " in m], logged[:20]
