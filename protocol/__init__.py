@@ -22,7 +22,7 @@ Modules (the public names of the `_` modules are re-exported here):
   _plain       what a seat sends in a game and is told back, as the referee reads and
                writes it: `Play` (every act, turn, resignation), `Played` and `Refusal`
                (what a play did, as data), `Ended` (a game's end), `Notice` (a
-               seat gone), `Writer` (a
+               seat gone), `Opening` (a start, a seat back), `Writer` (a
                connection's replies to them, from templates on msgpack), `read_plain`,
                `Items`
   _state       the connection's state machine, as a table of transitions
@@ -82,7 +82,19 @@ from ._messages import (
     message_from_wire,
 )
 from ._packed import Packed, plain
-from ._plain import ActionMaps, Ended, Items, Notice, Play, Played, Prompter, Refusal, Writer, read_plain
+from ._plain import (
+    ActionMaps,
+    Ended,
+    Items,
+    Notice,
+    Opening,
+    Play,
+    Played,
+    Prompter,
+    Refusal,
+    Writer,
+    read_plain,
+)
 from ._state import TRANSITIONS, ConnState, Role
 
 __all__ = [
@@ -94,7 +106,8 @@ __all__ = [
     "Welcome", "GameStart", "YourTurn", "GameEvent", "TurnEvents", "Result", "GameOver", "Error", "Pong",
     "CLIENT_MESSAGES", "SERVER_MESSAGES", "MESSAGE_TYPES", "message_from_wire", "message_from_dict",
     "check_built_messages", "is_action", "read_events", "Packed", "plain",
-    "Play", "Played", "Refusal", "Ended", "Notice", "Writer", "ActionMaps", "Prompter", "read_plain", "Items",
+    "Play", "Played", "Refusal", "Ended", "Notice", "Opening", "Writer", "ActionMaps", "Prompter",
+    "read_plain", "Items",
     "MAX_NAME", "MAX_TOKEN", "MAX_ID", "MAX_TEXT", "MAX_GAMES", "MAX_CONCURRENCY", "MAX_TURN_ACTIONS",
     "MAX_DEPTH", "MAX_INFO", "MAX_INFO_TEXT",
 ]

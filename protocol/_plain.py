@@ -11,10 +11,10 @@ frame whose every part matches is exactly the message the general reader would r
 (it packs back to itself, so it holds no duplicate key).
 
 What a play did comes back from the game as data, a `Played` (applied, refused and why,
-late, the turn passed, the game over), a game's end an `Ended`, a seat gone a `Notice`;
-`Writer` writes each
+late, the turn passed, the game over), a game's end an `Ended`, a seat gone a `Notice`,
+a game's start or a seat back an `Opening`; `Writer` writes each
 seat's part of it (`result`, an action's `event`, a turn's `turn_events`, a `timeout`
-event, `your_turn`, `game_over`, a resignation's `error`): on a welcomed
+event, `your_turn`, `game_start`, `game_over`, a resignation's `error`): on a welcomed
 msgpack connection from templates, byte for byte what `MsgpackCodec.encode_message` writes
 for the same messages (tests/protocol/test_plain.py; the test suite's checked mode compares
 every frame written so), otherwise through `Connection.send`.
@@ -37,6 +37,7 @@ from ._messages import (
     Error,
     GameEvent,
     GameOver,
+    GameStart,
     Message,
     Resign,
     Result,
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
     from ._connection import Connection
 
 __all__ = ["read_plain", "Items", "Writer", "PlainPlay", "Play", "Played", "Refusal", "Ended", "Notice",
-           "ActionMaps",
+           "Opening", "ActionMaps",
            "Prompter"]
 
 PlainPlay = tuple[str, list[bytes], int]
@@ -142,6 +143,28 @@ class Notice(NamedTuple):
     seat: int
     kind: str
     held: Sequence[int]
+
+
+class Opening(NamedTuple):
+    """A game told to seats anew, as data (`GameSession.begin`, its start, and `back`, a
+    seat's reconnection): `game_start` to each of `seats` (0 or 1) with the game, its
+    config, time control and the seats' `names`; then `notice` (a reconnection's event to
+    the other seat), then seat `prompted` (-1: none) sent a `your_turn` with these times,
+    its legal list if `legal` and `groups`, after the actions held for it (`released`).
+    Written by the seats' connections' `Writer`s, in this order."""
+
+    seats: tuple[int, ...]
+    game: str
+    config: dict[str, Any]
+    time_control: dict[str, Any]
+    names: tuple[str, str]
+    notice: Notice | None
+    prompted: int
+    time_left_ms: int
+    bank_ms: int
+    legal: bool
+    groups: Any
+    released: Sequence[int]
 
 
 def _fields(*pairs: Any, pack: Any = _pack) -> bytes:
@@ -336,6 +359,12 @@ class Writer:
         """`Error(code, message, game_id)` of a refusal that is no play's `result` (a
         resignation refused: rare, sent through the connection)."""
         return self._conn.send(Error.built(code=refused.code.value, message=refused.detail, game_id=game_id))
+
+    def game_start(self, game_id: str, seat: int, o: Opening) -> bytes:
+        """`GameStart(game_id, game, seat, config, time_control, opponent)` of `o` for `seat`
+        (0 or 1; once a game or a reconnection: sent through the connection)."""
+        return self._conn.send(GameStart.built(game_id=game_id, game=o.game, seat=seat + 1, config=o.config,
+                                               time_control=o.time_control, opponent=o.names[1 - seat]))
 
     def game_over(self, game_id: str, e: Ended) -> bytes:
         """`GameOver(game_id, winner, reason, replay_id)` of `e` (once a game: sent through

@@ -22,13 +22,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from maag.engine import Game
-from maag.protocol import LocalProtocolError, Notice, Played, Refusal, YourTurn
+from maag.protocol import LocalProtocolError, Notice, Opening, Played, Refusal, Writer
 from maag.server.net.keeper import StorageKeeper
 from maag.server.net.lobby import Lobby
 from maag.server.net.model import GameNotStarted, GameRequest, GameSummary, ServerConfig
 from maag.server.net.seating import Seating
 from maag.server.net.watchers import Watchers
-from maag.server.referee.session import REPLAY_VERSION, GameSession, Out, derive_seed
+from maag.server.referee.session import REPLAY_VERSION, GameSession, derive_seed
 from maag.server.storage.base import AsyncStorage, LeaseLost, StorageUnavailable
 
 if TYPE_CHECKING:
@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 __all__ = ["LiveGame", "Games", "refusal_logged"]
 
 LOG = logging.getLogger("maag.server.net.server")
+
+_Part = tuple[int, str, Callable[[Writer], list[bytes]]]
+"""What `Games._write` writes to a seat: the seat, what it is (logged), its frames' writer."""
 
 
 @dataclass(slots=True, eq=False)
@@ -124,7 +127,7 @@ class Games:
         LOG.info("game %s: %s vs %s (seed %d)", gid, req.seats[0], req.seats[1], session.seed)
         if req.on_start is not None:
             req.on_start(db_id)
-        self.dispatch(game, session.start(time.monotonic()))
+        self.open(game, session.begin(time.monotonic()))
         if self.watchers:
             self.watchers.tell("start", session)
         self.after(game)
@@ -175,28 +178,57 @@ class Games:
             LOG.exception("game %s: could not be stored as aborted", session.game_id)
 
     # -- messages ------------------------------------------------------------------------
-    def dispatch(self, game: LiveGame, outs: list[Out]) -> None:
-        """Write the session's messages to the seats (one write per connection)."""
-        touched: list[Client] = []
-        hook = game.request.on_prompt if game.request is not None else None
-        clients = game.clients
-        sent = 0
-        for o in outs:
-            c = clients[o.seat]
-            if hook is not None and type(o.msg) is YourTurn and not game.session.finished:
+    def open(self, game: LiveGame, o: Opening | None) -> None:
+        """Write `o` (the game told to seats anew: `game_start`s, a reconnection's event
+        after the actions held for its seat, the prompted seat's `your_turn` after those held
+        for it; None: nothing) by the seats' connections' `Writer`s, in that order."""
+        if o is None:
+            return
+        s = game.session
+        gid = s.game_id
+        parts: list[_Part] = [(i, "game_start", lambda w, i=i: [w.game_start(gid, i, o)])  # type: ignore[misc]
+                              for i in o.seats]
+        if o.notice is not None:
+            parts.append(self._notice(game, o.notice))
+        to = o.prompted
+        if to >= 0:
+            hook = game.request.on_prompt if game.request is not None else None
+            if hook is not None and not s.finished:
                 try:
-                    hook(o.seat)
+                    hook(to)
                 except Exception:
-                    LOG.exception("game %s: the host's turn hook failed", game.session.game_id)
+                    LOG.exception("game %s: the host's turn hook failed", gid)
+            parts.append((to, "your_turn", lambda w: [*w.turn_events(gid, 2 - to, o.released, s), w.your_turn(
+                gid, s.state, to, o.time_left_ms, o.bank_ms, o.legal, o.groups)]))
+        self._write(game, parts)
+
+    def _write(self, game: LiveGame, parts: list[_Part]) -> None:
+        """Each part's frames written by its seat's connection's `Writer` (none to a seat
+        gone), in order, logged at debug level as `Client.queue` logs what it sends; one
+        write per connection."""
+        touched: list[Client] = []
+        for i, what, write in parts:
+            c = game.clients[i]
             if c is None or c.closed:
                 continue
-            c.queue(o.msg)  # a protocol message built by the referee
-            sent += 1
+            try:
+                frames = write(c.writer)
+            except LocalProtocolError as e:
+                c.not_sent(e, what)
+                continue
+            c.out += frames
+            self.stats["messages_out"] += len(frames)
+            LOG.debug("%d >> %s %s", c.id, game.session.game_id, what)
             if c not in touched:
                 touched.append(c)
-        self.stats["messages_out"] += sent
         for c in touched:
             c.flush()
+
+    @staticmethod
+    def _notice(game: LiveGame, n: Notice) -> _Part:
+        gid = game.session.game_id
+        return (n.to, f"event {n.kind} of seat {n.seat + 1}", lambda w: [
+            *w.turn_events(gid, 2 - n.to, n.held, game.session), w.event(gid, n.seat + 1, n.kind)])
 
     def tell(self, game: LiveGame, seat: int, p: Played, result: bool = True) -> None:
         """Write what `seat`'s play did (`Played`: an act or turn, or a late turn the clock
@@ -211,7 +243,7 @@ class Games:
         to = p.prompted
         if to >= 0:
             req = game.request
-            if req is not None and req.on_prompt is not None:  # (dispatch calls it for every your_turn)
+            if req is not None and req.on_prompt is not None:  # (as `open` does for every your_turn)
                 try:
                     req.on_prompt(to)
                 except Exception:
@@ -279,47 +311,16 @@ class Games:
     def notify(self, game: LiveGame, n: Notice | None) -> None:
         """Write `n` (an event of a kind that carries no action, after the actions held for
         the seat told; None: nothing) by the seat's connection's `Writer`."""
-        if n is None:
-            return
-        c = game.clients[n.to]
-        if c is None or c.closed:
-            return
-        gid = game.session.game_id
-        try:
-            frames = c.writer.turn_events(gid, 2 - n.to, n.held, game.session)
-            frames.append(c.writer.event(gid, n.seat + 1, n.kind))
-        except LocalProtocolError as e:
-            c.not_sent(e, n.kind)
-            return
-        c.out += frames
-        self.stats["messages_out"] += len(frames)
-        LOG.debug("%d >> %s event %s of seat %d", c.id, gid, n.kind, n.seat + 1)  # (as Client.queue logs)
-        c.flush()
+        if n is not None:
+            self._write(game, [self._notice(game, n)])
 
     def _tell_end(self, game: LiveGame, replay_id: str | None) -> None:
         """`game_over` to both seats, each after the actions held for it (the session's
-        `game_over`, data), written by each seat's connection's `Writer`; one write per
-        connection."""
+        `game_over`, data), written by each seat's connection's `Writer`."""
         s = game.session
-        gid = s.game_id
         e = s.game_over(replay_id)
-        touched: list[Client] = []
-        for i, c in enumerate(game.clients):
-            if c is None or c.closed:
-                continue
-            try:
-                frames = c.writer.turn_events(gid, 2 - i, e.held[i], s)
-                frames.append(c.writer.game_over(gid, e))
-            except LocalProtocolError as err:
-                c.not_sent(err, "game_over")
-                continue
-            c.out += frames
-            self.stats["messages_out"] += len(frames)
-            LOG.debug("%d >> %s game_over %s", c.id, gid, e)  # (as Client.queue logs what it sends)
-            if c not in touched:
-                touched.append(c)
-        for c in touched:
-            c.flush()
+        self._write(game, [(i, f"game_over {e}", lambda w, i=i: [  # type: ignore[misc]
+            *w.turn_events(s.game_id, 2 - i, e.held[i], s), w.game_over(s.game_id, e)]) for i in (0, 1)])
 
     def after(self, game: LiveGame) -> None:
         """After any change to a game: end it, or make sure its timer fires by its next
@@ -441,7 +442,7 @@ class Games:
         game.session.set_want_groups(seat, c.want_groups)
         game.session.set_turn_events(seat, c.turn_events)
         LOG.info("game %s: seat %d reconnected (%s)", game.session.game_id, seat + 1, c)
-        self.dispatch(game, game.session.reconnect(seat, time.monotonic() if now is None else now))
+        self.open(game, game.session.back(seat, time.monotonic() if now is None else now))
         self.after(game)
 
     def hold(self, c: Client) -> None:

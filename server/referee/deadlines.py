@@ -15,14 +15,14 @@
 - disconnect: the seat may reconnect with the same token within `disconnect_grace_ms`
   (its clock keeps running meanwhile; it is then sent `game_start` and, on move, `your_turn`
   again, and the opponent gets `event`s of kind `disconnect` (`gone` says it as data,
-  `disconnect` as messages) and `reconnect`); after that
+  `disconnect` as messages) and `reconnect` (`back`, `reconnect`)); after that
   it loses (reason `disconnect`). The actions held for it (turn events, messages.py) are
   dropped when it goes: it hears of those after it is back.
 """
 
 from __future__ import annotations
 
-from maag.protocol import ErrorCode, Notice, Played, Refusal
+from maag.protocol import ErrorCode, Notice, Opening, Played, Refusal
 from maag.server.referee.codes import now_ms
 from maag.server.referee.messages import Out
 from maag.server.referee.outcome import Ending, Reason
@@ -106,18 +106,23 @@ class Deadlines(Ending):
         n = self.gone(seat, now, fault, final)
         return [] if n is None else [*self._turn_events(n.to, n.held), Out(n.to, self._event(n.seat, n.kind))]
 
-    def reconnect(self, seat: int, now: float) -> list[Out]:
-        """The seat is back: it is told the game again, and its turn if it is on move."""
+    def back(self, seat: int, now: float) -> Opening | None:
+        """The seat is back: it is told the game again (and the other seat of it, a
+        `reconnect` event after the actions held for it), and its turn if it is on move; as
+        data, None if there is nothing to tell (the game over, the seat not gone)."""
         s = self.seats[seat]
         if self.outcome is not None or s.disconnected_at is None:
-            return []
+            return None
         s.disconnected_at = None
         s.held = []  # (held while it was away: it hears of the actions after its game_start)
         self.faults[seat] = None
-        outs = [Out(seat, self._game_start(seat)), *self._tell(1 - seat, seat, "reconnect")]
-        if self.to_move == seat and self.t0 is not None:
-            outs.append(Out(seat, self._your_turn(seat)))
-        return outs
+        notice = Notice(1 - seat, seat, "reconnect", self._take_held(1 - seat))
+        return self._opening((seat,), notice, seat if self.to_move == seat and self.t0 is not None else -1)
+
+    def reconnect(self, seat: int, now: float) -> list[Out]:
+        """`back`, and the messages it says to send (for callers without a connection)."""
+        o = self.back(seat, now)
+        return [] if o is None else self.opening_messages(o)
 
     def _charge(self, seat: int, now: float, transport_ms: float) -> float:
         s = self.seats[seat]

@@ -35,6 +35,8 @@ from maag.protocol import (
     GameEvent,
     GameStart,
     Message,
+    Notice,
+    Opening,
     Packed,
     Played,
     Refusal,
@@ -163,16 +165,6 @@ class Messages(ActionLog):
             outs.append(Out(p.prompted, self._your_turn_message(values)))
         return outs
 
-    def your_turn_values(self, seat: int) -> YourTurnValues:
-        """What a `your_turn` for `seat` would hold now."""
-        s = self.seats[seat]
-        left, bank = self._time_left(s)
-        legal = self.state.legal_msgpack() if s.want_legal else None
-        groups = self._groups(seat, s)
-        # Both already msgpack: the observation written by the game's C, the legal list from
-        # each action's bytes (the framing copies them; see maag.protocol.Packed).
-        return self.state.observation_msgpack(seat), left, bank, legal, groups
-
     def _result(self, seat: int, accepted: int, code: ErrorCode | None = None,
                 text: str | None = None) -> Out:
         if code is None:
@@ -186,10 +178,6 @@ class Messages(ActionLog):
         held, s.held = s.held, []
         return held
 
-    def _release(self, to: int) -> list[Out]:
-        """The `turn_events` of the actions held for seat `to` (none if none are)."""
-        return self._turn_events(to, self._take_held(to))
-
     def _turn_events(self, to: int, codes: Sequence[int]) -> list[Out]:
         """Seat `to`'s `turn_events` of the other seat's actions `codes` (none for none)."""
         public, dict_of, n = self._public, self._dict, MAX_TURN_ACTIONS
@@ -197,22 +185,42 @@ class Messages(ActionLog):
                                          actions=[public(dict_of(c)) for c in codes[i:i + n]]))
                 for i in range(0, len(codes), n)]
 
-    def _tell(self, to: int, seat: int, kind: str) -> list[Out]:
-        """An `event` of `kind` (not an action) about `seat` for seat `to`, after the actions
-        held for it."""
-        return self._release(to) + [Out(to, self._event(seat, kind))]
 
     def _event(self, seat: int, kind: str, action: dict[str, Any] | None = None) -> GameEvent:
         return GameEvent.built(game_id=self.game_id, seat=seat + 1, kind=kind, action=action)
 
-    def _prompt_turn(self) -> list[Out]:
-        seat = self.to_move
-        msg = self._your_turn(seat)
-        self._prompted(seat)
-        return self._release(seat) + [Out(seat, msg)]
+    def _opening(self, seats: tuple[int, ...], notice: Notice | None, to: int,
+                 released: Sequence[int] = ()) -> Opening:
+        """The game told to `seats` anew, `notice` to the other seat, seat `to` (-1: none)
+        prompted with what its `your_turn` holds now, after `released`."""
+        names = (self.seats[0].name, self.seats[1].name)
+        tc = self.tc.to_wire()
+        if to < 0:
+            return Opening(seats, self.game.name, self.game.config, tc, names, notice, -1, 0, 0, False, None,
+                           ())
+        s = self.seats[to]
+        left, bank = self._time_left(s)
+        return Opening(seats, self.game.name, self.game.config, tc, names, notice, to, left, bank,
+                       s.want_legal, self._groups(to, s), released)
 
-    def _your_turn(self, seat: int) -> YourTurn:
-        return self._your_turn_message(self.your_turn_values(seat))
+    def opening_messages(self, o: Opening) -> list[Out]:
+        """The messages of `o` (for callers without a connection), in the order the seats'
+        `Writer`s write them: `game_start`s, the notice (after the actions held for its
+        seat), the prompted seat's `your_turn` (after those held for it)."""
+        outs = [Out(i, GameStart.built(game_id=self.game_id, game=o.game, seat=i + 1, config=o.config,
+                                       time_control=o.time_control, opponent=o.names[1 - i]))
+                for i in o.seats]
+        n = o.notice
+        if n is not None:
+            outs += self._turn_events(n.to, n.held)
+            outs.append(Out(n.to, self._event(n.seat, n.kind)))
+        if o.prompted >= 0:
+            p = o.prompted
+            legal = self.state.legal_msgpack() if o.legal else None
+            outs += self._turn_events(p, o.released)
+            values = (self.state.observation_msgpack(p), o.time_left_ms, o.bank_ms, legal, o.groups)
+            outs.append(Out(p, self._your_turn_message(values)))
+        return outs
 
     def _time_left(self, s: Seat) -> tuple[int, int]:
         """A your_turn's time_left_ms and bank_ms for seat `s`."""
@@ -233,8 +241,3 @@ class Messages(ActionLog):
         obs, left, bank, legal, groups = values
         return YourTurn.built(game_id=self.game_id, observation=Packed(obs), time_left_ms=left, bank_ms=bank,
                               legal=None if legal is None else Packed(legal), groups=groups)
-
-    def _game_start(self, seat: int) -> GameStart:
-        return GameStart.built(game_id=self.game_id, game=self.game.name, seat=seat + 1,
-                               config=self.game.config, time_control=self.tc.to_wire(),
-                               opponent=self.seats[1 - seat].name)

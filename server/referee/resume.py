@@ -16,10 +16,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from maag.protocol import Played
+from maag.protocol import Opening, Played
 from maag.server.referee.clock import TimeControl
 from maag.server.referee.replay import ReplayError
-from maag.server.referee.session import GameSession, LatePolicy, Out, Policy
+from maag.server.referee.session import GameSession, LatePolicy, Policy
 
 __all__ = ["ResumedSession", "rebuild"]
 
@@ -30,13 +30,13 @@ class ResumedSession(GameSession):
     absent: list[bool]
     """Per seat: not back since the takeover (its clock stands still)."""
 
-    def reconnect(self, seat: int, now: float) -> list[Out]:
-        outs = super().reconnect(seat, now)
-        if outs and self.absent[seat]:
+    def back(self, seat: int, now: float) -> Opening | None:
+        o = super().back(seat, now)
+        if o is not None and self.absent[seat]:
             self.absent[seat] = False
             if self.to_move == seat and self.outcome is None:
                 self.seats[seat].prompt_at = now  # its clock runs again from its new prompt
-        return outs
+        return o
 
     def expire(self, now: float) -> tuple[int, Played] | None:
         grace = self.policy.disconnect_grace_ms / 1000

@@ -5,11 +5,11 @@ turn plan or part of one, a resignation) and returns what happened: an act or tu
 refusal and why, a late message, the seat prompted, what the other seat hears now, the
 game over), a resignation as None or its `Refusal`, a late turn the clock ended as
 `expire`'s `Played`, the game's end as `game_over`'s `maag.protocol.Ended`, a seat gone
-as `gone`'s `Notice`; the start and a reconnection as `Out(seat, message)` values (and
-`submit`, `tick`, `game_over_messages`, `disconnect` give the data's messages, for callers
-without a connection). It writes no bytes (the server's connections do), has no sockets
-or tasks, reads no clock except through the injected `clock` function: the server does I/O
-and timing, this module decides.
+as `gone`'s `Notice`, the start and a seat back as `begin`'s and `back`'s `Opening` (and
+`submit`, `tick`, `game_over_messages`, `disconnect`, `start`, `reconnect` give the data's
+messages, `Out(seat, message)` values, for callers without a connection). It writes no
+bytes (the server's connections do), has no sockets or tasks, reads no clock except
+through the injected `clock` function: the server does I/O and timing, this module decides.
 
 This module drives a game (start, the actions a seat sends, resignation, abort); its base
 classes, one per module, do the rest: codes.py the action codes and the log, messages.py
@@ -29,7 +29,7 @@ from typing import Any
 
 import msgpack
 from maag.engine import Action, Game, GameOverError, IllegalActionError
-from maag.protocol import ErrorCode, Played, Refusal
+from maag.protocol import ErrorCode, Opening, Played, Refusal
 from maag.server.referee.clock import Seat, SeatClock, TimeControl
 from maag.server.referee.codes import action_dicts, action_jsons, now_ms, public_msgpacks
 from maag.server.referee.deadlines import Deadlines
@@ -106,14 +106,21 @@ class GameSession(Deadlines):
         """Per seat, what the server knows went wrong with its connection or process."""
 
     # -- driving ------------------------------------------------------------------------
-    def start(self, now: float | None = None) -> list[Out]:
-        """`game_start` for both seats, then `your_turn` for the seat to move."""
+    def begin(self, now: float | None = None) -> Opening:
+        """The game starts: `game_start` for both seats, then `your_turn` for the seat to
+        move (none if the start state is over), as data."""
         self.t0 = self._clock() if now is None else now
-        outs = [Out(i, self._game_start(i)) for i in (0, 1)]
         if self.state.is_terminal:
             self._finish(self.state.winner, None)
-            return outs
-        return outs + self._prompt_turn()
+            return self._opening((0, 1), None, -1)
+        seat = self.to_move
+        o = self._opening((0, 1), None, seat, self._take_held(seat))
+        self._prompted(seat)
+        return o
+
+    def start(self, now: float | None = None) -> list[Out]:
+        """`begin`, and the messages it says to send (for callers without a connection)."""
+        return self.opening_messages(self.begin(now))
 
     def act(self, seat: int, actions: Sequence[dict[str, Any] | Action | int], now: float,
             transport_ms: float = 0.0, info: dict[str, Any] | None = None) -> Played:

@@ -166,6 +166,7 @@ def test_the_game_over_is_data_and_takes_what_is_held() -> None:
     assert turn.game_over(3) == Ended(2, "resign", "3", ([], [code]))
     assert turn.game_over(None) == Ended(2, "resign", None, ([], []))
 
+
 def test_a_seat_gone_is_data_and_takes_what_is_held() -> None:
     """`gone` knows no messages: the other seat's `disconnect` event (a `Notice`, after the
     actions held for it), None when there is nothing to tell (gone already, or for good: the
@@ -179,6 +180,25 @@ def test_a_seat_gone_is_data_and_takes_what_is_held() -> None:
     assert turn.seats[1].held == [] and turn.gone(0, clock()) is None
     assert turn.gone(1, clock(), ("crash", "x"), final=True) is None and turn.finished
 
+
+def test_a_start_and_a_seat_back_are_data() -> None:
+    """`begin` and `back` know no messages: the seats told the game (`game_start`), the other
+    seat's `reconnect` event after the actions held for it, the seat prompted with its times."""
+    clock = Clock()
+    _, turn = pair(clock, tc="1s")
+    o = turn.begin(clock())
+    assert (o.seats, o.game, o.names, o.notice, o.prompted, o.time_left_ms, o.released) == (
+        (0, 1), "heroes", ("a", "b"), None, 0, 1000, [])
+    assert turn.seats[0].prompt_at == clock()  # (its thinking time starts)
+    assert turn.gone(0, clock()) is not None
+    [code] = turn_of(turn, random.Random(6), 1)[:1]
+    turn.seats[1].held = [code]  # (held for seat 2 while seat 1 was away)
+    o = turn.back(0, clock())
+    assert o is not None and (o.seats, o.notice, o.prompted) == ((0,), Notice(1, 0, "reconnect", [code]), 0)
+    assert turn.back(0, clock()) is None  # (not gone)
+
+
+def test_a_turn_of_more_actions_than_a_message_holds_comes_in_parts() -> None:
     """As many actions held as a turn_events holds are told at once, before the turn ends, in
     parts of at most MAX_TURN_ACTIONS (no game here has such turns: the codes are told
     directly)."""
