@@ -1,7 +1,8 @@
-"""What the referee tells each seat (message dicts in the wire schema of docs/protocol.md),
-as `Out(seat, message)` values; what an act or turn did as data instead (`_told`, `_after`:
-a `maag.protocol.Played`, which the seats' connections' `Writer`s write, and `messages_of`
-turns into these messages for callers without a connection):
+"""What the referee tells each seat (the messages of docs/protocol.md), as data: what an act
+or turn did (`_told`, `_after`: a `maag.protocol.Played`), a start or a seat back
+(`_opening`: an `Opening`); the seats' connections' `Writer`s write it, and `messages_of`,
+`opening_messages` turn it into `Out(seat, message)` values for callers without a
+connection:
 
 - `game_start` to both seats; `your_turn` to the seat to move, with its observation (the
   engine's observation state: no opponent hand, no deck order, no deck seeds, never the RNG),
