@@ -23,6 +23,8 @@ Modules:
   conformance  reference traces replayed through a game's replayer (`maag conformance`)
   jsonshape    builders of JSON Schema fragments, for the games' schema.py
   machine      the machine a figure is measured on
+  seeds        `derive_seed`: the seed of each game of a seeded run (the referee's deals,
+               the lab's twins that rebuild them)
   _lowlevel    the only module that touches the compiled core: loading it, its errors
   build_engine the cffi build of the core (setup.py's cffi_modules); cdefs generates its
                declarations from the headers

@@ -36,11 +36,12 @@ from maag.bots.runner import agent_bot, engine_view
 from maag.clients import Bot, GameRecord, Limit, Observation, TurnResult
 from maag.engine import Action, State
 from maag.engine import Observation as EngineObservation
+from maag.engine.seeds import derive_seed
 
 from .hidden import CHEAT, PEEK
 from .inference import InferringAgent
 
-__all__ = ["INFER", "TwinStats", "derive_seed", "twin_bot"]
+__all__ = ["INFER", "TwinStats", "twin_bot"]
 
 INFER = "infer:"
 
@@ -49,16 +50,6 @@ LOGGER = logging.getLogger("maag.lab.twin_bot")
 # How many deals past the expected one a twin looks through for its game's seed (a bot
 # process started again mid-match no longer knows how many games it has played).
 SEARCH_DEALS = 2048
-
-
-def derive_seed(base: int, index: int) -> int:
-    """The referee's seed of deal `index` of a match seeded with `base`: the same splitmix64
-    step as maag.server.referee.session.derive_seed, which lab/ may not import (the layers of
-    docs/architecture.md); tests/hidden/test_twin_bot.py checks the two agree."""
-    z = (base + (index + 1) * 0x9E3779B97F4A7C15) & (2**64 - 1)
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & (2**64 - 1)
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & (2**64 - 1)
-    return (z ^ (z >> 31)) & (2**63 - 1)
 
 
 @dataclass

@@ -34,6 +34,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from maag.engine.seeds import derive_seed
 from maag.server.compete.formats import Standings, rate
 from maag.server.compete.ladder_hosted import HostedEntrants
 from maag.server.compete.ladder_lock import LadderLock
@@ -44,7 +45,6 @@ from maag.server.compete.strikes import DEFAULT_STRIKES, StrikePolicy, verdict_c
 from maag.server.fleet.scheduler import FleetScheduler
 from maag.server.hosting.api import HostOptions
 from maag.server.net.server import GameNotStarted, GameSummary, RefereeServer, ServerConfig
-from maag.server.referee.session import derive_seed
 from maag.server.storage.backend import StorageUnavailable, resolve_db
 from maag.server.storage.base import AsyncStorage, Storage, open_storage
 

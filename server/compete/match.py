@@ -198,7 +198,7 @@ async def run_match(server: RefereeServer | None, spec_a: str, spec_b: str, game
     i has A in seat 1 when i is even; games 2k and 2k+1 share a seed (from `seed`, else the OS).
     A bot given as a package (or as a command line with `host_options.sandbox_commands`) is
     hosted: a fresh sandboxed process per game (maag.server.hosting)."""
-    from maag.server.referee.session import derive_seed
+    from maag.engine.seeds import derive_seed
 
     options = host_options or HostOptions()
 

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from maag.engine.seeds import derive_seed
 from maag.server.hosting.host import Host, hosted_bot
 from maag.server.hosting.options import HostedBot, safe_name
 from maag.server.hosting.relay import launch_relayed
 from maag.server.kit.check import run_check
 from maag.server.net.minibot import MiniBot
 from maag.server.net.server import Absence, GameSummary
-from maag.server.referee.session import derive_seed
 
 __all__ = ["Validation", "validate", "log_tail", "SMOKE_GAMES"]
 

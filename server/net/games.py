@@ -22,13 +22,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from maag.engine import Game
+from maag.engine.seeds import derive_seed
 from maag.protocol import LocalProtocolError, Notice, Opening, Played, Refusal, Writer
 from maag.server.net.keeper import StorageKeeper
 from maag.server.net.lobby import Lobby
 from maag.server.net.model import GameNotStarted, GameRequest, GameSummary, ServerConfig
 from maag.server.net.seating import Seating
 from maag.server.net.watchers import Watchers
-from maag.server.referee.session import REPLAY_VERSION, GameSession, derive_seed
+from maag.server.referee.session import REPLAY_VERSION, GameSession
 from maag.server.storage.base import AsyncStorage, LeaseLost, StorageUnavailable
 
 if TYPE_CHECKING:

@@ -38,16 +38,8 @@ from maag.server.referee.outcome import REPLAY_VERSION, VERDICTS, Outcome, Reaso
 from maag.server.referee.policy import LatePolicy, Policy
 
 # GameSession's public face: the types its methods take and return, where they are made.
-__all__ = ["GameSession", "Policy", "LatePolicy", "Out", "Outcome", "Reason", "derive_seed",
+__all__ = ["GameSession", "Policy", "LatePolicy", "Out", "Outcome", "Reason",
            "REPLAY_VERSION", "VERDICTS", "YourTurnValues"]
-
-
-def derive_seed(base: int, index: int) -> int:
-    """The seed of game `index` of a reproducible run seeded with `base` (splitmix64)."""
-    z = (base + (index + 1) * 0x9E3779B97F4A7C15) & (2**64 - 1)
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & (2**64 - 1)
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & (2**64 - 1)
-    return (z ^ (z >> 31)) & (2**63 - 1)
 
 
 class GameSession(Deadlines):

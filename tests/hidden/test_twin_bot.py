@@ -14,14 +14,6 @@ from pathlib import Path
 from maag.bots import parse_agent
 from maag.engine import Game, Observation
 from maag.lab.inference import InferringAgent, unspent_mana_breaches
-from maag.lab.twin_bot import derive_seed
-from maag.server.referee.session import derive_seed as referee_seed
-
-
-def test_the_twins_seeds_are_the_referees() -> None:
-    for base in (0, 1, 58, 2**40 + 7, 2**63 - 1):
-        for index in (0, 1, 2, 99, 1000):
-            assert derive_seed(base, index) == referee_seed(base, index)
 
 
 def _counts(log: str) -> tuple[int, int]:

@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 from maag.engine import Game
+from maag.engine.seeds import derive_seed
 from maag.protocol import ErrorCode, Message, Refusal
 from maag.server.referee.clock import TimeControl
 from maag.server.referee.replay import ReplayError, resimulate, state_at
-from maag.server.referee.session import GameSession, LatePolicy, Out, Policy, Reason, derive_seed
+from maag.server.referee.session import GameSession, LatePolicy, Out, Policy, Reason
 
 
 class FakeClock:
