@@ -3,7 +3,7 @@ takes, however the connection read it (by its bytes, `Connection.plain`, or by t
 reader; transport.py makes a `maag.protocol.Play` of either), to its game's session
 (`GameSession.act` or `resign`, once), and what it did (`maag.protocol.Played`, data)
 written to the seats by each seat's connection's `Writer` (templates on msgpack;
-`Games.tell`, which writes a late turn the clock ended too). A seat
+`Teller.tell`, telling.py, which writes a late turn the clock ended too). A seat
 linked to a game hosted by another referee of the fleet has its message forwarded there.
 """
 
@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from maag.protocol import Error, ErrorCode, LocalProtocolError, Play, Result
-from maag.server.net.games import Games, refusal_logged
+from maag.server.net.games import Games
+from maag.server.net.telling import Teller, refusal_logged
 
 if TYPE_CHECKING:
     from maag.server.net.transport import Client
@@ -23,8 +24,8 @@ __all__ = ["Acts"]
 class Acts:
     """The plays of one referee's seats, handed to its games (see the module)."""
 
-    def __init__(self, games: Games) -> None:
-        self.games = games
+    def __init__(self, games: Games, teller: Teller) -> None:
+        self.games, self.teller = games, teller
         self.seating, self.stats = games.seating, games.stats  # (read every act)
 
     def plain_play(self, c: Client, game_id: str, keys: list[bytes]) -> Play | None:
@@ -81,7 +82,7 @@ class Acts:
         to = played.prompted  # (the seat to move, when the game goes on)
         if to != seat and (to >= 0 or s.finished or s.to_move != seat):
             c.turn_passed()
-        self.games.tell(game, seat, played)
+        self.teller.tell(game, seat, played)
         self.games.after(game)
 
     def _game_error(self, c: Client, p: Play, code: ErrorCode, text: str) -> None:

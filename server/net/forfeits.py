@@ -27,6 +27,7 @@ from maag.server.net.games import Games, LiveGame
 from maag.server.net.lobby import Lobby
 from maag.server.net.model import Absence, GameNotStarted, GameRequest, GameSummary, ServerConfig
 from maag.server.net.seating import Seating
+from maag.server.net.telling import Teller
 from maag.server.referee.clock import TimeControl
 from maag.server.referee.session import REPLAY_VERSION
 from maag.server.storage.base import AsyncStorage
@@ -52,8 +53,9 @@ class Forfeits:
 
     def __init__(self, config: ServerConfig, *, server_id: str, storage: AsyncStorage, lobby: Lobby,
                  seating: Seating[LiveGame], rooms: Games, spawn: Callable[[Coroutine[Any, Any, Any]], None],
-                 stopping: Callable[[], bool]) -> None:
+                 stopping: Callable[[], bool], teller: Teller) -> None:
         self.config, self.server_id, self.storage, self.lobby = config, server_id, storage, lobby
+        self.teller = teller  # (a seat gone, told to the other: telling.py)
         self.seating, self.rooms, self.spawn, self.stopping = seating, rooms, spawn, stopping
 
     def cut_off(self, c: Client, code: ErrorCode) -> None:
@@ -70,7 +72,7 @@ class Forfeits:
                 continue
             for seat in seats:
                 game.clients[seat] = None
-                rooms.notify(game, game.session.gone(seat, now, c.fault, final=True))  # (final: None)
+                self.teller.notify(game, game.session.gone(seat, now, c.fault, final=True))  # (final: None)
             rooms.after(game)
             self.seating.unseat(c, gid)
 

@@ -1,8 +1,8 @@
-"""The games' life cycle: a paired game's row and session set up (or called off), the
-session's messages written to the seats, and what a play did (`Played`: what a seat sends
-reaches its game through acts.py) or the clock did (a late turn) and the game's end
-(`Ended`) written by each seat's connection's `Writer` (`tell`, `_tell_end`), one timer per
-game for its deadlines, and the game's end: stored, then `game_over`.
+"""The games' life cycle: a paired game's row and session set up (or called off), one timer
+per game for its deadlines (a late turn the clock ended), a seat back or gone, and the
+game's end: stored, then `game_over`; what the session says happened is written to the
+seats by the `Teller` the composition root hands it (telling.py; what a seat sends reaches
+its game through acts.py).
 
 Each game row is created in storage when the game starts; its result and replay are
 committed before `game_over` is sent (while the database is away, the result waits with the
@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 from maag.engine import Game
 from maag.engine.seeds import derive_seed
-from maag.protocol import LocalProtocolError, Notice, Opening, Played, Refusal, Writer
 from maag.server.net.keeper import StorageKeeper
 from maag.server.net.lobby import Lobby
 from maag.server.net.model import GameNotStarted, GameRequest, GameSummary, ServerConfig
 from maag.server.net.seating import Seating
+from maag.server.net.telling import Teller
 from maag.server.net.watchers import Watchers
 from maag.server.referee.session import REPLAY_VERSION, GameSession
 from maag.server.storage.base import AsyncStorage, LeaseLost, StorageUnavailable
@@ -35,13 +35,9 @@ from maag.server.storage.base import AsyncStorage, LeaseLost, StorageUnavailable
 if TYPE_CHECKING:
     from maag.server.net.transport import Client
 
-__all__ = ["LiveGame", "Games", "refusal_logged"]
+__all__ = ["LiveGame", "Games"]
 
 LOG = logging.getLogger("maag.server.net.server")
-
-_Part = tuple[int, str, Callable[[Writer], list[bytes]]]
-"""What `Games._write` writes to a seat: the seat, what it is (logged), its frames' writer."""
-
 
 @dataclass(slots=True, eq=False)
 class LiveGame:
@@ -63,13 +59,14 @@ class Games:
     def __init__(self, config: ServerConfig, *, server_id: str, storage: AsyncStorage, lobby: Lobby,
                  seating: Seating[LiveGame], keeper: StorageKeeper, watchers: Watchers, stats: dict[str, int],
                  spawn: Callable[[Coroutine[Any, Any, Any]], None], new_secret: Callable[[], str | None],
-                 close_links: Callable[[Client], None]) -> None:
+                 close_links: Callable[[Client], None], teller: Teller) -> None:
         """`new_secret`: a game's link secret (None: no fleet listener); `close_links`: a
-        closing connection's seats in games hosted elsewhere (fleet/links.py)."""
+        closing connection's seats in games hosted elsewhere (fleet/links.py); `teller`: what
+        the sessions say, written to the seats (telling.py)."""
         self.config, self.server_id, self.storage, self.lobby = config, server_id, storage, lobby
         self.seating = seating
         self.keeper, self.watchers, self.stats, self.spawn = keeper, watchers, stats, spawn
-        self.new_secret, self.close_links = new_secret, close_links
+        self.new_secret, self.close_links, self.teller = new_secret, close_links, teller
         self.games: dict[str, LiveGame] = {}
 
     # -- start --------------------------------------------------------------------------
@@ -128,7 +125,7 @@ class Games:
         LOG.info("game %s: %s vs %s (seed %d)", gid, req.seats[0], req.seats[1], session.seed)
         if req.on_start is not None:
             req.on_start(db_id)
-        self.open(game, session.begin(time.monotonic()))
+        self.teller.open(game, session.begin(time.monotonic()))
         if self.watchers:
             self.watchers.tell("start", session)
         self.after(game)
@@ -178,151 +175,6 @@ class Games:
         except Exception:
             LOG.exception("game %s: could not be stored as aborted", session.game_id)
 
-    # -- messages ------------------------------------------------------------------------
-    def open(self, game: LiveGame, o: Opening | None) -> None:
-        """Write `o` (the game told to seats anew: `game_start`s, a reconnection's event
-        after the actions held for its seat, the prompted seat's `your_turn` after those held
-        for it; None: nothing) by the seats' connections' `Writer`s, in that order."""
-        if o is None:
-            return
-        s = game.session
-        gid = s.game_id
-        parts: list[_Part] = [(i, "game_start", lambda w, i=i: [w.game_start(gid, i, o)])  # type: ignore[misc]
-                              for i in o.seats]
-        if o.notice is not None:
-            parts.append(self._notice(game, o.notice))
-        to = o.prompted
-        if to >= 0:
-            hook = game.request.on_prompt if game.request is not None else None
-            if hook is not None and not s.finished:
-                try:
-                    hook(to)
-                except Exception:
-                    LOG.exception("game %s: the host's turn hook failed", gid)
-            parts.append((to, "your_turn", lambda w: [*w.turn_events(gid, 2 - to, o.released, s), w.your_turn(
-                gid, s.state, to, o.time_left_ms, o.bank_ms, o.legal, o.groups)]))
-        self._write(game, parts)
-
-    def _write(self, game: LiveGame, parts: list[_Part]) -> None:
-        """Each part's frames written by its seat's connection's `Writer` (none to a seat
-        gone), in order, logged at debug level as `Client.queue` logs what it sends; one
-        write per connection."""
-        touched: list[Client] = []
-        for i, what, write in parts:
-            c = game.clients[i]
-            if c is None or c.closed:
-                continue
-            try:
-                frames = write(c.writer)
-            except LocalProtocolError as e:
-                c.not_sent(e, what)
-                continue
-            c.out += frames
-            self.stats["messages_out"] += len(frames)
-            LOG.debug("%d >> %s %s", c.id, game.session.game_id, what)
-            if c not in touched:
-                touched.append(c)
-        for c in touched:
-            c.flush()
-
-    @staticmethod
-    def _notice(game: LiveGame, n: Notice) -> _Part:
-        gid = game.session.game_id
-        return (n.to, f"event {n.kind} of seat {n.seat + 1}", lambda w: [
-            *w.turn_events(gid, 2 - n.to, n.held, game.session), w.event(gid, n.seat + 1, n.kind)])
-
-    def tell(self, game: LiveGame, seat: int, p: Played, result: bool = True) -> None:
-        """Write what `seat`'s play did (`Played`: an act or turn, or a late turn the clock
-        ended, then no `result`), each seat's frames by its connection's `Writer`, in the
-        order `messages_of` gives: the seat's `result`, the other seat's `event`s or
-        `turn_events`, a late play's `timeout` events, the prompted seat's `your_turn`; one
-        write per connection."""
-        s = game.session
-        gid = s.game_id
-        clients = game.clients
-        me, other = clients[seat], clients[1 - seat]
-        to = p.prompted
-        if to >= 0:
-            req = game.request
-            if req is not None and req.on_prompt is not None:  # (as `open` does for every your_turn)
-                try:
-                    req.on_prompt(to)
-                except Exception:
-                    LOG.exception("game %s: the host's turn hook failed", gid)
-        sent = 0
-        if p.refused is not None and me is not None and LOG.isEnabledFor(logging.DEBUG):
-            refusal_logged(me, gid, "result", p.refused)
-        if to == seat and me is not other and p.late is None and not p.released:
-            # The seat's turn goes on (most plays): its result and its your_turn in one piece.
-            to = -1
-            if me is not None and not me.closed:
-                try:
-                    me.out.append(me.writer.reply(gid, p.accepted, p.refused, s.state, seat, p.time_left_ms,
-                                                  p.bank_ms, p.legal, p.groups))
-                    sent += 2
-                except LocalProtocolError as e:
-                    me.not_sent(e)
-        elif result and me is not None and not me.closed:
-            try:
-                me.out.append(me.writer.result(gid, p.accepted, p.refused))
-                sent += 1
-            except LocalProtocolError as e:
-                me.not_sent(e)
-        if other is not None and (p.live or p.held) and not other.closed:
-            try:
-                w = other.writer
-                frames = w.events(gid, seat + 1, p.live, s) if p.live else []
-                if p.held:
-                    frames += w.turn_events(gid, seat + 1, p.held, s)
-                other.out += frames
-                sent += len(frames)
-            except LocalProtocolError as e:
-                other.not_sent(e)
-        if p.late is not None:  # (rare)
-            for i in (seat, 1 - seat):
-                c = clients[i]
-                if c is not None and not c.closed:
-                    try:
-                        frames = c.writer.turn_events(gid, 2 - i, p.late[i], s)
-                        frames.append(c.writer.event(gid, seat + 1, "timeout"))
-                        LOG.debug("%d >> %s event timeout of seat %d", c.id, gid, seat + 1)
-                        c.out += frames
-                        sent += len(frames)
-                    except LocalProtocolError as e:
-                        c.not_sent(e)
-        if to >= 0:
-            c = clients[to]
-            if c is not None and not c.closed:
-                try:
-                    if p.released:  # (rare: the actions held for it, told before its turn)
-                        frames = c.writer.turn_events(gid, 2 - to, p.released, s)
-                        c.out += frames
-                        sent += len(frames)
-                    c.out.append(c.writer.your_turn(gid, s.state, to, p.time_left_ms, p.bank_ms, p.legal,
-                                                    p.groups))
-                    sent += 1
-                except LocalProtocolError as e:
-                    c.not_sent(e)
-        self.stats["messages_out"] += sent
-        if me is not None and me.out:
-            me.flush()
-        if other is not None and other is not me and other.out:  # (mid-turn, a seat hearing turns: nothing)
-            other.flush()
-
-    def notify(self, game: LiveGame, n: Notice | None) -> None:
-        """Write `n` (an event of a kind that carries no action, after the actions held for
-        the seat told; None: nothing) by the seat's connection's `Writer`."""
-        if n is not None:
-            self._write(game, [self._notice(game, n)])
-
-    def _tell_end(self, game: LiveGame, replay_id: str | None) -> None:
-        """`game_over` to both seats, each after the actions held for it (the session's
-        `game_over`, data), written by each seat's connection's `Writer`."""
-        s = game.session
-        e = s.game_over(replay_id)
-        self._write(game, [(i, f"game_over {e}", lambda w, i=i: [  # type: ignore[misc]
-            *w.turn_events(s.game_id, 2 - i, e.held[i], s), w.game_over(s.game_id, e)]) for i in (0, 1)])
-
     def after(self, game: LiveGame) -> None:
         """After any change to a game: end it, or make sure its timer fires by its next
         deadline. The timer is moved only when the deadline comes earlier than it fires (a
@@ -355,7 +207,7 @@ class Games:
             return
         due = game.session.expire(time.monotonic())
         if due is not None:  # a late turn the clock ended: no result for the seat
-            self.tell(game, due[0], due[1], result=False)
+            self.teller.tell(game, due[0], due[1], result=False)
         self.after(game)
 
     # -- end ----------------------------------------------------------------------------
@@ -391,10 +243,10 @@ class Games:
         if waiting and self.keeper.peers:  # told once stored (keeper.held: a peer may take it over)
             def tell(ok: bool, game: LiveGame = game) -> None:
                 if ok:
-                    self._tell_end(game, game.session.game_id)
+                    self.teller.end(game, game.session.game_id)
             self.keeper.held[game.db_id] = tell
         else:
-            self._tell_end(game, s.game_id if stored else None)
+            self.teller.end(game, s.game_id if stored else None)
         self.games.pop(s.game_id, None)
         for c in set(game.clients):
             if c is not None:
@@ -443,7 +295,7 @@ class Games:
         game.session.set_want_groups(seat, c.want_groups)
         game.session.set_turn_events(seat, c.turn_events)
         LOG.info("game %s: seat %d reconnected (%s)", game.session.game_id, seat + 1, c)
-        self.open(game, game.session.back(seat, time.monotonic() if now is None else now))
+        self.teller.open(game, game.session.back(seat, time.monotonic() if now is None else now))
         self.after(game)
 
     def hold(self, c: Client) -> None:
@@ -477,12 +329,6 @@ class Games:
             for seat in seats:
                 game.clients[seat] = None
                 final = c.pinned and not c.link  # a hosted process cannot come back; a link's bot can
-                self.notify(game, game.session.gone(seat, now, c.fault, final=final))
+                self.teller.notify(game, game.session.gone(seat, now, c.fault, final=final))
             self.after(game)
             self.seating.unseat(c, gid)
-
-
-def refusal_logged(c: Client, game_id: str, kind: str, refused: Refusal) -> None:
-    """A refusal written to `c`, logged at debug level as `Client.queue` logs what it sends
-    (a play's frames are written by its `Writer`, not queued)."""
-    LOG.debug("%d >> %s %s %s: %s", c.id, game_id, kind, refused.code.value, refused.detail)

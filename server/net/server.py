@@ -48,6 +48,7 @@ from maag.server.net.keeper import StorageKeeper
 from maag.server.net.lobby import Lobby, host_of
 from maag.server.net.model import SERVER_NAME, Absence, GameNotStarted, GameRequest, GameSummary, ServerConfig
 from maag.server.net.seating import Seating
+from maag.server.net.telling import Teller
 from maag.server.net.transport import Client, RateLimiter
 from maag.server.net.watchers import GameChange, Watchers
 from maag.server.referee.clock import TimeControl
@@ -87,15 +88,16 @@ class RefereeServer:
                            blocked=lambda: not self.keeper.ok,
                            call_later=lambda d, fn: asyncio.get_running_loop().call_later(d, fn))
         self.watchers = Watchers()
+        self.teller = Teller(self.stats)  # what the sessions say, written to the seats
         self.rooms = Games(config, server_id=self.server_id, storage=self.storage, lobby=self.lobby,
                            seating=self.seating, keeper=self.keeper, watchers=self.watchers, stats=self.stats,
                            spawn=self.spawn, new_secret=lambda: self.fleet.new_secret(),
-                           close_links=lambda c: self.fleet.close_links(c))
-        self.acts = Acts(self.rooms)  # every act, turn and resignation, handed to its game
+                           close_links=lambda c: self.fleet.close_links(c), teller=self.teller)
+        self.acts = Acts(self.rooms, self.teller)  # every act, turn and resignation, handed to its game
         self.plain_play = self.acts.plain_play  # (the transport's Host: a plain frame's play)
         self.forfeits = Forfeits(config, server_id=self.server_id, storage=self.storage, lobby=self.lobby,
                                  seating=self.seating, rooms=self.rooms, spawn=self.spawn,
-                                 stopping=lambda: self.stopping)
+                                 stopping=lambda: self.stopping, teller=self.teller)
         self.fleet: Fleet = build_fleet(FleetParts(  # (ServerConfig.fleet: a fleet's referee, or alone)
             config=config, server_id=self.server_id, storage=self.storage, keeper=self.keeper,
             lobby=self.lobby, seating=self.seating, rooms=self.rooms, watchers=self.watchers,
