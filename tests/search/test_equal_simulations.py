@@ -85,7 +85,10 @@ def test_best_against_openspiel_at_equal_simulations(tmp_path: Path) -> None:
     for g in games:
         best, other = g["search"] if g["seat1"] == a else g["search"][::-1]  # type: ignore[index]
         # per turn: a whole number of 200-iteration plans (at least the turn's first)
-        total = round(best["iterations_per_turn"] * best["turns"])
-        assert total >= 200 * best["turns"] and total % 200 == 0, g
+        # (the record gives iterations a turn to one decimal: 753.8 a turn over 13 turns is
+        # 9,799.4 for 9,800, so the total is a multiple of 200 within the rounding, 0.05 a turn)
+        total = best["iterations_per_turn"] * best["turns"]
+        plans = round(total / 200)
+        assert plans >= best["turns"] and abs(total - 200 * plans) <= 0.05 * best["turns"] + 1e-6, g
         # OpenSpiel's searches stop at 200, or sooner once its solver proves the root
         assert 0 < other["iterations_per_turn"], g
