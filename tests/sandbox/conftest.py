@@ -300,6 +300,10 @@ def command_line(tmp: Path, name: str, targets: dict[str, Any]) -> str:
 
 # -- the companion: a well-behaved package's match beside every hostile one ----------------------------
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Companion:
     """`maag match honest random` (the honest bot hosted in the sandbox too), many games long,
     in its own process and database; its finished games are read as they are printed."""
@@ -311,8 +315,14 @@ class Companion:
         self.cmd = [*MAAG, "match", str(HONEST), "random", "--game", "nim", "--games", "100000",
                     "--tc", "300ms", "--db", str(self.db), "--json"]
         self.err = open(tmp / "companion.stderr", "wb")  # noqa: SIM115 (closed in stop())
+        # A user's shell starts maag with Ctrl-C at its default; a child inherits an ignored
+        # SIGINT through exec, and Python then installs no KeyboardInterrupt handler, so the
+        # companion is started as the shell would start it, whatever the test process's own
+        # disposition is by then (the whole suite's run once saw the companion outlive its
+        # Ctrl-C by 60 s, and never a run of this folder alone).
+        self.sigint_in_tests = signal.getsignal(signal.SIGINT)
         self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=self.err,
-                                     stdin=subprocess.DEVNULL,
+                                     stdin=subprocess.DEVNULL, preexec_fn=_default_sigint,
                                      env={**os.environ, **SECRETS, "TMPDIR": str(tmp / "tmp")})
         self.games: list[tuple[float, dict[str, Any]]] = []
         self._lock = threading.Lock()
@@ -350,15 +360,21 @@ class Companion:
 
     def stop(self) -> int:
         """Stop it as a user would (Ctrl-C); returns its pid."""
+        stuck = False
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
             try:
                 self.proc.wait(60)
             except subprocess.TimeoutExpired:
+                stuck = True
                 self.proc.kill()
                 self.proc.wait()
         self._reader.join(10)
         self.err.close()
+        if stuck:
+            tail = (self.tmp / "companion.stderr").read_bytes()[-3000:].decode(errors="replace")
+            raise AssertionError(f"the companion did not stop within 60 s of Ctrl-C (SIGINT in the test "
+                                 f"process: {self.sigint_in_tests!r}); its stderr:\n{tail}")
         return self.proc.pid
 
 
