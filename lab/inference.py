@@ -25,7 +25,7 @@ from maag.bots.cheating import CheatingAgent
 from maag.engine import Action, Observation, State
 from maag.engine.games.cards.pool import POOL, TOKENS
 
-__all__ = ["InferringAgent", "unspent_mana_breaches"]
+__all__ = ["InferringAgent", "Wrapping", "unspent_mana_breaches"]
 
 COST = {c.id: c.cost for c in POOL + TOKENS}
 MINION = {c.id for c in POOL + TOKENS if c.type == "Mi"}
@@ -43,7 +43,26 @@ def unspent_mana_breaches(full: dict[str, Any], opponent: int, mana: int) -> int
                if c != COIN and COST.get(c, mana + 1) <= mana and (room or c not in MINION))
 
 
-class InferringAgent:
+class Wrapping:
+    """An agent wrapped by another that plans in its stead: the wrapped agent's last search,
+    its way of sending a plan (`stepwise`) and its set-up for a game, passed through (the
+    inferring agent here, the twins of twin_bot.py)."""
+
+    agent: Any
+
+    @property
+    def last(self) -> Any:
+        return self.agent.last
+
+    @property
+    def stepwise(self) -> bool:
+        return bool(self.agent.stepwise)
+
+    def for_game(self, game: str) -> None:
+        self.agent.for_game(game)
+
+
+class InferringAgent(Wrapping):
     """Wraps an agent: it plans on one determinization of its observation that the
     opponent's unspent mana allows (the module's rule), of up to `tries` uniform draws."""
 
@@ -57,17 +76,6 @@ class InferringAgent:
     @property
     def name(self) -> str:
         return f"inferring-{self.agent.name}"
-
-    @property
-    def last(self) -> Any:
-        return self.agent.last
-
-    @property
-    def stepwise(self) -> bool:
-        return bool(self.agent.stepwise)
-
-    def for_game(self, game: str) -> None:
-        self.agent.for_game(game)
 
     def determinization(self, view: Observation, rng: random.Random) -> State:
         """A full state consistent with `view`, chosen by the rule (cards), else uniform."""

@@ -39,7 +39,7 @@ from maag.engine import Observation as EngineObservation
 from maag.engine.seeds import derive_seed
 
 from .hidden import CHEAT, PEEK
-from .inference import InferringAgent
+from .inference import InferringAgent, Wrapping
 
 __all__ = ["INFER", "TwinStats", "twin_bot"]
 
@@ -61,7 +61,7 @@ class TwinStats:
     lost: int = 0
 
 
-class _Twin:
+class _Twin(Wrapping):
     """The agent the bot plans with: its twin on `truth` when the bot has rebuilt it, the
     honest agent on the observation otherwise."""
 
@@ -71,17 +71,6 @@ class _Twin:
         self.infer = InferringAgent(agent) if spec.startswith(INFER) else None
         self.stats = stats
         self.truth: State | None = None
-
-    @property
-    def last(self) -> Any:
-        return self.agent.last
-
-    @property
-    def stepwise(self) -> bool:
-        return bool(self.agent.stepwise)
-
-    def for_game(self, game: str) -> None:
-        self.agent.for_game(game)
 
     def plan(self, view: EngineObservation, budget_ms: float | None = None, iterations: int | None = None,
              seed: int | None = None) -> list[Action]:
