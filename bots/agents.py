@@ -295,8 +295,17 @@ register(AgentSpec(
             help="greedy turns played after a candidate before it is valued: 1 the opponent's "
                  "answer, 2 also the mover's next turn (the threats the answer left), ...; each "
                  "gets an even share of the answers' time"),
+     # Off (the earlier behaviour) until matches choose otherwise (issue 58, heroes at 500 ms;
+     # docs/results-heroes.md, "Fifth sitting").
+     Option(name="share", type="float", default=0.5, min=0.05, max=0.95,
+            help="the share of the turn's time the own turn's search may use; the answers get "
+                 "the rest"),
+     Option(name="quick", type="bool", default=False,
+            help="the mover's own turns after the answer (turns >= 2) are played by greedy "
+                 "action, one ply at a time, so the opponent's answers get all the answers' time"),
      _prune()),
-    fields={"candidates": "arms", "hands": "", "turns": "rollout_turns"}))
+    fields={"candidates": "arms", "hands": "", "turns": "rollout_turns", "share": "reply_share",
+            "quick": "reply_quick"}))
 register(AgentSpec(
     "mcts", "mcts",
     "vanilla MCTS over single actions: UCB1, multi-action negamax backup, transpositions, "

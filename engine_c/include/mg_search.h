@@ -187,6 +187,15 @@ typedef struct mg_search_params {
                           * among those until n grows. 0 (the default): every action is
                           * expanded before selection (off) */
     double widen_alpha;  /* progressive widening's exponent, in [0, 1] (default 0.5) */
+
+    /* greedy reply (MG_ALGO_REPLY; issue 58 in heroes, defaults as before until measured) */
+    double reply_share;  /* the share of the time budget the mover's own turn search (phase
+                          * 1) may use, in [0.05, 0.95]; the answers get what it leaves
+                          * (default 0.5) */
+    int reply_quick;     /* 1: the mover's own turns after the opponent's answer (rollout_turns
+                          * >= 2) are played by greedy action, one ply at a time, at a tiny
+                          * cost, so the opponent's answers (greedy turn) get all the time;
+                          * 0 (the default): every one of those turns is a greedy turn */
 } mg_search_params;
 
 /* What a search did. */

@@ -527,6 +527,8 @@ int mg_search_defaults(int algo, mg_search_params *p)
     p->solve = 0;
     p->widen_k = 0;
     p->widen_alpha = 0.5;
+    p->reply_share = 0.5;
+    p->reply_quick = 0;
     if (algo == MG_ALGO_UCB || algo == MG_ALGO_UCT) { /* the thesis's scale and setting */
         p->c = sqrt(2.0);
         p->policy = MG_POLICY_RAP;
@@ -621,6 +623,10 @@ int mg_search_check(const mg_search_params *p, char *err)
         return config_error(err, "solve must be 0 or 1");
     if (!(p->widen_k >= 0) || !unit_interval(p->widen_alpha))
         return config_error(err, "widen_k must be >= 0 and widen_alpha in [0, 1]");
+    if (!(p->reply_share >= 0.05 && p->reply_share <= 0.95))
+        return config_error(err, "reply_share must be in [0.05, 0.95]");
+    if (p->reply_quick != 0 && p->reply_quick != 1)
+        return config_error(err, "reply_quick must be 0 or 1");
     return MG_OK;
 }
 

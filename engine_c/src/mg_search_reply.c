@@ -13,7 +13,10 @@
  *   candidate's value is the mean over the D answers. The time left is shared evenly by
  *   the answers not yet played, each of an answer's greedy turns an even share (with an
  *   iteration budget, each greedy turn gets iterations / (k D turns) outcomes, so the
- *   search evaluates up to twice the budget's).
+ *   search evaluates up to twice the budget's). With p->reply_quick the mover's own turns
+ *   among them are greedy action turns (one ply at a time: a few hundred evaluations, no
+ *   share of the budget), so the opponent's answers, the costly and uncertain part, get
+ *   the time. Phase 1 may use p->reply_share of the time budget (0.5 by default).
  *   Every answer to hand j runs on the same random stream, so candidates differ by what
  *   they do, not by the cards they happen to draw.
  * - The plan is the candidate with the highest value, the earlier (the better by its own
@@ -30,8 +33,8 @@
 
 /* The mover's value (the heuristic for `me`) after candidate c and p->rollout_turns greedy
  * turns after it (1: the opponent's answer; 2: then the mover's own next turn, which sees
- * the threats the answer left; ...), each with budget q, on a copy of st with the random
- * stream r. */
+ * the threats the answer left; ...), each with budget q (the mover's a greedy action turn
+ * with p->reply_quick), on a copy of st with the random stream r. */
 static int rp_answer(const mg_game_vt *vt, const void *st, const mg_search_params *p,
                      const mg_search_params *q, mg_rng r, const ms_turn *c, int me,
                      double *value, mg_search_stats *acc)
@@ -43,6 +46,11 @@ static int rp_answer(const mg_game_vt *vt, const void *st, const mg_search_param
     for (int t = 0; t < p->rollout_turns && !vt->terminal(s.b, NULL); t++) {
         mg_action reply[MG_SEARCH_MAX_PLAN];
         int len = 0;
+        if (p->reply_quick && t % 2 == 1) { /* the mover's turn: greedy action, applied */
+            ms_complete_greedy(vt, s.b, p, &r, reply, 0, &acc->evaluations);
+            acc->iterations++;
+            continue;
+        }
         mg_search_stats st2;
         memset(&st2, 0, sizeof st2);
         int rc = mg_search_greedy_turn(vt, s.b, q, &r, reply, &len, &st2);
@@ -70,7 +78,7 @@ static int rp_search(const mg_game_vt *vt, const unsigned char *dets, int nd,
     double t0 = ms_now();
     mg_search_params q = *p;
     if (p->budget_ms > 0)
-        q.budget_ms = p->budget_ms / 2;
+        q.budget_ms = p->budget_ms * p->reply_share;
     int n = ms_greedy_turn_top(vt, dets, &q, rng, cand, k, stats);
     if (n < 0) {
         free(cand);
@@ -83,6 +91,8 @@ static int rp_search(const mg_game_vt *vt, const unsigned char *dets, int nd,
     }
     int best = 0, answered = 0, total = n * nd, rc = MG_OK;
     int turns = p->rollout_turns > 0 ? p->rollout_turns : 1; /* greedy turns per answer */
+    if (p->reply_quick)
+        turns = (turns + 1) / 2; /* the opponent's turns only: the mover's cost no budget */
     double best_v = -DBL_MAX;
     for (int i = 0; i < n && rc == MG_OK; i++) {
         double sum = 0;

@@ -419,6 +419,24 @@ def test_greedy_reply_values_after_the_turns_it_is_asked_for() -> None:
         make_agent("greedy-reply", turns=9)
 
 
+def test_greedy_reply_quick_plays_the_movers_turn_by_greedy_action() -> None:
+    """`quick` (kernel field reply_quick): after the opponent's greedy answer, the mover's
+    next turn is greedy action's (one ply at a time), and the value reported is that
+    replay's; `share` (reply_share) is refused outside [0.05, 0.95]."""
+    s = _small_turn()
+    quick = search(s, "reply", {"arms": 16, "rollout_turns": 2, "reply_quick": True}, budget_ms=0,
+                   iterations=0, seed=1)
+    after = apply_plan(s, quick.plan)
+    if not after.is_terminal:
+        after = apply_plan(after, search(after, "greedy-turn", {}, budget_ms=0, iterations=0, seed=1).plan)
+    if not after.is_terminal:
+        after = apply_plan(after, search(after, "greedy-action", {}, budget_ms=0, iterations=0, seed=1).plan)
+    assert quick.stats.value == after.evaluate(0)
+    assert make_agent("greedy-reply", quick=True, share=0.3).kernel_params()["reply_share"] == 0.3
+    with pytest.raises(ConfigError, match="reply_share"):
+        search(s, "reply", {"reply_share": 0.99}, iterations=10, seed=1)
+
+
 def test_greedy_reply_refuses_too_many_candidates() -> None:
     with pytest.raises(AgentError, match="candidates"):
         make_agent("greedy-reply", candidates=65)
