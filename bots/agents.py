@@ -303,9 +303,12 @@ register(AgentSpec(
      Option(name="quick", type="bool", default=False,
             help="the mover's own turns after the answer (turns >= 2) are played by greedy "
                  "action, one ply at a time, so the opponent's answers get all the answers' time"),
+     Option(name="threads", type="int", default=1, min=1, max=64,
+            help="the answers searched on this many threads at once (the own turn's search on "
+                 "one); the plan at an iteration budget is the same on any number"),
      _prune()),
     fields={"candidates": "arms", "hands": "", "turns": "rollout_turns", "share": "reply_share",
-            "quick": "reply_quick"}))
+            "quick": "reply_quick", "threads": "threads"}))
 register(AgentSpec(
     "mcts", "mcts",
     "vanilla MCTS over single actions: UCB1, multi-action negamax backup, transpositions, "

@@ -18,12 +18,16 @@
  *   share of the budget), so the opponent's answers, the costly and uncertain part, get
  *   the time. Phase 1 may use p->reply_share of the time budget (0.5 by default).
  *   Every answer to hand j runs on the same random stream, so candidates differ by what
- *   they do, not by the cards they happen to draw.
+ *   they do, not by the cards they happen to draw. With p->threads > 1 the answers are
+ *   searched on that many threads at once (the time budget is the wall clock's, so each
+ *   answer gets about p->threads times the time).
  * - The plan is the candidate with the highest value, the earlier (the better by its own
  *   turn's end) on ties; a candidate that ends the game is valued there.
  * An iteration is an end-of-turn outcome evaluated, the mover's or the opponent's. The
  * mover's own turn does not depend on what is hidden, so phase 1 runs on the first state. */
+#define _POSIX_C_SOURCE 200809L /* pthreads */
 #include <float.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "mg_search_internal.h"
@@ -66,7 +70,54 @@ static int rp_answer(const mg_game_vt *vt, const void *st, const mg_search_param
     return MG_OK;
 }
 
-/* The search over the nd full states at dets (each vt->state_size bytes apart). */
+/* One thread's share of phase 2: the answers a = i nd + j (candidate i, hand j) with
+ * a % nth == tid, in order, each with an even share of the time this thread has left. */
+typedef struct rp_job {
+    const mg_game_vt *vt;
+    const unsigned char *dets;
+    const mg_search_params *p;
+    const ms_turn *cand;
+    const mg_rng *streams;
+    int nd, total, turns, me, tid, nth;
+    double t0;
+    double *vals;        /* vals[a]: the answer's value */
+    unsigned char *done; /* done[a]: 1 once vals[a] is in */
+    mg_search_stats st;  /* this job's iterations and evaluations */
+    int rc;
+} rp_job;
+
+static void *rp_job_run(void *arg)
+{
+    rp_job *jb = arg;
+    const mg_search_params *p = jb->p;
+    jb->rc = MG_OK;
+    for (int a = jb->tid; a < jb->total; a += jb->nth) {
+        int i = a / jb->nd, j = a % jb->nd;
+        mg_search_params q = *p;
+        int left_answers = (jb->total - a + jb->nth - 1) / jb->nth; /* this one and its later */
+        if (p->budget_ms > 0) {
+            double left = p->budget_ms - (ms_now() - jb->t0);
+            if (left <= 0)
+                break;
+            q.budget_ms = left / left_answers / jb->turns;
+        }
+        if (p->iterations > 0) {
+            long per = p->iterations / jb->total / jb->turns;
+            q.iterations = per > 0 ? per : 1;
+        }
+        jb->rc = rp_answer(jb->vt, jb->dets + (size_t)j * jb->vt->state_size, p, &q,
+                           jb->streams[j], &jb->cand[i], jb->me, &jb->vals[a], &jb->st);
+        if (jb->rc != MG_OK)
+            break;
+        jb->done[a] = 1;
+    }
+    return NULL;
+}
+
+/* The search over the nd full states at dets (each vt->state_size bytes apart). Phase 2
+ * runs on p->threads threads (the answers dealt out in turn; with one thread, in the order
+ * candidate by candidate); every answer has its own random stream and budget share, so the
+ * plan at an iteration budget is the same on any number of threads. */
 static int rp_search(const mg_game_vt *vt, const unsigned char *dets, int nd,
                      const mg_search_params *p, mg_rng *rng, mg_action *plan, int *plan_len,
                      mg_search_stats *stats)
@@ -93,29 +144,48 @@ static int rp_search(const mg_game_vt *vt, const unsigned char *dets, int nd,
     int turns = p->rollout_turns > 0 ? p->rollout_turns : 1; /* greedy turns per answer */
     if (p->reply_quick)
         turns = (turns + 1) / 2; /* the opponent's turns only: the mover's cost no budget */
+    int nth = p->threads > 1 ? (p->threads < total ? p->threads : total) : 1;
+    double *vals = malloc((size_t)total * sizeof *vals);
+    unsigned char *done = calloc((size_t)total, 1);
+    rp_job *jobs = calloc((size_t)nth, sizeof *jobs);
+    pthread_t *th = malloc((size_t)nth * sizeof *th);
+    unsigned char *started = calloc((size_t)nth, 1);
+    if (!vals || !done || !jobs || !th || !started) {
+        free(vals);
+        free(done);
+        free(jobs);
+        free(th);
+        free(started);
+        free(cand);
+        return MG_ERR_NOMEM;
+    }
+    for (int t = 0; t < nth; t++)
+        jobs[t] = (rp_job){vt, dets, p, cand, streams, nd, total, turns, me, t, nth, t0, vals, done,
+                           {0}, MG_OK};
+    /* jobs 1.. on threads of their own, job 0 on the caller's; a job whose thread cannot be
+     * started runs on the caller's after job 0 */
+    for (int t = 1; t < nth; t++)
+        started[t] = pthread_create(&th[t], NULL, rp_job_run, &jobs[t]) == 0;
+    rp_job_run(&jobs[0]);
+    for (int t = 1; t < nth; t++) {
+        if (started[t])
+            pthread_join(th[t], NULL);
+        else
+            rp_job_run(&jobs[t]);
+    }
+    for (int t = 0; t < nth; t++) {
+        stats->iterations += jobs[t].st.iterations;
+        stats->evaluations += jobs[t].st.evaluations;
+        if (jobs[t].rc != MG_OK && rc == MG_OK)
+            rc = jobs[t].rc;
+    }
     double best_v = -DBL_MAX;
     for (int i = 0; i < n && rc == MG_OK; i++) {
         double sum = 0;
         int j;
-        for (j = 0; j < nd; j++) {
-            q = *p;
-            int left_answers = total - (i * nd + j);
-            if (p->budget_ms > 0) {
-                double left = p->budget_ms - (ms_now() - t0);
-                if (left <= 0)
-                    break;
-                q.budget_ms = left / left_answers / turns;
-            }
-            if (p->iterations > 0)
-                q.iterations = p->iterations / total / turns > 0 ? p->iterations / total / turns : 1;
-            double v;
-            rc = rp_answer(vt, dets + (size_t)j * vt->state_size, p, &q, streams[j], &cand[i],
-                           me, &v, stats);
-            if (rc != MG_OK)
-                break;
-            sum += v;
-        }
-        if (j < nd) /* out of time (or an error): this candidate's answers are incomplete */
+        for (j = 0; j < nd && done[i * nd + j]; j++)
+            sum += vals[i * nd + j];
+        if (j < nd) /* out of time: this candidate's answers are incomplete (and the later's) */
             break;
         answered++;
         if (sum / nd > best_v) {
@@ -123,6 +193,11 @@ static int rp_search(const mg_game_vt *vt, const unsigned char *dets, int nd,
             best = i;
         }
     }
+    free(vals);
+    free(done);
+    free(jobs);
+    free(th);
+    free(started);
     if (rc == MG_OK) {
         memcpy(plan, cand[best].plan, (size_t)cand[best].len * sizeof *plan);
         *plan_len = cand[best].len;

@@ -437,6 +437,22 @@ def test_greedy_reply_quick_plays_the_movers_turn_by_greedy_action() -> None:
         search(s, "reply", {"reply_share": 0.99}, iterations=10, seed=1)
 
 
+def test_greedy_reply_on_threads_plays_the_same_plan() -> None:
+    """`threads` searches the answers on several threads at once, each answer with its own
+    random stream and share of the budget: at an iteration budget the plan, the value and
+    the work counted are the one thread's, on full states and on observations."""
+    for st in [_small_turn(), *midgame_states(GAME, count=2, seed=7)]:
+        one = search(st, "reply", {"arms": 16, "rollout_turns": 2}, iterations=20000, seed=1)
+        three = search(st, "reply", {"arms": 16, "rollout_turns": 2, "threads": 3}, iterations=20000,
+                       seed=1)
+        assert (three.plan, three.stats.value, three.stats.iterations) == \
+            (one.plan, one.stats.value, one.stats.iterations)
+    obs = midgame_states(GAME, count=1, seed=8)[0]
+    obs = obs.observation(obs.current_player)
+    plans = [make_agent("greedy-reply", threads=t).plan(obs, iterations=20000, seed=5) for t in (1, 2)]
+    assert plans[0] == plans[1]
+
+
 def test_greedy_reply_refuses_too_many_candidates() -> None:
     with pytest.raises(AgentError, match="candidates"):
         make_agent("greedy-reply", candidates=65)
