@@ -322,6 +322,22 @@ class State:
         if rc != _OK:
             check(self.game.vt, rc)
 
+    STEP_END_TURN: int = 1  # (mg_game.h's MG_STEP_*: `step`'s flags)
+    STEP_TERMINAL: int = 2
+    STEP_CURRENT_1: int = 4
+    STEP_NOT_TO_MOVE: int = 8
+
+    def step(self, seat: int, code: int) -> int:
+        """`apply_code` of `code` by `seat`, and what followed, in one C call (mg_step: the
+        referee's act, one crossing instead of four): STEP_NOT_TO_MOVE if `seat` is not the
+        player to act (nothing applied); else the flags STEP_END_TURN (`code` ended the
+        turn), STEP_TERMINAL (the game is over) and STEP_CURRENT_1 (player 1 acts next,
+        else player 0). An illegal action raises as `apply` does, the state unchanged."""
+        r: int = lib.mg_step(self.game.vt, self._buf, seat, code, self._rng)
+        if r < 0:
+            check(self.game.vt, -r)
+        return r
+
     def clone(self) -> State:
         other = State(self.game)
         ffi.memmove(other._buf, self._buf, self.game.vt.state_size)

@@ -157,4 +157,18 @@ const char *mg_errstr(int code);
 /* The registered game with this short name, or NULL. */
 const mg_game_vt *mg_game_find(const char *name);
 
+/* ---- The referee's step -------------------------------------------------------------------
+ * One call for what the referee asks of every act (apply, then: was it END_TURN, is the game
+ * over, who acts now), instead of one crossing from Python for
+ * each. If `seat` is not the player to act, nothing is applied and MG_STEP_NOT_TO_MOVE is
+ * returned. Otherwise `a` is applied as vt->apply does; on error the state is unchanged and
+ * the status code is returned negated (< 0). On success the flags: MG_STEP_END_TURN if `a`
+ * is the END_TURN action, MG_STEP_TERMINAL if the game is over, MG_STEP_CURRENT_1 if
+ * player 1 acts next (else player 0). */
+#define MG_STEP_END_TURN 1
+#define MG_STEP_TERMINAL 2
+#define MG_STEP_CURRENT_1 4
+#define MG_STEP_NOT_TO_MOVE 8
+int mg_step(const mg_game_vt *vt, void *st, int seat, mg_action a, mg_rng *rng);
+
 #endif

@@ -35,3 +35,20 @@ const mg_game_vt *mg_game_find(const char *name)
             return registry[i];
     return NULL;
 }
+
+int mg_step(const mg_game_vt *vt, void *st, int seat, mg_action a, mg_rng *rng)
+{
+    if (vt->current(st) != seat)
+        return MG_STEP_NOT_TO_MOVE;
+    int rc = vt->apply(st, a, rng);
+    if (rc != MG_OK)
+        return -rc;
+    int flags = 0;
+    if (vt->is_end_turn(a))
+        flags |= MG_STEP_END_TURN;
+    if (vt->terminal(st, NULL))
+        flags |= MG_STEP_TERMINAL;
+    if (vt->current(st) == 1)
+        flags |= MG_STEP_CURRENT_1;
+    return flags;
+}

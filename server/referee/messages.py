@@ -81,13 +81,14 @@ class Messages(ActionLog):
     def to_move(self) -> int:
         return self.state.current_player
 
-    def _told(self, seat: int, codes: Sequence[int]) -> Played:
+    def _told(self, seat: int, codes: Sequence[int], to: int = -1) -> Played:
         """After `seat` played `codes` (every one applied, the game going on): the seat to
-        move is prompted (its thinking time starts now), and how the other seat hears of the
-        actions now: one `event` each, or (asked for once a turn) nothing until the turn
-        passes to it, then one `turn_events` of those held (or as soon as MAX_TURN_ACTIONS
-        are held)."""
-        to = self.state.current_player
+        move (`to`, if the caller knows it) is prompted (its thinking time starts now), and
+        how the other seat hears of the actions now: one `event` each, or (asked for once a
+        turn) nothing until the turn passes to it, then one `turn_events` of those held (or
+        as soon as MAX_TURN_ACTIONS are held)."""
+        if to < 0:
+            to = self.state.current_player
         s = self.seats[to]
         left, bank = (UNLIMITED_MS, 0) if self.tc.turn_ms is None else self._time_left(s)
         groups = self._groups(to, s) if s.want_groups else None

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgpack
-from maag.engine import Action, Game, GameOverError, IllegalActionError
+from maag.engine import Action, Game, GameOverError, IllegalActionError, State
 from maag.protocol import ErrorCode, Opening, Played, Refusal
 from maag.server.referee.clock import Seat, SeatClock, TimeControl
 from maag.server.referee.codes import action_dicts, action_jsons, now_ms, public_msgpacks
@@ -36,6 +36,10 @@ from maag.server.referee.deadlines import Deadlines
 from maag.server.referee.messages import Out, YourTurnValues
 from maag.server.referee.outcome import REPLAY_VERSION, VERDICTS, Outcome, Reason
 from maag.server.referee.policy import LatePolicy, Policy
+
+# What `State.step` says of an act (its flags).
+_END_TURN, _TERMINAL = State.STEP_END_TURN, State.STEP_TERMINAL
+_CURRENT_1, _NOT_TO_MOVE = State.STEP_CURRENT_1, State.STEP_NOT_TO_MOVE
 
 # GameSession's public face: the types its methods take and return, where they are made.
 __all__ = ["GameSession", "Policy", "LatePolicy", "Out", "Outcome", "Reason",
@@ -124,31 +128,44 @@ class GameSession(Deadlines):
         server's connections write it (`messages_of` gives it as messages)."""
         state = self.state
         if (len(actions) != 1 or info is not None or type(code := actions[0]) is not int
-                or self.outcome is not None or self.t0 is None or seat != state.current_player):
+                or self.outcome is not None or self.t0 is None):
             return self._play(seat, actions, now, transport_ms, info)
-        # One action code from the seat to move (a plain act: most messages), `_play`'s steps
-        # written out for it.
+        # One action code (a plain act: most messages), `_play`'s steps written out for it,
+        # the engine asked once (`State.step`: applied, the turn ended, the game over, who is
+        # to move, in one C call).
         me = self.seats[seat]  # (`_charge`, written out)
         clock = me.clock
         think = 0.0
-        if me.prompt_at is not None:
-            think = clock.charge((now - me.prompt_at) * 1000.0, transport_ms)
-            me.prompt_at = now
-        if self.tc.turn_ms is not None and clock.late:  # (never late without a turn budget)
-            return self._too_late(seat, now)
+        clocked = self.tc.turn_ms is not None  # (never late without a turn budget)
+        if clocked:  # a late message is refused before anything is applied: the clock first
+            if seat != state.current_player:
+                return self._play(seat, actions, now, transport_ms, info)
+            if me.prompt_at is not None:
+                think = clock.charge((now - me.prompt_at) * 1000.0, transport_ms)
+                me.prompt_at = now
+            if clock.late:
+                return self._too_late(seat, now)
         try:
-            state.apply_code(code)
+            flags = state.step(seat, code)
         except (IllegalActionError, GameOverError) as e:
+            if not clocked:
+                self._charge(seat, now, transport_ms)
             return self._illegal(seat, ErrorCode.ILLEGAL_ACTION, f"action 0: {e}", [])
-        turn_over = self.game.vt.is_end_turn(code)
+        if not clocked:  # (charged after the step: nothing read the clock before it)
+            if flags & _NOT_TO_MOVE:
+                return self._play(seat, actions, now, transport_ms, info)  # (refused: not its turn)
+            if me.prompt_at is not None:
+                think = clock.charge((now - me.prompt_at) * 1000.0, transport_ms)
+                me.prompt_at = now
+        turn_over = flags & _END_TURN
         self._log_entry(seat, code, round((now - self.t0) * 1000.0, 3), round(think, 3), None,
                         state.hash() if turn_over else None)
-        if state.is_terminal:
+        if flags & _TERMINAL:
             self._finish(state.winner, None)
             return self._after(seat, (code,))
         if turn_over:
             self._close_turn(seat)
-        return self._told(seat, (code,))
+        return self._told(seat, (code,), 1 if flags & _CURRENT_1 else 0)
 
     def submit(self, seat: int, actions: Sequence[dict[str, Any] | Action | int], now: float,
                transport_ms: float = 0.0, info: dict[str, Any] | None = None) -> list[Out]:
