@@ -56,8 +56,7 @@ class _PerThread(threading.local):
         self.missing = ffi.new("uint32_t[]", lib.MG_MAX_ACTIONS)  # the codes a table lacked
         self.n_missing = ffi.new("int *")
         self.wire = ffi.new("mg_wire *")  # what the writers write into, grown as needed
-        self.wire_buf = ffi.new("uint8_t[]", 4096)
-        self.wire.buf, self.wire.cap = self.wire_buf, 4096
+        self.grow(4096)
 
     def table(self, name: str) -> Any:
         """This thread's table of game `name`, first copied from the game's shared one."""
@@ -74,6 +73,8 @@ class _PerThread(threading.local):
         """A buffer of at least `n` bytes for the writers."""
         self.wire_buf = ffi.new("uint8_t[]", n)
         self.wire.buf, self.wire.cap = self.wire_buf, n
+        self.cap = n
+        self.chars = ffi.cast("char *", self.wire_buf)  # (ffi.unpack of it: bytes, in one copy)
 
 
 _LOCAL = _PerThread()
@@ -156,24 +157,39 @@ class Game:
         return self._wire_call(lib.mg_legal_msgpack, self.vt, buf, _LOCAL.table(self.name))
 
     def prompt_msgpack(self, buf: Any, seat: int, head: bytes, mid: bytes, tail: bytes, legal: bool) -> bytes:
-        """See `State.prompt_msgpack`."""
+        """See `State.prompt_msgpack`. (The referee's every act: one C call written out, the
+        frame copied out once; `_wire_call` when the table lacked a code or the buffer was
+        too small.)"""
         vt = self.vt
         scratch = self._scratch
         if scratch is None:
             scratch = self._scratch = ffi.new("char[]", vt.state_size)
-        return self._wire_call(lib.mg_prompt_msgpack, vt, buf, seat, scratch, self._names(), head, len(head),
-                               mid, len(mid), tail, len(tail), _LOCAL.table(self.name) if legal else ffi.NULL)
+        local = _LOCAL
+        table = (local.tables.get(self.name) or local.table(self.name)) if legal else ffi.NULL
+        names = ffi.NULL if self.spec.wire_names is None else self._names()
+        w = local.wire
+        w.len = 0
+        lib.mg_prompt_msgpack(vt, buf, seat, scratch, names, head, len(head), mid, len(mid), tail, len(tail),
+                              table, w, local.missing, local.n_missing)
+        n = w.len
+        if n <= local.cap and not local.n_missing[0]:
+            out: bytes = ffi.unpack(local.chars, n)
+            return out
+        return self._wire_call(lib.mg_prompt_msgpack, vt, buf, seat, scratch, names, head, len(head),
+                               mid, len(mid), tail, len(tail), table, called=True)
 
-    def _wire_call(self, fn: Any, *args: Any) -> bytes:
+    def _wire_call(self, fn: Any, *args: Any, called: bool = False) -> bytes:
         """The bytes `fn(*args, wire, missing, n_missing)` writes (mg_legal_msgpack and
         mg_prompt_msgpack) in this thread's buffer: called again once the codes its table
         lacked are added (to this thread's table and the game's shared one), or with a
-        larger buffer, until whole."""
+        larger buffer, until whole. `called`: the caller made the first call."""
         local = _LOCAL
         w = local.wire
         while True:
-            w.len = 0
-            fn(*args, w, local.missing, local.n_missing)
+            if not called:
+                w.len = 0
+                fn(*args, w, local.missing, local.n_missing)
+            called = False
             k = local.n_missing[0]
             if k:
                 codes = ffi.unpack(local.missing, k)
