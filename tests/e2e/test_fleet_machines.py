@@ -243,6 +243,12 @@ def hosted_per_member(url: str, since: int = 0) -> dict[str, int]:
                        "AND (strpos(seat0, '@') > 0 OR strpos(seat1, '@') > 0) GROUP BY server", since))
 
 
+def bots_connected(url: str, but: str) -> bool:
+    """Whether each of the BOTS SDK bots has a connection recorded by a referee other than `but`."""
+    rows = q(url, "SELECT DISTINCT bot FROM connections WHERE server <> %s", but)
+    return {str(b) for (b,) in rows} >= {f"bot{i}" for i in range(BOTS)}
+
+
 def stop(bots: list[subprocess.Popen[bytes]]) -> None:
     for b in bots:
         try:
@@ -337,8 +343,12 @@ def lost(fleet: Fleet, how: str, victim: Member, sid: str, proc: subprocess.Pope
     pairs = q(url, "SELECT COUNT(*), COUNT(DISTINCT game_id) FROM fleet_assignments "
                    "WHERE game_id IS NOT NULL")
     assert pairs[0][0] == pairs[0][1], pairs
-    # Within a minute of the loss, the ladder's rate is back within 10% of the two-member rate.
-    time.sleep(max(0.0, 15 - (time.monotonic() - lost_at)))
+    # Within a minute of the loss, the ladder's rate is back within 10% of the two-member rate:
+    # measured once the fleet is as it was when that rate was measured (HAProxy sends no bot to
+    # the lost member any more, and every bot is connected to one of the others), not after a
+    # fixed wait.
+    bed.wait_balanced(up=[m for m in bed.members if m is not victim])
+    until(lambda: bots_connected(url, but=sid), 30, "every bot connected to a member still up")
     after_rate = fleet.rate = rate(url)
     # (rejected when the counts say, at 5%, that the rate is below 90% of the two members')
     assert below_share(after_rate, before) >= 0.05, (how, before, after_rate)

@@ -139,9 +139,15 @@ async def test_a_ladder_across_a_database_restart(private_postgres: Any, tmp_pat
     assert results_count(pg.url) == len([g for g in games if g.status != "running"])
 
 
+# The games of the referees started as processes: short (a draw after 8 turns, a couple of
+# seconds with the bots' pauses), as what is tested is what a referee stores around its
+# database's outage or its death, not how a game ends.
+SHORT = ("--map", "a-tiny", "--option", "turn_limit=8")
+
+
 def _serve(url: str, port_file: Path, spill: Path, *extra: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen([*MAAG, "serve", "--db", url, "--port", "0", "--port-file", str(port_file),
-                             "--map", "a-tiny", "--tc", "2s", "--spill-dir", str(spill), "-q", *extra],
+                             *SHORT, "--tc", "2s", "--spill-dir", str(spill), "-q", *extra],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
@@ -250,7 +256,7 @@ async def test_a_ladder_exits_3_when_the_database_stays_away(private_postgres: A
     pg = private_postgres
     tokens = add_bots(pg.url, "x1", "x2")
     ladder = subprocess.Popen([*MAAG, "ladder", "--db", pg.url, "--port", "0", "--port-file",
-                               str(tmp_path / "port"), "--map", "a-tiny", "--tc", "2s", "--spill-dir",
+                               str(tmp_path / "port"), *SHORT, "--tc", "2s", "--spill-dir",
                                str(tmp_path / "spill"), "--storage-outage-limit", "2"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     await _gives_up_without_its_database(pg, ladder, tmp_path / "port", tokens)
