@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from maag.protocol import Error, ErrorCode, LocalProtocolError, Play, Result
-from maag.server.net.games import Games
+from maag.server.net.games import Games, LiveGame
 from maag.server.net.telling import Teller, refusal_logged
 
 if TYPE_CHECKING:
@@ -27,6 +27,9 @@ class Acts:
     def __init__(self, games: Games, teller: Teller) -> None:
         self.games, self.teller = games, teller
         self.seating, self.stats = games.seating, games.stats  # (read every act)
+        # The play `plain_play` made last and the seat entry it found: `act`, handed that very
+        # play next, does not look the seat up again.
+        self._found: tuple[Play | None, tuple[LiveGame, list[int]] | None] = (None, None)
 
     def plain_play(self, c: Client, game_id: str, keys: list[bytes]) -> Play | None:
         """The play of a plain act or turn `c` sent (`Connection.plain`: its action maps'
@@ -37,13 +40,21 @@ class Acts:
         if entry is None:
             return None
         codes = entry[0].session.codes_of(keys)
+        if codes is None:
+            return None
         # (tuple.__new__: a NamedTuple's own constructor is Python code, and this runs every act)
-        return None if codes is None else tuple.__new__(Play, (game_id, codes, None, None, False, None))
+        p = tuple.__new__(Play, (game_id, codes, None, None, False, None))
+        self._found = (p, entry)
+        return p
 
     def act(self, c: Client, p: Play, now: float) -> None:
         """A seat's act, turn or resignation, however it was read: the one way a play reaches
         its game (the session's `act` or `resign`), and what it did is written to the seats."""
-        entry = self.seating.seats(c, p.game_id)
+        found, entry = self._found
+        if found is p:
+            self._found = (None, None)
+        else:
+            entry = self.seating.seats(c, p.game_id)
         if entry is None:
             link = self.seating.link(c, p.game_id)
             if link is not None and p.message is not None:  # a seat in a game hosted by another referee

@@ -109,7 +109,8 @@ class Teller:
         gid = s.game_id
         clients = game.clients
         me, other = clients[seat], clients[1 - seat]
-        to = p.prompted
+        # (the tuple's fields read once: this runs every act)
+        accepted, live, held, to, left, bank, legal, groups, released, refused, late, _ = p
         if to >= 0:
             req = game.request
             if req is not None and req.on_prompt is not None:  # (as `open` does for every your_turn)
@@ -118,40 +119,40 @@ class Teller:
                 except Exception:
                     LOG.exception("game %s: the host's turn hook failed", gid)
         sent = 0
-        if p.refused is not None and me is not None and LOG.isEnabledFor(logging.DEBUG):
-            refusal_logged(me, gid, "result", p.refused)
-        if to == seat and me is not other and p.late is None and not p.released:
+        if refused is not None and me is not None and LOG.isEnabledFor(logging.DEBUG):
+            refusal_logged(me, gid, "result", refused)
+        if to == seat and me is not other and late is None and not released:
             # The seat's turn goes on (most plays): its result and its your_turn in one piece.
             to = -1
             if me is not None and not me.closed:
                 try:
-                    me.out.append(me.writer.reply(gid, p.accepted, p.refused, s.state, seat, p.time_left_ms,
-                                                  p.bank_ms, p.legal, p.groups))
+                    me.out.append(me.writer.reply(gid, accepted, refused, s.state, seat, left, bank, legal,
+                                                  groups))
                     sent += 2
                 except LocalProtocolError as e:
                     me.not_sent(e)
         elif result and me is not None and not me.closed:
             try:
-                me.out.append(me.writer.result(gid, p.accepted, p.refused))
+                me.out.append(me.writer.result(gid, accepted, refused))
                 sent += 1
             except LocalProtocolError as e:
                 me.not_sent(e)
-        if other is not None and (p.live or p.held) and not other.closed:
+        if other is not None and (live or held) and not other.closed:
             try:
                 w = other.writer
-                frames = w.events(gid, seat + 1, p.live, s) if p.live else []
-                if p.held:
-                    frames += w.turn_events(gid, seat + 1, p.held, s)
+                frames = w.events(gid, seat + 1, live, s) if live else []
+                if held:
+                    frames += w.turn_events(gid, seat + 1, held, s)
                 other.out += frames
                 sent += len(frames)
             except LocalProtocolError as e:
                 other.not_sent(e)
-        if p.late is not None:  # (rare)
+        if late is not None:  # (rare)
             for i in (seat, 1 - seat):
                 c = clients[i]
                 if c is not None and not c.closed:
                     try:
-                        frames = c.writer.turn_events(gid, 2 - i, p.late[i], s)
+                        frames = c.writer.turn_events(gid, 2 - i, late[i], s)
                         frames.append(c.writer.event(gid, seat + 1, "timeout"))
                         LOG.debug("%d >> %s event timeout of seat %d", c.id, gid, seat + 1)
                         c.out += frames
@@ -162,12 +163,11 @@ class Teller:
             c = clients[to]
             if c is not None and not c.closed:
                 try:
-                    if p.released:  # (rare: the actions held for it, told before its turn)
-                        frames = c.writer.turn_events(gid, 2 - to, p.released, s)
+                    if released:  # (rare: the actions held for it, told before its turn)
+                        frames = c.writer.turn_events(gid, 2 - to, released, s)
                         c.out += frames
                         sent += len(frames)
-                    c.out.append(c.writer.your_turn(gid, s.state, to, p.time_left_ms, p.bank_ms, p.legal,
-                                                    p.groups))
+                    c.out.append(c.writer.your_turn(gid, s.state, to, left, bank, legal, groups))
                     sent += 1
                 except LocalProtocolError as e:
                     c.not_sent(e)

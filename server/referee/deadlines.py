@@ -45,6 +45,9 @@ class Deadlines(Ending):
         """The earliest time (clock seconds) at which `tick` has something to do, or None."""
         if self.outcome is not None or self.t0 is None:
             return None
+        s0, s1 = self.seats
+        if self.tc.turn_ms is None and s0.disconnected_at is None and s1.disconnected_at is None:
+            return None  # (no clock and both seats here: after every act of a game without a clock)
         times = []
         if not self.tc.unlimited:
             s = self.seats[self.to_move]
