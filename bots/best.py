@@ -20,10 +20,14 @@ BEST: dict[str, tuple[str, str]] = {
     # [+114, +315], 70.4% over 54 games; and 0.663 [0.559, 0.766] over 80 games against
     # OpenSpiel's MCTS with the heuristic at 100 ms, as ismcts (docs/results-cards.md)
     "cards": ("mcts", "docs/results-cards.md, 'Every bundled agent at 1 s per turn': first of ten"),
-    # the round robin of nine agents in the real game at 1 s (fifth sitting): first, 70%
-    # [58-80] overall; 0.80 against greedy turn at 1 s over 120 games (docs/results-heroes.md)
-    "heroes": ("greedy-reply", "docs/results-heroes.md, 'Nine agents, 288 games, ... 1 s per turn': "
-                               "first, 70% [58-80]"),
+    # greedy reply, first of the round robin of nine agents at 1 s (70% [58-80]), with the
+    # mover's turn after the answer by greedy action and 65% of the time to its own turn: at
+    # 500 ms on a loaded machine, 40 games each, 0.700 against greedy turn where the default
+    # had 0.625, 0.675 against OEP's paper preset, 0.575 head to head against the default
+    # (docs/results-heroes.md, "Per simulation (issue 58)", fifth sitting)
+    "heroes": ("greedy-reply:quick=true,share=0.65",
+               "docs/results-heroes.md, 'Fifth sitting (2026-11-29)': 0.700 against greedy turn, "
+               "0.675 against oep:preset=paper at 500 ms (40 games each)"),
     # the thesis agents and Hard at 1 s a move phase: BB-MCTS first, 83.3% pooled [66, 93]
     # (docs/results-conquest.md)
     "conquest": ("conquest-bb-mcts", "docs/results-conquest.md, '1 s per move phase: the full round "
