@@ -49,6 +49,27 @@ def asan_runtime() -> str:
     return path
 
 
+# The build's C files compiled on every core at once (setuptools compiles one extension's files
+# one after the other): the same commands, the same objects and module, in a fraction of the
+# time. Set before cffi compiles, in the build's own process.
+PARALLEL_COMPILE = """
+import os
+from concurrent.futures import ThreadPoolExecutor
+import setuptools  # noqa: F401  (its distutils: the one cffi compiles with)
+from distutils.ccompiler import CCompiler
+def _compile(self, sources, output_dir=None, macros=None, include_dirs=None, debug=False,
+             extra_preargs=None, extra_postargs=None, depends=None):
+    macros, objects, extra_postargs, pp_opts, build = self._setup_compile(
+        output_dir, macros, include_dirs, sources, depends, extra_postargs)
+    cc_args = self._get_cc_args(pp_opts, debug, extra_preargs)
+    todo = [(obj, *build[obj]) for obj in objects if obj in build]
+    with ThreadPoolExecutor(max(1, len(os.sched_getaffinity(0)))) as pool:
+        list(pool.map(lambda t: self._compile(*t, cc_args, extra_postargs, pp_opts), todo))
+    return objects
+CCompiler.compile = _compile
+"""
+
+
 def build_sanitized(tmp: Path, source_root: Path = REPO) -> Path:
     """Compile engine_c from `source_root` with the sanitizers into `tmp`; returns the module."""
     for part in ("src", "include", "games"):
@@ -57,7 +78,7 @@ def build_sanitized(tmp: Path, source_root: Path = REPO) -> Path:
     for script in ("build_engine.py", "cdefs.py"):  # the build, and the declarations it reads
         shutil.copy(source_root / "engine_c" / script, tmp / "engine_c")
     shutil.copy(source_root / "pyproject.toml", tmp)  # the version compiled into the core
-    script = ("import sys; sys.path.insert(0, 'engine_c'); import build_engine as b; "
+    script = (PARALLEL_COMPILE + "import sys; sys.path.insert(0, 'engine_c'); import build_engine as b; "
               f"ffi = b.make_ffi(module={MODULE!r}, extra_cflags={FLAGS!r}); print(ffi.compile(tmpdir='.'))")
     env = {k: v for k, v in os.environ.items() if k != "MAAG_CFLAGS"}
     r = subprocess.run([sys.executable, "-c", script], cwd=tmp, capture_output=True, text=True, env=env)
