@@ -28,7 +28,7 @@ static const char *pick(const char *const *names, int n, int i) {
 }
 
 /* The items of an equipment mask, by name: dragonscale, runemetal, scroll, shining_helmet. */
-static void write_items(mg_wire *w, int items) {
+MW_INLINE(void) write_items(mg_wire *w, int items) {
     static const struct { int bit; const char *name; } ITEMS[4] = {
         {HR_EQ_DRAGONSCALE, "dragonscale"}, {HR_EQ_RUNEMETAL, "runemetal"},
         {HR_EQ_SCROLL, "scroll"}, {HR_EQ_SHINING_HELM, "shining_helmet"}};
@@ -39,7 +39,7 @@ static void write_items(mg_wire *w, int items) {
         if (items & ITEMS[i].bit) mw_str(w, ITEMS[i].name);
 }
 
-static void write_board(mg_wire *w, const hr_state *s) {
+MW_INLINE(void) write_board(mg_wire *w, const hr_state *s) {
     uint64_t occ = s->occ[0] | s->occ[1];
     uint32_t n = 0;
     for (uint64_t m = occ; m; m &= m - 1) n++;
@@ -60,7 +60,7 @@ static void write_board(mg_wire *w, const hr_state *s) {
         }
 }
 
-static void write_hand(mg_wire *w, const uint8_t *hand) {
+MW_INLINE(void) write_hand(mg_wire *w, const uint8_t *hand) {
     uint32_t n = 0;
     for (int i = 0; i < HR_NCARDS; i++) n += hand[i];
     mw_array(w, n);
@@ -68,7 +68,7 @@ static void write_hand(mg_wire *w, const uint8_t *hand) {
         for (int j = 0; j < hand[SORTED_CARDS[k]]; j++) mw_str(w, CARD_NAMES[SORTED_CARDS[k]]);
 }
 
-static void write_deck(mg_wire *w, const uint8_t *deck) {
+MW_INLINE(void) write_deck(mg_wire *w, const uint8_t *deck) {
     uint32_t n = 0;
     for (int i = 0; i < HR_NCARDS; i++) n += deck[i] != 0;
     mw_map(w, n);
@@ -81,16 +81,14 @@ static void write_deck(mg_wire *w, const uint8_t *deck) {
 }
 
 /* {"1": a, "2": b} */
-static void write_pair(mg_wire *w, int a, int b) {
+MW_INLINE(void) write_pair(mg_wire *w, int a, int b) {
     mw_map(w, 2);
     mw_str(w, "1"); mw_int(w, a);
     mw_str(w, "2"); mw_int(w, b);
 }
 
-void hr_write_msgpack(const void *vst, const char *const *names, mg_wire *w) {
-    const hr_state *s = vst;
+MW_INLINE(void) write_state(mg_wire *w, const hr_state *s) {
     int obs = s->observer >= 0;
-    (void)names;
     mw_map(w, obs ? 16 : 14);
     mw_str(w, "turn"); mw_int(w, s->turn);
     mw_str(w, "current"); mw_int(w, s->current + 1);
@@ -125,4 +123,14 @@ void hr_write_msgpack(const void *vst, const char *const *names, mg_wire *w) {
         mw_str(w, "hand_sizes"); write_pair(w, s->hand_n[0], s->hand_n[1]);
         mw_str(w, "deck_sizes"); write_pair(w, s->deck_n[0], s->deck_n[1]);
     }
+}
+
+/* The writer works on a copy of the caller's mg_wire that no byte written can alias (every
+ * helper above inlined into it), so that its length and capacity stay in registers instead
+ * of being read back after every byte. */
+void hr_write_msgpack(const void *vst, const char *const *names, mg_wire *out) {
+    mg_wire w = *out;
+    (void)names;
+    write_state(&w, vst);
+    *out = w;
 }
