@@ -300,6 +300,28 @@ def command_line(tmp: Path, name: str, targets: dict[str, Any]) -> str:
 
 # -- the companion: a well-behaved package's match beside every hostile one ----------------------------
 
+def _stuck_state(pid: int) -> str:
+    """What a process that outlived its Ctrl-C is doing: its signal masks (SigIgn with bit 1
+    set: SIGINT ignored; SigBlk: blocked), each thread's state and the kernel function it
+    waits in, and its children."""
+    out = []
+    with contextlib.suppress(OSError):
+        out += [line for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                if line.startswith(("State", "Sig", "Shd", "Threads"))]
+    with contextlib.suppress(OSError):
+        for tid in sorted(os.listdir(f"/proc/{pid}/task")):
+            with contextlib.suppress(OSError):
+                stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+                name = Path(f"/proc/{pid}/task/{tid}/comm").read_text().strip()
+                wchan = Path(f"/proc/{pid}/task/{tid}/wchan").read_text().strip()
+                out.append(f"thread {tid} {name}: {stat} in {wchan or '-'}")
+    with contextlib.suppress(OSError):
+        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        out += [f"child {k}: " + Path(f"/proc/{k}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:200]
+                for k in kids if Path(f"/proc/{k}").exists()]
+    return "\n".join(out)
+
+
 def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
@@ -361,12 +383,14 @@ class Companion:
     def stop(self) -> int:
         """Stop it as a user would (Ctrl-C); returns its pid."""
         stuck = False
+        state = ""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
             try:
                 self.proc.wait(60)
             except subprocess.TimeoutExpired:
                 stuck = True
+                state = _stuck_state(self.proc.pid)
                 self.proc.kill()
                 self.proc.wait()
         self._reader.join(10)
@@ -374,7 +398,8 @@ class Companion:
         if stuck:
             tail = (self.tmp / "companion.stderr").read_bytes()[-3000:].decode(errors="replace")
             raise AssertionError(f"the companion did not stop within 60 s of Ctrl-C (SIGINT in the test "
-                                 f"process: {self.sigint_in_tests!r}); its stderr:\n{tail}")
+                                 f"process: {self.sigint_in_tests!r}; reader thread alive: "
+                                 f"{self._reader.is_alive()}); its state:\n{state}\nits stderr:\n{tail}")
         return self.proc.pid
 
 
