@@ -109,17 +109,19 @@ int mg_codebytes_put(mg_codebytes *t, uint32_t code, const uint8_t *bytes, size_
     return 0;
 }
 
-int mg_legal_msgpack(const struct mg_game_vt *vt, const void *st, const mg_codebytes *t, mg_wire *w,
+int mg_legal_msgpack(const struct mg_game_vt *vt, const void *st, const mg_codebytes *t, mg_wire *out,
                      uint32_t *missing, int *n_missing) {
     mg_action codes[MG_MAX_ACTIONS];
     int n = vt->legal(st, codes);
     int k = 0;
-    mw_array(w, (uint32_t)n);
+    mg_wire w = *out; /* (a copy no byte written can alias: its fields stay in registers) */
+    mw_array(&w, (uint32_t)n);
     for (int i = 0; i < n; i++) {
         const cb_slot *s = cb_find(t, codes[i]);
-        if (s) mw_raw(w, t->arena + s->off, s->len);
+        if (s) mw_raw(&w, t->arena + s->off, s->len);
         else missing[k++] = codes[i];
     }
+    *out = w;
     *n_missing = k;
     return n;
 }
