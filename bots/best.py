@@ -19,8 +19,8 @@ BEST: dict[str, tuple[str, str]] = {
     # the round robin of every bundled agent at 1 s through the referee: first, +214 Elo
     # [+114, +315], 70.4% over 54 games; and 0.663 [0.559, 0.766] over 80 games against
     # OpenSpiel's MCTS with the heuristic at 100 ms, as ismcts (docs/results-cards.md); kept
-    # by the fifth sitting there: no rollout, exploration, early-end or evaluation change beat
-    # it against that opponent at equal work (6,000 iterations a plan against 400 simulations)
+    # by the fifth sitting there: no rollout, leaf, solver, exploration, early-end or evaluation
+    # change beat it against that opponent at equal work (6,000 iterations a plan, 400 simulations)
     "cards": ("mcts", "docs/results-cards.md, 'Every bundled agent at 1 s per turn': first of ten"),
     # greedy reply, first of the round robin of nine agents at 1 s (70% [58-80]), with the
     # mover's turn after the answer by greedy action and 65% of the time to its own turn: at
