@@ -1,6 +1,6 @@
-"""OEP's islands and MCTS's trees run on threads: the C core with tests/search/c/search_threads.c
-as its driver, built once with ThreadSanitizer and once with AddressSanitizer and
-UndefinedBehaviorSanitizer. Any report fails the test (a data race, a use after free,
+"""OEP's islands, MCTS's trees and greedy reply's answers run on threads: the C core with
+tests/search/c/search_threads.c as its driver, built once with ThreadSanitizer and once with
+AddressSanitizer and UndefinedBehaviorSanitizer. Any report fails the test (a data race, a use after free,
 undefined behaviour), as does a failed search or a seeded iteration-budget search that does
 not repeat its plan."""
 
@@ -46,4 +46,4 @@ def test_threaded_searches_under_sanitizer(sanitizer: str, tmp_path: Path) -> No
     r = subprocess.run([str(exe)], capture_output=True, text=True, env=env, timeout=600)
     report = r.stdout + r.stderr
     assert r.returncode == 0 and "Sanitizer" not in report, report[-6000:]
-    assert report.count(": ok") == 15, report
+    assert report.count(": ok") == 18, report

@@ -1,7 +1,7 @@
 /* Drives the kernels that run on threads from C, for the sanitizer builds of
  * tests/search/test_search_threads.py: OEP with islands (several island counts, migration
- * settings, fitness kinds and budgets) and MCTS with several trees (threads; exploring and
- * non-exploring). Exits 1 if a search fails or a seeded iteration-budget search does not
+ * settings, fitness kinds and budgets), MCTS with several trees (threads; exploring and
+ * non-exploring) and greedy reply's answers on threads. Exits 1 if a search fails or a seeded iteration-budget search does not
  * repeat its plan; a sanitizer report aborts the run. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +99,27 @@ int main(void)
         mg_det_params d = {1, MG_DET_UNIFORM, MG_COMBINE_VOTE};
         ok = check(vt, obs, p, &d, 2000, copies[i]);
         printf("mcts threads %d on determinizations: %s\n", copies[i], ok ? "ok" : "FAILED");
+    }
+    /* greedy reply's answers on threads: the plan, its value and the work counted at an
+     * iteration budget are the one thread's (each answer has its own stream and share) */
+    for (int i = 0; i < 3 && ok; i++) {
+        mg_search_params p;
+        mg_search_defaults(MG_ALGO_REPLY, &p);
+        p.value_scale = 60000;
+        p.rollout_turns = 2;
+        p.iterations = 20000;
+        mg_action a[MG_SEARCH_MAX_PLAN], b[MG_SEARCH_MAX_PLAN];
+        int na = 0, nb = 0;
+        mg_search_stats sa, sb;
+        ok = run(vt, st, &p, NULL, 3, a, &na, &sa);
+        p.threads = copies[i];
+        ok = ok && run(vt, st, &p, NULL, 3, b, &nb, &sb) && na == nb &&
+             memcmp(a, b, (size_t)na * sizeof *a) == 0 && sa.value == sb.value &&
+             sa.iterations == sb.iterations;
+        p.iterations = 0;
+        p.budget_ms = 30;
+        ok = ok && run(vt, st, &p, NULL, 4, b, &nb, &sb);
+        printf("reply threads %d: %s\n", copies[i], ok ? "ok" : "FAILED");
     }
     free(obs);
     free(cfg);
