@@ -144,9 +144,11 @@ class ActionLog:
         the action's map encoded once per game and code, the figures a float's and an int's
         repr as json writes them (a float that is not finite is left to json.dumps)."""
         d = self._dicts.get(code) or self._dict(code)
-        entry: dict[str, Any] = {"seat": seat, "action": d, "t_ms": t_ms}
-        if think_ms is not None:
-            entry["think_ms"] = think_ms
+        entry: dict[str, Any]
+        if think_ms is not None:  # (the first action of a message: most entries, one map made at once)
+            entry = {"seat": seat, "action": d, "t_ms": t_ms, "think_ms": think_ms}
+        else:
+            entry = {"seat": seat, "action": d, "t_ms": t_ms}
         if info:
             entry["info"] = info
         if h is not None:
@@ -158,9 +160,10 @@ class ActionLog:
         a = self._action_text.get(code)
         if a is None:
             a = self._action_text[code] = json.dumps(d, separators=(",", ":"))
-        out = f'{{"seat":{seat},"action":{a},"t_ms":{t_ms!r}'
         if think_ms is not None:
-            out += f',"think_ms":{think_ms!r}'
+            out = f'{{"seat":{seat},"action":{a},"t_ms":{t_ms!r},"think_ms":{think_ms!r}'
+        else:
+            out = f'{{"seat":{seat},"action":{a},"t_ms":{t_ms!r}'
         if info:
             out += ',"info":' + json.dumps(info, separators=(",", ":"))
         text.append(out + (f',"hash":{h}}}' if h is not None else "}"))
