@@ -322,6 +322,11 @@ def _stuck_state(pid: int) -> str:
     return "\n".join(out)
 
 
+def _ignores_sigint(pid: int) -> bool:
+    """Whether process `pid` has SIGINT ignored (bit 1 of SigIgn in /proc/PID/status)."""
+    return bool(int(_proc_status(str(pid))["SigIgn"], 16) & 1 << (signal.SIGINT - 1))
+
+
 def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
@@ -337,11 +342,13 @@ class Companion:
         self.cmd = [*MAAG, "match", str(HONEST), "random", "--game", "nim", "--games", "100000",
                     "--tc", "300ms", "--db", str(self.db), "--json"]
         self.err = open(tmp / "companion.stderr", "wb")  # noqa: SIM115 (closed in stop())
-        # A user's shell starts maag with Ctrl-C at its default; a child inherits an ignored
-        # SIGINT through exec, and Python then installs no KeyboardInterrupt handler, so the
-        # companion is started as the shell would start it, whatever the test process's own
-        # disposition is by then (the whole suite's run once saw the companion outlive its
-        # Ctrl-C by 60 s, and never a run of this folder alone).
+        # A user's shell starts maag with Ctrl-C at its default. A test run started as a
+        # background job of a script or a non-interactive shell (`pytest ... &`) has SIGINT and
+        # SIGQUIT ignored (POSIX, for a job without job control); a child inherits an ignored
+        # SIGINT through exec and Python then installs no KeyboardInterrupt handler, so the
+        # companion would play on after its Ctrl-C (two whole-suite runs lost 60 s twice each
+        # so, its bots' groups left; a lone match started right keeps Ctrl-C working through
+        # 1,500 games). Started as a shell would start it, whatever the test process's own.
         self.sigint_in_tests = signal.getsignal(signal.SIGINT)
         self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=self.err,
                                      stdin=subprocess.DEVNULL, preexec_fn=_default_sigint,
@@ -412,6 +419,9 @@ def companion(sandbox: cgroups.Cgroups, tmp_path_factory: pytest.TempPathFactory
             assert c.proc.poll() is None, f"the companion match did not start: {c.stderr_tail()}"
             assert time.monotonic() < deadline, f"the companion played no game in 60 s: {c.stderr_tail()}"
             time.sleep(0.05)
+        # Its Ctrl-C must work (Companion's start): said now, not as a 60 s wait at the end.
+        assert not _ignores_sigint(c.proc.pid), \
+            f"the companion ignores SIGINT: {_proc_status(str(c.proc.pid)).get('SigIgn')}"
         yield c
     finally:
         pid = c.stop()
