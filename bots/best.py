@@ -29,7 +29,8 @@ BEST: dict[str, tuple[str, str]] = {
     # (docs/results-heroes.md, "Per simulation (issue 58)", fifth sitting)
     "heroes": ("greedy-reply:quick=true,share=0.65",
                "docs/results-heroes.md, 'Fifth sitting (2026-11-29)': 0.700 against greedy turn, "
-               "0.675 against oep:preset=paper at 500 ms (40 games each)"),
+               "0.675 against oep:preset=paper at 500 ms (40 games each); sixth sitting, 200 games "
+               "each: 0.713 [0.646, 0.771] and 0.743 [0.678, 0.798]"),
     # the thesis agents and Hard at 1 s a move phase: BB-MCTS first, 83.3% pooled [66, 93]
     # (docs/results-conquest.md)
     "conquest": ("conquest-bb-mcts", "docs/results-conquest.md, '1 s per move phase: the full round "
