@@ -338,10 +338,11 @@ class State:
         if rc != _OK:
             check(self.game.vt, rc)
 
-    STEP_END_TURN: int = 1  # (mg_game.h's MG_STEP_*: `step`'s flags)
-    STEP_TERMINAL: int = 2
-    STEP_CURRENT_1: int = 4
-    STEP_NOT_TO_MOVE: int = 8
+    # `step`'s flags: mg_game.h's MG_STEP_*, read from the core (not a second copy of them)
+    STEP_END_TURN: int = lib.MG_STEP_END_TURN
+    STEP_TERMINAL: int = lib.MG_STEP_TERMINAL
+    STEP_CURRENT_1: int = lib.MG_STEP_CURRENT_1
+    STEP_NOT_TO_MOVE: int = lib.MG_STEP_NOT_TO_MOVE
 
     def step(self, seat: int, code: int) -> int:
         """`apply_code` of `code` by `seat`, and what followed, in one C call (mg_step: the
