@@ -24,7 +24,6 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 
 import numpy as np
-from scipy import optimize
 
 from .ratings import K, Outcome, _table
 
@@ -92,6 +91,8 @@ def fit_points(games: Iterable[Outcome], prior_games: float = 1.0) -> dict[str, 
         f -= float(np.sum(0.5 * prior_games * (lp0 + lq0)))
         g += prior_games * (np.exp(lp0) - 0.5)
         return f, g
+
+    from scipy import optimize  # here, not at the top: see ratings' imports
 
     res = optimize.minimize(nll, np.zeros(m), jac=True, method="L-BFGS-B",
                             options={"maxiter": 500, "gtol": 1e-7})

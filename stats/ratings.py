@@ -43,12 +43,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-from scipy import optimize, sparse
-from scipy.sparse import csgraph
-from scipy.stats import norm
 
+# scipy is imported where it is used, not here: it takes about a second to import, and every
+# `maag` process imports this module (the referee reports a match's score) while most never fit
+# ratings. tests/server/test_match_stats.py checks Z95 against scipy's norm.ppf(0.975).
 K = math.log(10.0) / 400.0  # natural-log units per Elo point
-Z95 = float(norm.ppf(0.975))  # 1.959964...
+Z95 = 1.959963984540054  # float(scipy.stats.norm.ppf(0.975)), bit for bit
 DISPERSION_PRIOR_DOF = 20.0  # the dispersion estimate counts this many pseudo-games at dispersion 1
 
 DrawModel = Literal["half", "davidson"]
@@ -139,6 +139,8 @@ def _pair_stats(wins: int, draws: int, losses: int, values: Sequence[float],
         lo, hi = max(0.0, mean - Z95 * se), min(1.0, mean + Z95 * se)
     else:  # every game (or pair) ended alike: the normal interval would be a point
         lo, hi = wilson(mean * n, int(n))
+    from scipy.stats import norm  # (see the imports)
+
     decisive = wins + losses
     los = 0.5 if decisive == 0 else float(norm.cdf((wins - losses) / math.sqrt(decisive)))
     return PairStats(games, wins, draws, losses, mean, (lo, hi), score_to_elo(mean),
@@ -259,6 +261,9 @@ def _mle_exists(t: _Table) -> bool:
     m = len(t.names)
     if m <= 1:
         return True
+    from scipy import sparse  # (see the imports)
+    from scipy.sparse import csgraph
+
     rows = np.concatenate([t.i[(t.w + t.d) > 0], t.j[(t.lo + t.d) > 0]])
     cols = np.concatenate([t.j[(t.w + t.d) > 0], t.i[(t.lo + t.d) > 0]])
     g = sparse.coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(m, m))
@@ -331,6 +336,8 @@ def _fit_point(t: _Table, draw_model: DrawModel, real_rows: np.ndarray) -> tuple
     m = len(t.names)
     if m == 1:
         return np.zeros(1), np.zeros((1, 1)), None, 1.0
+    from scipy import optimize  # (see the imports)
+
     nu: float | None = None
     if draw_model == "half":
         def fun(z: np.ndarray) -> tuple[float, np.ndarray]:
@@ -508,6 +515,8 @@ def _mle_with_mean(values: np.ndarray, probs: np.ndarray, mean: float) -> np.nda
     lo = -1.0 / dv.max() if dv.max() > 0 else -1e9
     hi = -1.0 / dv.min() if dv.min() < 0 else 1e9
     eps = 1e-12 * (hi - lo)
+    from scipy import optimize  # (see the imports)
+
     lam = optimize.brentq(h, lo + eps, hi - eps, xtol=1e-14)
     p = probs / (1.0 + lam * dv)
     return np.asarray(p / p.sum())

@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import stats as sps
 
 __all__ = ["IterationsBench", "play_match", "positions_from", "search_in_process", "run"]
 
@@ -56,6 +55,10 @@ class IterationsBench:
         r = float(a.mean() / b.mean()) if b.mean() > 0 else 0.0
         if len(a) < 2 or b.mean() <= 0:
             return r, r, r
+        # scipy here, not at the top: every `maag` process imports this module (the CLI reads its
+        # docstring) and scipy.stats takes about a second to import.
+        from scipy import stats as sps
+
         ci = sps.bootstrap((a, b), lambda x, y, axis=-1: x.mean(axis=axis) / y.mean(axis=axis),
                            paired=True, vectorized=True, n_resamples=2000, method="percentile",
                            random_state=np.random.default_rng(0)).confidence_interval

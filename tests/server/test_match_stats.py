@@ -51,3 +51,12 @@ def test_names_and_commands() -> None:
     assert shell and cmd == "./bot --at 127.0.0.1:9 --t tok -j 2"
     cmd, shell = bot_command("random", "127.0.0.1", 9, "tok", 2, "b")
     assert not shell and "maag.server.net.minibot" in cmd and "tok" not in cmd  # token: $MAAG_TOKEN only
+
+
+def test_z95_is_scipys_quantile_bit_for_bit() -> None:
+    """maag.stats writes the 97.5% normal quantile as a literal (scipy is not imported at a
+    `maag` process's start): it must be the very float scipy gives."""
+    from maag.stats.ratings import Z95
+    from scipy.stats import norm
+
+    assert Z95 == float(norm.ppf(0.975))
