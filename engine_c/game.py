@@ -45,11 +45,15 @@ _CODEBYTES: dict[str, Any] = {}
 _CODEBYTES_LOCK = threading.Lock()
 
 
-class _PerThread(threading.local):
+class _Kit:
     """What the C writers of msgpack use, one per thread (a table or a buffer is one
     thread's at a time), shared by every Game of the thread: a referee's games all live in
     its event loop's thread, and a copy per Game (a heroes table grows to hundreds of KB,
-    read at random by every legal list) made each message touch memory no cache held."""
+    read at random by every legal list) made each message touch memory no cache held.
+    (A plain object reached once per call through `_kit()`: each attribute read of a
+    threading.local looks the thread up again.)"""
+
+    __slots__ = ("tables", "missing", "n_missing", "wire", "wire_buf", "cap", "chars")
 
     def __init__(self) -> None:
         self.tables: dict[str, Any] = {}  # game name -> its mg_codebytes (legal lists)
@@ -77,7 +81,15 @@ class _PerThread(threading.local):
         self.chars = ffi.cast("char *", self.wire_buf)  # (ffi.unpack of it: bytes, in one copy)
 
 
-_LOCAL = _PerThread()
+_LOCAL = threading.local()
+
+
+def _kit() -> _Kit:
+    """This thread's `_Kit`, made on its first use."""
+    k: _Kit | None = getattr(_LOCAL, "kit", None)
+    if k is None:
+        k = _LOCAL.kit = _Kit()
+    return k
 
 
 def _owned(t: Any) -> Any:
@@ -115,7 +127,7 @@ class Game:
         """The game's C writer's msgpack of the state (or observation) in `buf`, in this
         thread's buffer: a view valid until the thread's next write."""
         vt = self.vt
-        local = _LOCAL
+        local = _kit()
         w = local.wire
         names = self._names()
         w.len = 0
@@ -154,7 +166,7 @@ class Game:
     def legal_msgpack(self, buf: Any) -> bytes:
         """The legal actions of the state in `buf` as msgpack: packb([a.to_dict() for a in
         legal]), written in one C call from each code's `action_msgpack` (mg_wire.h)."""
-        return self._wire_call(lib.mg_legal_msgpack, self.vt, buf, _LOCAL.table(self.name))
+        return self._wire_call(lib.mg_legal_msgpack, self.vt, buf, _kit().table(self.name))
 
     def prompt_msgpack(self, buf: Any, seat: int, head: bytes, mid: bytes, tail: bytes, legal: bool) -> bytes:
         """See `State.prompt_msgpack`. (The referee's every act: one C call written out, the
@@ -164,15 +176,12 @@ class Game:
         scratch = self._scratch
         if scratch is None:
             scratch = self._scratch = ffi.new("char[]", vt.state_size)
-        local = _LOCAL
+        local = getattr(_LOCAL, "kit", None) or _kit()
         table = (local.tables.get(self.name) or local.table(self.name)) if legal else ffi.NULL
         names = ffi.NULL if self.spec.wire_names is None else self._names()
-        w = local.wire
-        w.len = 0
-        lib.mg_prompt_msgpack(vt, buf, seat, scratch, names, head, len(head), mid, len(mid), tail, len(tail),
-                              table, w, local.missing, local.n_missing)
-        n = w.len
-        if n <= local.cap and not local.n_missing[0]:
+        n = lib.mg_prompt_msgpack(vt, buf, seat, scratch, names, head, len(head), mid, len(mid), tail,
+                                  len(tail), table, local.wire, local.missing, local.n_missing)
+        if n >= 0:  # (whole: every code's map known, the buffer large enough)
             out: bytes = ffi.unpack(local.chars, n)
             return out
         return self._wire_call(lib.mg_prompt_msgpack, vt, buf, seat, scratch, names, head, len(head),
@@ -183,7 +192,7 @@ class Game:
         mg_prompt_msgpack) in this thread's buffer: called again once the codes its table
         lacked are added (to this thread's table and the game's shared one), or with a
         larger buffer, until whole. `called`: the caller made the first call."""
-        local = _LOCAL
+        local = _kit()
         w = local.wire
         while True:
             if not called:

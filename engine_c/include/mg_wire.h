@@ -132,12 +132,14 @@ int mg_codebytes_put(mg_codebytes *t, uint32_t code, const uint8_t *bytes, size_
  * Returns the number of legal actions. */
 int mg_legal_msgpack(const struct mg_game_vt *vt, const void *st, const mg_codebytes *t, mg_wire *w,
                      uint32_t *missing, int *n_missing);
-/* The referee's `your_turn` frame in one call (the game's write_msgpack is required): the
- * 4-byte big-endian length of the rest (written once the rest fits in w), head, the
- * observation of st for seat (observed into scratch, a state-sized buffer, then written
- * with names as write_msgpack's), mid, the legal list of st when t is not NULL (as
- * mg_legal_msgpack, missing codes likewise), tail. A part of length 0 may be NULL. Returns
- * the number of legal actions written (0 without t). */
+/* The referee's `your_turn` frame in one call (the game's write_msgpack is required),
+ * written from the start of w (w->len is set to 0 first): the 4-byte big-endian length of
+ * the rest, head, the observation of st for seat (observed into scratch, a state-sized
+ * buffer, then written with names as write_msgpack's), mid, the legal list of st when t is
+ * not NULL (as mg_legal_msgpack, missing codes likewise), tail. A part of length 0 may be
+ * NULL. Returns the frame's length in w, or -1 when it is not whole there: codes missing
+ * (*n_missing > 0: put them, and call again) or w too small (w->len > w->cap: the length
+ * it needs; grow w, and call again). */
 int mg_prompt_msgpack(const struct mg_game_vt *vt, const void *st, int seat, void *scratch,
                       const char *const *names, const uint8_t *head, size_t head_len, const uint8_t *mid,
                       size_t mid_len, const uint8_t *tail, size_t tail_len, const mg_codebytes *t,

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from math import isfinite
 from typing import Any
 
 import msgpack
 from maag.engine import Action, Game
 from maag.protocol import is_action
 
-__all__ = ["ActionLog", "action_dicts", "public_msgpacks", "action_jsons", "now_ms"]
+__all__ = ["ActionLog", "action_dicts", "public_msgpacks", "action_jsons", "now_ms", "us_of", "ms_text"]
 
 _ACTION_DICTS: dict[str, dict[int, dict[str, Any]]] = {}
 _MAX_ACTION_CODES = 1 << 16  # action maps a bot sent in other forms, remembered per game
@@ -48,6 +47,30 @@ def _entry_json(entry: dict[str, Any]) -> str:
 
 def now_ms(t: float) -> float:
     return t * 1000.0
+
+
+def us_of(ms: float) -> int:
+    """`ms` milliseconds (finite, at least 0) to the nearest microsecond, as the log keeps
+    its clock stamps (`ActionLog._log_entry`)."""
+    return int(ms * 1000.0 + 0.5)
+
+
+_MS_TEXT_MAX = 10**15  # (below it, `us / 1000` has at most 15 digits: its repr is these digits)
+
+
+def ms_text(us: int) -> str:
+    """`repr(us / 1000)` (the JSON json.dumps writes of the log's milliseconds), from the
+    integer's digits: the shortest repr of a float that is a decimal of at most 15
+    significant digits is that decimal (tests/server/test_log_json.py checks it), and finding
+    it from the float is a dtoa's work, the costliest step of a log entry otherwise."""
+    if not 0 <= us < _MS_TEXT_MAX:
+        return repr(us / 1000.0)
+    s = str(us)
+    if len(s) > 3:
+        f = s[-3:].rstrip("0")
+        return s[:-3] + "." + (f or "0")
+    f = ("00" + s)[-3:].rstrip("0")
+    return "0." + (f or "0")
 
 
 class ActionLog:
@@ -136,17 +159,20 @@ class ActionLog:
             b = self._public_packed[code] = self._pack_key(self._public(self._dict(code)))
         return b
 
-    def _log_entry(self, seat: int, code: int, t_ms: float, think_ms: float | None,
+    def _log_entry(self, seat: int, code: int, t_us: int, think_us: int | None,
                    info: dict[str, Any] | None, h: int | None) -> None:
-        """Log action `code` of `seat` at `t_ms`, with the seat's thinking time for
-        the first action of a message, its `info` if any and the state's hash after an
-        end_turn; and the entry's JSON (`log_json`), written out: without json.dumps's walk,
-        the action's map encoded once per game and code, the figures a float's and an int's
-        repr as json writes them (a float that is not finite is left to json.dumps)."""
+        """Log action `code` of `seat` at `t_us` microseconds since the start, with the seat's
+        thinking time (`think_us`, microseconds) for the first action of a message, its `info`
+        if any and the state's hash after an end_turn. The entry holds milliseconds to the
+        microsecond (`us_ms`); its JSON (`log_json`) is written out here: without json.dumps's
+        walk, the action's map encoded once per game and code, the figures as json writes
+        them but from the integers (`ms_text`: a float's shortest repr is this run's costliest
+        step otherwise)."""
         d = self._dicts.get(code) or self._dict(code)
         entry: dict[str, Any]
-        if think_ms is not None:  # (the first action of a message: most entries, one map made at once)
-            entry = {"seat": seat, "action": d, "t_ms": t_ms, "think_ms": think_ms}
+        t_ms = t_us / 1000.0
+        if think_us is not None:  # (the first action of a message: most entries, one map made at once)
+            entry = {"seat": seat, "action": d, "t_ms": t_ms, "think_ms": think_us / 1000.0}
         else:
             entry = {"seat": seat, "action": d, "t_ms": t_ms}
         if info:
@@ -155,15 +181,15 @@ class ActionLog:
             entry["hash"] = h
         log, text = self.log, self._log_text
         log.append(entry)
-        if len(text) != len(log) - 1 or not isfinite(t_ms + (think_ms or 0.0)):
+        if len(text) != len(log) - 1:
             return  # (encoded later by `log_json`)
         a = self._action_text.get(code)
         if a is None:
             a = self._action_text[code] = json.dumps(d, separators=(",", ":"))
-        if think_ms is not None:
-            out = f'{{"seat":{seat},"action":{a},"t_ms":{t_ms!r},"think_ms":{think_ms!r}'
+        if think_us is not None:
+            out = f'{{"seat":{seat},"action":{a},"t_ms":{ms_text(t_us)},"think_ms":{ms_text(think_us)}'
         else:
-            out = f'{{"seat":{seat},"action":{a},"t_ms":{t_ms!r}'
+            out = f'{{"seat":{seat},"action":{a},"t_ms":{ms_text(t_us)}'
         if info:
             out += ',"info":' + json.dumps(info, separators=(",", ":"))
         text.append(out + (f',"hash":{h}}}' if h is not None else "}"))

@@ -31,7 +31,7 @@ import msgpack
 from maag.engine import Action, Game, GameOverError, IllegalActionError, State
 from maag.protocol import ErrorCode, Opening, Played, Refusal
 from maag.server.referee.clock import Seat, SeatClock, TimeControl
-from maag.server.referee.codes import action_dicts, action_jsons, now_ms, public_msgpacks
+from maag.server.referee.codes import action_dicts, action_jsons, now_ms, public_msgpacks, us_of
 from maag.server.referee.deadlines import Deadlines
 from maag.server.referee.messages import Out, YourTurnValues
 from maag.server.referee.outcome import REPLAY_VERSION, VERDICTS, Outcome, Reason
@@ -158,7 +158,7 @@ class GameSession(Deadlines):
                 think = clock.charge((now - me.prompt_at) * 1000.0, transport_ms)
                 me.prompt_at = now
         turn_over = flags & _END_TURN
-        self._log_entry(seat, code, round((now - self.t0) * 1000.0, 3), round(think, 3), None,
+        self._log_entry(seat, code, int((now - self.t0) * 1e6 + 0.5), int(think * 1000.0 + 0.5), None,
                         state.hash() if turn_over else None)
         if flags & _TERMINAL:
             self._finish(state.winner, None)
@@ -194,7 +194,7 @@ class GameSession(Deadlines):
             me.turn_search[1] += reported[1]
         turn_over = False
         state, is_end_turn = self.state, self.game.vt.is_end_turn
-        t_ms = round(now_ms(now - self._t0), 3)
+        t_us = us_of(now_ms(now - self._t0))
         codes: list[int] = []
         for i, raw in enumerate(actions):
             if turn_over:
@@ -211,7 +211,7 @@ class GameSession(Deadlines):
                 return self._illegal(seat, ErrorCode.ILLEGAL_ACTION, f"action {i}: {e}", codes)
             codes.append(code)
             turn_over = bool(is_end_turn(code))
-            self._log_entry(seat, code, t_ms, round(think, 3) if i == 0 else None,
+            self._log_entry(seat, code, t_us, us_of(think) if i == 0 else None,
                             info if i == 0 else None, state.hash() if turn_over else None)
             if state.is_terminal:
                 self._finish(self.state.winner, None)

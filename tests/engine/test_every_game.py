@@ -168,10 +168,10 @@ def test_the_c_msgpack_writer_writes_the_json_form_byte_for_byte(name: str) -> N
 def test_the_msgpack_writer_grows_a_buffer_that_is_too_small(name: str) -> None:
     st = samples(name)[0].observation(0)
     want = st.to_msgpack()
-    from maag.engine.game import _LOCAL  # (the thread's buffer to_msgpack writes into)
+    from maag.engine.game import _kit  # (the thread's buffer to_msgpack writes into)
 
-    _LOCAL.grow(3)  # as if the last write had needed only 3 bytes
-    assert st.to_msgpack() == want and _LOCAL.wire.cap >= len(want)
+    _kit().grow(3)  # as if the last write had needed only 3 bytes
+    assert st.to_msgpack() == want and _kit().wire.cap >= len(want)
 
 
 @pytest.mark.parametrize("name", GAMES)
@@ -181,7 +181,7 @@ def test_the_legal_list_in_msgpack_is_the_packed_list_of_the_action_maps(name: s
     the Game's table lacks is added on its first miss), through a buffer that must grow; and
     the packed map of each code leads back to it."""
     game = Game(name, {})
-    from maag.engine.game import _LOCAL
+    from maag.engine.game import _kit
 
     fresh = samples(name)
     for st in fresh:
@@ -191,7 +191,7 @@ def test_the_legal_list_in_msgpack_is_the_packed_list_of_the_action_maps(name: s
             for a in s.legal_actions():
                 assert game.code_of_msgpack(game.action_msgpack(a.code)) == a.code
     st = fresh[len(fresh) // 2]
-    _LOCAL.grow(2)
+    _kit().grow(2)
     assert st.legal_msgpack() == msgpack.packb([a.to_dict() for a in st.legal_actions()], use_bin_type=True)
 
 
@@ -208,7 +208,7 @@ def test_the_prompt_frame_is_its_parts_around_the_observation_and_the_legal_list
     def check() -> None:
         with game_module._CODEBYTES_LOCK:  # (a fresh shared table: this thread's copy starts empty)
             game_module._CODEBYTES[name] = game_module._owned(game_module.lib.mg_codebytes_new())
-        game_module._LOCAL.grow(5)
+        game_module._kit().grow(5)
         for st in samples(name):
             for seat in (0, 1):
                 for head, mid, tail in ((b"\x86head", b"mid", b"tail"), (b"", b"", b"")):

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from maag.engine import registry
 from maag.server.referee.clock import TimeControl
+from maag.server.referee.codes import ms_text, us_of
 from maag.server.referee.policy import Policy
 from maag.server.referee.resume import rebuild
 from maag.server.referee.session import GameSession
@@ -92,3 +93,19 @@ def test_a_replay_with_its_actions_encoded_already_is_stored_as_json_dumps(repla
     whole = {**{k: replay[k] for k in keys[:at]}, "actions": actions, **{k: replay[k] for k in keys[at:]}}
     assert replay_json(whole, _dumps(actions)) == json.dumps(whole, separators=(",", ":"))
     assert replay_json(whole) == json.dumps(whole, separators=(",", ":"))
+
+
+@settings(max_examples=400, deadline=None)
+@given(us=st.integers(-10**16, 10**16) | st.integers(0, 10**7))
+def test_the_logs_milliseconds_are_written_as_json_writes_their_float(us: int) -> None:
+    """`ms_text` (the log's clock stamps written from integer microseconds) is exactly
+    `repr(us / 1000)`, json.dumps's text of the float the entry holds."""
+    assert ms_text(us) == repr(us / 1000.0) == json.dumps(us / 1000.0)
+
+
+def test_ms_text_at_every_last_digit_and_the_edges() -> None:
+    edges = [0, 1, 9, 10, 99, 100, 999, 1000, 1001, 10**12 + 7, 10**15 - 1, 10**15, 10**15 + 1, -1, -1000]
+    near = [10**k + d for k in range(3, 16) for d in (-10, -1, 0, 1, 10, 100)]
+    for us in [*range(0, 20_000), *edges, *near]:
+        assert ms_text(us) == repr(us / 1000.0), us
+    assert us_of(12.3456) == 12346 and us_of(0.0) == 0 and us_of(0.0004) == 0
