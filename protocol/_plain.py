@@ -442,11 +442,7 @@ class Writer:
               time_left_ms: int, bank_ms: int, legal: bool, groups: Any) -> bytes:
         """`result` then `your_turn`, for a seat whose turn goes on after its play: the two
         frames in one piece (most plays: one template lookup, one piece to write)."""
-        t = self._games.get(game_id)  # (`_templates`, written out for the game seen before)
-        c = self._conn
-        if (t is None or c._state is not ConnState.READY or c.our_error is not None
-                or c.their_error is not None or type(c._codec) is not MsgpackCodec):
-            t = self._templates(game_id)
+        t = self._templates(game_id)
         if t is None or refused is not None:
             return (self.result(game_id, accepted, refused)
                     + self.your_turn(game_id, state, seat, time_left_ms, bank_ms, legal, groups))
