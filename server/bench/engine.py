@@ -28,10 +28,14 @@ REFERENCE = {
 
 
 def midgame_states(game: Game, count: int = 20, seed: int = 2015) -> list[State]:
-    """A fixed set of mid-game states: random play (seeded draws) for 20..120 actions."""
+    """A fixed set of mid-game states: random play (seeded draws) for 20..120 actions. A
+    game that ends before (nim's random games are over in a dozen actions) gets states from
+    the second half of its random games instead; ValueError if it has none to search."""
     rng = random.Random(seed)
     states: list[State] = []
-    while len(states) < count:
+    for _ in range(20 * count):  # (the states every earlier figure was measured on)
+        if len(states) == count:
+            return states
         st = game.new_state(rng.randrange(2**62))
         st.seed_rng(rng.randrange(2**62))
         for _ in range(rng.randrange(20, 120)):
@@ -41,6 +45,22 @@ def midgame_states(game: Game, count: int = 20, seed: int = 2015) -> list[State]
             st.apply(rng.choice([c for c in codes if c != 0] or codes))
         if not st.is_terminal and st.legal_codes() != [0]:
             states.append(st)
+    for _ in range(20 * count):  # a short game: a state from the second half of one
+        if len(states) == count:
+            return states
+        st = game.new_state(rng.randrange(2**62))
+        st.seed_rng(rng.randrange(2**62))
+        seen: list[State] = []
+        while not st.is_terminal:
+            codes = st.legal_codes()
+            if codes != [0]:
+                seen.append(st.clone())
+            st.apply(rng.choice([c for c in codes if c != 0] or codes))
+        if seen:
+            states.append(seen[rng.randrange(len(seen) // 2, len(seen))])
+    if len(states) < count:
+        raise ValueError(f"{game.name}: no mid-game state with a choice to search in "
+                         f"{40 * count} random games")
     return states
 
 

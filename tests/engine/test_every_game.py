@@ -344,3 +344,16 @@ def test_the_rules_of_every_game_allocate_nothing(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stdout + r.stderr
     assert [line.split(":")[0] for line in r.stdout.splitlines()] == GAMES
     assert all(": ok " in line for line in r.stdout.splitlines()), r.stdout
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_the_benches_find_mid_game_states_in_every_game(name: str) -> None:
+    """`maag bench search` and `bench engine` search from `midgame_states`: every game has
+    them, each with a choice to make (nim's random games end before the 20 actions asked
+    for: its states come from the second half of whole games; it looped for ever before)."""
+    from maag.server.bench.engine import midgame_states
+
+    states = midgame_states(Game(name), count=6, seed=3)
+    assert len(states) == 6 and len({s.hash() for s in states}) > 1
+    for s in states:
+        assert not s.is_terminal and s.legal_codes() != [0]
