@@ -276,7 +276,12 @@ register(AgentSpec(
            help="search actions in the game's legal order, as the reference's greedy turn "
                 "(false: by rating, highest first, which makes the anytime search much stronger)"),
      Option(name="max_nodes", type="int", default=1 << 22, min=1,
-           help="transposition table size cap (states)"))))
+           help="transposition table size cap (states)"),
+     Option(name="widen", type="bool", default=False,
+            help="iterative widening: the top 1, 2, 3, 4, 6, 9 actions by rating at every step, "
+                 "then the whole turn, so a search cut short by its budget has looked at every "
+                 "step's best actions instead of the first action's subtree alone")),
+    fields={"widen": "turn_widen"}))
 register(AgentSpec(
     "greedy-reply", "reply",
     "greedy turn's best turns, each answered by the opponent's greedy turn on sampled hands "
@@ -306,9 +311,18 @@ register(AgentSpec(
      Option(name="threads", type="int", default=1, min=1, max=64,
             help="the answers searched on this many threads at once (the own turn's search on "
                  "one); the plan at an iteration budget is the same on any number"),
+     Option(name="widen", type="bool", default=False,
+            help="the opponent's answers search by iterative widening (greedy-turn's widen: the "
+                 "top 1, 2, 3, 4, 6, 9 actions by rating at every step, then the whole turn), so an "
+                 "answer cut short by its share of the time still finds most strong answers"),
+     Option(name="widen_own", type="bool", default=False,
+            help="the own turn's search (the candidates) by iterative widening too, so a turn "
+                 "too wide for its share of the time still gets candidates that differ in their "
+                 "first actions"),
      _prune()),
     fields={"candidates": "arms", "hands": "", "turns": "rollout_turns", "share": "reply_share",
-            "quick": "reply_quick", "threads": "threads"}))
+            "quick": "reply_quick", "threads": "threads", "widen": "turn_widen",
+            "widen_own": "reply_widen"}))
 register(AgentSpec(
     "mcts", "mcts",
     "vanilla MCTS over single actions: UCB1, multi-action negamax backup, transpositions, "

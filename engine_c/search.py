@@ -70,7 +70,7 @@ PARAMS: dict[str, type] = {
     "arms": int, "select": str, "moves": str, "max_moves": int, "longest": bool, "post": str,
     "branching": int, "tree_depth": int, "horizon": int, "model_k": int, "backup_max": bool,
     "forced": bool, "solve": bool, "widen_k": float, "widen_alpha": float,
-    "reply_share": float, "reply_quick": bool,
+    "reply_share": float, "reply_quick": bool, "turn_widen": bool, "reply_widen": bool,
 }
 _ENUMS: dict[str, dict[str, int]] = {"policy": POLICIES, "select": SELECTIONS, "moves": MOVES, "post": POSTS}
 

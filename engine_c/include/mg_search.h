@@ -196,6 +196,18 @@ typedef struct mg_search_params {
                           * >= 2) are played by greedy action, one ply at a time, at a tiny
                           * cost, so the opponent's answers (greedy turn) get all the time;
                           * 0 (the default): every one of those turns is a greedy turn */
+    int turn_widen;      /* 1: greedy turn (alone, and greedy reply's answers) searches by
+                          * iterative widening: depth-first over the top w actions by rating
+                          * at every step, w = 1, 2, 3, 4, 6, 9 (fewer when a pass leaves
+                          * out little), then the whole turn as without (a turn as good as
+                          * its best), until the budget is spent: a search cut short has
+                          * looked at every step's best actions instead of the first
+                          * action's subtree alone, one that exhausts the turn costs a few
+                          * percent more; 0 (the default): one depth-first pass. Not in
+                          * greedy reply's own turn (reply_widen) */
+    int reply_widen;     /* 1: greedy reply's own turn (phase 1) by iterative widening too (its
+                          * k best turns distinct: a later pass's finds of a turn already kept
+                          * are skipped); 0 (the default): one depth-first pass */
 } mg_search_params;
 
 /* What a search did. */

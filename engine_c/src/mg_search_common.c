@@ -529,6 +529,8 @@ int mg_search_defaults(int algo, mg_search_params *p)
     p->widen_alpha = 0.5;
     p->reply_share = 0.5;
     p->reply_quick = 0;
+    p->turn_widen = 0;
+    p->reply_widen = 0;
     if (algo == MG_ALGO_UCB || algo == MG_ALGO_UCT) { /* the thesis's scale and setting */
         p->c = sqrt(2.0);
         p->policy = MG_POLICY_RAP;
@@ -627,6 +629,10 @@ int mg_search_check(const mg_search_params *p, char *err)
         return config_error(err, "reply_share must be in [0.05, 0.95]");
     if (p->reply_quick != 0 && p->reply_quick != 1)
         return config_error(err, "reply_quick must be 0 or 1");
+    if (p->turn_widen != 0 && p->turn_widen != 1)
+        return config_error(err, "turn_widen must be 0 or 1");
+    if (p->reply_widen != 0 && p->reply_widen != 1)
+        return config_error(err, "reply_widen must be 0 or 1");
     return MG_OK;
 }
 

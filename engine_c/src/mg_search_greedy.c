@@ -2,6 +2,7 @@
  * rating), greedy action (one ply on the heuristic) and greedy turn (depth-first over the
  * whole turn with a transposition table). */
 #include <float.h>
+#include <limits.h>
 #include <stdlib.h>
 
 #include "mg_search_internal.h"
@@ -152,7 +153,9 @@ int ms_turn_length(const mg_game_vt *vt, const void *st, const mg_search_params 
 #define GT_BATCH 8
 #if defined(__GNUC__)
 #define GT_PREFETCH(p) __builtin_prefetch(p)
+#define GT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #else
+#define GT_UNLIKELY(x) (x)
 #define GT_PREFETCH(p) ((void)(p))
 #endif
 
@@ -174,6 +177,8 @@ typedef struct gt_ctx {
     int stop;                     /* MG_STOP_* once the budget is spent, else -1 */
     ms_turn *top;                 /* ms_greedy_turn_top: the k best turns so far, or NULL */
     int k, ntop, worst;           /* its room, its count, the index of its lowest value */
+    int width;                    /* this pass's actions per step (INT_MAX: all, no widening) */
+    long dropped;                 /* the actions this pass left out (width) */
 } gt_ctx;
 
 static unsigned long gt_slot(const gt_ctx *c, uint64_t h)
@@ -225,11 +230,18 @@ static void gt_leaf(gt_ctx *c, const void *s, int len)
         c->best_len = len;
         memcpy(c->best, c->path, (size_t)len * sizeof *c->path);
     }
-    if (c->top && (c->ntop < c->k || v > c->top[c->worst].value))
+    if (c->top && (c->ntop < c->k || v > c->top[c->worst].value)) {
+        if (c->width < INT_MAX) /* widening: a later pass finds the earlier ones' turns again */
+            for (int i = 0; i < c->ntop; i++)
+                if (c->top[i].len == len &&
+                    !memcmp(c->top[i].plan, c->path, (size_t)len * sizeof *c->path))
+                    return;
         gt_keep(c, v, len);
+    }
 }
 
-/* Search below state s, reached by path[0..depth). */
+/* Search below state s, reached by path[0..depth) (a widening pass: at most c->width
+ * actions a step). */
 static void gt_dfs(gt_ctx *c, int depth, const void *s)
 {
     const mg_game_vt *vt = c->vt;
@@ -237,6 +249,10 @@ static void gt_dfs(gt_ctx *c, int depth, const void *s)
     unsigned char *batch = c->batches + (size_t)depth * GT_BATCH * ss;
     mg_action *acts = c->lists + (size_t)depth * (size_t)vt->max_actions;
     int n = ms_actions(vt, s, c->p, MS_PRUNE | MS_SORT, acts);
+    if (GT_UNLIKELY(n > c->width)) {
+        c->dropped += n - c->width;
+        n = c->width;
+    }
     for (int b0 = 0; b0 < n && c->stop < 0; b0 += GT_BATCH) {
         int m = n - b0 < GT_BATCH ? n - b0 : GT_BATCH;
         uint64_t hs[GT_BATCH];
@@ -298,6 +314,7 @@ static int gt_search(gt_ctx *c, const mg_game_vt *vt, const void *st, const mg_s
     c->root = vt->current(st);
     c->best_v = -DBL_MAX;
     c->stop = -1;
+    c->width = INT_MAX;
     ms_budget_start(&c->budget, p);
     /* Table size: what the budget can visit (about 3M states/s), within max_nodes. */
     unsigned long cap = p->max_nodes > 0 ? (unsigned long)p->max_nodes : 1ul << 22;
@@ -320,7 +337,29 @@ static int gt_search(gt_ctx *c, const mg_game_vt *vt, const void *st, const mg_s
         free(c->lists);
         return MG_ERR_NOMEM;
     }
-    gt_dfs(c, 0, st);
+    if (p->turn_widen) {
+        /* iterative widening: each pass from an empty table (a state cut short in the last
+         * pass is searched wider in this one); the widths grow by half, so a pass costs
+         * several times the ones before it (a turn of five steps). After width 9, or a pass
+         * that left out fewer actions than half the children it made, the whole turn
+         * follows at once (depth first in rating order, as without widening): the passes in
+         * between would cost nearly as much each, so a search that would have exhausted the
+         * turn costs little more, and one cut short has every step's best actions first */
+        for (int w = 1; c->stop < 0;) {
+            long made = c->outcomes + c->visits;
+            memset(c->tt, 0, slots * sizeof *c->tt);
+            c->tcount = 0;
+            c->width = w;
+            c->dropped = 0;
+            gt_dfs(c, 0, st);
+            if (!c->dropped)
+                break;
+            made = c->outcomes + c->visits - made;
+            w = c->dropped * 2 < made || w >= 9 ? INT_MAX : w < 4 ? w + 1 : w + w / 2;
+        }
+    } else {
+        gt_dfs(c, 0, st);
+    }
     if (c->best_len == 0) { /* nothing evaluated (budget spent at once): complete greedily */
         ms_state s;
         memcpy(s.b, st, vt->state_size);

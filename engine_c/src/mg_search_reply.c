@@ -17,6 +17,11 @@
  *   among them are greedy action turns (one ply at a time: a few hundred evaluations, no
  *   share of the budget), so the opponent's answers, the costly and uncertain part, get
  *   the time. Phase 1 may use p->reply_share of the time budget (0.5 by default).
+ *   With p->turn_widen the answers' greedy turns, and with p->reply_widen phase 1's, search
+ *   by iterative widening (mg_search_greedy.c): an answer cut short by its few
+ *   milliseconds has still looked at the opponent's best-rated actions at every step,
+ *   where one depth-first pass stays in its first action's subtree and misses most strong
+ *   answers (issue 58).
  *   Every answer to hand j runs on the same random stream, so candidates differ by what
  *   they do, not by the cards they happen to draw. With p->threads > 1 the answers are
  *   searched on that many threads at once (the time budget is the wall clock's, so each
@@ -130,6 +135,7 @@ static int rp_search(const mg_game_vt *vt, const unsigned char *dets, int nd,
     mg_search_params q = *p;
     if (p->budget_ms > 0)
         q.budget_ms = p->budget_ms * p->reply_share;
+    q.turn_widen = p->reply_widen; /* p->turn_widen is the answers' */
     int n = ms_greedy_turn_top(vt, dets, &q, rng, cand, k, stats);
     if (n < 0) {
         free(cand);

@@ -84,7 +84,8 @@ VARIANTS = ["mcts:horizon_root=true,rollout_turns=2", "mcts:transpositions=false
             "fh-emcts:horizon=30,tree_depth=2,c=0", "mcts:preset=paper", "ne-mcts:preset=paper",
             "bb-mcts:preset=paper", "oep:preset=paper", "emcts:preset=paper", "fh-emcts:preset=paper",
             "greedy-reply:candidates=1", "greedy-reply:candidates=64,prune=false", "greedy-reply:hands=3",
-            "greedy-reply:turns=1,hands=4"]
+            "greedy-reply:turns=1,hands=4", "greedy-turn:widen=true",
+            "greedy-reply:widen=true,widen_own=true"]
 
 
 @pytest.mark.parametrize("state_name", ["start", "mid0", "tiny-random-draws"])
@@ -435,6 +436,47 @@ def test_greedy_reply_quick_plays_the_movers_turn_by_greedy_action() -> None:
     assert make_agent("greedy-reply", quick=True, share=0.3).kernel_params()["reply_share"] == 0.3
     with pytest.raises(ConfigError, match="reply_share"):
         search(s, "reply", {"reply_share": 0.99}, iterations=10, seed=1)
+
+
+def test_greedy_turn_widening_keeps_the_best_turn_and_looks_wider_when_cut_short() -> None:
+    """`widen` (kernel field turn_widen): run to the end, the widened search finds the best
+    turn (brute force on the small turn; one depth-first pass's on three mid-game states);
+    cut short at 300 outcomes, where one depth-first pass spends them in the subtree of the
+    best-rated first action, it finds better turns on these eight mid-game states, some with
+    another first action."""
+    s = _small_turn()
+    wide = search(s, "greedy-turn", {"turn_widen": True}, budget_ms=0, iterations=0, seed=1)
+    assert wide.stats.stop == "done" and wide.stats.value == _best_turn_value(s)
+    for name in ("mid0", "mid1", "mid2"):
+        deep = search(STATES[name], "greedy-turn", {}, budget_ms=0, iterations=0, seed=1)
+        wide = search(STATES[name], "greedy-turn", {"turn_widen": True}, budget_ms=0, iterations=0, seed=1)
+        assert wide.stats.stop == "done" and wide.stats.value == deep.stats.value
+    deep_sum = wide_sum = 0.0
+    other_first = 0
+    for st in midgame_states(GAME, count=8, seed=7):
+        deep = search(st, "greedy-turn", {}, budget_ms=0, iterations=300, seed=1)
+        wide = search(st, "greedy-turn", {"turn_widen": True}, budget_ms=0, iterations=300, seed=1)
+        deep_sum += deep.stats.value
+        wide_sum += wide.stats.value
+        other_first += deep.plan[0].code != wide.plan[0].code
+    assert wide_sum > deep_sum and other_first > 0
+    assert make_agent("greedy-turn", widen=True).kernel_params()["turn_widen"] is True
+
+
+def test_greedy_reply_widened_plays_the_same_turn_when_it_exhausts() -> None:
+    """`widen` and `widen_own` (turn_widen, reply_widen): on the small turn searched to the
+    end, the widened answers and own turn give the plan and value of the depth-first ones
+    (the own turn's passes find its turns again: the candidates stay distinct)."""
+    s = _small_turn()
+    deep = search(s, "reply", {"arms": 16}, budget_ms=0, iterations=0, seed=1)
+    wide = search(s, "reply", {"arms": 16, "turn_widen": True, "reply_widen": True}, budget_ms=0,
+                  iterations=0, seed=1)
+    assert wide.stats.stop == "done" and wide.stats.value == deep.stats.value
+    assert [a.code for a in wide.plan] == [a.code for a in deep.plan]
+    params = make_agent("greedy-reply", widen=True, widen_own=True).kernel_params()
+    assert params["turn_widen"] is True and params["reply_widen"] is True
+    with pytest.raises(ConfigError, match="reply_widen"):
+        search(s, "reply", {"reply_widen": 2}, iterations=10, seed=1)
 
 
 def test_greedy_reply_on_threads_plays_the_same_plan() -> None:
