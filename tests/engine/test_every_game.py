@@ -22,6 +22,8 @@ from maag.engine import Game, GameOverError, IllegalActionError, Observation, St
 from maag.engine.hidden import ismcts, pimc, run_on_state
 from maag.engine.search import search
 
+from tests.cbuild import build_program
+
 REPO = Path(__file__).resolve().parents[2]
 GAMES = registry.names()
 
@@ -334,12 +336,10 @@ def test_the_rules_of_every_game_allocate_nothing(tmp_path: Path) -> None:
         pytest.fail("gcc is needed to build the allocation check")
     b = _build_engine()
     exe = tmp_path / "no_alloc"
-    cmd = [gcc, "-std=c99", "-O1", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off", "-pthread",
-           *[f"-I{d}" for d in b.include_dirs()], *map(str, b.sources()),
-           str(REPO / "tests" / "engine" / "c" / "no_alloc.c"),
-           "-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc", "-lm", "-o", str(exe)]
-    build = subprocess.run(cmd, capture_output=True, text=True)
-    assert build.returncode == 0, build.stderr[-4000:]
+    flags = ["-std=c99", "-O1", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off", "-pthread",
+             *[f"-I{d}" for d in b.include_dirs()]]
+    build_program(gcc, flags, [*b.sources(), REPO / "tests" / "engine" / "c" / "no_alloc.c"], exe,
+                  link=["-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc", "-lm"])  # (one file per core)
     r = subprocess.run([str(exe), *GAMES], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     assert [line.split(":")[0] for line in r.stdout.splitlines()] == GAMES

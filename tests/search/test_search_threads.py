@@ -10,10 +10,11 @@ import importlib.util
 import os
 import shutil
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+
+from tests.cbuild import build_program
 
 REPO = Path(__file__).resolve().parents[2]
 DRIVER = Path(__file__).resolve().parent / "c" / "search_threads.c"
@@ -35,26 +36,10 @@ def test_threaded_searches_under_sanitizer(sanitizer: str, tmp_path: Path) -> No
     if gcc is None:
         pytest.fail("gcc is needed to build the sanitized core")
     exe = tmp_path / "search_threads"
-    sources = [*build_engine.sources(), DRIVER]
     includes = [f"-I{d}" for d in build_engine.include_dirs()]
     flags = ["-std=c99", "-O1", "-g", "-fno-omit-frame-pointer", "-Wall", "-Wextra", "-Werror",
-             "-ffp-contract=off", "-pthread", *SANITIZERS[sanitizer]]
-    # Each file compiled on its own, on every core at once (the build is most of this test's
-    # time: one gcc command compiles its files one after the other), then linked: the same
-    # flags, the same program.
-    objects = [tmp_path / f"{i}_{src.stem}.o" for i, src in enumerate(sources)]
-
-    def compile_one(src: Path, obj: Path) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([gcc, *flags, *includes, "-c", str(src), "-o", str(obj)],
-                              capture_output=True, text=True)
-
-    with ThreadPoolExecutor(max(1, len(os.sched_getaffinity(0)))) as pool:
-        builds = list(pool.map(compile_one, sources, objects))
-    for build in builds:
-        assert build.returncode == 0, build.stderr[-4000:]
-    link = subprocess.run([gcc, *flags, *map(str, objects), "-lm", "-o", str(exe)], capture_output=True,
-                          text=True)
-    assert link.returncode == 0, link.stderr[-4000:]
+             "-ffp-contract=off", "-pthread", *SANITIZERS[sanitizer], *includes]
+    build_program(gcc, flags, [*build_engine.sources(), DRIVER], exe, link=["-lm"])  # (one file per core)
     env = dict(os.environ, TSAN_OPTIONS="halt_on_error=1:exitcode=66",
                ASAN_OPTIONS="abort_on_error=0:exitcode=66:detect_leaks=1")
     r = subprocess.run([str(exe)], capture_output=True, text=True, env=env, timeout=600)
