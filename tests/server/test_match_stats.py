@@ -60,3 +60,15 @@ def test_z95_is_scipys_quantile_bit_for_bit() -> None:
     from scipy.stats import norm
 
     assert Z95 == float(norm.ppf(0.975))
+
+
+def test_los_is_scipys_normal_cdf_bit_for_bit() -> None:
+    """pairwise's likelihood of superiority calls scipy.special.ndtr (scipy.stats is not
+    imported at a match's end): the very floats norm.cdf gives, at every wins/losses split."""
+    from scipy.stats import norm
+
+    for wins in range(0, 60, 3):
+        for losses in range(0, 60, 4):
+            if wins + losses:
+                los = match_stats(wins, 5, losses).los
+                assert los == float(norm.cdf((wins - losses) / math.sqrt(wins + losses))), (wins, losses)
