@@ -23,14 +23,16 @@ BEST: dict[str, tuple[str, str]] = {
     # change beat it against that opponent at equal work (6,000 iterations a plan, 400 simulations)
     "cards": ("mcts", "docs/results-cards.md, 'Every bundled agent at 1 s per turn': first of ten"),
     # greedy reply, first of the round robin of nine agents at 1 s (70% [58-80]), with the
-    # mover's turn after the answer by greedy action and 65% of the time to its own turn: at
-    # 500 ms on a loaded machine, 40 games each, 0.700 against greedy turn where the default
-    # had 0.625, 0.675 against OEP's paper preset, 0.575 head to head against the default
-    # (docs/results-heroes.md, "Per simulation (issue 58)", fifth sitting)
-    "heroes": ("greedy-reply:quick=true,share=0.65",
-               "docs/results-heroes.md, 'Fifth sitting (2026-11-29)': 0.700 against greedy turn, "
-               "0.675 against oep:preset=paper at 500 ms (40 games each); sixth sitting, 200 games "
-               "each: 0.713 [0.646, 0.771] and 0.743 [0.678, 0.798]"),
+    # mover's turn after the answer by greedy action and 65% of the time to its own turn
+    # (fifth sitting; sixth: 0.713 [0.646, 0.771] against greedy turn, 0.743 against OEP's
+    # paper preset over 200 games each at 500 ms), and (seventh sitting) the opponent's answers
+    # and its own turn searched by iterative widening: 101 of 120 games against greedy turn
+    # where the setting before had 88 of the same 120 deals, 0.550 head to head over 40
+    # (docs/results-heroes.md, "Per simulation (issue 58)", fifth to seventh sittings)
+    "heroes": ("greedy-reply:quick=true,share=0.65,widen=true,widen_own=true",
+               "docs/results-heroes.md, 'Seventh sitting': 0.842 against greedy turn over 120 "
+               "games at 500 ms where the setting before scored 0.733 on the same deals; 0.550 "
+               "head to head (40 games)"),
     # the thesis agents and Hard at 1 s a move phase: BB-MCTS first, 83.3% pooled [66, 93]
     # (docs/results-conquest.md)
     "conquest": ("conquest-bb-mcts", "docs/results-conquest.md, '1 s per move phase: the full round "
