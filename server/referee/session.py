@@ -158,7 +158,7 @@ class GameSession(Deadlines):
                 think = clock.charge((now - me.prompt_at) * 1000.0, transport_ms)
                 me.prompt_at = now
         turn_over = flags & _END_TURN
-        self._log_entry(seat, code, int((now - self.t0) * 1e6 + 0.5), int(think * 1000.0 + 0.5), None,
+        self._log_entry(seat, code, us_of(now_ms(now - self.t0)), us_of(think), None,
                         state.hash() if turn_over else None)
         if flags & _TERMINAL:
             self._finish(state.winner, None)
