@@ -28,12 +28,13 @@ BEST: dict[str, tuple[str, str]] = {
     # paper preset over 200 games each at 500 ms), and (seventh sitting) the opponent's answers
     # and its own turn searched by iterative widening: against greedy turn at 500 ms, 0.768
     # over 200 games played beside the setting before on the same deals (0.740), 0.550 head
-    # to head over 40: a few points at best, within the intervals (docs/results-heroes.md,
-    # "Per simulation (issue 58)", fifth to seventh sittings)
+    # to head over 40: a few points at best, within the intervals; (eighth sitting) the
+    # issue's tables, 200 games each at 500 ms: 0.815 [0.755, 0.863] against greedy turn, 0.845
+    # [0.788, 0.889] against OEP's paper preset (docs/results-heroes.md, "Per simulation
+    # (issue 58)", fifth to eighth sittings)
     "heroes": ("greedy-reply:quick=true,share=0.65,widen=true,widen_own=true",
-               "docs/results-heroes.md, 'Seventh sitting': 0.768 [0.704, 0.821] against greedy "
-               "turn over 200 games at 500 ms where the setting before scored 0.740 on the same "
-               "deals at the same time; 0.550 head to head (40 games)"),
+               "docs/results-heroes.md, 'Eighth sitting': 0.815 [0.755, 0.863] against greedy "
+               "turn and 0.845 [0.788, 0.889] against OEP's paper preset, 200 games each at 500 ms"),
     # the thesis agents and Hard at 1 s a move phase: BB-MCTS first, 83.3% pooled [66, 93]
     # (docs/results-conquest.md)
     "conquest": ("conquest-bb-mcts", "docs/results-conquest.md, '1 s per move phase: the full round "
