@@ -176,7 +176,7 @@ class Game:
         scratch = self._scratch
         if scratch is None:
             scratch = self._scratch = ffi.new("char[]", vt.state_size)
-        local = getattr(_LOCAL, "kit", None) or _kit()
+        local = _kit()
         table = (local.tables.get(self.name) or local.table(self.name)) if legal else ffi.NULL
         names = ffi.NULL if self.spec.wire_names is None else self._names()
         n = lib.mg_prompt_msgpack(vt, buf, seat, scratch, names, head, len(head), mid, len(mid), tail,
