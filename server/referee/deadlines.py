@@ -23,7 +23,7 @@
 from __future__ import annotations
 
 from maag.protocol import ErrorCode, Notice, Opening, Played, Refusal
-from maag.server.referee.codes import now_ms
+from maag.server.referee.codes import now_ms, us_of
 from maag.server.referee.messages import Out
 from maag.server.referee.outcome import Ending, Reason
 from maag.server.referee.policy import LatePolicy
@@ -161,7 +161,8 @@ class Deadlines(Ending):
         end = self._end_turn_code()  # legal in any live state (mg_game.h)
         self.state.apply(end)
         self.log.append({"seat": seat, "action": self._dict(end),
-                         "t_ms": round(now_ms(now - self._t0), 3), "auto": True, "hash": self.state.hash()})
+                         "t_ms": us_of(now_ms(now - self._t0)) / 1000.0, "auto": True,
+                         "hash": self.state.hash()})
         if self.state.is_terminal:
             self._finish(self.state.winner, None)
         else:
