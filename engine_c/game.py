@@ -53,12 +53,16 @@ class _Kit:
     (A plain object reached once per call through `_kit()`: each attribute read of a
     threading.local looks the thread up again.)"""
 
-    __slots__ = ("tables", "missing", "n_missing", "wire", "wire_buf", "cap", "chars")
+    __slots__ = ("tables", "missing", "n_missing", "wire", "wire_buf", "cap", "chars", "plan", "outs")
 
     def __init__(self) -> None:
         self.tables: dict[str, Any] = {}  # game name -> its mg_codebytes (legal lists)
         self.missing = ffi.new("uint32_t[]", lib.MG_MAX_ACTIONS)  # the codes a table lacked
         self.n_missing = ffi.new("int *")
+        # `State.step_plan`'s: a plan's codes (a longer plan gets an array of its own) and the
+        # flags and status it returns.
+        self.plan = ffi.new("mg_action[]", _PLAN_CODES)
+        self.outs = ffi.new("int[]", 2)
         self.wire = ffi.new("mg_wire *")  # what the writers write into, grown as needed
         self.grow(4096)
 
@@ -81,6 +85,7 @@ class _Kit:
         self.chars = ffi.cast("char *", self.wire_buf)  # (ffi.unpack of it: bytes, in one copy)
 
 
+_PLAN_CODES = 1024
 _LOCAL = threading.local()
 
 
@@ -363,6 +368,27 @@ class State:
         if r < 0:
             check(self.game.vt, -r)
         return r
+
+    def step_plan(self, seat: int, codes: list[int]) -> tuple[int, int, int]:
+        """`step` of each of `codes` (the actions of one message by `seat`) in order, in one
+        C call (mg_step_plan): it stops after the first that ends the turn or the game, or
+        before the first that is not the seat's to play or cannot be applied. (applied, flags,
+        status): how many were applied, the flags `step` gave the last of them (0 if none;
+        STEP_NOT_TO_MOVE if the first was not the seat's), and 0 or the status code of the
+        action at index `applied` that could not be (`check` raises its error), the state as
+        it was before that action."""
+        k = _kit()
+        n = len(codes)
+        plan = k.plan if n <= _PLAN_CODES else ffi.new("mg_action[]", n)
+        plan[0:n] = codes
+        outs = k.outs
+        applied: int = lib.mg_step_plan(self.game.vt, self._buf, seat, plan, n, self._rng, outs, outs + 1)
+        return applied, outs[0], outs[1]
+
+    def check(self, status: int) -> None:
+        """Raise the error of a status code `step_plan` returned, as `apply` raises it (none for 0)."""
+        if status:
+            check(self.game.vt, status)
 
     def clone(self) -> State:
         other = State(self.game)

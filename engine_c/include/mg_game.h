@@ -171,4 +171,15 @@ const mg_game_vt *mg_game_find(const char *name);
 #define MG_STEP_NOT_TO_MOVE 8
 int mg_step(const mg_game_vt *vt, void *st, int seat, mg_action a, mg_rng *rng);
 
+/* ---- The referee's step of a plan ----------------------------------------------------------
+ * mg_step over the actions a[0..n) of one message by `seat`, in order, in one call (a `turn`
+ * of five actions: one crossing instead of five): it stops after the first action that ends
+ * the turn or the game, or before the first that is not the seat's to play or cannot be
+ * applied. Returns how many were applied (the state changed by those only); `*flags` holds the
+ * flags mg_step gave the last one applied (0 if none; MG_STEP_NOT_TO_MOVE if the first was
+ * not the seat's to play) and `*status` MG_OK, or the status code of the action at index
+ * <returned count> that could not be applied (the state as it was before that action). */
+int mg_step_plan(const mg_game_vt *vt, void *st, int seat, const mg_action *a, int n, mg_rng *rng,
+                 int *flags, int *status);
+
 #endif

@@ -52,3 +52,25 @@ int mg_step(const mg_game_vt *vt, void *st, int seat, mg_action a, mg_rng *rng)
         flags |= MG_STEP_CURRENT_1;
     return flags;
 }
+
+int mg_step_plan(const mg_game_vt *vt, void *st, int seat, const mg_action *a, int n, mg_rng *rng,
+                 int *flags, int *status)
+{
+    *flags = 0;
+    *status = MG_OK;
+    for (int i = 0; i < n; i++) {
+        int r = mg_step(vt, st, seat, a[i], rng);
+        if (r < 0) {
+            *status = -r;
+            return i;
+        }
+        if (r & MG_STEP_NOT_TO_MOVE) {  /* (only the first: a turn's end stops the plan) */
+            *flags = r;
+            return i;
+        }
+        *flags = r;
+        if (r & (MG_STEP_END_TURN | MG_STEP_TERMINAL))
+            return i + 1;
+    }
+    return n;
+}

@@ -58,6 +58,10 @@ def us_of(ms: float) -> int:
 _MS_TEXT_MAX = 10**15  # (below it, `us / 1000` has at most 15 digits: its repr is these digits)
 
 
+_FRACTIONS = tuple("." + (f"{r:03d}".rstrip("0") or "0") for r in range(1000))
+"""The text after the point of `n + r / 1000` for each r, as `repr` writes it."""
+
+
 def ms_text(us: int) -> str:
     """`repr(us / 1000)` (the JSON json.dumps writes of the log's milliseconds), from the
     integer's digits: the shortest repr of a float that is a decimal of at most 15
@@ -65,12 +69,8 @@ def ms_text(us: int) -> str:
     it from the float is a dtoa's work, the costliest step of a log entry otherwise."""
     if not 0 <= us < _MS_TEXT_MAX:
         return repr(us / 1000.0)
-    s = str(us)
-    if len(s) > 3:
-        f = s[-3:].rstrip("0")
-        return s[:-3] + "." + (f or "0")
-    f = ("00" + s)[-3:].rstrip("0")
-    return "0." + (f or "0")
+    q, r = divmod(us, 1000)
+    return f"{q}{_FRACTIONS[r]}"
 
 
 class ActionLog:
@@ -193,6 +193,31 @@ class ActionLog:
         if info:
             out += ',"info":' + json.dumps(info, separators=(",", ":"))
         text.append(out + (f',"hash":{h}}}' if h is not None else "}"))
+
+    def _log_plan(self, seat: int, codes: Sequence[int], t_us: int, think_us: int,
+                  info: dict[str, Any] | None, h: int | None) -> None:
+        """`_log_entry` of each of `codes`, the actions of one message of `seat` at `t_us`: the
+        first with the seat's thinking time and `info`, the last with the state's hash `h` (if
+        not None: the plan ended the turn). The same entries and JSON, the parts every entry of
+        a plan shares written once (a `turn` logs five actions or so)."""
+        n = len(codes)
+        self._log_entry(seat, codes[0], t_us, think_us, info, h if n == 1 else None)
+        if n == 1:
+            return
+        log, text = self.log, self._log_text
+        keep = len(text) == len(log)  # (else encoded later by `log_json`)
+        t_ms = t_us / 1000.0
+        head, after = f'{{"seat":{seat},"action":', f',"t_ms":{ms_text(t_us)}}}'
+        dicts, jsons = self._dicts, self._action_text
+        for code in codes[1:n - 1] if n > 2 else ():
+            d = dicts.get(code) or self._dict(code)
+            log.append({"seat": seat, "action": d, "t_ms": t_ms})
+            if keep:
+                a = jsons.get(code)
+                if a is None:
+                    a = jsons[code] = json.dumps(d, separators=(",", ":"))
+                text.append(head + a + after)
+        self._log_entry(seat, codes[n - 1], t_us, None, None, h)
 
     def log_json(self, start: int = 0) -> str:
         """The log's entries from `start` on as a JSON array, as

@@ -192,35 +192,49 @@ class GameSession(Deadlines):
                 me.turn_search = [0.0, 0.0]
             me.turn_search[0] += reported[0]
             me.turn_search[1] += reported[1]
-        turn_over = False
-        state, is_end_turn = self.state, self.game.vt.is_end_turn
+        state = self.state
         t_us = us_of(now_ms(now - self._t0))
+        # The plan's codes, up to the first map that is no action of the game (`bad`), then
+        # applied in one call: up to its end_turn or the game's end, or up to an illegal one.
         codes: list[int] = []
+        bad: tuple[int, str] | None = None
         for i, raw in enumerate(actions):
-            if turn_over:
-                # The plan went on past its end_turn: the rest is not this seat's to play.
-                return self._after(seat, codes, Refusal(
-                    ErrorCode.NOT_YOUR_TURN, f"actions {i}.. of the plan came after end_turn: ignored"))
+            if type(raw) is int:
+                codes.append(raw)
+                continue
             try:
-                code = raw if type(raw) is int else self._code(raw)
+                codes.append(self._code(raw))
             except ValueError as e:
-                return self._illegal(seat, ErrorCode.BAD_ACTION, f"action {i}: {e}", codes)
+                bad = (i, str(e))
+                break
+        applied, flags, status = state.step_plan(seat, codes)
+        done = codes if applied == len(codes) else codes[:applied]
+        if done:
+            self._log_plan(seat, done, t_us, us_of(think), info,
+                           state.hash() if flags & _END_TURN else None)
+        if flags & _TERMINAL:
+            self._finish(state.winner, None)
+            return self._after(seat, done)
+        if flags & _END_TURN:
+            self._close_turn(seat)
+        if status:
             try:
-                state.apply_code(code)
+                state.check(status)
             except (IllegalActionError, GameOverError) as e:
-                return self._illegal(seat, ErrorCode.ILLEGAL_ACTION, f"action {i}: {e}", codes)
-            codes.append(code)
-            turn_over = bool(is_end_turn(code))
-            self._log_entry(seat, code, t_us, us_of(think) if i == 0 else None,
-                            info if i == 0 else None, state.hash() if turn_over else None)
-            if state.is_terminal:
-                self._finish(self.state.winner, None)
-                return self._after(seat, codes)
-            if turn_over:
-                self._close_turn(seat)
+                return self._illegal(seat, ErrorCode.ILLEGAL_ACTION, f"action {applied}: {e}", done)
+        if applied < len(codes):
+            # The plan went on past its end_turn: the rest is not this seat's to play.
+            why = "end_turn" if flags & _END_TURN else "the turn passed"
+            return self._after(seat, done, Refusal(
+                ErrorCode.NOT_YOUR_TURN, f"actions {applied}.. of the plan came after {why}: ignored"))
+        if bad is not None:
+            if flags & _END_TURN:
+                return self._after(seat, done, Refusal(
+                    ErrorCode.NOT_YOUR_TURN, f"actions {applied}.. of the plan came after end_turn: ignored"))
+            return self._illegal(seat, ErrorCode.BAD_ACTION, f"action {bad[0]}: {bad[1]}", done)
         # Either the turn goes on (the seat is asked for the rest) or it passed to the other
         # seat: both prompt whoever is to move now.
-        return self._told(seat, codes)
+        return self._told(seat, done)
 
     def resign(self, seat: int, now: float) -> Refusal | None:
         """`seat` resigns (at any time); the other seat wins. What happened as data: None
