@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,6 +124,10 @@ class Game:
         self._names_table: tuple[int, list[Any], Any] | None = None
         self._packed = _ACTION_MSGPACK.setdefault(name, {})
         self._codes = _ACTION_CODES.setdefault(name, {})
+        self.code_of_msgpack: Callable[[bytes], int | None] = self._codes.get
+        """The code whose map packs to `data` (`action_msgpack`), if it has been packed in this
+        process; None otherwise (parse the map with `action`). (The dict's own `get`: the
+        referee looks up every action a seat sends, and a method was a Python frame each.)"""
         self._scratch: Any = None  # an observation's buffer (State.observation_msgpack)
 
     def __repr__(self) -> str:
@@ -163,10 +168,6 @@ class Game:
             self._codes.setdefault(b, code)
         return b
 
-    def code_of_msgpack(self, data: bytes) -> int | None:
-        """The code whose map packs to `data` (`action_msgpack`), if it has been packed in this
-        process; None otherwise (parse the map with `action`)."""
-        return self._codes.get(data)
 
     def legal_msgpack(self, buf: Any) -> bytes:
         """The legal actions of the state in `buf` as msgpack: packb([a.to_dict() for a in

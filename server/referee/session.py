@@ -233,8 +233,8 @@ class GameSession(Deadlines):
                     ErrorCode.NOT_YOUR_TURN, f"actions {applied}.. of the plan came after end_turn: ignored"))
             return self._illegal(seat, ErrorCode.BAD_ACTION, f"action {bad[0]}: {bad[1]}", done)
         # Either the turn goes on (the seat is asked for the rest) or it passed to the other
-        # seat: both prompt whoever is to move now.
-        return self._told(seat, done)
+        # seat: both prompt whoever is to move now (as the last step's flags say, if any).
+        return self._told(seat, done, (1 if flags & _CURRENT_1 else 0) if done else -1)
 
     def resign(self, seat: int, now: float) -> Refusal | None:
         """`seat` resigns (at any time); the other seat wins. What happened as data: None
