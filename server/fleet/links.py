@@ -148,7 +148,7 @@ class SeatLink(asyncio.Protocol):
         try:
             if time.monotonic() - self.rtt_at >= RTT_READ_S:
                 self.rtt_at = time.monotonic()
-                self.client.turn_passed()  # (read afresh: no turn of this game ends here to say so)
+                self.client.forget_rtt()  # (read afresh: this link reads it every RTT_READ_S itself)
                 rtt = int(self.client.rtt_ms() * 1000)
                 if abs(rtt - self.rtt_us) > max(RTT_CHANGE_US, self.rtt_us // 5):
                     self._write(Ping(id=f"rtt:{rtt}"))

@@ -90,9 +90,6 @@ class Acts:
             return
         played = s.act(seat, p.actions, now, c.rtt_ms(), p.info)
         self.stats["actions"] += len(p.actions)
-        to = played.prompted  # (the seat to move, when the game goes on)
-        if to != seat and (to >= 0 or s.finished or s.to_move != seat):
-            c.turn_passed()
         self.teller.tell(game, seat, played)
         self.games.after(game)
 

@@ -19,7 +19,6 @@ import contextlib
 import itertools
 import logging
 import socket
-import struct
 import time
 from collections.abc import Callable, Coroutine
 from typing import Any, ClassVar, Protocol
@@ -41,6 +40,7 @@ from maag.protocol import (
     Turn,
 )
 from maag.server.net.model import ServerConfig
+from maag.server.net.rtt import RTT_READ_S, min_rtt_ms
 
 __all__ = ["Client", "Host", "RateLimiter"]
 
@@ -85,14 +85,6 @@ class RateLimiter:
         return True
 
 
-_TCP_INFO_RTT = struct.Struct("=I")
-# struct tcp_info (linux/tcp.h): 8 one-byte fields, 24 u32 fields (tcpi_rtt the 16th), 4 u64
-# fields, 4 u32 fields then tcpi_min_rtt (Linux 4.6 and later). The clock forgives the
-# minimum round trip, not the smoothed one: Linux delays its ACK of a prompt until the bot
-# answers (up to 40 ms), so the smoothed round trip of a bot that thinks grows with its
-# thinking, and forgiving it forgave the thinking (tests/e2e/test_clock_transport.py).
-_MIN_RTT_OFFSET = 8 + 24 * 4 + 4 * 8 + 3 * 4
-_RTT_OFFSET = 8 + 15 * 4  # (a kernel before 4.6: the smoothed round trip, as before)
 LINGER_S = 2.0  # after a fatal error: how long the peer's input is drained before closing
 
 
@@ -141,6 +133,7 @@ class Client(asyncio.Protocol):
         self._hello_timer: asyncio.TimerHandle | None = None
         self._hello_late = False
         self._rtt: float | None = None
+        self._rtt_at = 0.0  # (when `_rtt` was read, time.monotonic)
 
     def __repr__(self) -> str:
         return f"<client {self.id} {self.bot or '-'} {self.peer}>"
@@ -330,28 +323,17 @@ class Client(asyncio.Protocol):
 
     def rtt_ms(self) -> float:
         """The TCP connection's minimum round-trip time as the kernel measured it (0 if
-        unknown; see `_MIN_RTT_OFFSET`), read once per turn of the bot (`turn_passed`
-        forgets it)."""
-        if self._rtt is None:
-            self._rtt = self._read_rtt()
+        unknown; see rtt.py), read again at most every RTT_READ_S (and after
+        `forget_rtt`)."""
+        now = time.monotonic()
+        if self._rtt is None or now - self._rtt_at >= RTT_READ_S:
+            self._rtt = min_rtt_ms(self.sock) + self.extra_rtt_ms
+            self._rtt_at = now
         return self._rtt
 
-    def turn_passed(self) -> None:
-        """The next message starts a new exchange: read the round-trip time again then."""
+    def forget_rtt(self) -> None:
+        """Read the round-trip time afresh on the next `rtt_ms`."""
         self._rtt = None
-
-    def _read_rtt(self) -> float:
-        if self.sock is None or not hasattr(socket, "TCP_INFO"):
-            return self.extra_rtt_ms
-        try:
-            raw = self.sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _MIN_RTT_OFFSET + 4)
-            at = _MIN_RTT_OFFSET if len(raw) >= _MIN_RTT_OFFSET + 4 else _RTT_OFFSET
-            us = _TCP_INFO_RTT.unpack_from(raw, at)[0]
-            if us == 0xFFFFFFFF:  # (no round trip measured yet: the kernel's "none")
-                us = 0
-            return float(us) / 1000.0 + self.extra_rtt_ms
-        except (OSError, struct.error):
-            return self.extra_rtt_ms
 
     def queue(self, msg: Message) -> None:
         """Encode `msg` for this connection (written on flush)."""
