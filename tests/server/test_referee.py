@@ -174,6 +174,47 @@ def test_partial_plans_and_actions_after_end_turn() -> None:
     assert s.to_move == 1
 
 
+def test_a_plans_refusals_say_where_it_stopped_and_its_log_is_one_entry_an_action() -> None:
+    """A plan is stepped at once (`State.step_plan`): what it applied is logged entry by entry
+    (the message's thinking time on its first, the state's hash on its end_turn), and its
+    refusal names the first action not applied, whatever stopped it."""
+    clock = FakeClock()
+    s = session(clock)
+    s.start(clock())
+    st = s.state.clone()
+    a1 = st.legal_actions()[0].to_dict()
+    st.apply(a1)
+    a2 = st.legal_actions()[0].to_dict()
+    # Past its end_turn, a malformed map included: the end of the turn is what stopped it.
+    outs = s.submit(0, [a1, a2, {"type": "end_turn"}, {"type": "fly"}, a1], clock.advance(3))
+    (res,) = of_type(outs, "result", 0)
+    assert (res["accepted"], res["error"]) == (3, "not_your_turn")
+    assert res["message"] == "actions 3.. of the plan came after end_turn: ignored"
+    entries = s.log[-3:]
+    assert [e["action"] for e in entries] == [a1, a2, {"type": "end_turn"}]
+    assert "think_ms" in entries[0] and all("think_ms" not in e for e in entries[1:])
+    assert [("hash" in e) for e in entries] == [False, False, True]
+    assert entries[2]["hash"] == s.state.hash() and len({e["t_ms"] for e in entries}) == 1
+    assert json.loads(s.log_json()) == s.log
+    # A malformed map after a legal action: the action before it stands.
+    st = s.state.clone()
+    b1 = st.legal_actions()[0].to_dict()
+    outs = s.submit(1, [b1, {"type": "fly"}], clock.advance(2))
+    (res,) = of_type(outs, "result", 1)
+    assert (res["accepted"], res["error"]) == (1, "bad_action") and res["message"].startswith("action 1: ")
+    assert s.log[-1]["action"] == b1 and s.to_move == 1
+    # An illegal action second: the one before it stands, the state as it left it.
+    st = s.state.clone()
+    c1 = st.legal_actions()[0].to_dict()
+    st.apply(c1)
+    after = st.to_json()
+    outs = s.submit(1, [c1, {"type": "attack", "from": [0, 0], "to": [0, 1]}, c1], clock.advance(2))
+    (res,) = of_type(outs, "result", 1)
+    assert (res["accepted"], res["error"]) == (1, "illegal_action")
+    assert res["message"].startswith("action 1: ")
+    assert s.state.to_json() == after and json.loads(s.log_json()) == s.log
+
+
 def test_swap_card_hides_the_card_from_the_opponent() -> None:
     clock = FakeClock()
     s = session(clock)
