@@ -168,7 +168,6 @@ class Game:
             self._codes.setdefault(b, code)
         return b
 
-
     def legal_msgpack(self, buf: Any) -> bytes:
         """The legal actions of the state in `buf` as msgpack: packb([a.to_dict() for a in
         legal]), written in one C call from each code's `action_msgpack` (mg_wire.h)."""
