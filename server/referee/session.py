@@ -222,15 +222,13 @@ class GameSession(Deadlines):
                 state.check(status)
             except (IllegalActionError, GameOverError) as e:
                 return self._illegal(seat, ErrorCode.ILLEGAL_ACTION, f"action {applied}: {e}", done)
-        if applied < len(codes):
-            # The plan went on past its end_turn: the rest is not this seat's to play.
+        if applied < len(codes) or (bad is not None and flags & _END_TURN):
+            # The plan went on past its end_turn (a malformed map after it included): the rest
+            # is not this seat's to play.
             why = "end_turn" if flags & _END_TURN else "the turn passed"
             return self._after(seat, done, Refusal(
                 ErrorCode.NOT_YOUR_TURN, f"actions {applied}.. of the plan came after {why}: ignored"))
         if bad is not None:
-            if flags & _END_TURN:
-                return self._after(seat, done, Refusal(
-                    ErrorCode.NOT_YOUR_TURN, f"actions {applied}.. of the plan came after end_turn: ignored"))
             return self._illegal(seat, ErrorCode.BAD_ACTION, f"action {bad[0]}: {bad[1]}", done)
         # Either the turn goes on (the seat is asked for the rest) or it passed to the other
         # seat: both prompt whoever is to move now (as the last step's flags say, if any).
