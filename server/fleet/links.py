@@ -65,6 +65,7 @@ from maag.protocol import (
 )
 from maag.server.fleet.store import game_running, has_lapsed_games, link_hosts, seats_elsewhere, set_link
 from maag.server.net.model import SERVER_NAME
+from maag.server.net.rtt import RTT_READ_S  # (how often at most a linked bot's round trip is read)
 
 if TYPE_CHECKING:
     from maag.server.net.games import Games, LiveGame
@@ -80,7 +81,6 @@ LOG = logging.getLogger("maag.server.net.server")
 
 RELINK_S = 0.5  # how often a lost link's game is looked up again (its new host, once taken over)
 LINK_WAIT_S = 10.0  # how long a host waits for the link of a game a scheduler paired
-RTT_READ_S = 1.0  # how often at most a member reads a linked bot's round trip again
 RTT_CHANGE_US = 1000  # a change the host is told of: more than this and a fifth (it jitters)
 CHECK_S = 1.0  # how often a member looks up the hosts of the games it links (taken over?)
 
@@ -148,7 +148,7 @@ class SeatLink(asyncio.Protocol):
         try:
             if time.monotonic() - self.rtt_at >= RTT_READ_S:
                 self.rtt_at = time.monotonic()
-                self.client.forget_rtt()  # (read afresh: this link reads it every RTT_READ_S itself)
+                self.client.forget_rtt()  # (afresh: the connection's own reads need not line up)
                 rtt = int(self.client.rtt_ms() * 1000)
                 if abs(rtt - self.rtt_us) > max(RTT_CHANGE_US, self.rtt_us // 5):
                     self._write(Ping(id=f"rtt:{rtt}"))

@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import math
 import socket
 import time
 from collections.abc import Callable, Coroutine
@@ -132,8 +133,8 @@ class Client(asyncio.Protocol):
         self._ended = False
         self._hello_timer: asyncio.TimerHandle | None = None
         self._hello_late = False
-        self._rtt: float | None = None
-        self._rtt_at = 0.0  # (when `_rtt` was read, time.monotonic)
+        self._rtt = 0.0
+        self._rtt_at = -math.inf  # (when `_rtt` was read, time.monotonic; -inf: to be read)
 
     def __repr__(self) -> str:
         return f"<client {self.id} {self.bot or '-'} {self.peer}>"
@@ -326,14 +327,14 @@ class Client(asyncio.Protocol):
         unknown; see rtt.py), read again at most every RTT_READ_S (and after
         `forget_rtt`)."""
         now = time.monotonic()
-        if self._rtt is None or now - self._rtt_at >= RTT_READ_S:
+        if now - self._rtt_at >= RTT_READ_S:
             self._rtt = min_rtt_ms(self.sock) + self.extra_rtt_ms
             self._rtt_at = now
         return self._rtt
 
     def forget_rtt(self) -> None:
         """Read the round-trip time afresh on the next `rtt_ms`."""
-        self._rtt = None
+        self._rtt_at = -math.inf
 
     def queue(self, msg: Message) -> None:
         """Encode `msg` for this connection (written on flush)."""
