@@ -78,8 +78,12 @@ class Lobby:
             seating = self.seating
             while True:
                 now = time.monotonic()
-                free = sorted((c for c in self.clients if seating.free(c) > 0 and not c.pinned
-                               and c.bot not in self.explicit_only and self.games_left(str(c.bot), now)),
+                # (who may have a free slot, as the seating keeps it: not a scan of every
+                # connection, which after every game's end was a twentieth of a busy referee)
+                clients = self.clients
+                free = sorted((c for c in seating.maybe_free() if c in clients and seating.free(c) > 0
+                               and not c.pinned and c.bot not in self.explicit_only
+                               and self.games_left(str(c.bot), now)),
                               key=seating.free_since)
                 pair = next(((x, y) for i, x in enumerate(free) for y in free[i + 1:] if x.bot != y.bot),
                             None)

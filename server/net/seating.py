@@ -14,6 +14,12 @@ Free slots: the `concurrency` of the connection's hello, less its games here, it
 linked to games hosted by the fleet's other referees (fleet/links.py) and the slots reserved
 for games being set up; capped by what is left of its hello's `max_games` (`begun`: the games
 paired or played on it), and none once it is closing or before its hello.
+
+Who may have a free slot (`maybe_free`) is kept as it changes, not found by asking every
+connection: the lobby pairs after every game's end, and a scan of every connection there was
+a twentieth of a busy referee's CPU (server/net/lobby.py). A connection enters the set when a
+slot of its may have become free (its hello, a game or link given up or over, a slot given
+back) and leaves it when `maybe_free` finds it with none; `closing` is for good.
 """
 
 from __future__ import annotations
@@ -60,6 +66,9 @@ class Seating(Generic[G]):
         """id of a connection -> its record. By id, not by the connection itself: a plain
         dict's lookup (acts.py asks once or twice per act), the record dropped by a finalizer
         when the connection is collected (before its id can be reused)."""
+        self._loose: dict[int, weakref.ref[Any]] = {}
+        """id of a connection that may have a free slot -> the connection (weakly): every
+        connection with a free slot is here, and some with none (`maybe_free` drops them)."""
 
     def __len__(self) -> int:
         """How many connections have a record (each goes with its connection)."""
@@ -72,6 +81,30 @@ class Seating(Generic[G]):
             weakref.finalize(c, self._of.pop, id(c), None)
         return r
 
+    def _loosen(self, c: Seated) -> None:
+        """A slot of `c` may have become free."""
+        self._loose[id(c)] = weakref.ref(c)
+
+    def maybe_free(self) -> list[Seated]:
+        """Every connection with a free slot, and none that is closing or has no slot left
+        (some may still be paired for nothing: no hello yet; the caller asks `free`); in the
+        order they were loosened."""
+        out: list[Seated] = []
+        dropped: list[int] = []
+        of = self._of
+        for k, ref in self._loose.items():
+            c = ref()
+            r = of.get(k) if c is not None else None
+            if r is None or c is None or c.closing \
+                    or r.concurrency - len(r.games) - len(r.links) - r.reserved <= 0 \
+                    or (r.max_games is not None and r.begun >= r.max_games):
+                dropped.append(k)  # until a slot of its frees again (`_loosen`)
+            else:
+                out.append(c)
+        for k in dropped:
+            del self._loose[k]
+        return out
+
     # -- slots ----------------------------------------------------------------------------
     def join(self, c: Seated, *, concurrency: int, max_games: int | None, now: float | None = None) -> None:
         """`c`'s hello was welcomed: it takes `concurrency` games at once, `max_games` in all
@@ -79,6 +112,7 @@ class Seating(Generic[G]):
         r = self._record(c)
         r.concurrency, r.max_games = concurrency, max_games
         r.free_since = time.monotonic() if now is None else now
+        self._loosen(c)
 
     def free(self, c: Seated) -> int:
         """How many games `c` may be paired for now (at most 0 when it may not)."""
@@ -107,6 +141,7 @@ class Seating(Generic[G]):
         r = self._of.get(id(c))
         if r is not None and r.reserved > 0:
             r.reserved -= 1
+            self._loosen(c)
 
     def paired(self, c: Seated) -> None:
         """The lobby paired `c` for a game: a slot held until the game starts, and one game
@@ -118,6 +153,7 @@ class Seating(Generic[G]):
     def not_played(self, c: Seated) -> None:
         """A game paired on `c` did not start: it does not count towards its `max_games`."""
         self._record(c).begun -= 1
+        self._loosen(c)
 
     def no_more_games(self, c: Seated) -> bool:
         """Pair `c` for no new game (its token was revoked while it plays); whether that
@@ -156,12 +192,14 @@ class Seating(Generic[G]):
         r.games.pop(game_id, None)
         if now is not None:
             r.free_since = now
+        self._loosen(c)
 
     def unseat_all(self, c: Seated) -> None:
         """`c` holds no seat any more (its games were handed over or dropped)."""
         r = self._of.get(id(c))
         if r is not None:
             r.games.clear()
+            self._loosen(c)
 
     # -- seats in games hosted elsewhere (fleet/links.py) ---------------------------------
     def link(self, c: Seated, game_id: str) -> Any:
@@ -182,11 +220,12 @@ class Seating(Generic[G]):
         """`link` no longer carries `c`'s seat of `game_id` (if it still did: True); with
         `now`, the slot is free from then."""
         r = self._of.get(id(c))
-        if r is None or r.links.get(game_id) is not link:
-            return False
+        if r is None or game_id not in r.links or r.links[game_id] is not link:
+            return False  # (None for `link` included: no link is None)
         del r.links[game_id]
         if now is not None:
             r.free_since = now
+        self._loosen(c)
         return True
 
     def drop_links(self, c: Seated) -> None:
@@ -194,6 +233,7 @@ class Seating(Generic[G]):
         r = self._of.get(id(c))
         if r is not None:
             r.links.clear()
+            self._loosen(c)
 
     def holds(self, c: Seated, game_id: str) -> bool:
         """Whether `c` has a seat of `game_id`, here or through a link."""

@@ -9,6 +9,8 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from maag.server.net.lobby import Lobby
 from maag.server.net.model import GameRequest, ServerConfig
 from maag.server.net.seating import Seating
@@ -181,3 +183,69 @@ def test_the_seating_counts_each_connections_free_slots_and_keeps_no_connection_
     del c
     gc.collect()
     assert gone() is None and len(seating) == 0  # its record went with it
+
+
+_OPS = st.lists(st.tuples(st.sampled_from(["join", "paired", "release", "reserve", "sit", "unseat", "gone",
+                                           "unseat_all", "link", "drop_link", "drop_links", "no_more",
+                                           "not_played", "close", "pair"]),
+                          st.integers(0, 2), st.integers(0, 1), st.integers(0, 2)), max_size=40)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_OPS)
+@example([("join", 0, 0, 1), ("sit", 0, 0, 0), ("unseat", 0, 0, 1)])  # a game over frees its slot
+@example([("join", 0, 0, 1), ("link", 0, 1, 0), ("drop_link", 0, 1, 0)])
+def test_who_may_have_a_free_slot_is_kept_as_it_changes_never_missing_one(
+        ops: list[tuple[str, int, int, int]]) -> None:
+    """`Seating.maybe_free`, which the lobby pairs from instead of asking every connection,
+    holds every connection with a free slot whatever happened to it, and none closing or
+    with no slot left; the lobby's automatic pairing on it pairs whoever a scan of every
+    connection would have found."""
+    run = Run(ServerConfig(auto_pair=True))
+    seating = run.seating
+    conns = [Conn(f"b{i % 2}") for i in range(3)]
+    links: dict[tuple[int, str], object] = {}
+    for op, i, g, n in ops:
+        c, gid = conns[i], f"g{g}"
+        if op == "join":
+            seating.join(c, concurrency=n, max_games=None if g == 0 else g, now=float(n))
+            run.lobby.clients.add(c)
+        elif op == "paired":
+            seating.paired(c)
+        elif op == "release":
+            seating.release(c)
+        elif op == "reserve":
+            seating.reserve(c)
+        elif op == "sit":
+            seating.sit(c, gid, None, n % 2, again=n > 1)
+        elif op == "unseat":
+            seating.unseat(c, gid, now=float(n))
+        elif op == "gone":
+            seating.unseat(c, gid)
+        elif op == "unseat_all":
+            seating.unseat_all(c)
+        elif op == "link":
+            links[i, gid] = object()
+            seating.add_link(c, gid, links[i, gid])
+        elif op == "drop_link":
+            seating.drop_link(c, gid, links.get((i, gid)), now=float(n))
+        elif op == "drop_links":
+            seating.drop_links(c)
+        elif op == "no_more":
+            seating.no_more_games(c)
+        elif op == "not_played":
+            seating.not_played(c)
+        elif op == "close":
+            c.closed = True
+            run.lobby.clients.discard(c)
+        else:
+            run.lobby.pair()
+        loose = seating.maybe_free()
+        # (every connection here has its bot: `free` is then exactly what the seating counts)
+        assert len(set(map(id, loose))) == len(loose)
+        assert {id(x) for x in conns if seating.free(x) > 0} == {id(x) for x in loose}, (op, i)
+    # The pairing made from it leaves no two bots free that a scan of every connection would pair.
+    run.lobby.pair()
+    free = [c for c in run.lobby.clients if seating.free(c) > 0]
+    assert len({c.bot for c in free}) <= 1, [(c.bot, seating.free(c)) for c in free]
+
