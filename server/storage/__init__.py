@@ -11,6 +11,8 @@ over one backend interface, opened through one URL dispatcher.
   advisory locks).
 - base.py: the games store `Storage` (bots and tokens, games, results, replays, the referees'
   leases), `open_storage`, and `AsyncStorage` (a Storage on one worker thread).
+- worker.py: that thread, `StorageThread`: jobs in order, those queued behind a commit
+  committed together (group commit; each job a savepoint of the batch).
 - tournaments.py: the tournaments' schedule (`TournamentStore`, `open_tournament_store`).
 - submissions.py: submitted bots' versions and packages (`SubmissionStore`,
   `open_submission_store`).

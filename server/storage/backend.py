@@ -17,6 +17,7 @@ closes or dies.
 from __future__ import annotations
 
 import abc
+import contextlib
 import hashlib
 import importlib
 import os
@@ -94,6 +95,15 @@ class Database(abc.ABC):
     def tx(self, fn: Callable[[Any], T]) -> T:
         """fn(cursor) in one write transaction, committed durably before returning and
         rolled back if fn raises; StorageUnavailable if the database cannot be reached."""
+
+    def batch(self) -> contextlib.AbstractContextManager[bool]:
+        """Several jobs' transactions as one, on this thread, for group commit (storage/
+        worker.py): inside, each `tx` is a savepoint of the batch's transaction (its error
+        undoes its own writes only) and `query` reads within it; the batch commits durably
+        when it ends, and raises StorageUnavailable (nothing of it stored) if it cannot, or
+        if the transaction was lost under it. Says whether it batches: a backend that does
+        not (this default) runs each `tx` as its own transaction, as outside a batch."""
+        return contextlib.nullcontext(False)
 
     @abc.abstractmethod
     def query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:

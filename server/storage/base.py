@@ -24,7 +24,6 @@ hash of the token it presents.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import datetime as _dt
 import hashlib
 import json
@@ -47,6 +46,7 @@ from maag.server.storage.backend import (
     user_path,
 )
 from maag.server.storage.schema import MIGRATIONS, SCHEMA
+from maag.server.storage.worker import StorageThread
 
 __all__ = ["Storage", "SQLiteStorage", "AsyncStorage", "BotRecord", "GameRecord", "StorageError", "LeaseLost",
            "StorageUnavailable", "UnsupportedURL", "DbTarget", "resolve_db", "hash_token", "open_storage",
@@ -396,18 +396,19 @@ def open_storage(url: str | os.PathLike[str] | DbTarget | None = None) -> Storag
 
 
 class AsyncStorage:
-    """Runs a Storage's blocking calls on one dedicated thread; awaitable from the loop."""
+    """Runs a Storage's blocking calls on one dedicated thread, the jobs that queue up
+    committed together (storage/worker.py); awaitable from the loop."""
 
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
         self.fence: str | None = None
         """The referee whose lease fences the results written through here (None: unfenced)."""
-        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="maag-storage")
+        self.thread = StorageThread(storage.db)
 
     async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """Call `fn` on the storage thread (its jobs run one at a time, in order)."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, lambda: fn(*args, **kwargs))
+        """Call `fn` on the storage thread (its jobs run one at a time, in order; it returns
+        once its writes are committed)."""
+        return await self.thread.run(lambda: fn(*args, **kwargs))
 
     async def apply(self, fn: Callable[Concatenate[Storage, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
         """`fn(store, *args)` on the storage thread, in order with the games' writes: for a
@@ -466,5 +467,5 @@ class AsyncStorage:
                        actions_json)
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True)
+        self.thread.stop()
         self.storage.close()

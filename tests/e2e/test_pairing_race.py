@@ -47,7 +47,7 @@ def hold_loop(srv: RefereeServer, conn: _Client, gate: threading.Event | None = 
         gate.set()
     # The storage runs its jobs in order on one thread: once this empty job has run, every
     # earlier job has finished and scheduled its completion callback on the loop.
-    srv.storage._pool.submit(lambda: None).result(timeout=WAIT)
+    srv.storage.thread.submit(lambda: None).result(timeout=WAIT)
 
 
 def hold_storage(srv: RefereeServer) -> threading.Event:
@@ -60,14 +60,14 @@ def hold_storage(srv: RefereeServer) -> threading.Event:
         started.set()
         gate.wait(WAIT)
 
-    srv.storage._pool.submit(blocker)
+    srv.storage.thread.submit(blocker)
     assert started.wait(WAIT)
     return gate
 
 
 def storage_queued(srv: RefereeServer) -> int:
     """Jobs waiting behind the storage thread's current one."""
-    return srv.storage._pool._work_queue.qsize()  # type: ignore[attr-defined]
+    return srv.storage.thread.queued()
 
 
 async def step() -> None:
