@@ -207,14 +207,16 @@ def fleet(tmp_path_factory: pytest.TempPathFactory, _private_cluster: PrivatePos
                     f"2>>{tmp / f'bot{i}.log'}; sleep 0.3; done")
             bots.append(subprocess.Popen(["sh", "-c", loop], env={**os.environ, "MAAG_TOKEN": t},
                                          stdout=subprocess.DEVNULL, start_new_session=True))
-        # Every member hosts its share of the games (HAProxy spread the bots), and at least a
-        # fifth of the games with a hosted bot (the scheduler places them by free slots, on the
-        # connected opponent's member first).
-        until(lambda: sum(hosted_per_member(url).values()) >= 20, 120, "20 games with a hosted bot")
+        # Every member hosts its share of the games (HAProxy spread the bots), and of the games
+        # with a hosted bot (the scheduler places them by free slots, on the connected
+        # opponent's member first): at least a tenth each. (A fifth of 20 failed once in a
+        # whole suite's run, 8, 9 and 4, the machine loaded: games are placed in bursts, not
+        # one by one; a member that hosts none, what this is about, still fails.)
+        until(lambda: sum(hosted_per_member(url).values()) >= 30, 120, "30 games with a hosted bot")
         per = dict(q(url, "SELECT server, COUNT(*) FROM games WHERE status = 'finished' GROUP BY server"))
         assert len(per) == 3 and all(n >= sum(per.values()) / 10 for n in per.values()), per
         hosted = hosted_per_member(url)
-        assert len(hosted) == 3 and all(n >= sum(hosted.values()) / 5 for n in hosted.values()), hosted
+        assert len(hosted) == 3 and all(n >= sum(hosted.values()) / 10 for n in hosted.values()), hosted
         # The two-member rate, the first fault's baseline (a fleet that lost one of three is to
         # play within 10% of it): a member not scheduling stopped (SIGTERM: its games handed
         # over), a window with two, then back.
