@@ -19,6 +19,7 @@ for now) runs each job in its own transactions, as one job alone always does.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import logging
 import queue
@@ -49,6 +50,10 @@ class StorageThread:
         self._thread = threading.Thread(target=self._work, name=name, daemon=True)
         self._closed = False
         self._thread.start()
+        # At the interpreter's exit, the jobs queued still run (a result being stored is not
+        # cut off), as an executor's do; a daemon thread, so that one never stopped does not
+        # hold the exit.
+        atexit.register(self.stop)
 
     def submit(self, fn: Callable[[], T]) -> concurrent.futures.Future[T]:
         """Queue `fn()`; its future is set once it ran and its writes are committed."""
@@ -71,8 +76,10 @@ class StorageThread:
         """Run the jobs queued, then end the thread."""
         if not self._closed:
             self._closed = True
+            atexit.unregister(self.stop)
             self._jobs.put(None)
-            self._thread.join()
+            if threading.current_thread() is not self._thread:
+                self._thread.join()
 
     # -- the thread -----------------------------------------------------------------------
     def _work(self) -> None:

@@ -244,3 +244,25 @@ def test_on_postgresql_each_job_is_its_own_transaction_and_told_at_once(postgres
     finally:
         thread.stop()
         st.close()
+
+
+def test_a_process_leaving_without_stopping_the_thread_still_stores_what_was_queued(tmp_path: Path) -> None:
+    """At the interpreter's exit the queued jobs run (a result being stored is not cut off
+    with a daemon thread), as an executor's did."""
+    import subprocess
+    import sys
+    script = (
+        "import sys, time\n"
+        "from maag.server.storage.base import SQLiteStorage\n"
+        "from maag.server.storage.worker import StorageThread\n"
+        "st = SQLiteStorage(sys.argv[1])\n"
+        "t = StorageThread(st.db)\n"
+        "t.submit(lambda: time.sleep(0.3))\n"
+        "for i in range(5):\n"
+        "    t.submit(lambda i=i: st.add_bot(f'b{i}'))\n")
+    db = tmp_path / "exit.sqlite3"
+    r = subprocess.run([sys.executable, "-c", script, str(db)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    st = SQLiteStorage(db)
+    assert sorted(b.name for b in st.list_bots()) == [f"b{i}" for i in range(5)]
+    st.close()
