@@ -81,11 +81,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _serve(cfg: ServerConfig, args: argparse.Namespace) -> int:
+    from maag.server.net.loop import tune_collector
     from maag.server.net.server import RefereeServer
     from maag.server.storage.base import open_storage
 
     server = RefereeServer(cfg, open_storage(args.db))
     await server.start()
+    tune_collector()  # (this process is the referee)
     web = None
     wcfg = web_config(args)
     if wcfg is not None:
