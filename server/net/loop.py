@@ -58,5 +58,6 @@ def tune_collector() -> None:
     oldest generation's 27 ms each, walking the whole process; a message's objects die
     young, a game's log lives as long as the game. Not for a process that runs tests or
     other work beside a referee: what `gc.freeze` freezes is never collected."""
+    gc.collect()  # (the start's garbage first: frozen, it would never be freed)
     gc.freeze()
     gc.set_threshold(COLLECT_EVERY, 10, 10)
