@@ -11,7 +11,8 @@ SCRIPT = """
 import gc, json, weakref
 from maag.server.net.loop import COLLECT_EVERY, tune_collector
 import maag.server.net.server  # (the referee's modules, alive before it is tuned)
-before = len(gc.get_objects())
+gc.collect()
+before = len(gc.get_objects())  # (what lives, its garbage collected)
 tune_collector()
 frozen = gc.get_freeze_count()
 class Node:
