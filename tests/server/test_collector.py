@@ -31,6 +31,6 @@ def test_a_referee_process_freezes_what_lives_at_its_start_and_collects_less_oft
     r = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
-    assert out["frozen"] >= out["before"] > 10_000  # the modules' objects are out of every collection
+    assert out["frozen"] >= 0.99 * out["before"] and out["before"] > 10_000  # what lives: frozen
     assert out["threshold"] == [out["every"], 10, 10] and out["every"] > 700
     assert out["cycle_gone"] and out["collected"] >= 2  # what is made after is collected as before
