@@ -58,6 +58,13 @@ class _Record(Generic[G]):
         self.links: dict[str, Any] = {}  # game -> SeatLink: seats in games hosted elsewhere
 
 
+def _slots(r: _Record[Any]) -> int:
+    """The games a record leaves room for (at most 0 when none), its connection's bot and
+    closing aside (`Seating.free` reads those)."""
+    free = r.concurrency - len(r.games) - len(r.links) - r.reserved
+    return free if r.max_games is None else min(free, r.max_games - r.begun)
+
+
 class Seating(Generic[G]):
     """Who is seated where, and who has a free slot (see the module)."""
 
@@ -95,9 +102,7 @@ class Seating(Generic[G]):
         for k, ref in self._loose.items():
             c = ref()
             r = of.get(k) if c is not None else None
-            if r is None or c is None or c.closing \
-                    or r.concurrency - len(r.games) - len(r.links) - r.reserved <= 0 \
-                    or (r.max_games is not None and r.begun >= r.max_games):
+            if r is None or c is None or c.closing or _slots(r) <= 0:
                 dropped.append(k)  # until a slot of its frees again (`_loosen`)
             else:
                 out.append(c)
@@ -119,8 +124,7 @@ class Seating(Generic[G]):
         r = self._of.get(id(c))
         if r is None or c.bot is None or c.closing:
             return 0
-        free = r.concurrency - len(r.games) - len(r.links) - r.reserved
-        return free if r.max_games is None else min(free, r.max_games - r.begun)
+        return _slots(r)
 
     def free_since(self, c: Seated) -> float:
         """When a slot of `c` last became free (its hello, or the end of a game or link)."""
